@@ -1,0 +1,1013 @@
+/*
+ * _coremodule.c -- the CPython/NumPy binding of the symplectic core.
+ * The only file that includes Python.h and NumPy.
+ *
+ * symplectic._core.System  a system: a built-in C system, or Python
+ *                          callables wrapped as C callbacks
+ * symplectic._core.step / integrate / methods / builtins
+ *
+ * Python callbacks receive a fresh float64 copy of q (and g) on every call;
+ * their results are converted to float64 and checked for shape and
+ * finiteness, with messages that name the callback.  An exception raised by
+ * a callback stops the C loop at once (status SYM_ECALLBACK) and propagates
+ * unchanged.  Built-in systems run with the GIL released; Ctrl-C is checked
+ * every few hundred steps.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symplectic.h"
+
+typedef struct {
+    PyTypeObject *System_type;
+} module_state;
+
+typedef struct {
+    PyObject_HEAD
+    sym_system sys;
+    int initialized;
+    int is_builtin;
+    PyObject *builtin_name;
+    double *const_mass;
+    PyObject *mass, *mass_grad, *mass_hess, *mass_dir, *mass_hess_dir;
+    PyObject *potential, *potential_grad, *potential_hess;
+} SystemObject;
+
+/* ------------------------------------------------------------------ */
+/* Calling Python from the C callbacks                                  */
+/* ------------------------------------------------------------------ */
+static PyObject *vec_copy(const double *x, int n)
+{
+    npy_intp dim = n;
+    PyObject *a = PyArray_SimpleNew(1, &dim, NPY_DOUBLE);
+    if (a) memcpy(PyArray_DATA((PyArrayObject *)a), x, sizeof(double) * (size_t)n);
+    return a;
+}
+
+static void shape_str(char *buf, size_t len, int nd, const npy_intp *dims)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    off += (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < nd && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%ld", i ? ", " : "", (long)dims[i]);
+    if (off < len) snprintf(buf + off, len - off, nd == 1 ? ",)" : ")");
+}
+
+/* Call fn(q) or fn(q, g); return a C-contiguous float64 array of exactly
+ * `nd` dimensions of length n each (nd = 0: a scalar), finite. */
+static PyArrayObject *call_array(SystemObject *S, PyObject *fn, const char *name,
+                                 const double *q, const double *g, int nd)
+{
+    const int n = S->sys.n;
+    PyObject *qa = vec_copy(q, n), *ga = NULL, *res;
+    if (!qa) return NULL;
+    if (g) {
+        ga = vec_copy(g, n);
+        if (!ga) { Py_DECREF(qa); return NULL; }
+        res = PyObject_CallFunctionObjArgs(fn, qa, ga, NULL);
+    } else {
+        res = PyObject_CallFunctionObjArgs(fn, qa, NULL);
+    }
+    Py_DECREF(qa);
+    Py_XDECREF(ga);
+    if (!res) return NULL;
+    PyArrayObject *arr;
+    if (PyArray_Check(res) && PyArray_TYPE((PyArrayObject *)res) == NPY_OBJECT) {
+        arr = NULL;
+    } else {
+        arr = (PyArrayObject *)PyArray_FROM_OTF(res, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    }
+    if (!arr) {
+        PyObject *tp = (PyObject *)Py_TYPE(res);
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "%s returned an object of type %S that cannot be converted "
+                     "to a float64 array", name, tp);
+        Py_DECREF(res);
+        return NULL;
+    }
+    Py_DECREF(res);
+    int ok = PyArray_NDIM(arr) == nd;
+    for (int i = 0; ok && i < nd; i++) ok = PyArray_DIM(arr, i) == n;
+    if (!ok) {
+        char got[128], want[128];
+        npy_intp wd[4] = {n, n, n, n};
+        shape_str(got, sizeof got, PyArray_NDIM(arr), PyArray_DIMS(arr));
+        shape_str(want, sizeof want, nd, wd);
+        PyErr_Format(PyExc_ValueError, "%s returned an array of shape %s, expected %s%s",
+                     name, got, nd ? want : "a scalar", nd ? "" : " (shape ())");
+        Py_DECREF(arr);
+        return NULL;
+    }
+    const double *d = PyArray_DATA(arr);
+    const npy_intp size = PyArray_SIZE(arr);
+    for (npy_intp i = 0; i < size; i++) {
+        if (!isfinite(d[i])) {
+            PyObject *qr = vec_copy(q, n);
+            PyErr_Format(PyExc_ValueError, "%s returned a non-finite value (nan or inf) at q = %R",
+                         name, qr ? qr : Py_None);
+            Py_XDECREF(qr);
+            Py_DECREF(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+static int cb_mass(const double *q, double *out, void *params)
+{
+    SystemObject *S = params;
+    const int n = S->sys.n;
+    const size_t nn = (size_t)n * (size_t)n;
+    if (S->const_mass) {
+        memcpy(out, S->const_mass, sizeof(double) * nn);
+        return 0;
+    }
+    PyArrayObject *a = call_array(S, S->mass, "mass(q)", q, NULL, 2);
+    if (!a) return -1;
+    const double *M = PyArray_DATA(a);
+    double big = 0.0;
+    for (size_t k = 0; k < nn; k++) if (fabs(M[k]) > big) big = fabs(M[k]);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (fabs(M[i * n + j] - M[j * n + i]) > 1e-10 * big) {
+                PyErr_Format(PyExc_ValueError,
+                             "mass(q) returned a non-symmetric matrix (M[%d, %d] = %.17g, "
+                             "M[%d, %d] = %.17g)", i, j, M[i * n + j], j, i, M[j * n + i]);
+                Py_DECREF(a);
+                return -1;
+            }
+    memcpy(out, M, sizeof(double) * nn);
+    Py_DECREF(a);
+    return 0;
+}
+
+/* A[i][c] = sum_j dM_ij/dq_c g_j with mass_grad[c, i, j] = dM_ij/dq_c. */
+static int cb_mass_dir(const double *q, const double *g, double *out, void *params)
+{
+    SystemObject *S = params;
+    const int n = S->sys.n;
+    if (S->mass_dir) {
+        PyArrayObject *a = call_array(S, S->mass_dir, "mass_dir(q, g)", q, g, 2);
+        if (!a) return -1;
+        memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n * n);
+        Py_DECREF(a);
+        return 0;
+    }
+    PyArrayObject *a = call_array(S, S->mass_grad, "mass_grad(q)", q, NULL, 3);
+    if (!a) return -1;
+    const double *T = PyArray_DATA(a);
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < n; c++) {
+            const double *row = T + ((size_t)c * n + i) * n;
+            double s = 0.0;
+            for (int j = 0; j < n; j++) s += row[j] * g[j];
+            out[i * n + c] = s;
+        }
+    Py_DECREF(a);
+    return 0;
+}
+
+/* H[k][l] = 1/2 sum_ij d^2 M_ij/dq_k dq_l g_i g_j, mass_hess[k, l, i, j]. */
+static int cb_mass_hess_dir(const double *q, const double *g, double *out, void *params)
+{
+    SystemObject *S = params;
+    const int n = S->sys.n;
+    if (S->mass_hess_dir) {
+        PyArrayObject *a = call_array(S, S->mass_hess_dir, "mass_hess_dir(q, g)", q, g, 2);
+        if (!a) return -1;
+        memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n * n);
+        Py_DECREF(a);
+        return 0;
+    }
+    PyArrayObject *a = call_array(S, S->mass_hess, "mass_hess(q)", q, NULL, 4);
+    if (!a) return -1;
+    const double *T = PyArray_DATA(a);
+    const size_t nn = (size_t)n * (size_t)n;
+    for (int k = 0; k < n; k++)
+        for (int l = 0; l < n; l++) {
+            const double *blk = T + ((size_t)k * n + l) * nn;
+            double s = 0.0;
+            for (int i = 0; i < n; i++) {
+                double si = 0.0;
+                for (int j = 0; j < n; j++) si += blk[(size_t)i * n + j] * g[j];
+                s += g[i] * si;
+            }
+            out[k * n + l] = 0.5 * s;
+        }
+    Py_DECREF(a);
+    return 0;
+}
+
+static int cb_potential(const double *q, double *out, void *params)
+{
+    SystemObject *S = params;
+    PyArrayObject *a = call_array(S, S->potential, "potential(q)", q, NULL, 0);
+    if (!a) return -1;
+    out[0] = *(const double *)PyArray_DATA(a);
+    Py_DECREF(a);
+    return 0;
+}
+
+static int cb_potential_grad(const double *q, double *out, void *params)
+{
+    SystemObject *S = params;
+    PyArrayObject *a = call_array(S, S->potential_grad, "potential_grad(q)", q, NULL, 1);
+    if (!a) return -1;
+    memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)S->sys.n);
+    Py_DECREF(a);
+    return 0;
+}
+
+static int cb_potential_hess(const double *q, double *out, void *params)
+{
+    SystemObject *S = params;
+    const int n = S->sys.n;
+    PyArrayObject *a = call_array(S, S->potential_hess, "potential_hess(q)", q, NULL, 2);
+    if (!a) return -1;
+    memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n * n);
+    Py_DECREF(a);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The System type                                                      */
+/* ------------------------------------------------------------------ */
+static int System_traverse(SystemObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->mass);
+    Py_VISIT(self->mass_grad);
+    Py_VISIT(self->mass_hess);
+    Py_VISIT(self->mass_dir);
+    Py_VISIT(self->mass_hess_dir);
+    Py_VISIT(self->potential);
+    Py_VISIT(self->potential_grad);
+    Py_VISIT(self->potential_hess);
+    return 0;
+}
+
+static int System_clear(SystemObject *self)
+{
+    Py_CLEAR(self->mass);
+    Py_CLEAR(self->mass_grad);
+    Py_CLEAR(self->mass_hess);
+    Py_CLEAR(self->mass_dir);
+    Py_CLEAR(self->mass_hess_dir);
+    Py_CLEAR(self->potential);
+    Py_CLEAR(self->potential_grad);
+    Py_CLEAR(self->potential_hess);
+    return 0;
+}
+
+static void System_dealloc(SystemObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    System_clear(self);
+    Py_CLEAR(self->builtin_name);
+    if (self->is_builtin) sym_builtin_free(&self->sys);
+    free(self->const_mass);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int check_callable(PyObject *o, const char *name, int required)
+{
+    if (o == NULL || o == Py_None) {
+        if (required) {
+            PyErr_Format(PyExc_TypeError, "%s is required", name);
+            return -1;
+        }
+        return 0;
+    }
+    if (!PyCallable_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be callable, got %S", name, (PyObject *)Py_TYPE(o));
+        return -1;
+    }
+    return 1;
+}
+
+static PyObject *none_to_null(PyObject *o)
+{
+    if (!o || o == Py_None) return NULL;
+    Py_INCREF(o);
+    return o;
+}
+
+static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"n", "mass", "potential", "mass_grad", "potential_grad",
+                             "mass_hess", "potential_hess", "mass_dir", "mass_hess_dir",
+                             "builtin", "params", NULL};
+    int n;
+    PyObject *mass = Py_None, *potential = Py_None, *mass_grad = Py_None,
+             *potential_grad = Py_None, *mass_hess = Py_None, *potential_hess = Py_None,
+             *mass_dir = Py_None, *mass_hess_dir = Py_None, *params = Py_None;
+    const char *builtin = NULL;
+    if (self->initialized) {
+        PyErr_SetString(PyExc_TypeError, "a System cannot be re-initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "i|OOOOOOOOzO", kwlist, &n, &mass, &potential,
+                                     &mass_grad, &potential_grad, &mass_hess, &potential_hess,
+                                     &mass_dir, &mass_hess_dir, &builtin, &params))
+        return -1;
+    if (n < 1 || n > (1 << 16)) {
+        PyErr_Format(PyExc_ValueError, "n must be between 1 and 65536, got %d", n);
+        return -1;
+    }
+    memset(&self->sys, 0, sizeof(self->sys));
+    if (builtin) {
+        PyArrayObject *pa = (PyArrayObject *)PyArray_FROM_OTF(params, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+        if (!pa) return -1;
+        if (PyArray_NDIM(pa) != 1) {
+            Py_DECREF(pa);
+            PyErr_SetString(PyExc_ValueError, "builtin params must be a 1-D sequence");
+            return -1;
+        }
+        int st = sym_builtin_make(builtin, n, PyArray_DATA(pa), (size_t)PyArray_SIZE(pa), &self->sys);
+        Py_DECREF(pa);
+        if (st) {
+            PyErr_Format(PyExc_ValueError, "cannot make built-in system '%s' (n = %d): %s",
+                         builtin, n, sym_strerror(st));
+            return -1;
+        }
+        self->builtin_name = PyUnicode_FromString(builtin);
+        if (!self->builtin_name) { sym_builtin_free(&self->sys); return -1; }
+        self->is_builtin = 1;
+        self->initialized = 1;
+        return 0;
+    }
+
+    if (check_callable(potential, "potential", 1) < 0) return -1;
+    if (check_callable(potential_grad, "potential_grad", 1) < 0) return -1;
+    if (check_callable(potential_hess, "potential_hess", 0) < 0) return -1;
+    if (check_callable(mass_grad, "mass_grad", 0) < 0) return -1;
+    if (check_callable(mass_hess, "mass_hess", 0) < 0) return -1;
+    if (check_callable(mass_dir, "mass_dir", 0) < 0) return -1;
+    if (check_callable(mass_hess_dir, "mass_hess_dir", 0) < 0) return -1;
+    if (mass == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "mass is required (a callable or a constant (n, n) array)");
+        return -1;
+    }
+    const size_t nn = (size_t)n * (size_t)n;
+    int const_mass = !PyCallable_Check(mass);
+    if (const_mass) {
+        PyArrayObject *ma = (PyArrayObject *)PyArray_FROM_OTF(mass, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+        if (!ma) return -1;
+        if (PyArray_NDIM(ma) != 2 || PyArray_DIM(ma, 0) != n || PyArray_DIM(ma, 1) != n) {
+            Py_DECREF(ma);
+            PyErr_Format(PyExc_ValueError, "a constant mass must have shape (%d, %d)", n, n);
+            return -1;
+        }
+        self->const_mass = malloc(sizeof(double) * nn);
+        if (!self->const_mass) { Py_DECREF(ma); PyErr_NoMemory(); return -1; }
+        memcpy(self->const_mass, PyArray_DATA(ma), sizeof(double) * nn);
+        Py_DECREF(ma);
+    }
+    self->mass = const_mass ? NULL : none_to_null(mass);
+    self->mass_grad = none_to_null(mass_grad);
+    self->mass_hess = none_to_null(mass_hess);
+    self->mass_dir = none_to_null(mass_dir);
+    self->mass_hess_dir = none_to_null(mass_hess_dir);
+    self->potential = none_to_null(potential);
+    self->potential_grad = none_to_null(potential_grad);
+    self->potential_hess = none_to_null(potential_hess);
+
+    sym_system *s = &self->sys;
+    s->n = n;
+    s->params = self;
+    s->mass = cb_mass;
+    if (!const_mass && (self->mass_dir || self->mass_grad)) {
+        s->mass_dir = cb_mass_dir;
+        if (self->mass_hess_dir || self->mass_hess) s->mass_hess_dir = cb_mass_hess_dir;
+    } else if (const_mass) {
+        s->flags |= SYM_SYS_CONSTANT_MASS;
+    } else {
+        PyErr_SetString(PyExc_TypeError,
+                        "a callable mass needs mass_grad (or mass_dir); the Python System "
+                        "class supplies a finite-difference one when it is omitted");
+        return -1;
+    }
+    s->potential = cb_potential;
+    s->potential_grad = cb_potential_grad;
+    if (self->potential_hess) s->potential_hess = cb_potential_hess;
+    self->initialized = 1;
+    return 0;
+}
+
+static int check_system(SystemObject *self)
+{
+    if (!self->initialized) {
+        PyErr_SetString(PyExc_RuntimeError, "System object is not initialised");
+        return -1;
+    }
+    return 0;
+}
+
+/* Convert a 1-D length-n float vector (lists, ints, strided views ok). */
+static PyArrayObject *as_vector(PyObject *o, int n, const char *name)
+{
+    if (PyArray_Check(o) && PyArray_TYPE((PyArrayObject *)o) == NPY_OBJECT) {
+        PyErr_Format(PyExc_TypeError, "%s must be a float array, got an object array", name);
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!a) return NULL;
+    if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != n) {
+        char got[128];
+        shape_str(got, sizeof got, PyArray_NDIM(a), PyArray_DIMS(a));
+        PyErr_Format(PyExc_ValueError, "%s must have shape (%d,), got %s", name, n, got);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+static PyObject *raise_status(int st)
+{
+    if (st == SYM_ECALLBACK) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "a system callback failed");
+        return NULL;
+    }
+    if (PyErr_Occurred()) return NULL;
+    if (st == SYM_EMASS)
+        PyErr_SetString(PyExc_ValueError, "mass matrix is not symmetric positive definite");
+    else if (st == SYM_ENOMEM)
+        PyErr_NoMemory();
+    else
+        PyErr_SetString(PyExc_RuntimeError, sym_strerror(st));
+    return NULL;
+}
+
+/* _eval(q, g=None, need) -> (M, A, H, V, dV, d2V), None where not requested */
+static PyObject *System_eval(SystemObject *self, PyObject *args)
+{
+    PyObject *qo, *go = Py_None;
+    unsigned int need;
+    if (check_system(self) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "OOI", &qo, &go, &need)) return NULL;
+    const int n = self->sys.n;
+    PyArrayObject *q = as_vector(qo, n, "q"), *g = NULL;
+    if (!q) return NULL;
+    if (need & (SYM_NEED_A | SYM_NEED_H)) {
+        if (go == Py_None) {
+            Py_DECREF(q);
+            PyErr_SetString(PyExc_ValueError, "g is required for A and H");
+            return NULL;
+        }
+        g = as_vector(go, n, "g");
+        if (!g) { Py_DECREF(q); return NULL; }
+    }
+    npy_intp d2[2] = {n, n}, d1[1] = {n};
+    PyObject *res[6] = {NULL};
+    const unsigned bits[6] = {SYM_NEED_M, SYM_NEED_A, SYM_NEED_H, SYM_NEED_V, SYM_NEED_DV, SYM_NEED_D2V};
+    double V = 0.0;
+    sym_eval_out out = {0};
+    double *scratch = NULL;
+    PyObject *ret = NULL;
+    for (int k = 0; k < 6; k++) {
+        if (!(need & bits[k]) || k == 3) continue;
+        res[k] = PyArray_SimpleNew(k == 4 ? 1 : 2, k == 4 ? d1 : d2, NPY_DOUBLE);
+        if (!res[k]) goto done;
+    }
+    out.M = res[0] ? PyArray_DATA((PyArrayObject *)res[0]) : NULL;
+    out.A = res[1] ? PyArray_DATA((PyArrayObject *)res[1]) : NULL;
+    out.H = res[2] ? PyArray_DATA((PyArrayObject *)res[2]) : NULL;
+    out.V = &V;
+    out.dV = res[4] ? PyArray_DATA((PyArrayObject *)res[4]) : NULL;
+    out.d2V = res[5] ? PyArray_DATA((PyArrayObject *)res[5]) : NULL;
+    scratch = malloc(sizeof(double) * sym_eval_scratch_size(&self->sys));
+    if (!scratch) { PyErr_NoMemory(); goto done; }
+    int st = sym_eval(&self->sys, PyArray_DATA(q), g ? PyArray_DATA(g) : NULL, need & 63u,
+                      &out, scratch);
+    if (st) { raise_status(st); goto done; }
+    if (need & SYM_NEED_V) {
+        res[3] = PyFloat_FromDouble(V);
+        if (!res[3]) goto done;
+    }
+    ret = PyTuple_New(6);
+    if (!ret) goto done;
+    for (int k = 0; k < 6; k++) {
+        PyObject *o = res[k] ? res[k] : Py_None;
+        Py_INCREF(o);
+        PyTuple_SET_ITEM(ret, k, o);
+    }
+done:
+    for (int k = 0; k < 6; k++) Py_XDECREF(res[k]);
+    free(scratch);
+    Py_DECREF(q);
+    Py_XDECREF(g);
+    return ret;
+}
+
+/* energy(q, p): H = 1/2 p^T M^-1 p + V for one state or row-wise. */
+static PyObject *System_energy(SystemObject *self, PyObject *args)
+{
+    PyObject *qo, *po;
+    if (check_system(self) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &qo, &po)) return NULL;
+    const int n = self->sys.n;
+    PyArrayObject *q = (PyArrayObject *)PyArray_FROM_OTF(qo, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!q) return NULL;
+    PyArrayObject *p = (PyArrayObject *)PyArray_FROM_OTF(po, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!p) { Py_DECREF(q); return NULL; }
+    PyObject *ret = NULL;
+    double *scratch = NULL;
+    const int nd = PyArray_NDIM(q);
+    int ok = (nd == 1 || nd == 2) && PyArray_NDIM(p) == nd && PyArray_DIM(q, nd - 1) == n;
+    for (int i = 0; ok && i < nd; i++) ok = PyArray_DIM(q, i) == PyArray_DIM(p, i);
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError,
+                     "energy(q, p) needs q and p of equal shape (%d,) or (N, %d)", n, n);
+        goto done;
+    }
+    const npy_intp rows = nd == 1 ? 1 : PyArray_DIM(q, 0);
+    PyObject *H = nd == 1 ? NULL : PyArray_SimpleNew(1, &rows, NPY_DOUBLE);
+    if (nd == 2 && !H) goto done;
+    double one = 0.0, *Hd = H ? PyArray_DATA((PyArrayObject *)H) : &one;
+    scratch = malloc(sizeof(double) * sym_energy_scratch_size(&self->sys));
+    if (!scratch) { Py_XDECREF(H); PyErr_NoMemory(); goto done; }
+    const double *qd = PyArray_DATA(q), *pd = PyArray_DATA(p);
+    int st = SYM_OK;
+    npy_intp bad = -1;
+    if (self->is_builtin) {
+        Py_BEGIN_ALLOW_THREADS
+        for (npy_intp r = 0; r < rows && !st; r++) {
+            st = sym_energy(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
+            if (st) bad = r;
+        }
+        Py_END_ALLOW_THREADS
+    } else {
+        for (npy_intp r = 0; r < rows && !st; r++) {
+            st = sym_energy(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
+            if (st) bad = r;
+        }
+    }
+    if (st) {
+        Py_XDECREF(H);
+        if (st == SYM_EMASS && !PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError,
+                         "energy: the mass matrix is not positive definite at row %zd", (Py_ssize_t)bad);
+        else
+            raise_status(st);
+        goto done;
+    }
+    ret = H ? H : PyFloat_FromDouble(one);
+done:
+    free(scratch);
+    Py_DECREF(q);
+    Py_DECREF(p);
+    return ret;
+}
+
+static PyObject *System_get_n(SystemObject *self, void *closure)
+{
+    (void)closure;
+    if (check_system(self) < 0) return NULL;
+    return PyLong_FromLong(self->sys.n);
+}
+
+static PyObject *System_get_builtin(SystemObject *self, void *closure)
+{
+    (void)closure;
+    if (self->builtin_name) { Py_INCREF(self->builtin_name); return self->builtin_name; }
+    Py_RETURN_NONE;
+}
+
+static PyObject *System_get_constant_mass(SystemObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong((self->sys.flags & SYM_SYS_CONSTANT_MASS) != 0);
+}
+
+static PyMethodDef System_methods[] = {
+    {"_eval", (PyCFunction)System_eval, METH_VARARGS,
+     "_eval(q, g, need) -> (M, A, H, V, gradV, hessV); need is a bit mask "
+     "M=1, A=2, H=4, V=8, gradV=16, hessV=32 (None where not requested)."},
+    {"energy", (PyCFunction)System_energy, METH_VARARGS,
+     "energy(q, p) -> H = 1/2 p^T M(q)^-1 p + V(q); q and p of shape (n,) give a "
+     "float, of shape (N, n) an array of N energies."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef System_getset[] = {
+    {"n", (getter)System_get_n, NULL, "number of degrees of freedom", NULL},
+    {"builtin", (getter)System_get_builtin, NULL, "name of the built-in C system, or None", NULL},
+    {"constant_mass", (getter)System_get_constant_mass, NULL, "True if M does not depend on q", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot System_slots[] = {
+    {Py_tp_doc, "C core of a mechanical system (use symplectic.System)."},
+    {Py_tp_init, System_init},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, System_dealloc},
+    {Py_tp_traverse, System_traverse},
+    {Py_tp_clear, System_clear},
+    {Py_tp_methods, System_methods},
+    {Py_tp_getset, System_getset},
+    {0, NULL}};
+
+static PyType_Spec System_spec = {
+    "symplectic._core.System", sizeof(SystemObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, System_slots};
+
+/* ------------------------------------------------------------------ */
+/* step / integrate                                                     */
+/* ------------------------------------------------------------------ */
+static SystemObject *get_system(PyObject *module, PyObject *o)
+{
+    module_state *ms = PyModule_GetState(module);
+    if (!PyObject_TypeCheck(o, ms->System_type)) {
+        PyErr_Format(PyExc_TypeError, "system must be a symplectic.System, got %S",
+                     (PyObject *)Py_TYPE(o));
+        return NULL;
+    }
+    SystemObject *S = (SystemObject *)o;
+    if (check_system(S) < 0) return NULL;
+    return S;
+}
+
+static const sym_method *get_method(const char *name)
+{
+    const sym_method *m = sym_method_find(name);
+    if (!m) {
+        PyObject *names = PyList_New(0);
+        for (int i = 0; names && i < sym_method_count(); i++) {
+            PyObject *s = PyUnicode_FromString(sym_method_at(i)->name);
+            if (!s || PyList_Append(names, s) < 0) { Py_XDECREF(s); Py_CLEAR(names); break; }
+            Py_DECREF(s);
+        }
+        if (names) {
+            PyErr_Format(PyExc_ValueError, "unknown method '%s'; available: %S", name, names);
+            Py_DECREF(names);
+        }
+    }
+    return m;
+}
+
+typedef struct {
+    PyThreadState *ts;   /* non-NULL while the GIL is released */
+} progress_ctx;
+
+static int progress_cb(void *vctx, long done)
+{
+    progress_ctx *ctx = vctx;
+    (void)done;
+    int r;
+    if (ctx->ts) {
+        PyEval_RestoreThread(ctx->ts);
+        r = PyErr_CheckSignals();
+        ctx->ts = PyEval_SaveThread();
+    } else {
+        r = PyErr_CheckSignals();
+    }
+    return r != 0;
+}
+
+/* Attach "where it happened" to the pending exception as a PEP 678 note,
+ * leaving its type and message unchanged. */
+static void add_note_where(const char *method, long step, double t, long n_steps, long done)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value) {
+        PyObject *note = PyUnicode_FromFormat(
+            "raised during symplectic.integrate (%s) at step %ld of %ld; %ld steps done",
+            method, step, n_steps, done);
+        PyObject *tnote = NULL;
+        if (note) {
+            char buf[64];
+            snprintf(buf, sizeof buf, " (t = %.17g)", t);
+            tnote = PyUnicode_FromFormat("%U%s", note, buf);
+            Py_DECREF(note);
+        }
+        if (tnote) {
+            PyObject *r = PyObject_CallMethod(value, "add_note", "O", tnote);
+            if (!r) {
+                /* Python 3.10 has no add_note: keep a __notes__ list. */
+                PyErr_Clear();
+                PyObject *lst = PyList_New(1);
+                if (lst) {
+                    Py_INCREF(tnote);
+                    PyList_SET_ITEM(lst, 0, tnote);
+                    if (PyObject_SetAttrString(value, "__notes__", lst) < 0) PyErr_Clear();
+                    Py_DECREF(lst);
+                }
+            }
+            Py_XDECREF(r);
+            Py_DECREF(tnote);
+        } else {
+            PyErr_Clear();
+        }
+    }
+    PyErr_Restore(type, value, tb);
+}
+
+static PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", NULL};
+    PyObject *so, *qo, *po;
+    double h, rtol = 0.0;
+    int max_iter = 0;
+    const char *mname = "simpson";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdi", kwlist, &so, &qo, &po, &h, &mname,
+                                     &rtol, &max_iter))
+        return NULL;
+    SystemObject *S = get_system(module, so);
+    if (!S) return NULL;
+    const sym_method *m = get_method(mname);
+    if (!m) return NULL;
+    if (!isfinite(h) || h == 0.0) {
+        PyErr_Format(PyExc_ValueError, "h must be finite and nonzero, got %R", PyTuple_GET_ITEM(args, 3));
+        return NULL;
+    }
+    const int n = S->sys.n;
+    PyArrayObject *q = as_vector(qo, n, "q");
+    if (!q) return NULL;
+    PyArrayObject *p = as_vector(po, n, "p");
+    if (!p) { Py_DECREF(q); return NULL; }
+    npy_intp d1 = n, dm[2] = {m->n_mid, n};
+    PyObject *q1 = PyArray_SimpleNew(1, &d1, NPY_DOUBLE);
+    PyObject *p1 = PyArray_SimpleNew(1, &d1, NPY_DOUBLE);
+    PyObject *qm = m->n_mid ? PyArray_SimpleNew(2, dm, NPY_DOUBLE) : (Py_INCREF(Py_None), Py_None);
+    PyObject *ret = NULL;
+    sym_work *w = NULL;
+    if (!q1 || !p1 || !qm) goto done;
+    sym_options opt;
+    sym_options_default(&opt);
+    opt.rtol = rtol;
+    opt.max_iter = max_iter;
+    int st = SYM_OK;
+    w = sym_work_new(&S->sys, m, &opt, &st);
+    if (!w) { raise_status(st); goto done; }
+    sym_step_info info = {0};
+    double *qmd = m->n_mid ? PyArray_DATA((PyArrayObject *)qm) : NULL;
+    if (S->is_builtin) {
+        Py_BEGIN_ALLOW_THREADS
+        st = sym_step(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA((PyArrayObject *)q1),
+                      PyArray_DATA((PyArrayObject *)p1), qmd, &info);
+        Py_END_ALLOW_THREADS
+    } else {
+        st = sym_step(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA((PyArrayObject *)q1),
+                      PyArray_DATA((PyArrayObject *)p1), qmd, &info);
+    }
+    if (st == SYM_ECALLBACK || (st && PyErr_Occurred())) { raise_status(st); goto done; }
+    ret = Py_BuildValue("(OOOiiddd)", q1, p1, qm, st, info.iterations, info.residual,
+                        info.residual_rel, info.update);
+done:
+    sym_work_free(w);
+    Py_XDECREF(q1);
+    Py_XDECREF(p1);
+    Py_XDECREF(qm);
+    Py_DECREF(q);
+    Py_DECREF(p);
+    return ret;
+}
+
+static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
+                             "rtol", "max_iter", "predictor", NULL};
+    PyObject *so, *qo, *po;
+    double h, t0 = 0.0, rtol = 0.0;
+    long n_steps;
+    int max_iter = 0, predictor = 1;
+    const char *mname = "simpson";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddip", kwlist, &so, &qo, &po, &h,
+                                     &n_steps, &mname, &t0, &rtol, &max_iter, &predictor))
+        return NULL;
+    SystemObject *S = get_system(module, so);
+    if (!S) return NULL;
+    const sym_method *m = get_method(mname);
+    if (!m) return NULL;
+    if (!isfinite(h) || h == 0.0) {
+        PyErr_Format(PyExc_ValueError, "h must be finite and nonzero, got %R", PyTuple_GET_ITEM(args, 3));
+        return NULL;
+    }
+    if (!isfinite(t0)) {
+        PyErr_SetString(PyExc_ValueError, "t0 must be finite");
+        return NULL;
+    }
+    if (n_steps < 0) {
+        PyErr_Format(PyExc_ValueError, "n_steps must be >= 0, got %ld", n_steps);
+        return NULL;
+    }
+    const int n = S->sys.n;
+    const double rows = (double)n_steps + 1.0;
+    if (rows * (double)n * (2.0 + (double)m->n_mid) * 8.0 > (double)NPY_MAX_INTP / 2) {
+        PyErr_Format(PyExc_MemoryError,
+                     "n_steps = %ld with n = %d needs more memory than can be addressed", n_steps, n);
+        return NULL;
+    }
+    PyArrayObject *q0 = as_vector(qo, n, "q0");
+    if (!q0) return NULL;
+    PyArrayObject *p0 = as_vector(po, n, "p0");
+    if (!p0) { Py_DECREF(q0); return NULL; }
+    npy_intp dt = n_steps + 1, dq[2] = {n_steps + 1, n}, dm[3] = {n_steps, m->n_mid, n},
+             di = n_steps;
+    PyObject *t = PyArray_SimpleNew(1, &dt, NPY_DOUBLE);
+    PyObject *q = PyArray_SimpleNew(2, dq, NPY_DOUBLE);
+    PyObject *p = PyArray_SimpleNew(2, dq, NPY_DOUBLE);
+    PyObject *qm = m->n_mid ? PyArray_ZEROS(3, dm, NPY_DOUBLE, 0) : (Py_INCREF(Py_None), Py_None);
+    PyObject *it = PyArray_ZEROS(1, &di, NPY_INT, 0);
+    PyObject *ret = NULL, *fail_obj = NULL;
+    if (!t || !q || !p || !qm || !it) goto done;
+    sym_options opt;
+    sym_options_default(&opt);
+    opt.rtol = rtol;
+    opt.max_iter = max_iter;
+    opt.predictor = predictor;
+    sym_failure fail;
+    long done_steps = 0;
+    progress_ctx ctx = {NULL};
+    double *qmd = m->n_mid ? PyArray_DATA((PyArrayObject *)qm) : NULL;
+    int st;
+#define CALL_INTEGRATE                                                                     \
+    sym_integrate(&S->sys, m, &opt, PyArray_DATA(q0), PyArray_DATA(p0), t0, h, n_steps,  \
+                  PyArray_DATA((PyArrayObject *)t), PyArray_DATA((PyArrayObject *)q),    \
+                  PyArray_DATA((PyArrayObject *)p), qmd, PyArray_DATA((PyArrayObject *)it), \
+                  progress_cb, &ctx, S->is_builtin ? 512 : 64, &fail, &done_steps)
+    if (S->is_builtin) {
+        ctx.ts = PyEval_SaveThread();
+        st = CALL_INTEGRATE;
+        PyEval_RestoreThread(ctx.ts);
+        ctx.ts = NULL;
+    } else {
+        st = CALL_INTEGRATE;
+    }
+#undef CALL_INTEGRATE
+    if (st == SYM_ECALLBACK || st == SYM_EINTERRUPT || PyErr_Occurred()) {
+        if (!PyErr_Occurred()) raise_status(st);
+        add_note_where(m->name, st == SYM_EINTERRUPT ? done_steps : fail.step,
+                       t0 + (double)(st == SYM_EINTERRUPT ? done_steps : fail.step) * h,
+                       n_steps, done_steps);
+        goto done;
+    }
+    if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD) { raise_status(st); goto done; }
+    if (st) {
+        fail_obj = Py_BuildValue("(isldidd)", st, sym_strerror(st), fail.step, fail.t,
+                                 fail.iterations, fail.residual, fail.residual_rel);
+        if (!fail_obj) goto done;
+    } else {
+        fail_obj = Py_None;
+        Py_INCREF(fail_obj);
+    }
+    ret = Py_BuildValue("(OOOOOlO)", t, q, p, qm, it, done_steps, fail_obj);
+done:
+    Py_XDECREF(fail_obj);
+    Py_XDECREF(t);
+    Py_XDECREF(q);
+    Py_XDECREF(p);
+    Py_XDECREF(qm);
+    Py_XDECREF(it);
+    Py_DECREF(q0);
+    Py_DECREF(p0);
+    return ret;
+}
+
+/* newton_system(system, q, p, h, X, method) -> (R, J): diagnostics for tests */
+static PyObject *mod_newton_system(PyObject *module, PyObject *args)
+{
+    PyObject *so, *qo, *po, *xo;
+    double h;
+    const char *mname;
+    if (!PyArg_ParseTuple(args, "OOOdOs", &so, &qo, &po, &h, &xo, &mname)) return NULL;
+    SystemObject *S = get_system(module, so);
+    if (!S) return NULL;
+    const sym_method *m = get_method(mname);
+    if (!m) return NULL;
+    if (m->kind != SYM_KIND_GALERKIN) {
+        PyErr_Format(PyExc_ValueError, "method '%s' has no Newton system", mname);
+        return NULL;
+    }
+    const int n = S->sys.n;
+    int st = SYM_OK;
+    sym_work *w = sym_work_new(&S->sys, m, NULL, &st);
+    if (!w) return raise_status(st);
+    const int nu = sym_newton_size(w);
+    PyArrayObject *q = NULL, *p = NULL, *x = NULL;
+    PyObject *R = NULL, *J = NULL, *ret = NULL;
+    q = as_vector(qo, n, "q");
+    if (!q) goto done;
+    p = as_vector(po, n, "p");
+    if (!p) goto done;
+    x = as_vector(xo, nu, "X");
+    if (!x) goto done;
+    npy_intp d1 = nu, d2[2] = {nu, nu};
+    R = PyArray_SimpleNew(1, &d1, NPY_DOUBLE);
+    J = PyArray_SimpleNew(2, d2, NPY_DOUBLE);
+    if (!R || !J) goto done;
+    st = sym_newton_system(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA(x),
+                           PyArray_DATA((PyArrayObject *)R), PyArray_DATA((PyArrayObject *)J));
+    if (st) { raise_status(st); goto done; }
+    ret = PyTuple_Pack(2, R, J);
+done:
+    sym_work_free(w);
+    Py_XDECREF(q);
+    Py_XDECREF(p);
+    Py_XDECREF(x);
+    Py_XDECREF(R);
+    Py_XDECREF(J);
+    return ret;
+}
+
+static PyObject *mod_methods(PyObject *module, PyObject *unused)
+{
+    (void)module; (void)unused;
+    PyObject *lst = PyList_New(0);
+    for (int i = 0; lst && i < sym_method_count(); i++) {
+        const sym_method *m = sym_method_at(i);
+        PyObject *row = Py_BuildValue("(ssiii)", m->name, m->doc, m->order, m->symplectic, m->n_mid);
+        if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
+        Py_DECREF(row);
+    }
+    return lst;
+}
+
+static PyObject *mod_builtins(PyObject *module, PyObject *unused)
+{
+    (void)module; (void)unused;
+    PyObject *lst = PyList_New(0);
+    for (int i = 0; lst && i < sym_builtin_count(); i++) {
+        const sym_builtin *b = sym_builtin_at(i);
+        PyObject *row = Py_BuildValue("(sss)", b->name, b->doc, b->params_doc);
+        if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
+        Py_DECREF(row);
+    }
+    return lst;
+}
+
+static PyMethodDef module_methods[] = {
+    {"step", (PyCFunction)(void (*)(void))mod_step, METH_VARARGS | METH_KEYWORDS,
+     "step(system, q, p, h, method='simpson', rtol=0, max_iter=0) -> "
+     "(q1, p1, q_mid, status, iterations, residual, residual_rel, update)"},
+    {"integrate", (PyCFunction)(void (*)(void))mod_integrate, METH_VARARGS | METH_KEYWORDS,
+     "integrate(system, q0, p0, h, n_steps, method='simpson', t0=0, rtol=0, max_iter=0, "
+     "predictor=True) -> (t, q, p, q_mid, iterations, n_done, failure)"},
+    {"newton_system", mod_newton_system, METH_VARARGS,
+     "newton_system(system, q, p, h, X, method) -> (R, J): residual and Newton matrix of "
+     "a variational scheme at increments X ((s-1) n) -- a diagnostic for tests."},
+    {"methods", mod_methods, METH_NOARGS, "[(name, doc, order, symplectic, n_mid)]"},
+    {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
+    {NULL, NULL, 0, NULL}};
+
+static int module_exec(PyObject *module)
+{
+    import_array1(-1);
+    module_state *ms = PyModule_GetState(module);
+    ms->System_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &System_spec, NULL);
+    if (!ms->System_type) return -1;
+    if (PyModule_AddObjectRef(module, "System", (PyObject *)ms->System_type) < 0) return -1;
+    if (PyModule_AddIntConstant(module, "NEED_M", SYM_NEED_M) < 0 ||
+        PyModule_AddIntConstant(module, "NEED_A", SYM_NEED_A) < 0 ||
+        PyModule_AddIntConstant(module, "NEED_H", SYM_NEED_H) < 0 ||
+        PyModule_AddIntConstant(module, "NEED_V", SYM_NEED_V) < 0 ||
+        PyModule_AddIntConstant(module, "NEED_DV", SYM_NEED_DV) < 0 ||
+        PyModule_AddIntConstant(module, "NEED_D2V", SYM_NEED_D2V) < 0)
+        return -1;
+    return 0;
+}
+
+static int module_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    module_state *ms = PyModule_GetState(module);
+    Py_VISIT(ms->System_type);
+    return 0;
+}
+
+static int module_clear(PyObject *module)
+{
+    module_state *ms = PyModule_GetState(module);
+    Py_CLEAR(ms->System_type);
+    return 0;
+}
+
+static void module_free(void *module)
+{
+    module_clear((PyObject *)module);
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL}};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "symplectic._core",
+    "C core of symplectic: variational integrators over callbacks.",
+    sizeof(module_state), module_methods, module_slots, module_traverse, module_clear,
+    module_free};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    return PyModuleDef_Init(&moduledef);
+}

@@ -1,0 +1,471 @@
+/*
+ * sym_galerkin.c -- the Galerkin variational-integrator engine.
+ *
+ * Discrete Lagrangian (Marsden & West 2001; TOP paper Section 2, eq. (6)
+ * for Simpson; ERRATA.md "A formulation that is smaller than the paper's"):
+ *
+ *   L_d(Q_0, ..., Q_{s-1}) = h sum_i b_i [ 1/2 g_i^T M(q_i) g_i - V(q_i) ],
+ *   q_i = sum_a B_ia Q_a,   g_i = sum_a D_ia Q_a / h,
+ *
+ * with Lagrange interpolation through the nodes Q_a = q(t_j + c_a h),
+ * B_ia = l_a(x_i), D_ia = l_a'(x_i), and quadrature (x_i, b_i).
+ * With P_i = M(q_i) g_i and f_i = 1/2 A(q_i,g_i)^T g_i - grad V(q_i):
+ *
+ *   dL_d/dQ_a = sum_i b_i [ D_ia P_i + h B_ia f_i ].
+ *
+ * One step solves the (s-1) n equations
+ *
+ *   R_0 = p_j + dL_d/dQ_0 = 0,     R_a = dL_d/dQ_a = 0   (0 < a < s-1)
+ *
+ * for the increments X_a = Q_a - q_j (a = 1..s-1) by Newton's method with
+ * the exact Jacobian
+ *
+ *   dR_a/dQ_b = sum_i b_i [ D_ia B_ib A_i + D_ia D_ib M_i / h
+ *                           + h B_ia B_ib (H_i - K_i) + B_ia D_ib A_i^T ],
+ *
+ * (A = d(Mg)/dq, H = d^2(1/2 g^T M g)/dq^2, K = hess V), then sets
+ *
+ *   p_{j+1} = p_j + h sum_i b_i f_i,
+ *
+ * which equals dL_d/dQ_{s-1} at the root because the rows of D sum to zero
+ * and the rows of B to one (sum_a dL_d/dQ_a = h sum_i b_i f_i).  This
+ * "difference form" keeps the momentum of a cyclic coordinate bitwise
+ * constant (TOP eq. (18arb); ERRATA "Conserved momenta").  The node
+ * velocities are formed from increments, g_i = sum_{a>=1} D_ia X_a / h,
+ * which lowers the round-off floor when |q| is large (ERRATA).
+ *
+ * Simpson (s = 3 Lobatto nodes 0, 1/2, 1 with weights 1/6, 2/3, 1/6; order
+ * 4) and the implicit midpoint rule (s = 2, one Gauss point; order 2) are
+ * members; see sym_simpson.c and sym_midpoint.c.
+ */
+#include "sym_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define RES_TOL 1e-9          /* final relative residual accepted        */
+#define ROUNDING_RES (16.0 * DBL_EPSILON)
+
+/* Lagrange basis polynomial l_a on nodes c[0..s-1] and its derivative. */
+static double lagrange(const double *c, int s, int a, double x)
+{
+    double v = 1.0;
+    for (int m = 0; m < s; m++)
+        if (m != a) v *= (x - c[m]) / (c[a] - c[m]);
+    return v;
+}
+
+static double lagrange_d(const double *c, int s, int a, double x)
+{
+    double sum = 0.0;
+    for (int k = 0; k < s; k++) {
+        if (k == a) continue;
+        double v = 1.0 / (c[a] - c[k]);
+        for (int m = 0; m < s; m++)
+            if (m != a && m != k) v *= (x - c[m]) / (c[a] - c[m]);
+        sum += v;
+    }
+    return sum;
+}
+
+int sym_galerkin_setup(sym_work *w)
+{
+    const sym_galerkin_table *gt = w->method->table;
+    sym_gtab *t = &w->tab;
+    if (!gt || gt->s < 2 || gt->s > SYM_MAX_NODES || gt->r < 1 ||
+        gt->r > SYM_MAX_NODES)
+        return SYM_EINVAL;
+    const int s = gt->s, r = gt->r;
+    t->s = s;
+    t->r = r;
+    for (int a = 0; a < s; a++) t->c[a] = gt->c[a];
+    for (int i = 0; i < r; i++) {
+        t->b[i] = gt->b[i];
+        t->unit[i] = -1;
+        double bsum = 0.0, dsum = 0.0;
+        for (int a = 0; a < s; a++) {
+            t->B[i][a] = lagrange(gt->c, s, a, gt->x[i]);
+            t->D[i][a] = lagrange_d(gt->c, s, a, gt->x[i]);
+            if (gt->x[i] == gt->c[a]) t->unit[i] = a;
+            if (a > 0) { bsum += t->B[i][a]; dsum += t->D[i][a]; }
+        }
+        /* Exact partition of unity and zero row sums: the increments form
+         * used below defines L_d with exactly these B_i0, D_i0. */
+        t->B[i][0] = 1.0 - bsum;
+        t->D[i][0] = -dsum;
+        if (t->unit[i] >= 0)
+            for (int a = 0; a < s; a++) t->B[i][a] = (a == t->unit[i]) ? 1.0 : 0.0;
+    }
+    for (int a = 0; a < s; a++)
+        for (int b = 0; b < s; b++)
+            t->E[a][b] = lagrange(gt->c, s, b, 1.0 + gt->c[a]);
+
+    w->nu = (s - 1) * w->n;
+    w->left_point = w->right_point = -1;
+    for (int i = 0; i < r; i++) {
+        if (t->unit[i] == 0) w->left_point = i;
+        if (t->unit[i] == s - 1) w->right_point = i;
+    }
+    for (int i = 0; i < r; i++) {
+        /* H and K enter the Jacobian only through B_ia B_ib with a an
+         * equation (0..s-2) and b an unknown (1..s-1). */
+        int hk = 0;
+        for (int a = 0; a <= s - 2; a++)
+            for (int b = 1; b <= s - 1; b++)
+                if (t->B[i][a] * t->B[i][b] != 0.0) hk = 1;
+        if (i == w->left_point) {
+            /* M and grad V at q_j are cached; A depends on g_0. */
+            w->need_full[i] = SYM_NEED_A;
+            w->need_light[i] = SYM_NEED_A;
+        } else {
+            w->need_light[i] = SYM_NEED_M | SYM_NEED_A | SYM_NEED_DV;
+            w->need_full[i] = w->need_light[i] | (hk ? (SYM_NEED_H | SYM_NEED_D2V) : 0u);
+        }
+    }
+    return SYM_OK;
+}
+
+static int eval_point(sym_work *w, int i, unsigned need)
+{
+    const int n = w->n;
+    const size_t nn = (size_t)n * (size_t)n;
+    sym_eval_out out;
+    out.M = w->Mp + i * nn;
+    out.A = w->Ap + i * nn;
+    out.H = w->Hp + i * nn;
+    out.V = NULL;
+    out.dV = w->dVp + (size_t)i * n;
+    out.d2V = w->Kp + i * nn;
+    return sym_eval(w->sys, w->Qp + (size_t)i * n, w->Gp + (size_t)i * n, need,
+                    &out, w->scratch);
+}
+
+/* Make sure M(q) and grad V(q) at the left node are in the cache. */
+static int left_cache(sym_work *w, const double *q)
+{
+    const int n = w->n;
+    if (w->cache_valid && memcmp(w->cache_q, q, sizeof(double) * (size_t)n) == 0)
+        return SYM_OK;
+    w->cache_valid = 0;
+    sym_eval_out out = {0};
+    out.M = w->cache_M;
+    out.dV = w->cache_dV;
+    int st = sym_eval(w->sys, q, NULL, SYM_NEED_M | SYM_NEED_DV, &out, w->scratch);
+    if (st) return st;
+    memcpy(w->cache_q, q, sizeof(double) * (size_t)n);
+    w->cache_valid = 1;
+    return SYM_OK;
+}
+
+/*
+ * Taylor predictor from (q_j, p_j): v = M^{-1} p, and the acceleration of
+ * the Euler-Lagrange equations M qdd = 1/2 A(q,v)^T v - A(q,v) v - grad V;
+ * X_a = c_a h v + 1/2 (c_a h)^2 qdd  (error O(h^3)).
+ */
+static int taylor_predict(sym_work *w, const double *q, const double *p, double h)
+{
+    const int n = w->n, s = w->tab.s;
+    const size_t nn = (size_t)n * (size_t)n;
+    int st = left_cache(w, q);
+    if (st) return st;
+    double *L = w->J;   /* borrow: J is at least n x n */
+    double *A = w->Ap;  /* borrow point 0 storage */
+    memcpy(L, w->cache_M, sizeof(double) * nn);
+    st = sym_cholesky(n, L);
+    if (st) return st;
+    memcpy(w->v, p, sizeof(double) * (size_t)n);
+    sym_cholesky_solve(n, L, w->v);
+    sym_eval_out out = {0};
+    out.A = A;
+    st = sym_eval(w->sys, q, w->v, SYM_NEED_A, &out, w->scratch);
+    if (st) return st;
+    for (int i = 0; i < n; i++) {
+        double s1 = 0.0, s2 = 0.0;
+        for (int k = 0; k < n; k++) {
+            s1 += A[k * n + i] * w->v[k];   /* (A^T v)_i */
+            s2 += A[i * n + k] * w->v[k];   /* (A v)_i   */
+        }
+        w->acc[i] = 0.5 * s1 - s2 - w->cache_dV[i];
+    }
+    sym_cholesky_solve(n, L, w->acc);
+    for (int a = 1; a < s; a++) {
+        const double tau = w->tab.c[a] * h;
+        double *Xa = w->X + (size_t)(a - 1) * n;
+        for (int k = 0; k < n; k++) Xa[k] = tau * w->v[k] + 0.5 * tau * tau * w->acc[k];
+    }
+    return SYM_OK;
+}
+
+/* Extrapolate the previous step's interpolating polynomial:
+ * Q_a(new) = sum_b l_b(1 + c_a) Q_b(prev), written in increments. */
+static void poly_predict(sym_work *w)
+{
+    const int n = w->n, s = w->tab.s;
+    const double *Xe = w->prev_X + (size_t)(s - 2) * n;   /* X_{s-1}(prev) */
+    for (int a = 1; a < s; a++) {
+        double *Xa = w->X + (size_t)(a - 1) * n;
+        for (int k = 0; k < n; k++) {
+            double v = w->tab.E[a][0] * (-Xe[k]);
+            for (int b = 1; b < s - 1; b++)
+                v += w->tab.E[a][b] * (w->prev_X[(size_t)(b - 1) * n + k] - Xe[k]);
+            Xa[k] = v;
+        }
+    }
+}
+
+static void form_points(sym_work *w, const double *q, double h)
+{
+    const int n = w->n, s = w->tab.s, r = w->tab.r;
+    for (int i = 0; i < r; i++) {
+        double *Qi = w->Qp + (size_t)i * n, *Gi = w->Gp + (size_t)i * n;
+        const int u = w->tab.unit[i];
+        for (int k = 0; k < n; k++) {
+            double gq = 0.0, bq = 0.0;
+            for (int a = 1; a < s; a++) {
+                const double xa = w->X[(size_t)(a - 1) * n + k];
+                gq += w->tab.D[i][a] * xa;
+                bq += w->tab.B[i][a] * xa;
+            }
+            Gi[k] = gq / h;
+            if (u == 0) Qi[k] = q[k];
+            else if (u > 0) Qi[k] = q[k] + w->X[(size_t)(u - 1) * n + k];
+            else Qi[k] = q[k] + bq;
+        }
+    }
+}
+
+static int eval_points(sym_work *w, const unsigned *need)
+{
+    const int n = w->n;
+    const size_t nn = (size_t)n * (size_t)n;
+    for (int i = 0; i < w->tab.r; i++) {
+        int st = eval_point(w, i, need[i]);
+        if (st) return st;
+        if (i == w->left_point) {
+            memcpy(w->Mp + i * nn, w->cache_M, sizeof(double) * nn);
+            memcpy(w->dVp + (size_t)i * n, w->cache_dV, sizeof(double) * (size_t)n);
+        }
+    }
+    return SYM_OK;
+}
+
+/* f_i = 1/2 A_i^T g_i - grad V_i; residual R; returns the residual scale. */
+static double residual(sym_work *w, const double *p, double h, double *Rnorm)
+{
+    const int n = w->n, s = w->tab.s, r = w->tab.r;
+    const size_t nn = (size_t)n * (size_t)n;
+    double *P = w->tmp;
+    double scale = 0.0;
+    for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
+    memset(w->R, 0, sizeof(double) * (size_t)w->nu);
+    for (int k = 0; k < n; k++) w->R[k] = p[k];
+    for (int i = 0; i < r; i++) {
+        const double *M = w->Mp + i * nn, *A = w->Ap + i * nn;
+        const double *g = w->Gp + (size_t)i * n, *dV = w->dVp + (size_t)i * n;
+        double *f = w->f + (size_t)i * n;
+        for (int c = 0; c < n; c++) {
+            double sa = 0.0, sm = 0.0;
+            for (int k = 0; k < n; k++) {
+                sa += A[k * n + c] * g[k];
+                sm += M[c * n + k] * g[k];
+            }
+            f[c] = 0.5 * sa - dV[c];
+            P[c] = sm;
+            if (fabs(sm) > scale) scale = fabs(sm);
+            if (fabs(h * f[c]) > scale) scale = fabs(h * f[c]);
+        }
+        for (int a = 0; a <= s - 2; a++) {
+            const double cd = w->tab.b[i] * w->tab.D[i][a];
+            const double cb = w->tab.b[i] * h * w->tab.B[i][a];
+            double *Ra = w->R + (size_t)a * n;
+            if (cd != 0.0) for (int c = 0; c < n; c++) Ra[c] += cd * P[c];
+            if (cb != 0.0) for (int c = 0; c < n; c++) Ra[c] += cb * f[c];
+        }
+    }
+    double rn = 0.0;
+    for (int k = 0; k < w->nu; k++) {
+        double v = fabs(w->R[k]);
+        if (!(v <= rn)) rn = v;   /* propagates nan */
+    }
+    *Rnorm = rn;
+    return scale > 0.0 ? scale : DBL_MIN;
+}
+
+static int jacobian(sym_work *w, double h)
+{
+    const int n = w->n, s = w->tab.s, r = w->tab.r, nu = w->nu;
+    const size_t nn = (size_t)n * (size_t)n;
+    memset(w->J, 0, sizeof(double) * (size_t)nu * nu);
+    for (int i = 0; i < r; i++) {
+        const double *M = w->Mp + i * nn, *A = w->Ap + i * nn;
+        const double *H = w->Hp + i * nn, *K = w->Kp + i * nn;
+        const double bi = w->tab.b[i];
+        for (int a = 0; a <= s - 2; a++) {
+            for (int b = 1; b <= s - 1; b++) {
+                const double Dia = w->tab.D[i][a], Dib = w->tab.D[i][b];
+                const double Bia = w->tab.B[i][a], Bib = w->tab.B[i][b];
+                const double cA = bi * Dia * Bib, cM = bi * Dia * Dib / h;
+                const double cH = bi * h * Bia * Bib, cAT = bi * Bia * Dib;
+                double *Jb = w->J + (size_t)a * n * nu + (size_t)(b - 1) * n;
+                for (int g = 0; g < n; g++) {
+                    double *row = Jb + (size_t)g * nu;
+                    for (int d = 0; d < n; d++) {
+                        double v = cM * M[g * n + d];
+                        if (cA != 0.0) v += cA * A[g * n + d];
+                        if (cAT != 0.0) v += cAT * A[d * n + g];
+                        if (cH != 0.0) v += cH * (H[g * n + d] - K[g * n + d]);
+                        row[d] += v;
+                    }
+                }
+            }
+        }
+    }
+    for (size_t k = 0; k < (size_t)nu * nu; k++)
+        if (!isfinite(w->J[k])) return SYM_ENONFINITE;
+    return SYM_OK;
+}
+
+int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
+                      double *q1, double *p1, double *qmid, sym_step_info *info)
+{
+    const int n = w->n, s = w->tab.s, r = w->tab.r, nu = w->nu;
+    const double rtol = w->opt.rtol;
+    int st, iters = 0, converged = 0;
+    double rnorm = 0.0, rscale = 1.0, dprev = 0.0, dk = 0.0;
+
+    if (info) { info->iterations = 0; info->residual = info->residual_rel = info->update = 0.0; }
+    if (!(h != 0.0) || !isfinite(h)) return SYM_EINVAL;
+    for (int k = 0; k < n; k++)
+        if (!isfinite(q[k]) || !isfinite(p[k])) return SYM_ENONFINITE;
+
+    if (w->left_point >= 0) {
+        st = left_cache(w, q);
+        if (st) goto fail;
+    }
+    if (w->opt.predictor && w->prev_valid && w->prev_h == h &&
+        memcmp(w->prev_qend, q, sizeof(double) * (size_t)n) == 0) {
+        poly_predict(w);
+    } else {
+        st = taylor_predict(w, q, p, h);
+        if (st) goto fail;
+    }
+    w->prev_valid = 0;
+
+    for (;;) {
+        form_points(w, q, h);
+        st = eval_points(w, w->need_full);
+        if (st) goto fail;
+        rscale = residual(w, p, h, &rnorm);
+        if (!isfinite(rnorm)) { st = SYM_ENONFINITE; goto fail; }
+        if (iters > 0 && rnorm <= ROUNDING_RES * rscale) { converged = 1; break; }
+        if (iters >= w->opt.max_iter) { st = SYM_ENOCONV; goto fail; }
+        st = jacobian(w, h);
+        if (st) goto fail;
+        st = sym_lu_factor(nu, w->J, w->piv);
+        if (st) goto fail;
+        for (int k = 0; k < nu; k++) w->dX[k] = -w->R[k];
+        sym_lu_solve(nu, w->J, w->piv, w->dX);
+        double xn = 0.0, dn = 0.0;
+        for (int k = 0; k < nu; k++) {
+            w->X[k] += w->dX[k];
+            double ax = fabs(w->X[k]), ad = fabs(w->dX[k]);
+            if (!(ax <= xn)) xn = ax;
+            if (!(ad <= dn)) dn = ad;
+        }
+        iters++;
+        if (!isfinite(xn) || !isfinite(dn)) { st = SYM_ENONFINITE; goto fail; }
+        dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
+        /* Stop when the update is below rtol, or when the contraction
+         * theta = d_k/d_{k-1} predicts the remaining error
+         * theta/(1-theta) d_k below rtol (no extra iteration at rounding). */
+        int small = dk <= rtol;
+        if (!small && iters > 1 && dk < dprev) {
+            const double th = dk / dprev;
+            small = th / (1.0 - th) * dk <= rtol;
+        }
+        dprev = dk;
+        if (small) {
+            form_points(w, q, h);
+            st = eval_points(w, w->need_light);
+            if (st) goto fail;
+            rscale = residual(w, p, h, &rnorm);
+            if (!isfinite(rnorm)) { st = SYM_ENONFINITE; goto fail; }
+            if (rnorm <= RES_TOL * rscale) { converged = 1; break; }
+        }
+    }
+    (void)converged;
+
+    /* p_{j+1} = p_j + h sum_i b_i f_i (difference form). */
+    for (int k = 0; k < n; k++) {
+        double acc = 0.0;
+        for (int i = 0; i < r; i++) acc += w->tab.b[i] * w->f[(size_t)i * n + k];
+        p1[k] = p[k] + h * acc;
+    }
+    for (int k = 0; k < n; k++) q1[k] = q[k] + w->X[(size_t)(s - 2) * n + k];
+    if (qmid)
+        for (int a = 1; a <= s - 2; a++)
+            for (int k = 0; k < n; k++)
+                qmid[(size_t)(a - 1) * n + k] = q[k] + w->X[(size_t)(a - 1) * n + k];
+    for (int k = 0; k < n; k++)
+        if (!isfinite(q1[k]) || !isfinite(p1[k])) { st = SYM_ENONFINITE; goto fail; }
+
+    /* The right point's M and grad V are the next step's left-node values. */
+    if (w->right_point >= 0) {
+        const size_t nn = (size_t)n * (size_t)n;
+        const int i = w->right_point;
+        memcpy(w->cache_q, w->Qp + (size_t)i * n, sizeof(double) * (size_t)n);
+        memcpy(w->cache_M, w->Mp + i * nn, sizeof(double) * nn);
+        memcpy(w->cache_dV, w->dVp + (size_t)i * n, sizeof(double) * (size_t)n);
+        w->cache_valid = 1;
+    }
+    memcpy(w->prev_X, w->X, sizeof(double) * (size_t)nu);
+    memcpy(w->prev_qend, q1, sizeof(double) * (size_t)n);
+    w->prev_h = h;
+    w->prev_valid = 1;
+    if (info) {
+        info->iterations = iters;
+        info->residual = rnorm;
+        info->residual_rel = rnorm / rscale;
+        info->update = dk;
+    }
+    return SYM_OK;
+
+fail:
+    w->cache_valid = 0;
+    w->prev_valid = 0;
+    if (info) {
+        info->iterations = iters;
+        info->residual = rnorm;
+        info->residual_rel = rnorm / rscale;
+        info->update = dk;
+    }
+    return st;
+}
+
+int sym_newton_size(const sym_work *w)
+{
+    return w->method->kind == SYM_KIND_GALERKIN ? w->nu : 0;
+}
+
+int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
+                      const double *X, double *R, double *J)
+{
+    if (w->method->kind != SYM_KIND_GALERKIN) return SYM_EMETHOD;
+    if (!(h != 0.0) || !isfinite(h)) return SYM_EINVAL;
+    const size_t nu = (size_t)w->nu;
+    double rnorm;
+    int st = SYM_OK;
+    w->prev_valid = 0;
+    if (w->left_point >= 0) st = left_cache(w, q);
+    if (st) return st;
+    memcpy(w->X, X, sizeof(double) * nu);
+    form_points(w, q, h);
+    st = eval_points(w, w->need_full);
+    if (st) return st;
+    (void)residual(w, p, h, &rnorm);
+    st = jacobian(w, h);
+    if (R) memcpy(R, w->R, sizeof(double) * nu);
+    if (J) memcpy(J, w->J, sizeof(double) * nu * nu);
+    return st;
+}

@@ -1,0 +1,418 @@
+/*
+ * sym_systems.c -- built-in systems with analytic, velocity-contracted
+ * derivatives (see symplectic.h for A and H).  Each is a single combined
+ * `eval` callback so that sines and cosines are shared between M, A, H, V
+ * and their derivatives.  Parameters are read-only during integration, so
+ * one system may be integrated by several threads at once.
+ */
+#include "symplectic.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DOF (1 << 16)
+
+static int all_finite(const double *x, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+static void zero(double *x, size_t k)
+{
+    memset(x, 0, sizeof(double) * k);
+}
+
+/* ------------------------------------------------------------------ */
+/* pendulum: L = 1/2 m qdot^2 - m w^2 (1 - cos q)   (FVCA eq. (1))     */
+/* params: m, omega                                                   */
+/* ------------------------------------------------------------------ */
+typedef struct { double m, w2; } pendulum_par;
+
+static int pendulum_eval(const double *q, const double *g, unsigned need,
+                         const sym_eval_out *o, void *params, double *scratch)
+{
+    const pendulum_par *P = params;
+    (void)g; (void)scratch;
+    if (need & SYM_NEED_M) o->M[0] = P->m;
+    if (need & SYM_NEED_A) o->A[0] = 0.0;
+    if (need & SYM_NEED_H) o->H[0] = 0.0;
+    if (need & (SYM_NEED_V | SYM_NEED_D2V)) {
+        const double c = cos(q[0]);
+        if (need & SYM_NEED_V) o->V[0] = P->m * P->w2 * (1.0 - c);
+        if (need & SYM_NEED_D2V) o->d2V[0] = P->m * P->w2 * c;
+    }
+    if (need & SYM_NEED_DV) o->dV[0] = P->m * P->w2 * sin(q[0]);
+    return 0;
+}
+
+static int pendulum_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n != 1 || npar != 2 || !all_finite(par, 2) || !(par[0] > 0.0))
+        return SYM_ESYSTEM;
+    pendulum_par *P = malloc(sizeof(*P));
+    if (!P) return SYM_ENOMEM;
+    P->m = par[0];
+    P->w2 = par[1] * par[1];
+    out->n = 1;
+    out->params = P;
+    out->eval = pendulum_eval;
+    out->flags = SYM_SYS_CONSTANT_MASS;
+    return SYM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* linear: L = 1/2 qdot^T M qdot - 1/2 q^T K q, constant M (SPD), K   */
+/* params: M (n*n, row-major), K (n*n)                                 */
+/* ------------------------------------------------------------------ */
+typedef struct { int n; double *M, *K; } linear_par;
+
+static int linear_eval(const double *q, const double *g, unsigned need,
+                       const sym_eval_out *o, void *params, double *scratch)
+{
+    const linear_par *P = params;
+    const int n = P->n;
+    const size_t nn = (size_t)n * (size_t)n;
+    (void)g; (void)scratch;
+    if (need & SYM_NEED_M) memcpy(o->M, P->M, sizeof(double) * nn);
+    if (need & SYM_NEED_A) zero(o->A, nn);
+    if (need & SYM_NEED_H) zero(o->H, nn);
+    if (need & SYM_NEED_D2V) memcpy(o->d2V, P->K, sizeof(double) * nn);
+    if (need & (SYM_NEED_V | SYM_NEED_DV)) {
+        double v = 0.0;
+        for (int i = 0; i < n; i++) {
+            double s = 0.0;
+            for (int j = 0; j < n; j++) s += P->K[i * n + j] * q[j];
+            if (need & SYM_NEED_DV) o->dV[i] = s;
+            v += q[i] * s;
+        }
+        if (need & SYM_NEED_V) o->V[0] = 0.5 * v;
+    }
+    return 0;
+}
+
+static int symmetric(int n, const double *A)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            const double a = A[i * n + j], b = A[j * n + i];
+            const double tol = 1e-12 * (fabs(a) + fabs(b));
+            if (fabs(a - b) > tol) return 0;
+        }
+    return 1;
+}
+
+static int linear_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n < 1 || n > MAX_DOF) return SYM_ESYSTEM;
+    const size_t nn = (size_t)n * (size_t)n;
+    if (npar != 2 * nn || !all_finite(par, 2 * nn)) return SYM_ESYSTEM;
+    if (!symmetric(n, par) || !symmetric(n, par + nn)) return SYM_ESYSTEM;
+    linear_par *P = malloc(sizeof(*P) + 3 * nn * sizeof(double));
+    if (!P) return SYM_ENOMEM;
+    P->n = n;
+    P->M = (double *)(P + 1);
+    P->K = P->M + nn;
+    memcpy(P->M, par, sizeof(double) * 2 * nn);
+    double *L = P->K + nn;   /* Cholesky check of M */
+    memcpy(L, P->M, sizeof(double) * nn);
+    if (sym_cholesky(n, L)) { free(P); return SYM_EMASS; }
+    out->n = n;
+    out->params = P;
+    out->eval = linear_eval;
+    out->flags = SYM_SYS_CONSTANT_MASS;
+    return SYM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* double_pendulum (TOP Section 3.1): absolute angles from the downward */
+/* vertical; params m1, m2, l1, l2, g.                                  */
+/*   M = [[(m1+m2) l1^2, k c12], [k c12, m2 l2^2]],  k = m2 l1 l2,      */
+/*   V = -(m1+m2) g l1 cos q1 - m2 g l2 cos q2.                          */
+/* With 1/2 g^T M g = const + k cos(q1-q2) g1 g2:                        */
+/*   A = k s12 [[-g2, g2], [-g1, g1]],  H = k c12 g1 g2 [[-1, 1], [1, -1]] */
+/* ------------------------------------------------------------------ */
+typedef struct { double m11, m22, k, v1, v2; } dp_par;
+
+static int dp_eval(const double *q, const double *g, unsigned need,
+                   const sym_eval_out *o, void *params, double *scratch)
+{
+    const dp_par *P = params;
+    (void)scratch;
+    const double s1 = sin(q[0]), c1 = cos(q[0]);
+    const double s2 = sin(q[1]), c2 = cos(q[1]);
+    const double s12 = s1 * c2 - c1 * s2, c12 = c1 * c2 + s1 * s2;
+    if (need & SYM_NEED_M) {
+        o->M[0] = P->m11;
+        o->M[1] = o->M[2] = P->k * c12;
+        o->M[3] = P->m22;
+    }
+    if (need & SYM_NEED_A) {
+        const double a = P->k * s12;
+        o->A[0] = -a * g[1];
+        o->A[1] = a * g[1];
+        o->A[2] = -a * g[0];
+        o->A[3] = a * g[0];
+    }
+    if (need & SYM_NEED_H) {
+        const double h = P->k * c12 * g[0] * g[1];
+        o->H[0] = -h;
+        o->H[1] = o->H[2] = h;
+        o->H[3] = -h;
+    }
+    if (need & SYM_NEED_V) o->V[0] = -P->v1 * c1 - P->v2 * c2;
+    if (need & SYM_NEED_DV) {
+        o->dV[0] = P->v1 * s1;
+        o->dV[1] = P->v2 * s2;
+    }
+    if (need & SYM_NEED_D2V) {
+        o->d2V[0] = P->v1 * c1;
+        o->d2V[1] = o->d2V[2] = 0.0;
+        o->d2V[3] = P->v2 * c2;
+    }
+    return 0;
+}
+
+static int dp_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n != 2 || npar != 5 || !all_finite(par, 5)) return SYM_ESYSTEM;
+    const double m1 = par[0], m2 = par[1], l1 = par[2], l2 = par[3], g = par[4];
+    if (!(m1 > 0.0) || !(m2 > 0.0) || !(l1 > 0.0) || !(l2 > 0.0)) return SYM_ESYSTEM;
+    dp_par *P = malloc(sizeof(*P));
+    if (!P) return SYM_ENOMEM;
+    P->m11 = (m1 + m2) * l1 * l1;
+    P->m22 = m2 * l2 * l2;
+    P->k = m2 * l1 * l2;
+    P->v1 = (m1 + m2) * g * l1;
+    P->v2 = m2 * g * l2;
+    out->n = 2;
+    out->params = P;
+    out->eval = dp_eval;
+    return SYM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* lagrange_top (TOP Section 4.1): ZXZ Euler angles q = (phi, theta,  */
+/* psi); params m, I, I3, l, g.                                        */
+/*   M = [[I s^2 + I3 c^2, 0, I3 c], [0, I, 0], [I3 c, 0, I3]],        */
+/*   V = m g l cos(theta)   (s, c = sin, cos theta).                    */
+/* Only theta enters M and V, so phi and psi are cyclic:                */
+/*   A[0][1] = 2 (I - I3) s c g0 - I3 s g2,  A[2][1] = -I3 s g0,          */
+/*   H[1][1] = (I - I3)(c^2 - s^2) g0^2 - I3 c g0 g2, all else zero.     */
+/* ------------------------------------------------------------------ */
+typedef struct { double I, I3, mgl; } top_par;
+
+static int top_eval(const double *q, const double *g, unsigned need,
+                    const sym_eval_out *o, void *params, double *scratch)
+{
+    const top_par *P = params;
+    (void)scratch;
+    const double s = sin(q[1]), c = cos(q[1]);
+    if (need & SYM_NEED_M) {
+        double *M = o->M;
+        M[0] = P->I * s * s + P->I3 * c * c;
+        M[1] = 0.0;
+        M[2] = P->I3 * c;
+        M[3] = 0.0;
+        M[4] = P->I;
+        M[5] = 0.0;
+        M[6] = P->I3 * c;
+        M[7] = 0.0;
+        M[8] = P->I3;
+    }
+    if (need & SYM_NEED_A) {
+        zero(o->A, 9);
+        o->A[1] = 2.0 * (P->I - P->I3) * s * c * g[0] - P->I3 * s * g[2];
+        o->A[7] = -P->I3 * s * g[0];
+    }
+    if (need & SYM_NEED_H) {
+        zero(o->H, 9);
+        o->H[4] = (P->I - P->I3) * (c * c - s * s) * g[0] * g[0] - P->I3 * c * g[0] * g[2];
+    }
+    if (need & SYM_NEED_V) o->V[0] = P->mgl * c;
+    if (need & SYM_NEED_DV) {
+        o->dV[0] = 0.0;
+        o->dV[1] = -P->mgl * s;
+        o->dV[2] = 0.0;
+    }
+    if (need & SYM_NEED_D2V) {
+        zero(o->d2V, 9);
+        o->d2V[4] = -P->mgl * c;
+    }
+    return 0;
+}
+
+static int top_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n != 3 || npar != 5 || !all_finite(par, 5)) return SYM_ESYSTEM;
+    const double m = par[0], I = par[1], I3 = par[2], l = par[3], g = par[4];
+    if (!(m > 0.0) || !(I > 0.0) || !(I3 > 0.0)) return SYM_ESYSTEM;
+    top_par *P = malloc(sizeof(*P));
+    if (!P) return SYM_ENOMEM;
+    P->I = I;
+    P->I3 = I3;
+    P->mgl = m * g * l;
+    out->n = 3;
+    out->params = P;
+    out->eval = top_eval;
+    return SYM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* pendulum_chain: planar chain of n point masses m_i on massless rods */
+/* l_i, absolute angles q_i from the downward vertical.  With          */
+/* mu_i = sum_{k >= i} m_k (mass hanging from link i):                  */
+/*   M_ij = l_i l_j mu_max(i,j) cos(q_i - q_j),                          */
+/*   V = -g sum_i mu_i l_i cos q_i.                                      */
+/* With C_ij = l_i l_j mu_max(i,j) and s_ij, c_ij = sin, cos(q_i - q_j):  */
+/*   A_ic = l_i l_c mu_ic s_ic g_c - delta_ic sum_j C_ij s_ij g_j,          */
+/*   H_cd = C_cd g_c g_d c_cd - delta_cd sum_j C_cj g_c g_j c_cj.             */
+/* O(n) sines and cosines (angle-difference formulas), O(n^2) work.      */
+/* params: m (n values), l (n values), g                                 */
+/* ------------------------------------------------------------------ */
+typedef struct { int n; double g; double *l, *mu; } chain_par;
+
+static int chain_eval(const double *q, const double *g, unsigned need,
+                      const sym_eval_out *o, void *params, double *scratch)
+{
+    const chain_par *P = params;
+    const int n = P->n;
+    double *sn = scratch, *cs = scratch + n;
+    for (int i = 0; i < n; i++) { sn[i] = sin(q[i]); cs[i] = cos(q[i]); }
+    if (need & SYM_NEED_M) {
+        for (int i = 0; i < n; i++) {
+            o->M[i * n + i] = P->l[i] * P->l[i] * P->mu[i];
+            for (int j = i + 1; j < n; j++) {
+                const double v = P->l[i] * P->l[j] * P->mu[j] * (cs[i] * cs[j] + sn[i] * sn[j]);
+                o->M[i * n + j] = o->M[j * n + i] = v;
+            }
+        }
+    }
+    if (need & SYM_NEED_A) {
+        double *A = o->A;
+        for (int i = 0; i < n; i++) {
+            double diag = 0.0;
+            for (int c = 0; c < n; c++) {
+                if (c == i) { A[i * n + c] = 0.0; continue; }
+                const double Cic = P->l[i] * P->l[c] * P->mu[i > c ? i : c];
+                const double sic = sn[i] * cs[c] - cs[i] * sn[c];
+                const double v = Cic * sic;
+                A[i * n + c] = v * g[c];
+                diag -= v * g[c];
+            }
+            A[i * n + i] = diag;
+        }
+    }
+    if (need & SYM_NEED_H) {
+        double *H = o->H;
+        for (int c = 0; c < n; c++) {
+            double diag = 0.0;
+            for (int d = 0; d < n; d++) {
+                if (d == c) continue;
+                const double Ccd = P->l[c] * P->l[d] * P->mu[c > d ? c : d];
+                const double ccd = cs[c] * cs[d] + sn[c] * sn[d];
+                const double v = Ccd * g[c] * g[d] * ccd;
+                H[c * n + d] = v;
+                diag -= v;
+            }
+            H[c * n + c] = diag;
+        }
+    }
+    if (need & SYM_NEED_V) {
+        double v = 0.0;
+        for (int i = 0; i < n; i++) v -= P->g * P->mu[i] * P->l[i] * cs[i];
+        o->V[0] = v;
+    }
+    if (need & SYM_NEED_DV)
+        for (int i = 0; i < n; i++) o->dV[i] = P->g * P->mu[i] * P->l[i] * sn[i];
+    if (need & SYM_NEED_D2V) {
+        zero(o->d2V, (size_t)n * (size_t)n);
+        for (int i = 0; i < n; i++) o->d2V[i * n + i] = P->g * P->mu[i] * P->l[i] * cs[i];
+    }
+    return 0;
+}
+
+static int chain_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n < 1 || n > MAX_DOF) return SYM_ESYSTEM;
+    if (npar != 2 * (size_t)n + 1 || !all_finite(par, npar)) return SYM_ESYSTEM;
+    for (int i = 0; i < 2 * n; i++)
+        if (!(par[i] > 0.0)) return SYM_ESYSTEM;
+    chain_par *P = malloc(sizeof(*P) + 2 * (size_t)n * sizeof(double));
+    if (!P) return SYM_ENOMEM;
+    P->n = n;
+    P->l = (double *)(P + 1);
+    P->mu = P->l + n;
+    for (int i = 0; i < n; i++) P->l[i] = par[n + i];
+    double acc = 0.0;
+    for (int i = n - 1; i >= 0; i--) { acc += par[i]; P->mu[i] = acc; }
+    P->g = par[2 * n];
+    out->n = n;
+    out->params = P;
+    out->eval = chain_eval;
+    out->scratch_size = 2 * (size_t)n;
+    return SYM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Registry                                                             */
+/* ------------------------------------------------------------------ */
+static const sym_builtin builtins[] = {
+    {"pendulum",
+     "Nonlinear pendulum L = 1/2 m qdot^2 - m omega^2 (1 - cos q) (FVCA).",
+     "m, omega", pendulum_make},
+    {"linear",
+     "Quadratic Lagrangian L = 1/2 qdot^T M qdot - 1/2 q^T K q with constant "
+     "symmetric M (positive definite) and K (AXIOMS).",
+     "M (n*n row-major), K (n*n row-major)", linear_make},
+    {"double_pendulum",
+     "Planar double pendulum, absolute angles from the downward vertical "
+     "(TOP Section 3).",
+     "m1, m2, l1, l2, g", dp_make},
+    {"lagrange_top",
+     "Heavy symmetric (Lagrange) top in ZXZ Euler angles (phi, theta, psi), "
+     "V = m g l cos(theta) (TOP Section 4).",
+     "m, I, I3, l, g", top_make},
+    {"pendulum_chain",
+     "Planar chain of n point masses on massless rods, absolute angles from "
+     "the downward vertical; O(n^2) per evaluation.",
+     "m (n values), l (n values), g", chain_make},
+};
+
+int sym_builtin_count(void)
+{
+    return (int)(sizeof(builtins) / sizeof(builtins[0]));
+}
+
+const sym_builtin *sym_builtin_at(int i)
+{
+    return (i >= 0 && i < sym_builtin_count()) ? &builtins[i] : NULL;
+}
+
+const sym_builtin *sym_builtin_find(const char *name)
+{
+    if (!name) return NULL;
+    for (int i = 0; i < sym_builtin_count(); i++)
+        if (strcmp(builtins[i].name, name) == 0) return &builtins[i];
+    return NULL;
+}
+
+int sym_builtin_make(const char *name, int n, const double *par, size_t npar,
+                     sym_system *out)
+{
+    const sym_builtin *b = sym_builtin_find(name);
+    if (!out) return SYM_EINVAL;
+    memset(out, 0, sizeof(*out));
+    if (!b) return SYM_ESYSTEM;
+    if (npar && !par) return SYM_EINVAL;
+    return b->make(n, par, npar, out);
+}
+
+void sym_builtin_free(sym_system *sys)
+{
+    if (!sys) return;
+    free(sys->params);
+    sys->params = NULL;
+}

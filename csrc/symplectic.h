@@ -1,0 +1,286 @@
+/*
+ * symplectic.h -- public C API of the symplectic core.
+ *
+ * Mechanical systems with Lagrangian
+ *
+ *     L(q, qdot) = 1/2 qdot^T M(q) qdot - V(q),      q in R^n,
+ *
+ * integrated by variational (symplectic) schemes and by RK4 on Hamilton's
+ * equations.  Momenta are canonical: p = M(q) qdot.
+ *
+ * The core never includes Python.h, never prints, never aborts and never
+ * allocates inside a step.  Every function that can fail returns an int
+ * status: 0 on success, one of the negative SYM_E* codes otherwise
+ * (sym_strerror names them).  There is no global mutable state: everything
+ * an integration needs lives in a sym_work allocated by sym_work_new.
+ *
+ * Array convention: matrices are dense, row-major, n x n doubles.
+ */
+#ifndef SYMPLECTIC_H
+#define SYMPLECTIC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+/* ------------------------------------------------------------------ */
+enum sym_status {
+    SYM_OK = 0,
+    SYM_ECALLBACK = -1,   /* a system callback returned nonzero           */
+    SYM_ENOCONV = -2,     /* Newton iteration did not converge            */
+    SYM_ESINGULAR = -3,   /* Newton matrix is singular                    */
+    SYM_ENONFINITE = -4,  /* a non-finite (NaN/inf) value appeared        */
+    SYM_EMASS = -5,       /* mass matrix is not symmetric positive definite */
+    SYM_EINVAL = -6,      /* invalid argument                             */
+    SYM_ENOMEM = -7,      /* out of memory                                */
+    SYM_EMETHOD = -8,     /* unknown method                               */
+    SYM_ESYSTEM = -9,     /* unknown built-in system or bad parameters    */
+    SYM_EINTERRUPT = -10  /* stopped by the progress callback             */
+};
+
+/* A static English description of a status code (never NULL). */
+const char *sym_strerror(int status);
+
+/* ------------------------------------------------------------------ */
+/* The system: a struct of callbacks over void *params                 */
+/* ------------------------------------------------------------------ */
+/*
+ * Every callback returns int: 0 = ok, nonzero = stop (the core returns
+ * SYM_ECALLBACK at once and calls nothing else).  Results come back
+ * through out-parameters.  The velocity-contracted interface keeps all
+ * data O(n^2):
+ *
+ *   mass           M(q)                          out: n x n, SPD
+ *   mass_dir       A(q, g) = d(M(q) g)/dq        out: n x n,
+ *                  A[i][c] = sum_j dM_ij/dq_c g_j
+ *                  (then 1/2 g^T (dM/dq_c) g = 1/2 (A^T g)_c)
+ *   mass_hess_dir  H(q, g) = d^2(1/2 g^T M(q) g)/dq^2   out: n x n
+ *   potential      V(q)                          out: 1 double
+ *   potential_grad grad V(q)                     out: n
+ *   potential_hess hess V(q)                     out: n x n
+ *
+ * Optional slots (may be NULL):
+ *   mass_dir       NULL means M is constant (A = H = 0).
+ *   mass_hess_dir  NULL: central finite differences of mass_dir
+ *                  (about 1e-10 relative; slower; Newton still converges
+ *                  to the exact root because the residual is exact).
+ *   potential      only needed for energies.
+ *   potential_hess NULL: central finite differences of potential_grad.
+ *   eval           a combined callback that fills any subset of the
+ *                  quantities at one point in a single call; when set it is
+ *                  used instead of the individual slots (which may then be
+ *                  NULL).  It must fill everything requested in `need`.
+ */
+typedef int (*sym_fn)(const double *q, double *out, void *params);
+typedef int (*sym_dir_fn)(const double *q, const double *g, double *out,
+                          void *params);
+
+enum sym_need {
+    SYM_NEED_M = 1u,
+    SYM_NEED_A = 2u,
+    SYM_NEED_H = 4u,
+    SYM_NEED_V = 8u,
+    SYM_NEED_DV = 16u,
+    SYM_NEED_D2V = 32u
+};
+
+typedef struct sym_eval_out {
+    double *M;   /* n*n  (SYM_NEED_M)   */
+    double *A;   /* n*n  (SYM_NEED_A)   */
+    double *H;   /* n*n  (SYM_NEED_H)   */
+    double *V;   /* 1    (SYM_NEED_V)   */
+    double *dV;  /* n    (SYM_NEED_DV)  */
+    double *d2V; /* n*n  (SYM_NEED_D2V) */
+} sym_eval_out;
+
+/* `scratch` holds sys->scratch_size doubles private to this call (NULL when
+ * scratch_size is 0); g is NULL when neither A nor H is requested. */
+typedef int (*sym_eval_fn)(const double *q, const double *g, unsigned need,
+                           const sym_eval_out *out, void *params,
+                           double *scratch);
+
+enum sym_system_flags {
+    SYM_SYS_CONSTANT_MASS = 1u  /* M does not depend on q */
+};
+
+typedef struct sym_system {
+    int n;                      /* degrees of freedom, >= 1 */
+    void *params;               /* passed to every callback */
+    sym_fn mass;
+    sym_dir_fn mass_dir;
+    sym_dir_fn mass_hess_dir;
+    sym_fn potential;
+    sym_fn potential_grad;
+    sym_fn potential_hess;
+    sym_eval_fn eval;
+    size_t scratch_size;        /* doubles of scratch `eval` needs       */
+    unsigned flags;
+} sym_system;
+
+/* Evaluate the requested quantities at (q, g) through whichever slots the
+ * system has, with the finite-difference fallbacks described above.
+ * `scratch` must hold sym_eval_scratch_size(sys) doubles. */
+size_t sym_eval_scratch_size(const sym_system *sys);
+int sym_eval(const sym_system *sys, const double *q, const double *g,
+             unsigned need, const sym_eval_out *out, double *scratch);
+
+/* H(q, p) = 1/2 p^T M(q)^{-1} p + V(q).  `scratch`: sym_energy_scratch_size(sys)
+ * doubles.  SYM_EMASS if M(q) is not positive definite. */
+size_t sym_energy_scratch_size(const sym_system *sys);
+int sym_energy(const sym_system *sys, const double *q, const double *p,
+               double *H, double *scratch);
+
+/* ------------------------------------------------------------------ */
+/* Dense linear algebra (used by the schemes; exported for tests)       */
+/* ------------------------------------------------------------------ */
+/* LU with partial pivoting, in place: A (m x m) -> L\U, piv[m].
+ * SYM_ESINGULAR if a pivot is exactly zero or not finite. */
+int sym_lu_factor(int m, double *A, int *piv);
+void sym_lu_solve(int m, const double *LU, const int *piv, double *b);
+/* Cholesky A = L L^T in place (lower triangle); SYM_EMASS if not SPD. */
+int sym_cholesky(int m, double *A);
+void sym_cholesky_solve(int m, const double *L, double *b);
+
+/* ------------------------------------------------------------------ */
+/* Methods (schemes) behind a registry                                 */
+/* ------------------------------------------------------------------ */
+/*
+ * A Galerkin variational integrator is defined by its discrete Lagrangian
+ *
+ *   L_d(Q_0..Q_{s-1}) = h sum_i b_i L( sum_a B[i][a] Q_a , sum_a D[i][a] Q_a / h )
+ *
+ * with s interpolation nodes c_a in [0, 1] (c_0 = 0, c_{s-1} = 1), Lagrange
+ * basis l_a, r quadrature points with weights b_i, B[i][a] = l_a(x_i),
+ * D[i][a] = l_a'(x_i).  Simpson is the 3-node Lobatto member (x = c,
+ * B = I); the implicit midpoint rule is s = 2 with the 1-point Gauss rule.
+ */
+#define SYM_MAX_NODES 8
+
+/* Nodes and quadrature of a Galerkin scheme; the engine derives B, D and
+ * the predictor's extrapolation matrix from them once per workspace. */
+typedef struct sym_galerkin_table {
+    int s;                     /* interpolation nodes (2..SYM_MAX_NODES)   */
+    int r;                     /* quadrature points   (1..SYM_MAX_NODES)   */
+    double c[SYM_MAX_NODES];   /* nodes, c_0 = 0 < ... < c_{s-1} = 1        */
+    double x[SYM_MAX_NODES];   /* quadrature points in [0, 1]              */
+    double b[SYM_MAX_NODES];   /* quadrature weights, sum = 1              */
+} sym_galerkin_table;
+
+enum sym_method_kind { SYM_KIND_GALERKIN = 1, SYM_KIND_RK4 = 2 };
+
+typedef struct sym_method {
+    const char *name;
+    const char *doc;
+    int order;
+    int kind;
+    int symplectic;                   /* 1 for variational schemes       */
+    int n_mid;                        /* internal nodes reported per step */
+    const sym_galerkin_table *table;  /* SYM_KIND_GALERKIN only          */
+} sym_method;
+
+int sym_method_count(void);
+const sym_method *sym_method_at(int i);
+const sym_method *sym_method_find(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Workspace, one step, a whole integration                            */
+/* ------------------------------------------------------------------ */
+typedef struct sym_options {
+    double rtol;   /* Newton update tolerance relative to the step's
+                      increment; <= 0 selects the default (1e-13)        */
+    int max_iter;  /* Newton iterations per step; <= 0: default (25)     */
+    int predictor; /* 1 (default): extrapolate the previous step's
+                      interpolating polynomial; 0: always start from a
+                      Taylor predictor built from (q_j, p_j)             */
+} sym_options;
+
+void sym_options_default(sym_options *opt);
+
+typedef struct sym_step_info {
+    int iterations;     /* Newton iterations (0 for rk4)                 */
+    double residual;    /* final residual, infinity norm (momentum units) */
+    double residual_rel;/* the same relative to the residual's scale     */
+    double update;      /* last Newton update relative to the increment  */
+} sym_step_info;
+
+typedef struct sym_work sym_work;
+
+/* Allocate everything one integration needs.  *status receives the
+ * reason when NULL is returned. */
+sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
+                       const sym_options *opt, int *status);
+void sym_work_free(sym_work *w);
+/* Forget the predictor history and the cached left-node values. */
+void sym_work_reset(sym_work *w);
+
+/* One step (q, p) at time t -> (q1, p1) after time h (h may be negative).
+ * qmid (may be NULL) receives method->n_mid internal nodes, n each.
+ * q1/p1 may not alias q/p. */
+int sym_step(sym_work *w, const double *q, const double *p, double h,
+             double *q1, double *p1, double *qmid, sym_step_info *info);
+
+/* Diagnostics of a Galerkin scheme (SYM_EMETHOD for rk4): the number of
+ * Newton unknowns (s-1) n, and the residual R and Newton matrix J (row-major,
+ * unknowns x unknowns) at the increments X_a = Q_a - q (a = 1..s-1) for the
+ * step from (q, p) with size h. */
+int sym_newton_size(const sym_work *w);
+int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
+                      const double *X, double *R, double *J);
+
+typedef int (*sym_progress_fn)(void *ctx, long steps_done);
+
+typedef struct sym_failure {
+    long step;          /* index k of the failing step t_k -> t_{k+1}    */
+    double t;           /* t_k                                            */
+    int iterations;
+    double residual;
+    double residual_rel;
+} sym_failure;
+
+/*
+ * Integrate n_steps steps of size h from (q0, p0) at t0.
+ * Outputs (caller-allocated): t[n_steps+1], q and p [(n_steps+1) * n],
+ * qmid [n_steps * n_mid * n] or NULL, iters [n_steps] or NULL.
+ * progress (may be NULL) is called every progress_every steps; a nonzero
+ * return stops with SYM_EINTERRUPT.  On any failure *n_done holds the
+ * number of completed steps (rows 0..*n_done of the outputs are valid) and
+ * fail (may be NULL) describes the failing step.
+ */
+int sym_integrate(const sym_system *sys, const sym_method *method,
+                  const sym_options *opt, const double *q0, const double *p0,
+                  double t0, double h, long n_steps, double *t, double *q,
+                  double *p, double *qmid, int *iters,
+                  sym_progress_fn progress, void *ctx, long progress_every,
+                  sym_failure *fail, long *n_done);
+
+/* ------------------------------------------------------------------ */
+/* Built-in systems                                                     */
+/* ------------------------------------------------------------------ */
+/*
+ * Each built-in system is made from a flat array of doubles whose layout
+ * its `params_doc` describes; sym_builtin_make fills *out (including a
+ * malloc'ed params block) and sym_builtin_free releases it.
+ */
+typedef struct sym_builtin {
+    const char *name;
+    const char *doc;
+    const char *params_doc;
+    int (*make)(int n, const double *par, size_t npar, sym_system *out);
+} sym_builtin;
+
+int sym_builtin_count(void);
+const sym_builtin *sym_builtin_at(int i);
+const sym_builtin *sym_builtin_find(const char *name);
+int sym_builtin_make(const char *name, int n, const double *par, size_t npar,
+                     sym_system *out);
+void sym_builtin_free(sym_system *sys);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYMPLECTIC_H */

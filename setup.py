@@ -1,0 +1,26 @@
+"""Build the C extension symplectic._core from csrc/*.c (all metadata is in pyproject.toml)."""
+import glob
+import os
+
+import numpy
+from setuptools import Extension, setup
+
+sources = sorted(glob.glob(os.path.join("csrc", "*.c")))
+extra = ["-std=c99", "-O2", "-Wall", "-Wextra"]
+if os.environ.get("SYMPLECTIC_SANITIZE"):
+    # Debug build for the sanitizer run (.ci/sanitize): ASan + UBSan.
+    extra = ["-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
+             "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+
+setup(
+    ext_modules=[
+        Extension(
+            "symplectic._core",
+            sources=sources,
+            include_dirs=["csrc", numpy.get_include()],
+            extra_compile_args=extra,
+            extra_link_args=["-fsanitize=address,undefined"] if os.environ.get("SYMPLECTIC_SANITIZE") else [],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        )
+    ]
+)

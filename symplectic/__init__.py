@@ -1,0 +1,21 @@
+"""symplectic: structure-preserving integrators for L = 1/2 qdot^T M(q) qdot - V(q).
+
+The Simpson variational integrator (order 4, symplectic), the implicit
+midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
+
+>>> import symplectic as sp
+>>> sys = sp.systems.double_pendulum()
+>>> traj = sp.integrate(sys, [0.785, 1.047], [0.0, 0.0], h=0.01, n_steps=1000)
+>>> traj.q.shape
+(1001, 2)
+"""
+from . import exact, systems
+from ._errors import ConvergenceError
+from ._integrate import Trajectory, integrate, methods, step
+from ._system import System
+
+__version__ = "0.1.0"
+
+__all__ = ["System", "Trajectory", "ConvergenceError", "integrate", "step", "methods",
+           "systems", "exact", "__version__"]
+

@@ -1,0 +1,267 @@
+"""step, integrate and the Trajectory they return."""
+import math
+import numbers
+import operator
+
+import numpy as np
+
+from . import _core
+from ._errors import ConvergenceError
+from ._system import System
+
+_METHODS = {name: dict(doc=doc, order=order, symplectic=bool(sym), n_mid=n_mid)
+            for name, doc, order, sym, n_mid in _core.methods()}
+
+
+def methods(details=False):
+    """The available methods.
+
+    Returns ``{name: description}``; with ``details=True``,
+    ``{name: {"doc", "order", "symplectic", "n_mid"}}`` where ``n_mid`` is the
+    number of internal nodes a step reports in ``Trajectory.q_mid``.
+
+    - ``"simpson"``: Simpson variational integrator, order 4, symplectic.
+    - ``"midpoint"``: implicit-midpoint variational integrator (Newmark on
+      quadratic Lagrangians), order 2, symplectic.
+    - ``"rk4"``: classical Runge-Kutta 4 on Hamilton's equations, order 4,
+      not symplectic.
+    """
+    if details:
+        return {k: dict(v) for k, v in _METHODS.items()}
+    return {k: v["doc"] for k, v in _METHODS.items()}
+
+
+class Trajectory:
+    """A discrete trajectory returned by :func:`integrate`.
+
+    Attributes
+    ----------
+    t : ndarray (N+1,)
+        Times t_k = t0 + k h.
+    q, p : ndarray (N+1, n)
+        Coordinates and canonical momenta p = M(q) qdot at t_k.
+    q_mid : ndarray (N, n) or None
+        Simpson's internal node q_{k+1/2} of each step (the interpolating
+        parabola's value at t_k + h/2); None for methods without internal nodes.
+    newton_iterations : ndarray (N,) of int
+        Newton iterations of each step (0 for rk4).
+    energy : ndarray (N+1,)
+        H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).
+    method, h, system
+        What produced it.
+    """
+
+    def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations):
+        self.system = system
+        self.method = method
+        self.h = h
+        self.t = t
+        self.q = q
+        self.p = p
+        self.q_mid = q_mid
+        self.newton_iterations = newton_iterations
+        self._energy = None
+
+    @property
+    def energy(self):
+        if self._energy is None:
+            self._energy = self.system.energy(self.q, self.p)
+        return self._energy
+
+    @property
+    def n_steps(self):
+        return len(self.t) - 1
+
+    def __len__(self):
+        return len(self.t)
+
+    def __repr__(self):
+        return (f"<Trajectory {self.method}, {self.n_steps} steps of h={self.h:g}, "
+                f"t in [{self.t[0]:g}, {self.t[-1]:g}], n={self.q.shape[1]}>")
+
+
+def _check_system(system):
+    if not isinstance(system, System):
+        raise TypeError(f"system must be a symplectic.System (see symplectic.systems), "
+                        f"got {type(system).__name__}")
+
+
+def _check_method(method):
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, got {type(method).__name__}")
+    if method not in _METHODS:
+        raise ValueError(f"unknown method {method!r}; available: {sorted(_METHODS)}")
+
+
+def _state(name, x, n):
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        raise TypeError(f"{name} must be a float array, got an object array")
+    try:
+        a = np.array(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a sequence of {n} real numbers ({exc})") from None
+    if np.iscomplexobj(x):
+        raise TypeError(f"{name} must be real, got complex values")
+    if n == 1 and a.ndim == 0:
+        a = a.reshape(1)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) for this system, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains non-finite values: {a.tolist()}")
+    return a
+
+
+def _real(name, x):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {x!r}")
+    v = float(x)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return v
+
+
+def _newton_opts(rtol, max_iter):
+    opts = {}
+    if rtol is not None:
+        rtol = _real("rtol", rtol)
+        if not rtol > 0:
+            raise ValueError(f"rtol must be > 0, got {rtol}")
+        opts["rtol"] = rtol
+    if max_iter is not None:
+        max_iter = operator.index(max_iter)
+        if max_iter < 1:
+            raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+        opts["max_iter"] = max_iter
+    return opts
+
+
+def _q_mid(qm):
+    if qm is None:
+        return None
+    return qm[:, 0, :] if qm.shape[1] == 1 else qm
+
+
+def step(system, q, p, h, method="simpson", *, rtol=None, max_iter=None):
+    """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
+
+    Parameters
+    ----------
+    system : symplectic.System
+    q, p : array_like (n,)
+        Coordinates and canonical momenta p = M(q) qdot.
+    h : float
+        Step size (nonzero; negative steps go backward in time).
+    method : str
+        ``"simpson"`` (default), ``"midpoint"`` or ``"rk4"``; see :func:`methods`.
+    rtol : float, optional
+        Newton tolerance on the update relative to the step's increment
+        (default 1e-13).
+    max_iter : int, optional
+        Newton iterations allowed (default 25).
+
+    Returns
+    -------
+    q1, p1 : ndarray (n,)
+
+    Raises
+    ------
+    ConvergenceError
+        Newton failed, a value became non-finite, or M(q) is not positive definite.
+    """
+    _check_system(system)
+    _check_method(method)
+    h = _real("h", h)
+    if h == 0.0:
+        raise ValueError("h must be nonzero")
+    q = _state("q", q, system.n)
+    p = _state("p", p, system.n)
+    q1, p1, _, status, iters, res, res_rel, _upd = _core.step(system, q, p, h, method,
+                                                              **_newton_opts(rtol, max_iter))
+    if status != 0:
+        raise ConvergenceError(
+            f"{method} step from t = 0 with h = {h:g} failed: {_reason(status)} "
+            f"after {iters} Newton iterations (residual {res:.3g}, relative {res_rel:.3g})",
+            step=0, t=0.0, residual=res, iterations=iters, reason=_reason(status))
+    return q1, p1
+
+
+_REASONS = {
+    -2: "Newton iteration did not converge",
+    -3: "Newton matrix is singular",
+    -4: "a non-finite value (nan or inf) appeared",
+    -5: "mass matrix is not symmetric positive definite",
+}
+
+
+def _reason(status):
+    return _REASONS.get(status, f"status {status}")
+
+
+def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None,
+              max_iter=None, predictor=True):
+    """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``.
+
+    Parameters
+    ----------
+    system : symplectic.System
+        A built-in system (:mod:`symplectic.systems`, runs in C without the
+        GIL) or one made of Python callables.
+    q0, p0 : array_like (n,)
+        Initial coordinates and canonical momenta p = M(q) qdot.
+    h : float
+        Step size (nonzero; negative integrates backward in time).
+    n_steps : int
+        Number of steps (>= 0); the trajectory has n_steps + 1 points.
+    method : str
+        ``"simpson"`` (order 4, default), ``"midpoint"`` (order 2) or ``"rk4"``.
+    t0 : float
+        Initial time (default 0).
+    rtol, max_iter :
+        Newton tolerance (default 1e-13, relative to the step's increment)
+        and iteration limit per step (default 25).
+    predictor : bool
+        Start Newton from the extrapolated interpolating polynomial of the
+        previous step (default); False starts every step from a Taylor
+        predictor (slower, same result to the Newton tolerance).
+
+    Returns
+    -------
+    Trajectory
+        with ``t``, ``q``, ``p``, ``q_mid``, ``newton_iterations``, ``energy``.
+
+    Raises
+    ------
+    ConvergenceError
+        If a step fails; ``err.trajectory`` holds the states computed so far
+        and the message names the step, the time and the residual.
+    """
+    _check_system(system)
+    _check_method(method)
+    h = _real("h", h)
+    if h == 0.0:
+        raise ValueError("h must be nonzero")
+    t0 = _real("t0", t0)
+    if isinstance(n_steps, bool):
+        raise TypeError("n_steps must be an int")
+    try:
+        n_steps = operator.index(n_steps)
+    except TypeError:
+        raise TypeError(f"n_steps must be an int, got {n_steps!r}") from None
+    if n_steps < 0:
+        raise ValueError(f"n_steps must be >= 0, got {n_steps}")
+    q0 = _state("q0", q0, system.n)
+    p0 = _state("p0", p0, system.n)
+    t, q, p, qm, iters, done, fail = _core.integrate(
+        system, q0, p0, h, n_steps, method, t0=t0, predictor=bool(predictor),
+        **_newton_opts(rtol, max_iter))
+    if fail is None:
+        return Trajectory(system, method, h, t, q, p, _q_mid(qm), iters)
+    status, reason, k, tk, kit, res, res_rel = fail
+    partial = Trajectory(system, method, h, t[:done + 1].copy(), q[:done + 1].copy(),
+                         p[:done + 1].copy(), None if qm is None else _q_mid(qm[:done].copy()),
+                         iters[:done].copy())
+    raise ConvergenceError(
+        f"{method} failed at step {k} (t = {tk:.17g}, h = {h:g}): {reason}; "
+        f"{kit} Newton iterations, residual {res:.3g} (relative {res_rel:.3g}); "
+        f"the trajectory up to t = {tk:.17g} is in .trajectory",
+        step=k, t=tk, residual=res, iterations=kit, reason=reason, trajectory=partial)

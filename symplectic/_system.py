@@ -1,0 +1,241 @@
+"""The System class: a Lagrangian L = 1/2 qdot^T M(q) qdot - V(q)."""
+import operator
+
+import numpy as np
+
+from . import _core, _fd
+
+_M, _A, _H, _V, _DV, _D2V = (_core.NEED_M, _core.NEED_A, _core.NEED_H, _core.NEED_V,
+                             _core.NEED_DV, _core.NEED_D2V)
+
+
+class System(_core.System):
+    """A mechanical system with Lagrangian L(q, qdot) = 1/2 qdot^T M(q) qdot - V(q).
+
+    Parameters
+    ----------
+    n : int
+        Number of degrees of freedom (generalised coordinates q in R^n).
+    mass : callable or array_like
+        ``mass(q) -> (n, n)`` symmetric positive-definite mass matrix M(q), or a
+        constant ``(n, n)`` array when M does not depend on q.
+    potential : callable
+        ``potential(q) -> float``, the potential energy V(q).
+    mass_grad : callable, optional
+        ``mass_grad(q) -> (n, n, n)`` with ``[k, i, j] = dM_ij/dq_k``.  If omitted
+        for a callable mass (and no ``mass_dir`` is given), central finite
+        differences of ``mass`` are used: about 1e-10 relative accuracy and 2n
+        extra calls per evaluation.
+    potential_grad : callable, optional
+        ``potential_grad(q) -> (n,)``, grad V.  If omitted: finite differences of
+        ``potential`` (as above).
+    mass_hess : callable, optional
+        ``mass_hess(q) -> (n, n, n, n)`` with ``[k, l, i, j] = d^2 M_ij/dq_k dq_l``.
+        Used only in Newton's Jacobian; if omitted, the C core differentiates
+        the first derivative numerically (Newton still converges to the exact
+        root, the trajectory is unaffected beyond the Newton tolerance).
+    potential_hess : callable, optional
+        ``potential_hess(q) -> (n, n)``; if omitted, finite differences of
+        ``potential_grad`` (Jacobian only, as for ``mass_hess``).
+    mass_dir : callable, optional
+        Contracted alternative to ``mass_grad`` for large n:
+        ``mass_dir(q, g) -> (n, n)`` with ``[i, c] = sum_j dM_ij/dq_c g_j``.
+    mass_hess_dir : callable, optional
+        Contracted alternative to ``mass_hess``:
+        ``mass_hess_dir(q, g) -> (n, n)``, the Hessian of 1/2 g^T M(q) g in q.
+    name : str, optional
+        A label used in ``repr``.
+
+    Notes
+    -----
+    Momenta are canonical, p = M(q) qdot, and the Hamiltonian is
+    H(q, p) = 1/2 p^T M(q)^-1 p + V(q).  Units are the user's: with q in
+    radians or metres and t in seconds, p is in kg m^2/s or kg m/s and
+    H in joules.  Every callable receives a fresh float64 copy of q (and g);
+    its result must be convertible to float64, of the documented shape, and
+    finite.  Exceptions raised inside a callable propagate out of
+    ``step``/``integrate`` unchanged.
+    """
+
+    def __init__(self, n, mass, potential, mass_grad=None, potential_grad=None,
+                 mass_hess=None, potential_hess=None, *, mass_dir=None, mass_hess_dir=None,
+                 name=None):
+        if isinstance(n, bool):
+            raise TypeError("n must be an int")
+        n = operator.index(n)
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if not callable(potential):
+            raise TypeError("potential must be a callable potential(q) -> float")
+        self._fd_used = []
+        if callable(mass):
+            if mass_grad is None and mass_dir is None:
+                mass_grad = _fd.mass_grad(mass, n)
+                self._fd_used.append("mass_grad")
+        else:
+            mass = np.array(mass, dtype=float)
+            if mass.shape != (n, n):
+                raise ValueError(f"a constant mass must have shape ({n}, {n}), got {mass.shape}")
+            if not np.all(np.isfinite(mass)):
+                raise ValueError("the constant mass matrix contains non-finite values")
+            if not np.allclose(mass, mass.T, rtol=1e-12, atol=0.0):
+                raise ValueError("the constant mass matrix is not symmetric")
+            try:
+                np.linalg.cholesky(mass)
+            except np.linalg.LinAlgError:
+                raise ValueError("the constant mass matrix is not positive definite") from None
+            if mass_grad is not None or mass_hess is not None or mass_dir is not None:
+                raise ValueError("a constant mass takes no mass derivatives")
+        if potential_grad is None:
+            potential_grad = _fd.gradient(potential, n)
+            self._fd_used.append("potential_grad")
+        super().__init__(n, mass, potential, mass_grad, potential_grad, mass_hess,
+                         potential_hess, mass_dir, mass_hess_dir)
+        self._name = name
+        self._params = None
+        self._callables = dict(mass=mass, potential=potential, mass_grad=mass_grad,
+                               potential_grad=potential_grad, mass_hess=mass_hess,
+                               potential_hess=potential_hess, mass_dir=mass_dir,
+                               mass_hess_dir=mass_hess_dir)
+
+    @classmethod
+    def _from_builtin(cls, name, n, flat_params, params):
+        obj = cls.__new__(cls)
+        _core.System.__init__(obj, n, builtin=name, params=np.asarray(flat_params, dtype=float))
+        obj._name = name
+        obj._params = dict(params)
+        obj._fd_used = []
+        obj._callables = None
+        return obj
+
+    # ------------------------------------------------------------------
+    @property
+    def name(self):
+        """Label of the system (the built-in name for built-in systems)."""
+        return self._name
+
+    @property
+    def params(self):
+        """Parameters of a built-in system (dict), None for Python systems."""
+        return None if self._params is None else dict(self._params)
+
+    def __repr__(self):
+        if self.builtin is not None:
+            args = ", ".join(f"{k}={_short(v)}" for k, v in self._params.items())
+            return f"<symplectic.System {self.builtin}({args}), n={self.n}, built-in C>"
+        label = f" {self._name!r}" if self._name else ""
+        return f"<symplectic.System{label} n={self.n}, Python callables>"
+
+    # ------------------------------------------------------------------
+    def mass(self, q):
+        """M(q), the (n, n) mass matrix."""
+        return self._eval(q, None, _M)[0]
+
+    def mass_dir(self, q, g):
+        """A(q, g) = d(M(q) g)/dq: ``A[i, c] = sum_j dM_ij/dq_c g_j`` (n, n)."""
+        return self._eval(q, g, _A)[1]
+
+    def mass_hess_dir(self, q, g):
+        """Hessian in q of 1/2 g^T M(q) g, (n, n)."""
+        return self._eval(q, g, _H)[2]
+
+    def potential(self, q):
+        """V(q) (float)."""
+        return self._eval(q, None, _V)[3]
+
+    def potential_grad(self, q):
+        """grad V(q), (n,)."""
+        return self._eval(q, None, _DV)[4]
+
+    def potential_hess(self, q):
+        """hess V(q), (n, n)."""
+        return self._eval(q, None, _D2V)[5]
+
+    def kinetic(self, q, p):
+        """Kinetic energy 1/2 p^T M(q)^-1 p (same shapes as energy)."""
+        q = np.asarray(q, dtype=float)
+        V = (np.array([self.potential(row) for row in q]) if q.ndim == 2
+             else self.potential(q))
+        return self.energy(q, p) - V
+
+    def velocity(self, q, p):
+        """qdot = M(q)^-1 p for one state (n,) or row-wise (N, n)."""
+        q = np.asarray(q, dtype=float)
+        p = np.asarray(p, dtype=float)
+        if q.ndim == 1:
+            return np.linalg.solve(self.mass(q), p)
+        return np.array([np.linalg.solve(self.mass(a), b) for a, b in zip(q, p)])
+
+    def momentum(self, q, qdot):
+        """p = M(q) qdot for one state (n,) or row-wise (N, n)."""
+        q = np.asarray(q, dtype=float)
+        qdot = np.asarray(qdot, dtype=float)
+        if q.ndim == 1:
+            return self.mass(q) @ qdot
+        return np.array([self.mass(a) @ b for a, b in zip(q, qdot)])
+
+    # ------------------------------------------------------------------
+    def check_derivatives(self, q, g=None, *, rtol=1e-6, raise_on_failure=True):
+        """Check every supplied derivative against central finite differences.
+
+        Compares, at the point q (and velocity g, random if omitted):
+        A(q, g) with the difference quotient of M(q) g; the Hessian of
+        1/2 g^T M g with the difference quotient of 1/2 A^T g; grad V with
+        that of V; hess V with that of grad V.  Derivatives that are
+        themselves finite differences (not supplied) are reported as such
+        and not checked.
+
+        Returns a dict ``{name: relative error}`` (errors relative to the
+        largest entry of the quantity).  Raises ValueError listing the
+        failures when an error exceeds ``rtol`` (default 1e-6; the
+        difference quotients are accurate to about 1e-9) unless
+        ``raise_on_failure`` is False.
+        """
+        n = self.n
+        q = np.array(q, dtype=float)
+        if q.shape != (n,):
+            raise ValueError(f"q must have shape ({n},), got {q.shape}")
+        if g is None:
+            g = np.random.default_rng(12345).standard_normal(n)
+        g = np.array(g, dtype=float)
+        if g.shape != (n,):
+            raise ValueError(f"g must have shape ({n},), got {g.shape}")
+
+        def rel(a, b):
+            a, b = np.asarray(a, float), np.asarray(b, float)
+            scale = max(np.max(np.abs(b)), np.max(np.abs(a)), 1e-300)
+            return float(np.max(np.abs(a - b)) / scale) if a.size else 0.0
+
+        fd = set(self._fd_used)
+        report = {}
+        if not self.constant_mass:
+            if "mass_grad" in fd:
+                report["mass_grad"] = "finite differences"
+            else:
+                A_fd = _fd.jacobian(lambda x: self.mass(x) @ g, q)
+                report["mass_grad"] = rel(self.mass_dir(q, g), A_fd)
+            H_fd = _fd.jacobian(lambda x: 0.5 * self.mass_dir(x, g).T @ g, q)
+            has_h = self._callables is None or (self._callables["mass_hess"] is not None
+                                               or self._callables["mass_hess_dir"] is not None)
+            report["mass_hess"] = rel(self.mass_hess_dir(q, g), H_fd) if has_h else "finite differences"
+        if "potential_grad" in fd:
+            report["potential_grad"] = "finite differences"
+        else:
+            report["potential_grad"] = rel(self.potential_grad(q),
+                                           _fd.jacobian(lambda x: np.atleast_1d(self.potential(x)), q)[0])
+        has_k = self._callables is None or self._callables["potential_hess"] is not None
+        report["potential_hess"] = (rel(self.potential_hess(q), _fd.jacobian(self.potential_grad, q))
+                                    if has_k else "finite differences")
+        bad = {k: v for k, v in report.items() if not isinstance(v, str) and not v <= rtol}
+        if bad and raise_on_failure:
+            lines = ", ".join(f"{k}: relative error {v:.3g}" for k, v in bad.items())
+            raise ValueError(f"derivative check failed at q = {q.tolist()} (rtol = {rtol:g}): {lines}")
+        return report
+
+
+def _short(v):
+    if isinstance(v, np.ndarray):
+        return np.array2string(v, precision=6, separator=", ", threshold=8)
+    if isinstance(v, float):
+        return f"{v:.10g}"
+    return repr(v)

@@ -1,0 +1,159 @@
+"""Built-in systems, implemented in C with analytic derivatives.
+
+Each factory returns a :class:`symplectic.System` whose M, V and all their
+derivatives are evaluated in C (no Python in the integration loop; the GIL
+is released).  SI units are assumed in the docstrings (kg, m, s, rad) but any
+consistent system works.
+"""
+import math
+import operator
+
+import numpy as np
+
+from . import _core
+from ._system import System
+
+__all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "pendulum_chain",
+           "linear_double_pendulum", "available"]
+
+#: Table 3 of the TOP paper (a toy top; Laos 2022): mass, moments of inertia, distance.
+TOP_TABLE3 = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)
+
+
+def _positive(name, value):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return v
+
+
+def _finite(name, value):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def pendulum(m=1.0, omega=2 * math.pi):
+    """Nonlinear pendulum, L = 1/2 m qdot^2 - m omega^2 (1 - cos q)  (FVCA paper).
+
+    q is the angle from the downward vertical (rad), p = m qdot.  ``m`` plays
+    the role of the moment of inertia (kg m^2) and ``omega`` (rad/s) is the
+    small-oscillation angular frequency sqrt(g/l).  Defaults: m = 1, omega = 2 pi
+    (FVCA Table 1).
+    """
+    m = _positive("m", m)
+    omega = _finite("omega", omega)
+    return System._from_builtin("pendulum", 1, [m, omega], dict(m=m, omega=omega))
+
+
+def linear(M, K):
+    """Quadratic Lagrangian L = 1/2 qdot^T M qdot - 1/2 q^T K q  (AXIOMS paper).
+
+    ``M`` must be symmetric positive definite and ``K`` symmetric (both
+    constant, shape (n, n)).  The equations of motion are M qdd + K q = 0;
+    see :mod:`symplectic.linear` for the schemes in closed form.
+    """
+    M = np.array(M, dtype=float)
+    K = np.array(K, dtype=float)
+    if M.ndim == 0:
+        M = M.reshape(1, 1)
+    if K.ndim == 0:
+        K = K.reshape(1, 1)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
+    if K.shape != M.shape:
+        raise ValueError(f"K must have the shape of M {M.shape}, got {K.shape}")
+    for name, A in (("M", M), ("K", K)):
+        if not np.all(np.isfinite(A)):
+            raise ValueError(f"{name} contains non-finite values")
+        if not np.allclose(A, A.T, rtol=1e-12, atol=0.0):
+            raise ValueError(f"{name} must be symmetric")
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ValueError("M must be positive definite") from None
+    n = M.shape[0]
+    return System._from_builtin("linear", n, np.concatenate([M.ravel(), K.ravel()]),
+                                dict(M=M.copy(), K=K.copy()))
+
+
+def double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81):
+    """Planar double pendulum (TOP paper, Section 3).
+
+    q = (q1, q2): absolute angles of the two rods from the downward vertical
+    (rad); point masses m1, m2 (kg) on massless rods l1, l2 (m); gravity g
+    (m/s^2).  M = [[(m1+m2) l1^2, m2 l1 l2 cos(q1-q2)], [.., m2 l2^2]],
+    V = -(m1+m2) g l1 cos q1 - m2 g l2 cos q2 (no constant: V < 0 near rest).
+    The TOP paper's runs use l1 = l2 = g/omega0^2 with omega0 = 2 pi.
+    """
+    vals = [_positive("m1", m1), _positive("m2", m2), _positive("l1", l1),
+            _positive("l2", l2), _finite("g", g)]
+    return System._from_builtin("double_pendulum", 2, vals,
+                                dict(zip(("m1", "m2", "l1", "l2", "g"), vals)))
+
+
+def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TOP_TABLE3["l"],
+                 g=9.81):
+    """Heavy symmetric (Lagrange) top in ZXZ Euler angles q = (phi, theta, psi) (TOP paper, Sec. 4).
+
+    m: mass (kg); I = I1 = I2 and I3: moments of inertia about the fixed
+    contact point (kg m^2); l: distance from the contact point to the centre of
+    mass (m); g (m/s^2).  M = [[I sin^2 + I3 cos^2, 0, I3 cos], [0, I, 0],
+    [I3 cos, 0, I3]] (theta), V = m g l cos(theta).  phi (precession) and psi
+    (spin) are cyclic: p_phi and p_psi are conserved.  Defaults: TOP Table 3.
+    """
+    vals = [_positive("m", m), _positive("I", I), _positive("I3", I3), _finite("l", l),
+            _finite("g", g)]
+    return System._from_builtin("lagrange_top", 3, vals,
+                                dict(zip(("m", "I", "I3", "l", "g"), vals)))
+
+
+def pendulum_chain(n, m=1.0, l=1.0, g=9.81):
+    """Planar chain of n point masses on massless rods (n-link pendulum).
+
+    q_i: absolute angle of rod i from the downward vertical (rad).  ``m`` and
+    ``l`` are scalars or length-n sequences (kg, m).  With mu_i = sum_{k>=i} m_k,
+    M_ij = l_i l_j mu_max(i,j) cos(q_i - q_j) and V = -g sum_i mu_i l_i cos q_i.
+    Every evaluation costs O(n^2) (O(n) sines and cosines).  n = 2 is the
+    double pendulum.
+    """
+    if isinstance(n, bool):
+        raise TypeError("n must be an int")
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    ms = np.broadcast_to(np.asarray(m, dtype=float), (n,)).copy() if np.ndim(m) == 0 else np.asarray(m, dtype=float)
+    ls = np.broadcast_to(np.asarray(l, dtype=float), (n,)).copy() if np.ndim(l) == 0 else np.asarray(l, dtype=float)
+    if ms.shape != (n,) or ls.shape != (n,):
+        raise ValueError(f"m and l must be scalars or have length n = {n}")
+    if not (np.all(np.isfinite(ms)) and np.all(ms > 0) and np.all(np.isfinite(ls)) and np.all(ls > 0)):
+        raise ValueError("masses and lengths must be finite and > 0")
+    g = _finite("g", g)
+    return System._from_builtin("pendulum_chain", n, np.concatenate([ms, ls, [g]]),
+                                dict(n=n, m=ms, l=ls, g=g))
+
+
+def linear_double_pendulum(m1=1.0, m2=1.0, l=9.81 / (2 * math.pi) ** 2, g=9.81):
+    """Linearised double pendulum (AXIOMS paper, Section 5) as a ``linear`` system.
+
+    Small oscillations about the downward rest position with equal rods l:
+    M = [[(m1+m2) l^2, m2 l^2], [m2 l^2, m2 l^2]], K = diag((m1+m2) g l, m2 g l).
+    Defaults: m1 = m2 = 1 and l = g/omega0^2 with omega0 = 2 pi (AXIOMS Table 1).
+    """
+    m1, m2, l = _positive("m1", m1), _positive("m2", m2), _positive("l", l)
+    g = _positive("g", g)
+    M = np.array([[(m1 + m2) * l * l, m2 * l * l], [m2 * l * l, m2 * l * l]])
+    K = np.diag([(m1 + m2) * g * l, m2 * g * l])
+    return linear(M, K)
+
+
+def available():
+    """{name: description} of the built-in C systems."""
+    return {name: doc for name, doc, _ in _core.builtins()}
