@@ -24,12 +24,14 @@ def counting(fn, fail_at, exc=Boom):
     return wrapped, calls
 
 
-@pytest.mark.parametrize("method", ["simpson", "midpoint", "rk4"])
-@pytest.mark.parametrize("slot", ["mass", "potential_grad", "mass_grad", "mass_hess", "potential_hess"])
+CASES = [(m, s) for m in ("simpson", "midpoint", "rk4")
+         for s in ("mass", "potential_grad", "mass_grad", "mass_hess", "potential_hess")
+         if not (m == "rk4" and s in ("mass_hess", "potential_hess"))]   # rk4: first derivatives only
+
+
+@pytest.mark.parametrize("method,slot", CASES)
 def test_callback_exception_propagates_unchanged(method, slot):
     c = dict(dp_callables())
-    if method == "rk4" and slot in ("mass_hess", "potential_hess"):
-        pytest.skip("rk4 does not use second derivatives")
     c[slot], calls = counting(c[slot], fail_at=40)
     sys = sp.System(2, **c)
     with pytest.raises(Boom) as info:

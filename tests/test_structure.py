@@ -99,3 +99,24 @@ def test_top_cyclic_momenta_constant(method, top_state):
     assert np.all(traj.p[:, 0] == p0[0]) and np.all(traj.p[:, 2] == p0[2])
     # while theta moves
     assert np.ptp(traj.q[:, 1]) > 0.5
+
+
+def test_threads_run_builtin_systems_concurrently():
+    """The GIL is released: concurrent integrations give the sequential results."""
+    import threading
+    sys = sp.systems.pendulum_chain(6)
+    q0 = np.linspace(0.1, 0.6, 6)
+    starts = [q0 + 0.01 * k for k in range(4)]
+    seq = [sp.integrate(sys, s, np.zeros(6), 0.005, 2000).q for s in starts]
+    out = [None] * 4
+
+    def work(k):
+        out[k] = sp.integrate(sys, starts[k], np.zeros(6), 0.005, 2000).q
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for a, b in zip(seq, out):
+        assert np.array_equal(a, b)
