@@ -921,6 +921,64 @@ done:
     return ret;
 }
 
+/* step_tangent(system, q, p, h, method) -> (q1, p1, D) */
+static PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", NULL};
+    PyObject *so, *qo, *po;
+    double h, rtol = 0.0;
+    int max_iter = 0;
+    const char *mname = "simpson";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdi", kwlist, &so, &qo, &po, &h, &mname,
+                                     &rtol, &max_iter))
+        return NULL;
+    SystemObject *S = get_system(module, so);
+    if (!S) return NULL;
+    const sym_method *m = get_method(mname);
+    if (!m) return NULL;
+    if (!isfinite(h) || h == 0.0) {
+        PyErr_SetString(PyExc_ValueError, "h must be finite and nonzero");
+        return NULL;
+    }
+    const int n = S->sys.n;
+    PyArrayObject *q = as_vector(qo, n, "q"), *p = NULL;
+    if (!q) return NULL;
+    p = as_vector(po, n, "p");
+    if (!p) { Py_DECREF(q); return NULL; }
+    npy_intp d1 = n, d2[2] = {2 * n, 2 * n};
+    PyObject *q1 = PyArray_SimpleNew(1, &d1, NPY_DOUBLE);
+    PyObject *p1 = PyArray_SimpleNew(1, &d1, NPY_DOUBLE);
+    PyObject *D = PyArray_SimpleNew(2, d2, NPY_DOUBLE);
+    PyObject *ret = NULL;
+    sym_work *w = NULL;
+    if (!q1 || !p1 || !D) goto done;
+    sym_options opt;
+    sym_options_default(&opt);
+    opt.rtol = rtol;
+    opt.max_iter = max_iter;
+    int st = SYM_OK;
+    w = sym_work_new(&S->sys, m, &opt, &st);
+    if (!w) { raise_status(st); goto done; }
+    sym_step_info info = {0};
+    st = sym_step_tangent(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA((PyArrayObject *)q1),
+                          PyArray_DATA((PyArrayObject *)p1), PyArray_DATA((PyArrayObject *)D), &info);
+    if (st) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_RuntimeError, "step_tangent failed: %s (residual %g)",
+                         sym_strerror(st), info.residual);
+        goto done;
+    }
+    ret = PyTuple_Pack(3, q1, p1, D);
+done:
+    sym_work_free(w);
+    Py_XDECREF(q1);
+    Py_XDECREF(p1);
+    Py_XDECREF(D);
+    Py_DECREF(q);
+    Py_DECREF(p);
+    return ret;
+}
+
 static PyObject *mod_methods(PyObject *module, PyObject *unused)
 {
     (void)module; (void)unused;
@@ -957,6 +1015,9 @@ static PyMethodDef module_methods[] = {
     {"newton_system", mod_newton_system, METH_VARARGS,
      "newton_system(system, q, p, h, X, method) -> (R, J): residual and Newton matrix of "
      "a variational scheme at increments X ((s-1) n) -- a diagnostic for tests."},
+    {"step_tangent", (PyCFunction)(void (*)(void))mod_step_tangent, METH_VARARGS | METH_KEYWORDS,
+     "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0) -> (q1, p1, D): one "
+     "step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) ordering."},
     {"methods", mod_methods, METH_NOARGS, "[(name, doc, order, symplectic, n_mid)]"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
     {NULL, NULL, 0, NULL}};

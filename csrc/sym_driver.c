@@ -138,6 +138,15 @@ int sym_step(sym_work *w, const double *q, const double *p, double h,
     return sym_rk4_step(w, q, p, h, q1, p1, info);
 }
 
+int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
+                     double *q1, double *p1, double *D, sym_step_info *info)
+{
+    if (!w || !q || !p || !q1 || !p1 || !D) return SYM_EINVAL;
+    if (w->method->kind == SYM_KIND_GALERKIN)
+        return sym_galerkin_tangent(w, q, p, h, q1, p1, D, info);
+    return sym_rk4_tangent(w, q, p, h, q1, p1, D, info);
+}
+
 int sym_integrate(const sym_system *sys, const sym_method *method,
                   const sym_options *opt, const double *q0, const double *p0,
                   double t0, double h, long n_steps, double *t, double *q,

@@ -42,6 +42,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RES_TOL 1e-9          /* final relative residual accepted        */
@@ -441,6 +442,81 @@ fail:
         info->update = dk;
     }
     return st;
+}
+
+/*
+ * Tangent map of a converged step (implicit function theorem).  With the
+ * increments X fixed, q moves every node: dR_a/dq = sum_b dR_a/dQ_b
+ *   = sum_i b_i [ D_ia A_i + h B_ia (H_i - K_i) ]   (rows of B sum to 1,
+ * rows of D to 0), and dR_0/dp = I.  Then dX = -J^{-1}(R_q dq + R_p dp),
+ *   dq1 = dq + dX_{s-1},
+ *   dp1 = dp + h sum_i b_i [ (H_i - K_i) dq_i + A_i^T dg_i ],
+ *   dq_i = dq + sum_a B_ia dX_a,  dg_i = sum_a D_ia dX_a / h.
+ */
+int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
+                         double *q1, double *p1, double *D, sym_step_info *info)
+{
+    const int n = w->n, s = w->tab.s, r = w->tab.r, nu = w->nu, m = 2 * n;
+    const size_t nn = (size_t)n * (size_t)n;
+    int st = sym_galerkin_step(w, q, p, h, q1, p1, NULL, info);
+    if (st) return st;
+    /* Full evaluation of every point at the converged increments (the
+     * left node needs H and K here, unlike in Newton). */
+    form_points(w, q, h);
+    const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
+    for (int i = 0; i < r; i++) {
+        st = eval_point(w, i, all);
+        if (st) return st;
+    }
+    st = jacobian(w, h);
+    if (st) return st;
+    st = sym_lu_factor(nu, w->J, w->piv);
+    if (st) return st;
+    double *Rq = malloc(sizeof(double) * ((size_t)nu * n + (size_t)nu + (size_t)n));
+    if (!Rq) return SYM_ENOMEM;
+    double *dX = Rq + (size_t)nu * n, *dq = dX + nu;
+    memset(Rq, 0, sizeof(double) * (size_t)nu * n);
+    for (int i = 0; i < r; i++) {
+        const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
+        for (int a = 0; a <= s - 2; a++) {
+            const double cA = w->tab.b[i] * w->tab.D[i][a];
+            const double cH = w->tab.b[i] * h * w->tab.B[i][a];
+            for (int g = 0; g < n; g++)
+                for (int d = 0; d < n; d++)
+                    Rq[((size_t)a * n + g) * n + d] += cA * A[g * n + d] + cH * (H[g * n + d] - K[g * n + d]);
+        }
+    }
+    for (int col = 0; col < m; col++) {
+        /* perturbation (dq, dp) = unit vector `col` */
+        for (int k = 0; k < n; k++) dq[k] = (col == k) ? 1.0 : 0.0;
+        for (int k = 0; k < nu; k++) {
+            double v = (col < n) ? Rq[(size_t)k * n + col] : 0.0;
+            if (col >= n && k == col - n) v += 1.0;    /* R_0 = p + ... */
+            dX[k] = -v;
+        }
+        sym_lu_solve(nu, w->J, w->piv, dX);
+        for (int k = 0; k < n; k++)
+            D[(size_t)k * m + col] = dq[k] + dX[(size_t)(s - 2) * n + k];
+        for (int c = 0; c < n; c++) {
+            double acc = 0.0;
+            for (int i = 0; i < r; i++) {
+                const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
+                double sum = 0.0;
+                for (int d = 0; d < n; d++) {
+                    double dqd = dq[d], dgd = 0.0;
+                    for (int a = 1; a < s; a++) {
+                        dqd += w->tab.B[i][a] * dX[(size_t)(a - 1) * n + d];
+                        dgd += w->tab.D[i][a] * dX[(size_t)(a - 1) * n + d];
+                    }
+                    sum += (H[c * n + d] - K[c * n + d]) * dqd + A[d * n + c] * dgd / h;
+                }
+                acc += w->tab.b[i] * sum;
+            }
+            D[(size_t)(n + c) * m + col] = ((col == n + c) ? 1.0 : 0.0) + h * acc;
+        }
+    }
+    free(Rq);
+    return SYM_OK;
 }
 
 int sym_newton_size(const sym_work *w)

@@ -53,6 +53,10 @@ struct sym_work {
 int sym_galerkin_setup(sym_work *w);
 int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
                       double *q1, double *p1, double *qmid, sym_step_info *info);
+int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
+                         double *q1, double *p1, double *D, sym_step_info *info);
+int sym_rk4_tangent(sym_work *w, const double *q, const double *p, double h,
+                    double *q1, double *p1, double *D, sym_step_info *info);
 int sym_rk4_step(sym_work *w, const double *q, const double *p, double h,
                  double *q1, double *p1, sym_step_info *info);
 

@@ -11,6 +11,7 @@
 #include "sym_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One stage: (qs, ps) -> (kq, kp) = (M^{-1} ps, 1/2 A(qs, v)^T v - grad V). */
@@ -70,4 +71,88 @@ int sym_rk4_step(sym_work *w, const double *q, const double *p, double h,
         if (!isfinite(q1[k]) || !isfinite(p1[k])) return SYM_ENONFINITE;
     }
     return SYM_OK;
+}
+
+/*
+ * Jacobian of the right-hand side F(q, p) = (v, f), v = M^{-1} p,
+ * f = 1/2 A(q,v)^T v - grad V:
+ *   dv/dq = -M^{-1} A,  dv/dp = M^{-1},
+ *   df/dq = (H - K) + A^T dv/dq,  df/dp = A^T M^{-1}
+ * (H = H(q, v), K = hess V).  JF is 2n x 2n, (q, p) ordering.
+ */
+static int rhs_jacobian(sym_work *w, const double *qs, const double *ps, double *JF,
+                        double *Minv, double *Hb, double *Kb)
+{
+    const int n = w->n, m = 2 * n;
+    int st = rhs(w, qs, ps, w->vs, w->acc);   /* v in vs; Ms = chol(M); As = A(q, v) */
+    if (st) return st;
+    sym_eval_out out = {0};
+    out.H = Hb;
+    out.d2V = Kb;
+    st = sym_eval(w->sys, qs, w->vs, SYM_NEED_H | SYM_NEED_D2V, &out, w->scratch);
+    if (st) return st;
+    /* Minv columns */
+    for (int c = 0; c < n; c++) {
+        for (int k = 0; k < n; k++) w->tmp[k] = (k == c) ? 1.0 : 0.0;
+        sym_cholesky_solve(n, w->Ms, w->tmp);
+        for (int k = 0; k < n; k++) Minv[k * n + c] = w->tmp[k];
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double dvdq = 0.0, dfdp = 0.0;
+            for (int k = 0; k < n; k++) {
+                dvdq -= Minv[i * n + k] * w->As[k * n + j];
+                dfdp += w->As[k * n + i] * Minv[k * n + j];
+            }
+            JF[i * m + j] = dvdq;
+            JF[i * m + n + j] = Minv[i * n + j];
+            JF[(n + i) * m + n + j] = dfdp;
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double v = Hb[i * n + j] - Kb[i * n + j];
+            for (int k = 0; k < n; k++) v += w->As[k * n + i] * JF[k * m + j];
+            JF[(n + i) * m + j] = v;
+        }
+    return SYM_OK;
+}
+
+/* D = I + h/6 (K1 + 2 K2 + 2 K3 + K4), K_s = JF(y_s) (I + c_s h K_{s-1}). */
+int sym_rk4_tangent(sym_work *w, const double *q, const double *p, double h,
+                    double *q1, double *p1, double *D, sym_step_info *info)
+{
+    const int n = w->n, m = 2 * n;
+    const size_t mm = (size_t)m * (size_t)m, nn = (size_t)n * (size_t)n;
+    static const double cst[4] = {0.0, 0.5, 0.5, 1.0};
+    static const double wgt[4] = {1.0, 2.0, 2.0, 1.0};
+    int st = sym_rk4_step(w, q, p, h, q1, p1, info);
+    if (st) return st;
+    double *buf = malloc(sizeof(double) * (4 * mm + 3 * nn));
+    if (!buf) return SYM_ENOMEM;
+    double *JF = buf, *Y = JF + mm, *Ks = Y + mm, *Kprev = Ks + mm;
+    double *Minv = Kprev + mm, *Hb = Minv + nn, *Kb = Hb + nn;
+    for (size_t k = 0; k < mm; k++) D[k] = 0.0;
+    for (int i = 0; i < m; i++) D[(size_t)i * m + i] = 1.0;
+    for (int s = 0; s < 4; s++) {
+        /* stage state y_s = y + c_s h k_{s-1}, exactly as in the step */
+        for (int k = 0; k < n; k++) {
+            w->qs[k] = s ? q[k] + cst[s] * h * w->kq[(size_t)(s - 1) * n + k] : q[k];
+            w->ps[k] = s ? p[k] + cst[s] * h * w->kp[(size_t)(s - 1) * n + k] : p[k];
+        }
+        st = rhs_jacobian(w, w->qs, w->ps, JF, Minv, Hb, Kb);
+        if (st) break;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++)
+                Y[(size_t)i * m + j] = (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * m + j] : 0.0);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++) {
+                double v = 0.0;
+                for (int k = 0; k < m; k++) v += JF[(size_t)i * m + k] * Y[(size_t)k * m + j];
+                Ks[(size_t)i * m + j] = v;
+            }
+        for (size_t k = 0; k < mm; k++) D[k] += h / 6.0 * wgt[s] * Ks[k];
+        memcpy(Kprev, Ks, sizeof(double) * mm);
+    }
+    free(buf);
+    return st;
 }

@@ -231,6 +231,15 @@ int sym_newton_size(const sym_work *w);
 int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
                       const double *X, double *R, double *J);
 
+/* The exact tangent map of one step: takes the step (q, p) -> (q1, p1) and
+ * fills D (2n x 2n, row-major) with d(q1, p1)/d(q, p), rows and columns
+ * ordered (q, p).  For the variational schemes D follows from the implicit
+ * function theorem on the converged Newton system; for rk4 from the
+ * linearised stages.  A diagnostic (symplecticity, stability): it
+ * allocates its own scratch. */
+int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
+                     double *q1, double *p1, double *D, sym_step_info *info);
+
 typedef int (*sym_progress_fn)(void *ctx, long steps_done);
 
 typedef struct sym_failure {

@@ -120,3 +120,27 @@ def test_threads_run_builtin_systems_concurrently():
         th.join()
     for a, b in zip(seq, out):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("method", ["simpson", "midpoint", "rk4"])
+@pytest.mark.parametrize("case", ["dp", "top", "chain"])
+def test_exact_tangent_map(method, case, top_state):
+    """_core.step_tangent's D (implicit function theorem / linearised RK
+    stages) equals the finite-difference Jacobian; the variational schemes'
+    D is symplectic to rounding."""
+    if case == "dp":
+        sys, q, p, h = dp_case()
+    elif case == "top":
+        sys, q, p, h = top_case(top_state)
+    else:
+        sys = sp.systems.pendulum_chain(4, m=[1, 2, 1, 0.5], l=[0.3, 0.5, 0.7, 0.2])
+        q, p, h = np.array([0.1, 0.5, -0.3, 0.8]), np.array([0.2, -0.1, 0.3, 0.1]), 0.05
+    q1, p1, D = sp._core.step_tangent(sys, q, p, h, method)
+    q1s, p1s = sp.step(sys, q, p, h, method)
+    assert np.array_equal(q1, q1s) and np.array_equal(p1, p1s)
+    D_fd = one_step_jacobian(sys, q, p, h, method)
+    assert np.max(np.abs(D - D_fd)) <= 1e-8 * np.max(np.abs(D))
+    if method == "rk4":
+        assert symplecticity_defect(D) > 1e-10
+    else:
+        assert symplecticity_defect(D) <= 1e-14
