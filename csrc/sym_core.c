@@ -3,7 +3,7 @@
  * system's quantities through its callback slots (with finite-difference
  * fallbacks), and the energy H(q, p).
  */
-#include "symplectic.h"
+#include "sym_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -26,55 +26,109 @@ const char *sym_strerror(int status)
     }
 }
 
-/* ------------------------------------------------------------------ */
-/* Dense LU with partial pivoting (Doolittle, row interchanges).        */
-/* ------------------------------------------------------------------ */
-int sym_lu_factor(int m, double *A, int *piv)
+/* Dense LU with partial pivoting: the kernels live in sym_internal.h so
+ * that the schemes can instantiate them for small fixed sizes. */
+/*
+ * Blocked right-looking variant for larger m: factor a panel of NB columns,
+ * form the panel's rows of U, then update the trailing matrix row by row
+ * with all NB pivots while the row sits in L1.  Every element receives the
+ * same updates in the same order as in the unblocked kernel, so the
+ * factors are identical; only the memory traffic drops (~NB times).
+ */
+#define LU_NB 8
+
+static int lu_factor_blocked(const int m, double *A, int *piv)
 {
-    for (int k = 0; k < m; k++) {
-        int p = k;
-        double amax = fabs(A[k * m + k]);
-        for (int i = k + 1; i < m; i++) {
-            double v = fabs(A[i * m + k]);
-            if (v > amax) { amax = v; p = i; }
+    for (int k0 = 0; k0 < m; k0 += LU_NB) {
+        const int k1 = (k0 + LU_NB < m) ? k0 + LU_NB : m;   /* panel [k0, k1) */
+        for (int k = k0; k < k1; k++) {
+            int p = k;
+            double amax = fabs(A[k * m + k]);
+            for (int i = k + 1; i < m; i++) {
+                const double v = fabs(A[i * m + k]);
+                if (v > amax) { amax = v; p = i; }
+            }
+            piv[k] = p;
+            if (!isfinite(amax)) return SYM_ENONFINITE;
+            if (!(amax > 0.0)) return SYM_ESINGULAR;
+            if (p != k) {
+                double *rk = A + k * m, *rp = A + p * m;
+                for (int j = 0; j < m; j++) { const double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
+            }
+            const double inv = 1.0 / A[k * m + k];
+            A[k * m + k] = inv;
+            const double *rk = A + k * m;
+            /* panel columns only: the columns >= k1 of every row stay
+             * untouched by this panel until it is complete, so row swaps
+             * exchange rows in the same state */
+            for (int i = k + 1; i < m; i++) {
+                double *ri = A + i * m;
+                const double l = ri[k] * inv;
+                ri[k] = l;
+                for (int j = k + 1; j < k1; j++) ri[j] -= l * rk[j];
+            }
         }
-        piv[k] = p;
-        if (!(amax > 0.0) || !isfinite(amax)) return SYM_ESINGULAR;
-        if (p != k) {
-            double *rk = A + k * m, *rp = A + p * m;
-            for (int j = 0; j < m; j++) { double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
-        }
-        const double inv = 1.0 / A[k * m + k];
-        const double *rk = A + k * m;
-        for (int i = k + 1; i < m; i++) {
+        /* columns >= k1: the panel's pivots in order, for every row below
+         * k0 (for the panel's own rows this is the forward substitution
+         * with the unit lower triangle of the panel) */
+        for (int i = k0 + 1; i < k1 && i < m; i++) {
             double *ri = A + i * m;
-            const double l = ri[k] * inv;
-            ri[k] = l;
-            if (l != 0.0)
-                for (int j = k + 1; j < m; j++) ri[j] -= l * rk[j];
+            for (int k = k0; k < i; k++) {
+                const double l = ri[k];
+                const double *rk = A + k * m;
+                for (int j = k1; j < m; j++) ri[j] -= l * rk[j];
+            }
+        }
+        if (k1 - k0 == LU_NB) {
+            /* full panel: 4 rows at a time, each element kept in a register
+             * through the NB pivot rows (same order of operations) */
+            int i = k1;
+            for (; i + 3 < m; i += 4) {
+                double *restrict r0 = A + i * m, *restrict r1 = r0 + m;
+                double *restrict r2 = r1 + m, *restrict r3 = r2 + m;
+                for (int j = k1; j < m; j++) {
+                    double a0 = r0[j], a1 = r1[j], a2 = r2[j], a3 = r3[j];
+                    for (int k = 0; k < LU_NB; k++) {
+                        const double t = A[(k0 + k) * m + j];
+                        a0 -= r0[k0 + k] * t;
+                        a1 -= r1[k0 + k] * t;
+                        a2 -= r2[k0 + k] * t;
+                        a3 -= r3[k0 + k] * t;
+                    }
+                    r0[j] = a0; r1[j] = a1; r2[j] = a2; r3[j] = a3;
+                }
+            }
+            for (; i < m; i++) {
+                double *ri = A + i * m;
+                for (int k = k0; k < k1; k++) {
+                    const double l = ri[k];
+                    const double *rk = A + k * m;
+                    for (int j = k1; j < m; j++) ri[j] -= l * rk[j];
+                }
+            }
+        } else {
+            for (int i = k1; i < m; i++) {
+                double *ri = A + i * m;
+                for (int k = k0; k < k1; k++) {
+                    const double l = ri[k];
+                    const double *rk = A + k * m;
+                    for (int j = k1; j < m; j++) ri[j] -= l * rk[j];
+                }
+            }
         }
     }
     return SYM_OK;
 }
 
+int sym_lu_factor(int m, double *A, int *piv)
+{
+    if (m > 4 * LU_NB) return lu_factor_blocked(m, A, piv);
+    return sym_lu_factor_k(m, A, piv);
+}
+
 void sym_lu_solve(int m, const double *LU, const int *piv, double *b)
 {
-    for (int k = 0; k < m; k++) {
-        int p = piv[k];
-        if (p != k) { double t = b[k]; b[k] = b[p]; b[p] = t; }
-    }
-    for (int i = 1; i < m; i++) {
-        const double *ri = LU + i * m;
-        double s = b[i];
-        for (int j = 0; j < i; j++) s -= ri[j] * b[j];
-        b[i] = s;
-    }
-    for (int i = m - 1; i >= 0; i--) {
-        const double *ri = LU + i * m;
-        double s = b[i];
-        for (int j = i + 1; j < m; j++) s -= ri[j] * b[j];
-        b[i] = s / ri[i];
-    }
+    sym_lu_solve_k(m, LU, piv, b);
 }
 
 /* Cholesky A = L L^T, lower triangle overwritten with L. */

@@ -55,7 +55,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
         int st = sym_galerkin_setup(w);
         if (st) { free(w); *status = st; return NULL; }
         const size_t nu = (size_t)w->nu, r = (size_t)w->tab.r;
-        total += 4 * nu + nu * nu + 4 * r * n + 4 * r * nn + 3 * n + nn;
+        total += 4 * nu + nu * nu + 5 * r * n + 4 * r * nn + 3 * n + nn;
         itotal = nu;
     } else if (method->kind == SYM_KIND_RK4) {
         total += 8 * n + 3 * n + 2 * nn + n;
@@ -91,6 +91,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
         w->Gp = take(&cur, r * n);
         w->dVp = take(&cur, r * n);
         w->f = take(&cur, r * n);
+        w->P = take(&cur, r * n);
         w->Mp = take(&cur, r * nn);
         w->Ap = take(&cur, r * nn);
         w->Hp = take(&cur, r * nn);

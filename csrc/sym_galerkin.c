@@ -45,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RES_TOL 1e-9          /* final relative residual accepted        */
 #define ROUNDING_RES (16.0 * DBL_EPSILON)
 
 /* Lagrange basis polynomial l_a on nodes c[0..s-1] and its derivative. */
@@ -102,26 +101,53 @@ int sym_galerkin_setup(sym_work *w)
         for (int b = 0; b < s; b++)
             t->E[a][b] = lagrange(gt->c, s, b, 1.0 + gt->c[a]);
 
+    /* Lobatto structure (points = nodes) and its precombined weights. */
+    t->lobatto = (r == s);
+    for (int i = 0; i < r; i++) if (t->unit[i] != i) t->lobatto = 0;
+    if (t->lobatto)
+        for (int i = 0; i < s; i++)
+            for (int a = 0; a < s; a++) {
+                t->bD[i][a] = t->b[i] * t->D[i][a];
+                for (int b = 0; b < s; b++) t->bDD[a][b][i] = t->b[i] * t->D[i][a] * t->D[i][b];
+            }
+
+    /* Term lists: J_ab += c X_i with X in {M/h, A, A^T, h (H - K)} and
+     * R_a += c P_i or c h f_i, keeping only nonzero coefficients. */
+    t->njt = t->nrt = 0;
+    for (int a = 0; a <= s - 2; a++) {
+        for (int i = 0; i < r; i++) {
+            const double cP = t->b[i] * t->D[i][a], cf = t->b[i] * t->B[i][a];
+            if (cP != 0.0) t->rt[t->nrt++] = (struct sym_rterm){(short)i, (short)a, 0, cP};
+            if (cf != 0.0) t->rt[t->nrt++] = (struct sym_rterm){(short)i, (short)a, 1, cf};
+        }
+        for (int b = 1; b <= s - 1; b++)
+            for (int i = 0; i < r; i++) {
+                const double bi = t->b[i];
+                const double cs[4] = {bi * t->D[i][a] * t->D[i][b], bi * t->D[i][a] * t->B[i][b],
+                                      bi * t->B[i][a] * t->D[i][b], bi * t->B[i][a] * t->B[i][b]};
+                for (int kind = 0; kind < 4; kind++)
+                    if (cs[kind] != 0.0)
+                        t->jt[t->njt++] = (struct sym_jterm){(short)i, (short)a, (short)b, (short)kind, cs[kind]};
+            }
+    }
+
     w->nu = (s - 1) * w->n;
+    sym_galerkin_pick_kernels(w);
     w->left_point = w->right_point = -1;
     for (int i = 0; i < r; i++) {
         if (t->unit[i] == 0) w->left_point = i;
         if (t->unit[i] == s - 1) w->right_point = i;
     }
     for (int i = 0; i < r; i++) {
-        /* H and K enter the Jacobian only through B_ia B_ib with a an
-         * equation (0..s-2) and b an unknown (1..s-1). */
-        int hk = 0;
-        for (int a = 0; a <= s - 2; a++)
-            for (int b = 1; b <= s - 1; b++)
-                if (t->B[i][a] * t->B[i][b] != 0.0) hk = 1;
         if (i == w->left_point) {
-            /* M and grad V at q_j are cached; A depends on g_0. */
+            /* M and grad V at q_j are cached; A depends on g_0.  H and K of
+             * the left node enter neither the Newton matrix (B_0b = 0 for
+             * the unknowns b >= 1) nor the final momentum correction. */
             w->need_full[i] = SYM_NEED_A;
-            w->need_light[i] = SYM_NEED_A;
         } else {
-            w->need_light[i] = SYM_NEED_M | SYM_NEED_A | SYM_NEED_DV;
-            w->need_full[i] = w->need_light[i] | (hk ? (SYM_NEED_H | SYM_NEED_D2V) : 0u);
+            /* H and K enter the Newton matrix (through B_ia B_ib) and the
+             * linearised final momentum (through B_ia, a >= 1). */
+            w->need_full[i] = SYM_NEED_M | SYM_NEED_A | SYM_NEED_DV | SYM_NEED_H | SYM_NEED_D2V;
         }
     }
     return SYM_OK;
@@ -215,27 +241,6 @@ static void poly_predict(sym_work *w)
     }
 }
 
-static void form_points(sym_work *w, const double *q, double h)
-{
-    const int n = w->n, s = w->tab.s, r = w->tab.r;
-    for (int i = 0; i < r; i++) {
-        double *Qi = w->Qp + (size_t)i * n, *Gi = w->Gp + (size_t)i * n;
-        const int u = w->tab.unit[i];
-        for (int k = 0; k < n; k++) {
-            double gq = 0.0, bq = 0.0;
-            for (int a = 1; a < s; a++) {
-                const double xa = w->X[(size_t)(a - 1) * n + k];
-                gq += w->tab.D[i][a] * xa;
-                bq += w->tab.B[i][a] * xa;
-            }
-            Gi[k] = gq / h;
-            if (u == 0) Qi[k] = q[k];
-            else if (u > 0) Qi[k] = q[k] + w->X[(size_t)(u - 1) * n + k];
-            else Qi[k] = q[k] + bq;
-        }
-    }
-}
-
 static int eval_points(sym_work *w, const unsigned *need)
 {
     const int n = w->n;
@@ -248,82 +253,6 @@ static int eval_points(sym_work *w, const unsigned *need)
             memcpy(w->dVp + (size_t)i * n, w->cache_dV, sizeof(double) * (size_t)n);
         }
     }
-    return SYM_OK;
-}
-
-/* f_i = 1/2 A_i^T g_i - grad V_i; residual R; returns the residual scale. */
-static double residual(sym_work *w, const double *p, double h, double *Rnorm)
-{
-    const int n = w->n, s = w->tab.s, r = w->tab.r;
-    const size_t nn = (size_t)n * (size_t)n;
-    double *P = w->tmp;
-    double scale = 0.0;
-    for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
-    memset(w->R, 0, sizeof(double) * (size_t)w->nu);
-    for (int k = 0; k < n; k++) w->R[k] = p[k];
-    for (int i = 0; i < r; i++) {
-        const double *M = w->Mp + i * nn, *A = w->Ap + i * nn;
-        const double *g = w->Gp + (size_t)i * n, *dV = w->dVp + (size_t)i * n;
-        double *f = w->f + (size_t)i * n;
-        for (int c = 0; c < n; c++) {
-            double sa = 0.0, sm = 0.0;
-            for (int k = 0; k < n; k++) {
-                sa += A[k * n + c] * g[k];
-                sm += M[c * n + k] * g[k];
-            }
-            f[c] = 0.5 * sa - dV[c];
-            P[c] = sm;
-            if (fabs(sm) > scale) scale = fabs(sm);
-            if (fabs(h * f[c]) > scale) scale = fabs(h * f[c]);
-        }
-        for (int a = 0; a <= s - 2; a++) {
-            const double cd = w->tab.b[i] * w->tab.D[i][a];
-            const double cb = w->tab.b[i] * h * w->tab.B[i][a];
-            double *Ra = w->R + (size_t)a * n;
-            if (cd != 0.0) for (int c = 0; c < n; c++) Ra[c] += cd * P[c];
-            if (cb != 0.0) for (int c = 0; c < n; c++) Ra[c] += cb * f[c];
-        }
-    }
-    double rn = 0.0;
-    for (int k = 0; k < w->nu; k++) {
-        double v = fabs(w->R[k]);
-        if (!(v <= rn)) rn = v;   /* propagates nan */
-    }
-    *Rnorm = rn;
-    return scale > 0.0 ? scale : DBL_MIN;
-}
-
-static int jacobian(sym_work *w, double h)
-{
-    const int n = w->n, s = w->tab.s, r = w->tab.r, nu = w->nu;
-    const size_t nn = (size_t)n * (size_t)n;
-    memset(w->J, 0, sizeof(double) * (size_t)nu * nu);
-    for (int i = 0; i < r; i++) {
-        const double *M = w->Mp + i * nn, *A = w->Ap + i * nn;
-        const double *H = w->Hp + i * nn, *K = w->Kp + i * nn;
-        const double bi = w->tab.b[i];
-        for (int a = 0; a <= s - 2; a++) {
-            for (int b = 1; b <= s - 1; b++) {
-                const double Dia = w->tab.D[i][a], Dib = w->tab.D[i][b];
-                const double Bia = w->tab.B[i][a], Bib = w->tab.B[i][b];
-                const double cA = bi * Dia * Bib, cM = bi * Dia * Dib / h;
-                const double cH = bi * h * Bia * Bib, cAT = bi * Bia * Dib;
-                double *Jb = w->J + (size_t)a * n * nu + (size_t)(b - 1) * n;
-                for (int g = 0; g < n; g++) {
-                    double *row = Jb + (size_t)g * nu;
-                    for (int d = 0; d < n; d++) {
-                        double v = cM * M[g * n + d];
-                        if (cA != 0.0) v += cA * A[g * n + d];
-                        if (cAT != 0.0) v += cAT * A[d * n + g];
-                        if (cH != 0.0) v += cH * (H[g * n + d] - K[g * n + d]);
-                        row[d] += v;
-                    }
-                }
-            }
-        }
-    }
-    for (size_t k = 0; k < (size_t)nu * nu; k++)
-        if (!isfinite(w->J[k])) return SYM_ENONFINITE;
     return SYM_OK;
 }
 
@@ -354,19 +283,19 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
     w->prev_valid = 0;
 
     for (;;) {
-        form_points(w, q, h);
+        w->form_points(w, q, h);
         st = eval_points(w, w->need_full);
         if (st) goto fail;
-        rscale = residual(w, p, h, &rnorm);
+        rscale = w->residual(w, p, h, &rnorm);
         if (!isfinite(rnorm)) { st = SYM_ENONFINITE; goto fail; }
         if (iters > 0 && rnorm <= ROUNDING_RES * rscale) { converged = 1; break; }
         if (iters >= w->opt.max_iter) { st = SYM_ENOCONV; goto fail; }
-        st = jacobian(w, h);
+        st = w->jacobian(w, h);
         if (st) goto fail;
-        st = sym_lu_factor(nu, w->J, w->piv);
+        st = w->lu_factor(nu, w->J, w->piv);
         if (st) goto fail;
         for (int k = 0; k < nu; k++) w->dX[k] = -w->R[k];
-        sym_lu_solve(nu, w->J, w->piv, w->dX);
+        w->lu_solve(nu, w->J, w->piv, w->dX);
         double xn = 0.0, dn = 0.0;
         for (int k = 0; k < nu; k++) {
             w->X[k] += w->dX[k];
@@ -377,27 +306,32 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
         iters++;
         if (!isfinite(xn) || !isfinite(dn)) { st = SYM_ENONFINITE; goto fail; }
         dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
-        /* Stop when the update is below rtol, or when the contraction
-         * theta = d_k/d_{k-1} predicts the remaining error
-         * theta/(1-theta) d_k below rtol (no extra iteration at rounding). */
+        /* Stop when the update is below rtol, or when the observed
+         * contraction theta = d_k/d_{k-1} predicts that the error left after
+         * this update is below rtol, without spending another evaluation:
+         * Newton's quadratic convergence, d_{k+1} ~ d_k^3/d_{k-1}^2
+         * = theta^2 d_k, once theta <= 0.01; otherwise the contraction
+         * bound theta/(1-theta) d_k. */
         int small = dk <= rtol;
         if (!small && iters > 1 && dk < dprev) {
             const double th = dk / dprev;
-            small = th / (1.0 - th) * dk <= rtol;
+            small = (th <= 0.01 ? th * th : th / (1.0 - th)) * dk <= rtol;
         }
         dprev = dk;
-        if (small) {
-            form_points(w, q, h);
-            st = eval_points(w, w->need_light);
-            if (st) goto fail;
-            rscale = residual(w, p, h, &rnorm);
-            if (!isfinite(rnorm)) { st = SYM_ENONFINITE; goto fail; }
-            if (rnorm <= RES_TOL * rscale) { converged = 1; break; }
-        }
+        if (small) { converged = 2; break; }
     }
-    (void)converged;
 
-    /* p_{j+1} = p_j + h sum_i b_i f_i (difference form). */
+    /*
+     * p_{j+1} = p_j + h sum_i b_i f_i (difference form), with f_i at the
+     * accepted increments.  After a final update Delta (converged == 2) the
+     * f_i were evaluated before it, so they are advanced to first order,
+     *   f_i += sum_{a>=1} [ B_ia (H_i - K_i) + A_i^T D_ia / h ] Delta_a,
+     * leaving an O(|Delta|^2) error (below rounding once the update test
+     * passes) instead of spending another evaluation.  For a cyclic
+     * coordinate c every term of component c is exactly zero, so p_c stays
+     * bitwise constant.
+     */
+    if (converged == 2) w->correct(w, h);
     for (int k = 0; k < n; k++) {
         double acc = 0.0;
         for (int i = 0; i < r; i++) acc += w->tab.b[i] * w->f[(size_t)i * n + k];
@@ -411,8 +345,9 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
     for (int k = 0; k < n; k++)
         if (!isfinite(q1[k]) || !isfinite(p1[k])) { st = SYM_ENONFINITE; goto fail; }
 
-    /* The right point's M and grad V are the next step's left-node values. */
-    if (w->right_point >= 0) {
+    /* The right point's M and grad V are the next step's left-node values
+     * when they were evaluated at the accepted q_{j+1}. */
+    if (w->right_point >= 0 && converged == 1) {
         const size_t nn = (size_t)n * (size_t)n;
         const int i = w->right_point;
         memcpy(w->cache_q, w->Qp + (size_t)i * n, sizeof(double) * (size_t)n);
@@ -462,15 +397,15 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
     if (st) return st;
     /* Full evaluation of every point at the converged increments (the
      * left node needs H and K here, unlike in Newton). */
-    form_points(w, q, h);
+    w->form_points(w, q, h);
     const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
     for (int i = 0; i < r; i++) {
         st = eval_point(w, i, all);
         if (st) return st;
     }
-    st = jacobian(w, h);
+    st = w->jacobian(w, h);
     if (st) return st;
-    st = sym_lu_factor(nu, w->J, w->piv);
+    st = w->lu_factor(nu, w->J, w->piv);
     if (st) return st;
     double *Rq = malloc(sizeof(double) * ((size_t)nu * n + (size_t)nu + (size_t)n));
     if (!Rq) return SYM_ENOMEM;
@@ -494,7 +429,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
             if (col >= n && k == col - n) v += 1.0;    /* R_0 = p + ... */
             dX[k] = -v;
         }
-        sym_lu_solve(nu, w->J, w->piv, dX);
+        w->lu_solve(nu, w->J, w->piv, dX);
         for (int k = 0; k < n; k++)
             D[(size_t)k * m + col] = dq[k] + dX[(size_t)(s - 2) * n + k];
         for (int c = 0; c < n; c++) {
@@ -536,11 +471,11 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
     if (w->left_point >= 0) st = left_cache(w, q);
     if (st) return st;
     memcpy(w->X, X, sizeof(double) * nu);
-    form_points(w, q, h);
+    w->form_points(w, q, h);
     st = eval_points(w, w->need_full);
     if (st) return st;
-    (void)residual(w, p, h, &rnorm);
-    st = jacobian(w, h);
+    (void)w->residual(w, p, h, &rnorm);
+    st = w->jacobian(w, h);
     if (R) memcpy(R, w->R, sizeof(double) * nu);
     if (J) memcpy(J, w->J, sizeof(double) * nu * nu);
     return st;

@@ -272,52 +272,57 @@ static int top_make(int n, const double *par, size_t npar, sym_system *out)
 /* O(n) sines and cosines (angle-difference formulas), O(n^2) work.      */
 /* params: m (n values), l (n values), g                                 */
 /* ------------------------------------------------------------------ */
-typedef struct { int n; double g; double *l, *mu; } chain_par;
+typedef struct { int n; double g; double *l, *mu, *C; } chain_par;
 
+/* scratch: sin, cos of each angle (2n) and of each difference (2 n^2) */
 static int chain_eval(const double *q, const double *g, unsigned need,
                       const sym_eval_out *o, void *params, double *scratch)
 {
     const chain_par *P = params;
     const int n = P->n;
-    double *sn = scratch, *cs = scratch + n;
+    const double *C = P->C;
+    double *sn = scratch, *cs = scratch + n, *S = cs + n, *Cc = S + (size_t)n * n;
     for (int i = 0; i < n; i++) { sn[i] = sin(q[i]); cs[i] = cos(q[i]); }
-    if (need & SYM_NEED_M) {
+    if (need & (SYM_NEED_M | SYM_NEED_A | SYM_NEED_H)) {
+        /* s_ij = sin(q_i - q_j) (antisymmetric), c_ij = cos(q_i - q_j) */
         for (int i = 0; i < n; i++) {
-            o->M[i * n + i] = P->l[i] * P->l[i] * P->mu[i];
+            S[(size_t)i * n + i] = 0.0;
+            Cc[(size_t)i * n + i] = 1.0;
             for (int j = i + 1; j < n; j++) {
-                const double v = P->l[i] * P->l[j] * P->mu[j] * (cs[i] * cs[j] + sn[i] * sn[j]);
-                o->M[i * n + j] = o->M[j * n + i] = v;
+                const double sij = sn[i] * cs[j] - cs[i] * sn[j];
+                const double cij = cs[i] * cs[j] + sn[i] * sn[j];
+                S[(size_t)i * n + j] = sij;
+                S[(size_t)j * n + i] = -sij;
+                Cc[(size_t)i * n + j] = Cc[(size_t)j * n + i] = cij;
             }
         }
     }
+    if (need & SYM_NEED_M)
+        for (size_t k = 0; k < (size_t)n * n; k++) o->M[k] = C[k] * Cc[k];
     if (need & SYM_NEED_A) {
         double *A = o->A;
         for (int i = 0; i < n; i++) {
-            double diag = 0.0;
+            const double *Ci = C + (size_t)i * n, *Si = S + (size_t)i * n;
+            double *Ai = A + (size_t)i * n, diag = 0.0;
             for (int c = 0; c < n; c++) {
-                if (c == i) { A[i * n + c] = 0.0; continue; }
-                const double Cic = P->l[i] * P->l[c] * P->mu[i > c ? i : c];
-                const double sic = sn[i] * cs[c] - cs[i] * sn[c];
-                const double v = Cic * sic;
-                A[i * n + c] = v * g[c];
-                diag -= v * g[c];
+                const double v = Ci[c] * Si[c] * g[c];
+                Ai[c] = v;
+                diag -= v;
             }
-            A[i * n + i] = diag;
+            Ai[i] = diag;   /* the c = i term above is zero (s_ii = 0) */
         }
     }
     if (need & SYM_NEED_H) {
         double *H = o->H;
         for (int c = 0; c < n; c++) {
-            double diag = 0.0;
+            const double *Cr = C + (size_t)c * n, *Ccr = Cc + (size_t)c * n;
+            double *Hc = H + (size_t)c * n, diag = 0.0;
             for (int d = 0; d < n; d++) {
-                if (d == c) continue;
-                const double Ccd = P->l[c] * P->l[d] * P->mu[c > d ? c : d];
-                const double ccd = cs[c] * cs[d] + sn[c] * sn[d];
-                const double v = Ccd * g[c] * g[d] * ccd;
-                H[c * n + d] = v;
+                const double v = Cr[d] * g[c] * g[d] * Ccr[d];
+                Hc[d] = v;
                 diag -= v;
             }
-            H[c * n + c] = diag;
+            Hc[c] = diag + Cr[c] * g[c] * g[c];   /* remove the d = c term */
         }
     }
     if (need & SYM_NEED_V) {
@@ -336,23 +341,29 @@ static int chain_eval(const double *q, const double *g, unsigned need,
 
 static int chain_make(int n, const double *par, size_t npar, sym_system *out)
 {
-    if (n < 1 || n > MAX_DOF) return SYM_ESYSTEM;
+    if (n < 1 || n > 4096) return SYM_ESYSTEM;
     if (npar != 2 * (size_t)n + 1 || !all_finite(par, npar)) return SYM_ESYSTEM;
     for (int i = 0; i < 2 * n; i++)
         if (!(par[i] > 0.0)) return SYM_ESYSTEM;
-    chain_par *P = malloc(sizeof(*P) + 2 * (size_t)n * sizeof(double));
+    const size_t nn = (size_t)n * (size_t)n;
+    chain_par *P = malloc(sizeof(*P) + (2 * (size_t)n + nn) * sizeof(double));
     if (!P) return SYM_ENOMEM;
     P->n = n;
     P->l = (double *)(P + 1);
     P->mu = P->l + n;
+    P->C = P->mu + n;
     for (int i = 0; i < n; i++) P->l[i] = par[n + i];
     double acc = 0.0;
     for (int i = n - 1; i >= 0; i--) { acc += par[i]; P->mu[i] = acc; }
+    /* C_ij = l_i l_j mu_max(i,j) */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            P->C[(size_t)i * n + j] = P->l[i] * P->l[j] * P->mu[i > j ? i : j];
     P->g = par[2 * n];
     out->n = n;
     out->params = P;
     out->eval = chain_eval;
-    out->scratch_size = 2 * (size_t)n;
+    out->scratch_size = 2 * (size_t)n + 2 * nn;
     return SYM_OK;
 }
 

@@ -137,8 +137,10 @@ int sym_energy(const sym_system *sys, const double *q, const double *p,
 /* ------------------------------------------------------------------ */
 /* Dense linear algebra (used by the schemes; exported for tests)       */
 /* ------------------------------------------------------------------ */
-/* LU with partial pivoting, in place: A (m x m) -> L\U, piv[m].
- * SYM_ESINGULAR if a pivot is exactly zero or not finite. */
+/* LU with partial pivoting, in place: A (m x m) -> L\U (unit lower L; the
+ * diagonal holds the reciprocal pivots 1/U_kk), piv[m].
+ * SYM_ESINGULAR if a pivot column is zero, SYM_ENONFINITE if it holds a
+ * non-finite largest entry. */
 int sym_lu_factor(int m, double *A, int *piv);
 void sym_lu_solve(int m, const double *LU, const int *piv, double *b);
 /* Cholesky A = L L^T in place (lower triangle); SYM_EMASS if not SPD. */

@@ -1,0 +1,368 @@
+/*
+ * sym_galerkin_kernels.c -- the inner loops of the Galerkin engine
+ * (sym_galerkin.c holds the formulas and the Newton iteration).
+ *
+ * Each kernel is written once for a runtime size and instantiated for small
+ * compile-time sizes, where the compiler unrolls the loops completely: the
+ * papers' systems have n = 1..4 and Simpson has s = 3 nodes.  The
+ * instances compute exactly the same sums as the generic code.
+ *
+ *   form_points: q_i = q_j + sum_a B_ia X_a,  g_i = sum_a D_ia X_a / h
+ *   residual:    f_i = 1/2 A_i^T g_i - grad V_i,  P_i = M_i g_i,
+ *                R_a = [a = 0] p_j + sum_i b_i (D_ia P_i + h B_ia f_i)
+ *   jacobian:    J_ab = sum_i b_i [ D_ia D_ib M_i / h + D_ia B_ib A_i
+ *                        + B_ia D_ib A_i^T + h B_ia B_ib (H_i - K_i) ]
+ *   correct:     f_i += sum_a [ B_ia (H_i - K_i) + A_i^T D_ia / h ] Delta_a
+ *                (first-order update of f after the last Newton update)
+ *
+ * With Lobatto nodes as quadrature points (B = I) these collapse to
+ *   q_i = q_j + X_i,  R_a = [a = 0] p_j + sum_i b_i D_ia P_i + h b_a f_a,
+ *   J_ab = sum_i (b_i D_ia D_ib / h) M_i + b_b D_ba A_b + b_a D_ab A_a^T
+ *          + [a = b] h b_a (H_a - K_a).
+ */
+#include "sym_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* General quadrature (e.g. the midpoint rule): term lists             */
+/* ------------------------------------------------------------------ */
+SYM_INLINE void form_points_k(sym_work *w, const double *q, double h, const int s,
+                              const int n)
+{
+    const int r = w->tab.r;
+    for (int i = 0; i < r; i++) {
+        double *Qi = w->Qp + (size_t)i * n, *Gi = w->Gp + (size_t)i * n;
+        const int u = w->tab.unit[i];
+        for (int k = 0; k < n; k++) {
+            double gq = 0.0, bq = 0.0;
+            for (int a = 1; a < s; a++) {
+                const double xa = w->X[(size_t)(a - 1) * n + k];
+                gq += w->tab.D[i][a] * xa;
+                bq += w->tab.B[i][a] * xa;
+            }
+            Gi[k] = gq / h;
+            if (u == 0) Qi[k] = q[k];
+            else if (u > 0) Qi[k] = q[k] + w->X[(size_t)(u - 1) * n + k];
+            else Qi[k] = q[k] + bq;
+        }
+    }
+}
+
+/* f_i, P_i at every point; returns the largest of |p|, |P_i|, |h f_i|. */
+SYM_INLINE double point_forces_k(sym_work *w, const double *p, double h, const int r,
+                                 const int n)
+{
+    const size_t nn = (size_t)n * (size_t)n;
+    double scale = 0.0;
+    for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
+    for (int i = 0; i < r; i++) {
+        const double *M = w->Mp + i * nn, *A = w->Ap + i * nn;
+        const double *g = w->Gp + (size_t)i * n, *dV = w->dVp + (size_t)i * n;
+        double *f = w->f + (size_t)i * n, *P = w->P + (size_t)i * n;
+        for (int c = 0; c < n; c++) {
+            double sa = 0.0, sm = 0.0;
+            for (int k = 0; k < n; k++) {
+                sa += A[k * n + c] * g[k];
+                sm += M[c * n + k] * g[k];
+            }
+            f[c] = 0.5 * sa - dV[c];
+            P[c] = sm;
+            const double hf = fabs(h * f[c]), am = fabs(sm);
+            if (am > scale) scale = am;
+            if (hf > scale) scale = hf;
+        }
+    }
+    return scale > 0.0 ? scale : DBL_MIN;
+}
+
+SYM_INLINE double residual_k(sym_work *w, const double *p, double h, double *Rnorm,
+                             const int s, const int n)
+{
+    (void)s;
+    const double scale = point_forces_k(w, p, h, w->tab.r, n);
+    memset(w->R, 0, sizeof(double) * (size_t)w->nu);
+    for (int k = 0; k < n; k++) w->R[k] = p[k];
+    for (int t = 0; t < w->tab.nrt; t++) {
+        const struct sym_rterm *T = &w->tab.rt[t];
+        const double c = T->kind ? T->c * h : T->c;
+        const double *v = (T->kind ? w->f : w->P) + (size_t)T->i * n;
+        double *Ra = w->R + (size_t)T->a * n;
+        for (int k = 0; k < n; k++) Ra[k] += c * v[k];
+    }
+    double rn = 0.0;
+    for (int k = 0; k < w->nu; k++) {
+        const double v = fabs(w->R[k]);
+        if (!(v <= rn)) rn = v;   /* propagates nan */
+    }
+    *Rnorm = rn;
+    return scale;
+}
+
+SYM_INLINE int jacobian_k(sym_work *w, double h, const int s, const int n)
+{
+    (void)s;
+    const int nu = w->nu;
+    const size_t nn = (size_t)n * (size_t)n;
+    memset(w->J, 0, sizeof(double) * (size_t)nu * nu);
+    for (int t = 0; t < w->tab.njt; t++) {
+        const struct sym_jterm *T = &w->tab.jt[t];
+        double *Jb = w->J + (size_t)T->a * n * nu + (size_t)(T->b - 1) * n;
+        const size_t off = (size_t)T->i * nn;
+        const double *M = w->Mp + off, *A = w->Ap + off, *H = w->Hp + off, *K = w->Kp + off;
+        switch (T->kind) {
+        case 0: {           /* M / h */
+            const double c = T->c / h;
+            for (int g = 0; g < n; g++)
+                for (int d = 0; d < n; d++) Jb[(size_t)g * nu + d] += c * M[g * n + d];
+            break;
+        }
+        case 1:             /* A */
+            for (int g = 0; g < n; g++)
+                for (int d = 0; d < n; d++) Jb[(size_t)g * nu + d] += T->c * A[g * n + d];
+            break;
+        case 2:             /* A^T */
+            for (int g = 0; g < n; g++)
+                for (int d = 0; d < n; d++) Jb[(size_t)g * nu + d] += T->c * A[d * n + g];
+            break;
+        default: {          /* h (H - K) */
+            const double c = T->c * h;
+            for (int g = 0; g < n; g++)
+                for (int d = 0; d < n; d++)
+                    Jb[(size_t)g * nu + d] += c * (H[g * n + d] - K[g * n + d]);
+            break;
+        }
+        }
+    }
+    for (size_t k = 0; k < (size_t)nu * nu; k++)
+        if (!isfinite(w->J[k])) return SYM_ENONFINITE;
+    return SYM_OK;
+}
+
+SYM_INLINE void correct_k(sym_work *w, double h, const int s, const int n)
+{
+    const int r = w->tab.r;
+    const size_t nn = (size_t)n * (size_t)n;
+    for (int i = 0; i < r; i++) {
+        const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
+        double *f = w->f + (size_t)i * n, *dq = w->tmp, *dg = w->acc;
+        for (int k = 0; k < n; k++) {
+            double vq = 0.0, vg = 0.0;
+            for (int a = 1; a < s; a++) {
+                const double da = w->dX[(size_t)(a - 1) * n + k];
+                vq += w->tab.B[i][a] * da;
+                vg += w->tab.D[i][a] * da;
+            }
+            dq[k] = vq;
+            dg[k] = vg / h;
+        }
+        /* the left node does not move (only its velocity does); its H and
+         * K are not evaluated */
+        const int moves = i != w->left_point;
+        for (int c = 0; c < n; c++) {
+            double v = 0.0;
+            for (int k = 0; k < n; k++) {
+                v += A[k * n + c] * dg[k];
+                if (moves) v += (H[c * n + k] - K[c * n + k]) * dq[k];
+            }
+            f[c] += v;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Lobatto quadrature at the nodes (B = I): Simpson and its family      */
+/* ------------------------------------------------------------------ */
+SYM_INLINE void form_points_lob_k(sym_work *w, const double *q, double h, const int s,
+                                  const int n)
+{
+    const double ih = 1.0 / h;
+    for (int k = 0; k < n; k++) w->Qp[k] = q[k];
+    for (int i = 1; i < s; i++)
+        for (int k = 0; k < n; k++) w->Qp[(size_t)i * n + k] = q[k] + w->X[(size_t)(i - 1) * n + k];
+    for (int i = 0; i < s; i++)
+        for (int k = 0; k < n; k++) {
+            double v = 0.0;
+            for (int a = 1; a < s; a++) v += w->tab.D[i][a] * w->X[(size_t)(a - 1) * n + k];
+            w->Gp[(size_t)i * n + k] = v * ih;
+        }
+}
+
+SYM_INLINE double residual_lob_k(sym_work *w, const double *p, double h, double *Rnorm,
+                                 const int s, const int n)
+{
+    const double scale = point_forces_k(w, p, h, s, n);
+    double rn = 0.0;
+    for (int a = 0; a <= s - 2; a++) {
+        double *Ra = w->R + (size_t)a * n;
+        const double cf = h * w->tab.b[a];
+        for (int c = 0; c < n; c++) {
+            double v = (a == 0 ? p[c] : 0.0) + cf * w->f[(size_t)a * n + c];
+            for (int i = 0; i < s; i++) v += w->tab.bD[i][a] * w->P[(size_t)i * n + c];
+            Ra[c] = v;
+            const double av = fabs(v);
+            if (!(av <= rn)) rn = av;   /* propagates nan */
+        }
+    }
+    *Rnorm = rn;
+    return scale;
+}
+
+SYM_INLINE int jacobian_lob_k(sym_work *w, double h, const int s, const int n)
+{
+    const int nu = w->nu;
+    const size_t nn = (size_t)n * (size_t)n;
+    const double ih = 1.0 / h;
+    for (int a = 0; a <= s - 2; a++) {
+        const double *Aa = w->Ap + a * nn, *Ha = w->Hp + a * nn, *Ka = w->Kp + a * nn;
+        for (int b = 1; b <= s - 1; b++) {
+            const double *Ab = w->Ap + b * nn;
+            const double cA = w->tab.b[b] * w->tab.D[b][a], cAT = w->tab.b[a] * w->tab.D[a][b];
+            const double cH = (a == b) ? h * w->tab.b[a] : 0.0;
+            double cM[SYM_MAX_NODES];
+            for (int i = 0; i < s; i++) cM[i] = w->tab.bDD[a][b][i] * ih;
+            double *Jb = w->J + (size_t)a * n * nu + (size_t)(b - 1) * n;
+            for (int g = 0; g < n; g++) {
+                double *restrict Jg = Jb + (size_t)g * nu;
+                const double *restrict Abg = Ab + (size_t)g * n;
+                for (int d = 0; d < n; d++) Jg[d] = cA * Abg[d];
+                for (int i = 0; i < s; i++) {
+                    const double c = cM[i];
+                    const double *restrict Mig = w->Mp + i * nn + (size_t)g * n;
+                    if (c != 0.0)
+                        for (int d = 0; d < n; d++) Jg[d] += c * Mig[d];
+                }
+                if (a == b) {
+                    const double *restrict Hg = Ha + (size_t)g * n;
+                    const double *restrict Kg = Ka + (size_t)g * n;
+                    for (int d = 0; d < n; d++) Jg[d] += cH * (Hg[d] - Kg[d]);
+                }
+            }
+            /* + b_a D_ab A_a^T, in 8 x 8 tiles to keep the transposed reads local */
+            for (int g0 = 0; g0 < n; g0 += 8)
+                for (int d0 = 0; d0 < n; d0 += 8) {
+                    const int g1 = g0 + 8 < n ? g0 + 8 : n, d1 = d0 + 8 < n ? d0 + 8 : n;
+                    for (int d = d0; d < d1; d++)
+                        for (int g = g0; g < g1; g++) Jb[(size_t)g * nu + d] += cAT * Aa[d * n + g];
+                }
+        }
+    }
+    return SYM_OK;   /* non-finite entries surface in the LU or the update */
+}
+
+SYM_INLINE void correct_lob_k(sym_work *w, double h, const int s, const int n)
+{
+    const size_t nn = (size_t)n * (size_t)n;
+    const double ih = 1.0 / h;
+    for (int i = 0; i < s; i++) {
+        const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
+        const double *dq = i ? w->dX + (size_t)(i - 1) * n : NULL;
+        double *f = w->f + (size_t)i * n, *dg = w->acc;
+        for (int k = 0; k < n; k++) {
+            double v = 0.0;
+            for (int a = 1; a < s; a++) v += w->tab.D[i][a] * w->dX[(size_t)(a - 1) * n + k];
+            dg[k] = v * ih;
+        }
+        for (int c = 0; c < n; c++) {
+            double v = 0.0;
+            for (int k = 0; k < n; k++) {
+                v += A[k * n + c] * dg[k];
+                if (i) v += (H[c * n + k] - K[c * n + k]) * dq[k];
+            }
+            f[c] += v;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Instances                                                            */
+/* ------------------------------------------------------------------ */
+#define SYM_KERNEL_SET(FAM, NAME, S, N)                                                 \
+    static void form_points_##FAM##NAME(sym_work *w, const double *q, double h)          \
+    {                                                                                   \
+        form_points_##FAM##k(w, q, h, S, N);                                            \
+    }                                                                                   \
+    static double residual_##FAM##NAME(sym_work *w, const double *p, double h, double *rn) \
+    {                                                                                   \
+        return residual_##FAM##k(w, p, h, rn, S, N);                                    \
+    }                                                                                   \
+    static int jacobian_##FAM##NAME(sym_work *w, double h)                               \
+    {                                                                                   \
+        return jacobian_##FAM##k(w, h, S, N);                                           \
+    }                                                                                   \
+    static void correct_##FAM##NAME(sym_work *w, double h)                               \
+    {                                                                                   \
+        correct_##FAM##k(w, h, S, N);                                                   \
+    }
+
+SYM_KERNEL_SET(, 1, w->tab.s, 1)
+SYM_KERNEL_SET(, 2, w->tab.s, 2)
+SYM_KERNEL_SET(, 3, w->tab.s, 3)
+SYM_KERNEL_SET(, 4, w->tab.s, 4)
+SYM_KERNEL_SET(, any, w->tab.s, w->n)
+SYM_KERNEL_SET(lob_, 3_1, 3, 1)
+SYM_KERNEL_SET(lob_, 3_2, 3, 2)
+SYM_KERNEL_SET(lob_, 3_3, 3, 3)
+SYM_KERNEL_SET(lob_, 3_4, 3, 4)
+SYM_KERNEL_SET(lob_, 3_any, 3, w->n)
+SYM_KERNEL_SET(lob_, any, w->tab.s, w->n)
+
+#define SYM_LU_SET(M)                                                                   \
+    static int lu_factor_##M(int m, double *A, int *piv)                                \
+    {                                                                                   \
+        (void)m;                                                                        \
+        return sym_lu_factor_k(M, A, piv);                                              \
+    }                                                                                   \
+    static void lu_solve_##M(int m, const double *LU, const int *piv, double *b)        \
+    {                                                                                   \
+        (void)m;                                                                        \
+        sym_lu_solve_k(M, LU, piv, b);                                                  \
+    }
+SYM_LU_SET(1)
+SYM_LU_SET(2)
+SYM_LU_SET(3)
+SYM_LU_SET(4)
+SYM_LU_SET(6)
+SYM_LU_SET(8)
+
+#define PICK(FAM, NAME)                                                                 \
+    do {                                                                                \
+        w->form_points = form_points_##FAM##NAME;                                       \
+        w->residual = residual_##FAM##NAME;                                             \
+        w->jacobian = jacobian_##FAM##NAME;                                             \
+        w->correct = correct_##FAM##NAME;                                               \
+    } while (0)
+
+void sym_galerkin_pick_kernels(sym_work *w)
+{
+    if (w->tab.lobatto && w->tab.s == 3) {
+        switch (w->n) {
+        case 1: PICK(lob_, 3_1); break;
+        case 2: PICK(lob_, 3_2); break;
+        case 3: PICK(lob_, 3_3); break;
+        case 4: PICK(lob_, 3_4); break;
+        default: PICK(lob_, 3_any);
+        }
+    } else if (w->tab.lobatto) {
+        PICK(lob_, any);
+    } else {
+        switch (w->n) {
+        case 1: PICK(, 1); break;
+        case 2: PICK(, 2); break;
+        case 3: PICK(, 3); break;
+        case 4: PICK(, 4); break;
+        default: PICK(, any);
+        }
+    }
+    switch (w->nu) {
+    case 1: w->lu_factor = lu_factor_1; w->lu_solve = lu_solve_1; break;
+    case 2: w->lu_factor = lu_factor_2; w->lu_solve = lu_solve_2; break;
+    case 3: w->lu_factor = lu_factor_3; w->lu_solve = lu_solve_3; break;
+    case 4: w->lu_factor = lu_factor_4; w->lu_solve = lu_solve_4; break;
+    case 6: w->lu_factor = lu_factor_6; w->lu_solve = lu_solve_6; break;
+    case 8: w->lu_factor = lu_factor_8; w->lu_solve = lu_solve_8; break;
+    default: w->lu_factor = sym_lu_factor; w->lu_solve = sym_lu_solve;
+    }
+}
