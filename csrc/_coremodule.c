@@ -37,6 +37,17 @@ typedef struct {
     double *const_mass;
     PyObject *mass, *mass_grad, *mass_hess, *mass_dir, *mass_hess_dir;
     PyObject *potential, *potential_grad, *potential_hess;
+    PyObject *vectorized;       /* batched Python callable, or NULL        */
+    PyObject *combined;         /* in-place Python callable, or NULL       */
+    PyObject *cb_arr[5];        /* its persistent M, dM, dV, d2M, d2V      */
+    double *cb_q, cb_V;         /* the point they hold                     */
+    int cb_valid, cb_busy;
+    double *ring_q, *ring_T;    /* dM of the last COMBINED_RING points      */
+    int ring_len, ring_next;
+    PyObject *keepalive;        /* owner of a compiled callback's code     */
+    sym_flat_eval_fn cfunc;     /* compiled callback, or NULL              */
+    void *cfunc_data;
+    int nogil;                  /* no Python in the loop: release the GIL  */
 } SystemObject;
 
 /* ------------------------------------------------------------------ */
@@ -237,6 +248,279 @@ static int cb_potential_hess(const double *q, double *out, void *params)
     return 0;
 }
 
+/* A compiled callback with the flat signature (see symplectic.h). */
+static int cb_cfunc(const double *q, const double *g, unsigned need, const sym_eval_out *out,
+                    void *params, double *scratch)
+{
+    SystemObject *S = params;
+    (void)scratch;
+    return S->cfunc(q, g, need, out->M, out->A, out->H, out->V, out->dV, out->d2V,
+                    S->cfunc_data);
+}
+
+/* Fetch key from the dict returned by a vectorized callable, as a float64
+ * array of shape (npts, n, ..., n) with `nd` trailing n's; NULL + exception
+ * when missing (required) or malformed. */
+static PyArrayObject *batch_item(PyObject *d, const char *key, int npts, int n, int nd,
+                                 int required)
+{
+    PyObject *o = PyDict_GetItemString(d, key);   /* borrowed */
+    if (!o || o == Py_None) {
+        if (required)
+            PyErr_Format(PyExc_KeyError, "the vectorized function must return '%s'", key);
+        return NULL;
+    }
+    if (PyArray_Check(o) && PyArray_TYPE((PyArrayObject *)o) == NPY_OBJECT) {
+        PyErr_Format(PyExc_TypeError, "vectorized '%s' is an object array", key);
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!a) return NULL;
+    int ok = PyArray_NDIM(a) == nd + 1 && PyArray_DIM(a, 0) == npts;
+    for (int i = 1; ok && i <= nd; i++) ok = PyArray_DIM(a, i) == n;
+    if (!ok) {
+        char got[128], want[128];
+        npy_intp wd[5] = {npts, n, n, n, n};
+        shape_str(got, sizeof got, PyArray_NDIM(a), PyArray_DIMS(a));
+        shape_str(want, sizeof want, nd + 1, wd);
+        PyErr_Format(PyExc_ValueError, "vectorized '%s' has shape %s, expected %s", key, got, want);
+        Py_DECREF(a);
+        return NULL;
+    }
+    const double *v = PyArray_DATA(a);
+    for (npy_intp k = 0; k < PyArray_SIZE(a); k++)
+        if (!isfinite(v[k])) {
+            PyErr_Format(PyExc_ValueError, "vectorized '%s' contains a non-finite value (nan or inf)",
+                         key);
+            Py_DECREF(a);
+            return NULL;
+        }
+    return a;
+}
+
+/*
+ * eval over a combined in-place Python callable
+ *     V = combined(q, M, dM, dV, d2M, d2V)
+ * that fills zeroed arrays M (n, n), dM (n, n, n) [k, i, j] = dM_ij/dq_k,
+ * dV (n,), d2M (n, n, n, n), d2V (n, n) and returns V.  One call per point;
+ * the results are kept for the last point, so repeated requests at the same
+ * q (the left node in every Newton iteration) cost no call.  A nested call
+ * (the callable integrating the same system) gets fresh arrays.
+ */
+static int combined_call(SystemObject *S, const double *q, PyObject **arrs, double *V)
+{
+    const int n = S->sys.n;
+    for (int k = 0; k < 5; k++) {
+        PyArrayObject *a = (PyArrayObject *)arrs[k];
+        memset(PyArray_DATA(a), 0, (size_t)PyArray_NBYTES(a));
+    }
+    PyObject *qa = vec_copy(q, n);
+    if (!qa) return -1;
+    PyObject *res = PyObject_CallFunctionObjArgs(S->combined, qa, arrs[0], arrs[1], arrs[2],
+                                                 arrs[3], arrs[4], NULL);
+    Py_DECREF(qa);
+    if (!res) return -1;
+    *V = PyFloat_AsDouble(res);
+    Py_DECREF(res);
+    if (*V == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError,
+                        "the combined callable must return the potential V(q) as a float");
+        return -1;
+    }
+    for (int k = 0; k < 5; k++) {
+        PyArrayObject *a = (PyArrayObject *)arrs[k];
+        const double *d = PyArray_DATA(a);
+        for (npy_intp i = 0; i < PyArray_SIZE(a); i++)
+            if (!isfinite(d[i])) {
+                static const char *names[5] = {"M", "dM", "dV", "d2M", "d2V"};
+                PyObject *qr = vec_copy(q, n);
+                PyErr_Format(PyExc_ValueError,
+                             "the combined callable wrote a non-finite value into %s at q = %R",
+                             names[k], qr ? qr : Py_None);
+                Py_XDECREF(qr);
+                return -1;
+            }
+    }
+    if (!isfinite(*V)) {
+        PyErr_SetString(PyExc_ValueError, "the combined callable returned a non-finite potential");
+        return -1;
+    }
+    return 0;
+}
+
+#define COMBINED_RING 8
+
+static PyObject *new_zeros(int nd, int n)
+{
+    npy_intp d[4] = {n, n, n, n};
+    return PyArray_ZEROS(nd, d, NPY_DOUBLE, 0);
+}
+
+static int cb_combined(const double *q, const double *g, unsigned need, const sym_eval_out *out,
+                       void *params, double *scratch)
+{
+    SystemObject *S = params;
+    const int n = S->sys.n;
+    const size_t nn = (size_t)n * (size_t)n;
+    static const int nds[5] = {2, 3, 1, 4, 2};
+    PyObject *tmp[5] = {NULL}, **arrs = S->cb_arr;
+    double V;
+    (void)scratch;
+    if (need == SYM_NEED_A && !S->cb_busy) {
+        /* A only (the left node in every Newton iteration): dM of a recent
+         * point contracted with the new g */
+        for (int r = 0; r < S->ring_len; r++)
+            if (memcmp(S->ring_q + (size_t)r * n, q, sizeof(double) * (size_t)n) == 0) {
+                const double *T = S->ring_T + (size_t)r * nn * n;
+                for (int i = 0; i < n; i++)
+                    for (int c = 0; c < n; c++) {
+                        const double *row = T + ((size_t)c * n + i) * n;
+                        double s = 0.0;
+                        for (int j = 0; j < n; j++) s += row[j] * g[j];
+                        out->A[i * n + c] = s;
+                    }
+                return 0;
+            }
+    }
+    if (S->cb_busy) {                       /* nested: private arrays */
+        for (int k = 0; k < 5; k++)
+            if (!(tmp[k] = new_zeros(nds[k], n))) goto fail;
+        arrs = tmp;
+        if (combined_call(S, q, arrs, &V) < 0) goto fail;
+    } else if (S->cb_valid && memcmp(S->cb_q, q, sizeof(double) * (size_t)n) == 0) {
+        V = S->cb_V;
+    } else {
+        S->cb_valid = 0;
+        S->cb_busy = 1;
+        const int rc = combined_call(S, q, arrs, &V);
+        S->cb_busy = 0;
+        if (rc < 0) return -1;
+        memcpy(S->cb_q, q, sizeof(double) * (size_t)n);
+        S->cb_V = V;
+        S->cb_valid = 1;
+        const int r = S->ring_next;
+        memcpy(S->ring_q + (size_t)r * n, q, sizeof(double) * (size_t)n);
+        memcpy(S->ring_T + (size_t)r * nn * n, PyArray_DATA((PyArrayObject *)arrs[1]),
+               sizeof(double) * nn * (size_t)n);
+        S->ring_next = (r + 1) % COMBINED_RING;
+        if (S->ring_len < COMBINED_RING) S->ring_len++;
+    }
+    const double *M = PyArray_DATA((PyArrayObject *)arrs[0]);
+    const double *T = PyArray_DATA((PyArrayObject *)arrs[1]);
+    const double *dV = PyArray_DATA((PyArrayObject *)arrs[2]);
+    const double *T2 = PyArray_DATA((PyArrayObject *)arrs[3]);
+    const double *K = PyArray_DATA((PyArrayObject *)arrs[4]);
+    if (need & SYM_NEED_M) memcpy(out->M, M, sizeof(double) * nn);
+    if (need & SYM_NEED_A)
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < n; c++) {
+                const double *row = T + ((size_t)c * n + i) * n;
+                double s = 0.0;
+                for (int j = 0; j < n; j++) s += row[j] * g[j];
+                out->A[i * n + c] = s;
+            }
+    if (need & SYM_NEED_H)
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++) {
+                const double *blk = T2 + ((size_t)a * n + b) * nn;
+                double s = 0.0;
+                for (int i = 0; i < n; i++) {
+                    double si = 0.0;
+                    for (int j = 0; j < n; j++) si += blk[(size_t)i * n + j] * g[j];
+                    s += g[i] * si;
+                }
+                out->H[a * n + b] = 0.5 * s;
+            }
+    if (need & SYM_NEED_V) out->V[0] = V;
+    if (need & SYM_NEED_DV) memcpy(out->dV, dV, sizeof(double) * (size_t)n);
+    if (need & SYM_NEED_D2V) memcpy(out->d2V, K, sizeof(double) * nn);
+    for (int k = 0; k < 5; k++) Py_XDECREF(tmp[k]);
+    return 0;
+fail:
+    for (int k = 0; k < 5; k++) Py_XDECREF(tmp[k]);
+    return -1;
+}
+
+/* eval_batch over a vectorized Python callable f(Q) -> dict of arrays with a
+ * leading point axis: mass, mass_grad, potential, potential_grad and the
+ * second derivatives mass_hess, potential_hess.  One Python call per batch. */
+static int cb_batch(int npts, const double *Q, const double *G, const unsigned *need,
+                    const sym_eval_out *out, void *params, double *scratch)
+{
+    SystemObject *S = params;
+    const int n = S->sys.n;
+    const size_t nn = (size_t)n * (size_t)n;
+    (void)scratch;
+    unsigned any = 0;
+    for (int k = 0; k < npts; k++) any |= need[k];
+    npy_intp dims[2] = {npts, n};
+    PyObject *Qa = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+    if (!Qa) return -1;
+    memcpy(PyArray_DATA((PyArrayObject *)Qa), Q, sizeof(double) * (size_t)npts * n);
+    PyObject *res = PyObject_CallFunctionObjArgs(S->vectorized, Qa, NULL);
+    Py_DECREF(Qa);
+    if (!res) return -1;
+    if (!PyDict_Check(res)) {
+        PyErr_Format(PyExc_TypeError, "the vectorized function must return a dict, got %S",
+                     (PyObject *)Py_TYPE(res));
+        Py_DECREF(res);
+        return -1;
+    }
+    PyArrayObject *M = NULL, *T = NULL, *T2 = NULL, *V = NULL, *dV = NULL, *K = NULL;
+    int rc = -1;
+    if ((any & SYM_NEED_M) && !(M = batch_item(res, "mass", npts, n, 2, 1))) goto done;
+    if ((any & SYM_NEED_A) && !(T = batch_item(res, "mass_grad", npts, n, 3, 1))) goto done;
+    if ((any & SYM_NEED_H) && !(T2 = batch_item(res, "mass_hess", npts, n, 4, 1))) goto done;
+    if ((any & SYM_NEED_V) && !(V = batch_item(res, "potential", npts, n, 0, 1))) goto done;
+    if ((any & SYM_NEED_DV) && !(dV = batch_item(res, "potential_grad", npts, n, 1, 1))) goto done;
+    if ((any & SYM_NEED_D2V) && !(K = batch_item(res, "potential_hess", npts, n, 2, 1))) goto done;
+    for (int k = 0; k < npts; k++) {
+        const unsigned nd = need[k];
+        const double *g = G ? G + (size_t)k * n : NULL;
+        if (nd & SYM_NEED_M) memcpy(out[k].M, (double *)PyArray_DATA(M) + k * nn, sizeof(double) * nn);
+        if (nd & SYM_NEED_A) {
+            const double *Tk = (double *)PyArray_DATA(T) + (size_t)k * nn * n;
+            for (int i = 0; i < n; i++)
+                for (int c = 0; c < n; c++) {
+                    const double *row = Tk + ((size_t)c * n + i) * n;
+                    double s = 0.0;
+                    for (int j = 0; j < n; j++) s += row[j] * g[j];
+                    out[k].A[i * n + c] = s;
+                }
+        }
+        if (nd & SYM_NEED_H) {
+            const double *Tk = (double *)PyArray_DATA(T2) + (size_t)k * nn * nn;
+            for (int a = 0; a < n; a++)
+                for (int b = 0; b < n; b++) {
+                    const double *blk = Tk + ((size_t)a * n + b) * nn;
+                    double s = 0.0;
+                    for (int i = 0; i < n; i++) {
+                        double si = 0.0;
+                        for (int j = 0; j < n; j++) si += blk[(size_t)i * n + j] * g[j];
+                        s += g[i] * si;
+                    }
+                    out[k].H[a * n + b] = 0.5 * s;
+                }
+        }
+        if (nd & SYM_NEED_V) out[k].V[0] = ((double *)PyArray_DATA(V))[k];
+        if (nd & SYM_NEED_DV)
+            memcpy(out[k].dV, (double *)PyArray_DATA(dV) + (size_t)k * n, sizeof(double) * n);
+        if (nd & SYM_NEED_D2V)
+            memcpy(out[k].d2V, (double *)PyArray_DATA(K) + k * nn, sizeof(double) * nn);
+    }
+    rc = 0;
+done:
+    Py_XDECREF(M);
+    Py_XDECREF(T);
+    Py_XDECREF(T2);
+    Py_XDECREF(V);
+    Py_XDECREF(dV);
+    Py_XDECREF(K);
+    Py_DECREF(res);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* The System type                                                      */
 /* ------------------------------------------------------------------ */
@@ -251,6 +535,10 @@ static int System_traverse(SystemObject *self, visitproc visit, void *arg)
     Py_VISIT(self->potential);
     Py_VISIT(self->potential_grad);
     Py_VISIT(self->potential_hess);
+    Py_VISIT(self->vectorized);
+    Py_VISIT(self->keepalive);
+    Py_VISIT(self->combined);
+    for (int k = 0; k < 5; k++) Py_VISIT(self->cb_arr[k]);
     return 0;
 }
 
@@ -264,6 +552,10 @@ static int System_clear(SystemObject *self)
     Py_CLEAR(self->potential);
     Py_CLEAR(self->potential_grad);
     Py_CLEAR(self->potential_hess);
+    Py_CLEAR(self->vectorized);
+    Py_CLEAR(self->keepalive);
+    Py_CLEAR(self->combined);
+    for (int k = 0; k < 5; k++) Py_CLEAR(self->cb_arr[k]);
     return 0;
 }
 
@@ -275,6 +567,9 @@ static void System_dealloc(SystemObject *self)
     Py_CLEAR(self->builtin_name);
     if (self->is_builtin) sym_builtin_free(&self->sys);
     free(self->const_mass);
+    free(self->cb_q);
+    free(self->ring_q);
+    free(self->ring_T);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -306,19 +601,24 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"n", "mass", "potential", "mass_grad", "potential_grad",
                              "mass_hess", "potential_hess", "mass_dir", "mass_hess_dir",
-                             "builtin", "params", NULL};
+                             "builtin", "params", "vectorized", "cfunc", "cfunc_data",
+                             "keepalive", "combined", NULL};
     int n;
     PyObject *mass = Py_None, *potential = Py_None, *mass_grad = Py_None,
              *potential_grad = Py_None, *mass_hess = Py_None, *potential_hess = Py_None,
-             *mass_dir = Py_None, *mass_hess_dir = Py_None, *params = Py_None;
+             *mass_dir = Py_None, *mass_hess_dir = Py_None, *params = Py_None,
+             *vectorized = Py_None, *cfunc = Py_None, *cfunc_data = Py_None,
+             *keepalive = Py_None, *combined = Py_None;
     const char *builtin = NULL;
     if (self->initialized) {
         PyErr_SetString(PyExc_TypeError, "a System cannot be re-initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "i|OOOOOOOOzO", kwlist, &n, &mass, &potential,
-                                     &mass_grad, &potential_grad, &mass_hess, &potential_hess,
-                                     &mass_dir, &mass_hess_dir, &builtin, &params))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "i|OOOOOOOOzOOOOOO", kwlist, &n, &mass,
+                                     &potential, &mass_grad, &potential_grad, &mass_hess,
+                                     &potential_hess, &mass_dir, &mass_hess_dir, &builtin,
+                                     &params, &vectorized, &cfunc, &cfunc_data, &keepalive,
+                                     &combined))
         return -1;
     if (n < 1 || n > (1 << 16)) {
         PyErr_Format(PyExc_ValueError, "n must be between 1 and 65536, got %d", n);
@@ -343,6 +643,62 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
         self->builtin_name = PyUnicode_FromString(builtin);
         if (!self->builtin_name) { sym_builtin_free(&self->sys); return -1; }
         self->is_builtin = 1;
+        self->nogil = 1;
+        self->initialized = 1;
+        return 0;
+    }
+    if (cfunc != Py_None) {
+        void *fp = PyLong_AsVoidPtr(cfunc);
+        if (!fp) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "cfunc must be a nonzero function address");
+            return -1;
+        }
+        void *data = NULL;
+        if (cfunc_data != Py_None) {
+            data = PyLong_AsVoidPtr(cfunc_data);
+            if (!data && PyErr_Occurred()) return -1;
+        }
+        self->sys.n = n;
+        self->sys.params = self;
+        self->sys.eval = cb_cfunc;
+        /* converting a data pointer to a function pointer: allowed on the
+         * platforms CPython supports (POSIX dlsym relies on it too) */
+        memcpy(&self->cfunc, &fp, sizeof fp);
+        self->cfunc_data = data;
+        self->keepalive = none_to_null(keepalive);
+        self->nogil = 1;
+        self->initialized = 1;
+        return 0;
+    }
+    if (combined != Py_None) {
+        static const int nds[5] = {2, 3, 1, 4, 2};
+        if (check_callable(combined, "combined", 1) < 0) return -1;
+        if (n > 256) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the combined form holds n^4 second derivatives; use mass_dir / "
+                            "mass_hess_dir (contracted forms) for n > 256");
+            return -1;
+        }
+        self->cb_q = malloc(sizeof(double) * (size_t)n);
+        self->ring_q = malloc(sizeof(double) * (size_t)n * COMBINED_RING);
+        self->ring_T = malloc(sizeof(double) * (size_t)n * n * n * COMBINED_RING);
+        if (!self->cb_q || !self->ring_q || !self->ring_T) { PyErr_NoMemory(); return -1; }
+        for (int k = 0; k < 5; k++)
+            if (!(self->cb_arr[k] = new_zeros(nds[k], n))) return -1;
+        self->combined = none_to_null(combined);
+        self->sys.n = n;
+        self->sys.params = self;
+        self->sys.eval = cb_combined;
+        self->initialized = 1;
+        return 0;
+    }
+    if (vectorized != Py_None) {
+        if (check_callable(vectorized, "vectorized", 1) < 0) return -1;
+        self->vectorized = none_to_null(vectorized);
+        self->sys.n = n;
+        self->sys.params = self;
+        self->sys.eval_batch = cb_batch;
         self->initialized = 1;
         return 0;
     }
@@ -436,7 +792,7 @@ static PyObject *raise_status(int st)
 {
     if (st == SYM_ECALLBACK) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "a system callback failed");
+            PyErr_SetString(PyExc_RuntimeError, "a compiled system callback returned a nonzero status");
         return NULL;
     }
     if (PyErr_Occurred()) return NULL;
@@ -540,7 +896,7 @@ static PyObject *System_energy(SystemObject *self, PyObject *args)
     const double *qd = PyArray_DATA(q), *pd = PyArray_DATA(p);
     int st = SYM_OK;
     npy_intp bad = -1;
-    if (self->is_builtin) {
+    if (self->nogil) {
         Py_BEGIN_ALLOW_THREADS
         for (npy_intp r = 0; r < rows && !st; r++) {
             st = sym_energy(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
@@ -584,6 +940,12 @@ static PyObject *System_get_builtin(SystemObject *self, void *closure)
     Py_RETURN_NONE;
 }
 
+static PyObject *System_get_nogil(SystemObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->nogil);
+}
+
 static PyObject *System_get_constant_mass(SystemObject *self, void *closure)
 {
     (void)closure;
@@ -603,6 +965,9 @@ static PyGetSetDef System_getset[] = {
     {"n", (getter)System_get_n, NULL, "number of degrees of freedom", NULL},
     {"builtin", (getter)System_get_builtin, NULL, "name of the built-in C system, or None", NULL},
     {"constant_mass", (getter)System_get_constant_mass, NULL, "True if M does not depend on q", NULL},
+    {"nogil", (getter)System_get_nogil, NULL,
+     "True if integration runs without Python in the loop (built-in or compiled "
+     "callbacks) and releases the GIL", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot System_slots[] = {
@@ -752,7 +1117,7 @@ static PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
     if (!w) { raise_status(st); goto done; }
     sym_step_info info = {0};
     double *qmd = m->n_mid ? PyArray_DATA((PyArrayObject *)qm) : NULL;
-    if (S->is_builtin) {
+    if (S->nogil) {
         Py_BEGIN_ALLOW_THREADS
         st = sym_step(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA((PyArrayObject *)q1),
                       PyArray_DATA((PyArrayObject *)p1), qmd, &info);
@@ -836,8 +1201,8 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     sym_integrate(&S->sys, m, &opt, PyArray_DATA(q0), PyArray_DATA(p0), t0, h, n_steps,  \
                   PyArray_DATA((PyArrayObject *)t), PyArray_DATA((PyArrayObject *)q),    \
                   PyArray_DATA((PyArrayObject *)p), qmd, PyArray_DATA((PyArrayObject *)it), \
-                  progress_cb, &ctx, S->is_builtin ? 512 : 64, &fail, &done_steps)
-    if (S->is_builtin) {
+                  progress_cb, &ctx, S->nogil ? 512 : 64, &fail, &done_steps)
+    if (S->nogil) {
         ctx.ts = PyEval_SaveThread();
         st = CALL_INTEGRATE;
         PyEval_RestoreThread(ctx.ts);

@@ -243,6 +243,11 @@ int sym_eval(const sym_system *sys, const double *q, const double *g,
     const size_t nn = (size_t)n * (size_t)n;
     void *par = sys->params;
 
+    if (sys->eval_batch) {
+        const unsigned nd = need;
+        return sys->eval_batch(1, q, g, &nd, out, par, sys->scratch_size ? scratch : NULL)
+                   ? SYM_ECALLBACK : SYM_OK;
+    }
     if (sys->eval)
         return sys->eval(q, g, need, out, par, sys->scratch_size ? scratch : NULL)
                    ? SYM_ECALLBACK : SYM_OK;
@@ -279,6 +284,22 @@ int sym_eval(const sym_system *sys, const double *q, const double *g,
             int st = fd_potential_hess(sys, q, out->d2V, scratch);
             if (st) return st;
         }
+    }
+    return SYM_OK;
+}
+
+int sym_eval_points(const sym_system *sys, int npts, const double *Q,
+                    const double *G, const unsigned *need, const sym_eval_out *out,
+                    double *scratch)
+{
+    const size_t n = (size_t)sys->n;
+    if (sys->eval_batch)
+        return sys->eval_batch(npts, Q, G, need, out, sys->params,
+                               sys->scratch_size ? scratch : NULL) ? SYM_ECALLBACK : SYM_OK;
+    for (int k = 0; k < npts; k++) {
+        const int st = sym_eval(sys, Q + (size_t)k * n, G ? G + (size_t)k * n : NULL, need[k],
+                                &out[k], scratch);
+        if (st) return st;
     }
     return SYM_OK;
 }

@@ -34,7 +34,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     if (!status) status = &st_local;
     *status = SYM_EINVAL;
     if (!sys || !method || sys->n < 1 || sys->n > MAX_DOF) return NULL;
-    if (!sys->eval && (!sys->mass || !sys->potential_grad)) return NULL;
+    if (!sys->eval && !sys->eval_batch && (!sys->mass || !sys->potential_grad)) return NULL;
 
     sym_work *w = calloc(1, sizeof(*w));
     if (!w) { *status = SYM_ENOMEM; return NULL; }

@@ -243,15 +243,23 @@ static void poly_predict(sym_work *w)
 
 static int eval_points(sym_work *w, const unsigned *need)
 {
-    const int n = w->n;
+    const int n = w->n, r = w->tab.r;
     const size_t nn = (size_t)n * (size_t)n;
-    for (int i = 0; i < w->tab.r; i++) {
-        int st = eval_point(w, i, need[i]);
-        if (st) return st;
-        if (i == w->left_point) {
-            memcpy(w->Mp + i * nn, w->cache_M, sizeof(double) * nn);
-            memcpy(w->dVp + (size_t)i * n, w->cache_dV, sizeof(double) * (size_t)n);
-        }
+    sym_eval_out out[SYM_MAX_NODES];
+    for (int i = 0; i < r; i++) {
+        out[i].M = w->Mp + i * nn;
+        out[i].A = w->Ap + i * nn;
+        out[i].H = w->Hp + i * nn;
+        out[i].V = NULL;
+        out[i].dV = w->dVp + (size_t)i * n;
+        out[i].d2V = w->Kp + i * nn;
+    }
+    const int st = sym_eval_points(w->sys, r, w->Qp, w->Gp, need, out, w->scratch);
+    if (st) return st;
+    if (w->left_point >= 0) {
+        const int i = w->left_point;
+        memcpy(w->Mp + i * nn, w->cache_M, sizeof(double) * nn);
+        memcpy(w->dVp + (size_t)i * n, w->cache_dV, sizeof(double) * (size_t)n);
     }
     return SYM_OK;
 }

@@ -103,6 +103,22 @@ typedef int (*sym_eval_fn)(const double *q, const double *g, unsigned need,
                            const sym_eval_out *out, void *params,
                            double *scratch);
 
+/* A batched form of `eval`: quantities at npts points at once (Q and G are
+ * npts x n, row-major; need[k] and out[k] are per point).  The schemes
+ * evaluate all quadrature points of a Newton iteration in one call, which
+ * amortises the overhead of interpreted (e.g. vectorised NumPy) systems.
+ * When set it takes precedence over `eval` and the individual slots. */
+typedef int (*sym_eval_batch_fn)(int npts, const double *Q, const double *G,
+                                 const unsigned *need, const sym_eval_out *out,
+                                 void *params, double *scratch);
+
+/* The flat signature for callbacks compiled outside the core (ctypes, cffi,
+ * numba cfunc, generated C): same contract as sym_eval_fn with the outputs
+ * passed one by one (NULL when not requested) and a user data pointer. */
+typedef int (*sym_flat_eval_fn)(const double *q, const double *g, unsigned need,
+                                double *M, double *A, double *H, double *V,
+                                double *dV, double *d2V, void *user_data);
+
 enum sym_system_flags {
     SYM_SYS_CONSTANT_MASS = 1u  /* M does not depend on q */
 };
@@ -117,16 +133,22 @@ typedef struct sym_system {
     sym_fn potential_grad;
     sym_fn potential_hess;
     sym_eval_fn eval;
+    sym_eval_batch_fn eval_batch;
     size_t scratch_size;        /* doubles of scratch `eval` needs       */
     unsigned flags;
 } sym_system;
 
 /* Evaluate the requested quantities at (q, g) through whichever slots the
- * system has, with the finite-difference fallbacks described above.
+ * system has, with the finite-difference fallbacks described above
+ * (eval_batch is called with one point).
  * `scratch` must hold sym_eval_scratch_size(sys) doubles. */
 size_t sym_eval_scratch_size(const sym_system *sys);
 int sym_eval(const sym_system *sys, const double *q, const double *g,
              unsigned need, const sym_eval_out *out, double *scratch);
+/* The same at npts points (one eval_batch call when the system has it). */
+int sym_eval_points(const sym_system *sys, int npts, const double *Q,
+                    const double *G, const unsigned *need, const sym_eval_out *out,
+                    double *scratch);
 
 /* H(q, p) = 1/2 p^T M(q)^{-1} p + V(q).  `scratch`: sym_energy_scratch_size(sys)
  * doubles.  SYM_EMASS if M(q) is not positive definite. */

@@ -61,3 +61,44 @@ def jacobian(F, q):
         qm[k] -= hk
         cols.append((np.asarray(F(qp), dtype=float) - np.asarray(F(qm), dtype=float)) / (2 * hk))
     return np.stack(cols, axis=-1)
+
+
+def with_hessians(func, n):
+    """Wrap a vectorized func(Q) -> dict so that it also returns mass_hess and
+    potential_hess, by central differences of mass_grad and potential_grad
+    (all points perturbed at once) when func does not provide them."""
+
+    def wrapped(Q):
+        d = func(Q)
+        if not isinstance(d, dict):
+            return d                      # the core reports the type error
+        if d.get("mass_hess") is not None and d.get("potential_hess") is not None:
+            return d
+        Q = np.asarray(Q, dtype=float)
+        k = Q.shape[0]
+        hs = _CBRT_EPS * np.maximum(1.0, np.abs(Q))          # (k, n)
+        need_m = d.get("mass_hess") is None
+        need_v = d.get("potential_hess") is None
+        T2 = np.empty((k, n, n, n, n)) if need_m else None
+        K = np.empty((k, n, n)) if need_v else None
+        for c in range(n):
+            Qp = Q.copy()
+            Qm = Q.copy()
+            Qp[:, c] += hs[:, c]
+            Qm[:, c] -= hs[:, c]
+            dp, dm = func(Qp), func(Qm)
+            scale = 1.0 / (2 * hs[:, c])
+            if need_m:
+                diff = np.asarray(dp["mass_grad"], float) - np.asarray(dm["mass_grad"], float)
+                T2[:, c] = diff * scale[:, None, None, None]
+            if need_v:
+                diff = np.asarray(dp["potential_grad"], float) - np.asarray(dm["potential_grad"], float)
+                K[:, :, c] = diff * scale[:, None]
+        d = dict(d)
+        if need_m:
+            d["mass_hess"] = 0.5 * (T2 + T2.transpose(0, 2, 1, 3, 4))
+        if need_v:
+            d["potential_hess"] = 0.5 * (K + K.transpose(0, 2, 1))
+        return d
+
+    return wrapped

@@ -99,6 +99,111 @@ class System(_core.System):
                                mass_hess_dir=mass_hess_dir)
 
     @classmethod
+    def vectorized(cls, n, func, *, name=None):
+        """A system from one vectorised callable (the fastest pure-Python form).
+
+        ``func(Q)`` receives the k evaluation points of a Newton iteration at
+        once, ``Q`` of shape (k, n) (k = 3 for Simpson, 1 for midpoint and for
+        each RK4 stage), and returns a dict of arrays with a leading axis k:
+
+        ``"mass"`` (k, n, n), ``"mass_grad"`` (k, n, n, n) with
+        ``[p, c, i, j] = dM_ij/dq_c``, ``"potential"`` (k,),
+        ``"potential_grad"`` (k, n), and optionally ``"mass_hess"``
+        (k, n, n, n, n) and ``"potential_hess"`` (k, n, n).
+
+        One Python call per Newton iteration instead of about ten per point.
+        Missing second derivatives are formed by central differences of the
+        first (2n extra calls of ``func`` per batch, all points at once).
+        """
+        if isinstance(n, bool):
+            raise TypeError("n must be an int")
+        n = operator.index(n)
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if not callable(func):
+            raise TypeError("func must be callable: func(Q) -> dict of arrays")
+        obj = cls.__new__(cls)
+        _core.System.__init__(obj, n, vectorized=_fd.with_hessians(func, n))
+        obj._name = name
+        obj._params = None
+        obj._fd_used = []
+        obj._callables = dict(vectorized=func, mass_hess=True, mass_hess_dir=None,
+                              potential_hess=True)
+        return obj
+
+    @classmethod
+    def combined(cls, n, func, *, name=None):
+        """A system from one in-place Python callable (fastest pure Python for small n).
+
+        ``func(q, M, dM, dV, d2M, d2V)`` receives a fresh copy of q and five
+        zeroed float64 arrays to fill in place -- M (n, n), dM (n, n, n) with
+        ``dM[k, i, j] = dM_ij/dq_k``, dV (n,) = grad V, d2M (n, n, n, n) with
+        ``d2M[k, l, i, j] = d^2 M_ij/dq_k dq_l``, d2V (n, n) = hess V -- and
+        returns V(q) as a float.  Write only the nonzero entries; plain
+        ``math`` arithmetic is faster than NumPy at this size.
+
+        One call per evaluation point, and none when the same q is asked
+        again (the left node of each Newton iteration): about 5 calls per
+        Simpson step instead of about 24 with separate callables.
+        """
+        if isinstance(n, bool):
+            raise TypeError("n must be an int")
+        n = operator.index(n)
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if not callable(func):
+            raise TypeError("func must be callable: func(q, M, dM, dV, d2M, d2V) -> V")
+        obj = cls.__new__(cls)
+        _core.System.__init__(obj, n, combined=func)
+        obj._name = name
+        obj._params = None
+        obj._fd_used = []
+        obj._callables = dict(combined=func, mass_hess=True, mass_hess_dir=None,
+                              potential_hess=True)
+        return obj
+
+    @classmethod
+    def from_cfunc(cls, n, func, user_data=None, *, keepalive=None, name=None):
+        """A system from a compiled C callback: no Python in the loop, GIL released.
+
+        ``func`` is the callback's address (an int) or an object that has one:
+        a ctypes function pointer, a numba ``cfunc`` (``.address``), or a
+        ``scipy.LowLevelCallable``.  Its C signature is::
+
+            int eval(const double *q, const double *g, unsigned need,
+                     double *M, double *A, double *H, double *V,
+                     double *dV, double *d2V, void *user_data);
+
+        It fills what ``need`` asks for (bits: M = 1, A = 2, H = 4, V = 8,
+        grad V = 16, hess V = 32; unrequested pointers are NULL; g is NULL
+        when neither A nor H is asked): M (n x n, row-major), A[i][c] =
+        sum_j dM_ij/dq_c g_j, H = Hessian of 1/2 g^T M(q) g, V, grad V,
+        hess V; and returns 0 (nonzero stops the integration with an error).
+        ``user_data`` (an int address or None) is passed through.
+
+        The callback must be thread-safe and must not call Python.  A wrong
+        address or signature crashes the interpreter: this is the unchecked,
+        fast path.  ``keepalive`` is kept referenced for the System's life
+        (pass the library or closure that owns the code).
+        """
+        if isinstance(n, bool):
+            raise TypeError("n must be an int")
+        n = operator.index(n)
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        address = _address_of(func)
+        data = None if user_data is None else _address_of(user_data, what="user_data")
+        obj = cls.__new__(cls)
+        _core.System.__init__(obj, n, cfunc=address, cfunc_data=data,
+                              keepalive=(func, keepalive))
+        obj._name = name
+        obj._params = None
+        obj._fd_used = []
+        obj._callables = dict(cfunc=address, mass_hess=True, mass_hess_dir=None,
+                              potential_hess=True)
+        return obj
+
+    @classmethod
     def _from_builtin(cls, name, n, flat_params, params):
         obj = cls.__new__(cls)
         _core.System.__init__(obj, n, builtin=name, params=np.asarray(flat_params, dtype=float))
@@ -231,6 +336,36 @@ class System(_core.System):
             lines = ", ".join(f"{k}: relative error {v:.3g}" for k, v in bad.items())
             raise ValueError(f"derivative check failed at q = {q.tolist()} (rtol = {rtol:g}): {lines}")
         return report
+
+
+def _address_of(obj, what="func"):
+    """The integer address behind a compiled callback (or data pointer)."""
+    import ctypes
+    if isinstance(obj, bool):
+        raise TypeError(f"{what} must be an address, not a bool")
+    if isinstance(obj, int):
+        address = obj
+    elif hasattr(obj, "address") and isinstance(obj.address, int):          # numba cfunc
+        address = obj.address
+    elif type(obj).__name__ == "LowLevelCallable":                          # scipy
+        cap = obj.function
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        getname = ctypes.pythonapi.PyCapsule_GetName
+        getname.restype = ctypes.c_char_p
+        getname.argtypes = [ctypes.py_object]
+        address = get(cap, getname(cap))
+    elif isinstance(obj, ctypes._CFuncPtr):                                 # ctypes
+        address = ctypes.cast(obj, ctypes.c_void_p).value
+    elif isinstance(obj, ctypes.c_void_p):
+        address = obj.value
+    else:
+        raise TypeError(f"{what} must be an address (int), a ctypes function pointer, a numba "
+                        f"cfunc or a scipy.LowLevelCallable, got {type(obj).__name__}")
+    if not address:
+        raise ValueError(f"{what} is a null pointer")
+    return int(address)
 
 
 def _short(v):
