@@ -1350,7 +1350,16 @@ static PyObject *mod_methods(PyObject *module, PyObject *unused)
     PyObject *lst = PyList_New(0);
     for (int i = 0; lst && i < sym_method_count(); i++) {
         const sym_method *m = sym_method_at(i);
-        PyObject *row = Py_BuildValue("(ssiii)", m->name, m->doc, m->order, m->symplectic, m->n_mid);
+        const int s = m->table ? m->table->s : 2;
+        PyObject *nodes = PyTuple_New(s);
+        for (int a = 0; nodes && a < s; a++) {
+            PyObject *v = PyFloat_FromDouble(m->table ? m->table->c[a] : (double)a);
+            if (!v) { Py_CLEAR(nodes); break; }
+            PyTuple_SET_ITEM(nodes, a, v);
+        }
+        if (!nodes) { Py_CLEAR(lst); break; }
+        PyObject *row = Py_BuildValue("(ssiiiN)", m->name, m->doc, m->order, m->symplectic,
+                                      m->n_mid, nodes);
         if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
         Py_DECREF(row);
     }
@@ -1383,7 +1392,9 @@ static PyMethodDef module_methods[] = {
     {"step_tangent", (PyCFunction)(void (*)(void))mod_step_tangent, METH_VARARGS | METH_KEYWORDS,
      "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0) -> (q1, p1, D): one "
      "step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) ordering."},
-    {"methods", mod_methods, METH_NOARGS, "[(name, doc, order, symplectic, n_mid)]"},
+    {"methods", mod_methods, METH_NOARGS,
+     "[(name, doc, order, symplectic, n_mid, nodes)]: nodes are the interpolation nodes "
+     "c_a in [0, 1] of one step ((0, 1) for rk4)"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
     {NULL, NULL, 0, NULL}};
 

@@ -337,7 +337,7 @@ SYM_LU_SET(8)
 
 void sym_galerkin_pick_kernels(sym_work *w)
 {
-    if (w->tab.lobatto && w->tab.s == 3) {
+    if (w->tab.lobatto && w->tab.s == 3 && strcmp(w->method->name, "simpson") == 0) {
         switch (w->n) {
         case 1: PICK(lob_, 3_1); break;
         case 2: PICK(lob_, 3_2); break;

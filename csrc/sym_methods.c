@@ -8,6 +8,10 @@
 
 extern const sym_method sym_method_simpson;
 extern const sym_method sym_method_midpoint;
+extern const sym_method sym_method_lobatto2;
+extern const sym_method sym_method_lobatto3;
+extern const sym_method sym_method_lobatto4;
+extern const sym_method sym_method_lobatto5;
 
 /* RK4 has no table: its step lives in sym_rk4.c. */
 static const sym_method sym_method_rk4 = {
@@ -22,6 +26,10 @@ static const sym_method *const registry[] = {
     &sym_method_simpson,
     &sym_method_midpoint,
     &sym_method_rk4,
+    &sym_method_lobatto2,
+    &sym_method_lobatto3,
+    &sym_method_lobatto4,
+    &sym_method_lobatto5,
 };
 
 int sym_method_count(void)

@@ -9,7 +9,7 @@
  *   g_l = (-3 q_j + 4 q_m - q_{j+1})/h,  g_m = (q_{j+1} - q_j)/h,
  *   g_r = (q_j - 4 q_m + 3 q_{j+1})/h.
  *
- * It is the 3-node Lobatto member of the Galerkin engine (sym_galerkin.c):
+ * It is the 3-node Lobatto member ("lobatto3") of the Galerkin engine:
  * nodes 0, 1/2, 1; quadrature at the nodes with weights 1/6, 2/3, 1/6.
  * Newton runs on the 2n unknowns (q_m, q_{j+1}) (ERRATA.md); the printed
  * equations of TOP Appendix A need the corrections listed there.

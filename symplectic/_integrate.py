@@ -9,22 +9,27 @@ from . import _core
 from ._errors import ConvergenceError
 from ._system import System
 
-_METHODS = {name: dict(doc=doc, order=order, symplectic=bool(sym), n_mid=n_mid)
-            for name, doc, order, sym, n_mid in _core.methods()}
+_METHODS = {name: dict(doc=doc, order=order, symplectic=bool(sym), n_mid=n_mid, nodes=nodes)
+            for name, doc, order, sym, n_mid, nodes in _core.methods()}
 
 
 def methods(details=False):
     """The available methods.
 
     Returns ``{name: description}``; with ``details=True``,
-    ``{name: {"doc", "order", "symplectic", "n_mid"}}`` where ``n_mid`` is the
-    number of internal nodes a step reports in ``Trajectory.q_mid``.
+    ``{name: {"doc", "order", "symplectic", "n_mid", "nodes"}}`` where
+    ``n_mid`` is the number of internal nodes a step reports in
+    ``Trajectory.q_mid`` and ``nodes`` their positions c in [0, 1] within a step
+    (with the ends).
 
     - ``"simpson"``: Simpson variational integrator, order 4, symplectic.
     - ``"midpoint"``: implicit-midpoint variational integrator (Newmark on
       quadratic Lagrangians), order 2, symplectic.
     - ``"rk4"``: classical Runge-Kutta 4 on Hamilton's equations, order 4,
       not symplectic.
+    - ``"lobatto2"``, ``"lobatto4"``, ``"lobatto5"``: the Lobatto family of
+      Galerkin variational integrators with s = 2, 4, 5 nodes, orders 2, 6, 8
+      (``"lobatto3"`` is Simpson through the generic kernels).
     """
     if details:
         return {k: dict(v) for k, v in _METHODS.items()}
@@ -71,6 +76,20 @@ class Trajectory:
     @property
     def n_steps(self):
         return len(self.t) - 1
+
+    def dense(self, t, kind="lagrange"):
+        """q at arbitrary times t within the integrated interval (dense output).
+
+        Evaluates the scheme's own interpolating polynomial of each step
+        (``kind="lagrange"``: degree s - 1 through the s nodes of the step,
+        order s, e.g. the parabola through q_j, q_{j+1/2}, q_{j+1} for
+        Simpson), or a Hermite variant that also matches the end velocities
+        M(q)^-1 p (``kind="hermite"``, degree s + 1, order min(s + 1, 2s - 2)).
+        The steps themselves are unchanged.  Returns an array (len(t), n), or
+        (n,) for a scalar t.
+        """
+        from ._dense import dense
+        return dense(self, t, kind)
 
     def __len__(self):
         return len(self.t)

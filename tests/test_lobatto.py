@@ -1,0 +1,131 @@
+"""The Lobatto family of Galerkin variational integrators (s = 2..5 nodes,
+orders 2s - 2) and dense output from the schemes' interpolating polynomials.
+
+Order fits use step ranges chosen explicitly: above the rounding plateau
+(errors > ~1e-13) and below the coarse-step region where the observed slopes
+overshoot (listed per test)."""
+import math
+
+import numpy as np
+import pytest
+
+import symplectic as sp
+from conftest import L_DP, TOP_PERIOD, fitted_order
+
+FAMILY = {"lobatto2": 2, "simpson": 3, "lobatto3": 3, "lobatto4": 4, "lobatto5": 5}
+
+
+def test_family_is_registered():
+    info = sp.methods(details=True)
+    for name, s in FAMILY.items():
+        assert info[name]["order"] == 2 * s - 2
+        assert len(info[name]["nodes"]) == s and info[name]["symplectic"]
+        assert info[name]["n_mid"] == s - 2
+
+
+# Pendulum (FVCA, amplitude pi/2, 3 periods) against the exact solution; N steps over 3T.
+PENDULUM_RANGES = {"lobatto2": (60, 120, 240, 480), "simpson": (120, 240, 480, 960),
+                   "lobatto4": (60, 90, 120, 180, 240), "lobatto5": (45, 60, 90, 120, 180)}
+
+
+@pytest.mark.parametrize("method", sorted(PENDULUM_RANGES))
+def test_pendulum_orders(method):
+    sys = sp.systems.pendulum()
+    T = 3 * sp.exact.pendulum_period(math.pi / 2)
+    hs, errs = [], []
+    for N in PENDULUM_RANGES[method]:
+        tr = sp.integrate(sys, [math.pi / 2], [0.0], T / N, N, method=method)
+        q, p = sp.exact.pendulum(tr.t, math.pi / 2)
+        hs.append(T / N)
+        errs.append(np.max(np.hypot(tr.q[:, 0] - q, tr.p[:, 0] - p)))
+    assert min(errs) > 1e-13           # above the rounding plateau
+    assert fitted_order(hs, errs) == pytest.approx(2 * FAMILY[method] - 2, abs=0.2)
+
+
+# Double pendulum (TOP Section 3), relative energy error over 10 s.
+DP_RANGES = {"lobatto2": (0.05, 0.025, 0.0125, 0.00625), "simpson": (0.05, 0.025, 0.0125, 0.00625),
+             "lobatto4": (0.025, 0.02, 0.016, 0.0125, 0.01),
+             "lobatto5": (0.025, 0.02, 0.016, 0.0125)}
+
+
+@pytest.mark.parametrize("method", sorted(DP_RANGES))
+def test_double_pendulum_energy_orders(method):
+    dp = sp.systems.double_pendulum(l1=L_DP, l2=L_DP)
+    q0, p0 = np.array([math.pi / 4, math.pi / 3]), np.zeros(2)
+    H0 = dp.energy(q0, p0)
+    hs, errs = [], []
+    for h in DP_RANGES[method]:
+        tr = sp.integrate(dp, q0, p0, h, int(round(10 / h)), method=method)
+        hs.append(h)
+        errs.append(np.max(np.abs(tr.energy - H0)) / abs(H0))
+    assert min(errs) > 1e-14
+    assert fitted_order(hs, errs) == pytest.approx(2 * FAMILY[method] - 2, abs=0.2)
+
+
+def test_lobatto3_is_simpson():
+    """The generic Lobatto kernels and Simpson's specialised kernels agree."""
+    for sys, q0, p0, h in ((sp.systems.double_pendulum(l1=L_DP, l2=L_DP), [0.8, 1.0], [0, 0], 0.02),
+                           (sp.systems.lagrange_top(), [0, 1.0, 0], [0.01, 0.0, 0.03], TOP_PERIOD / 40),
+                           (sp.systems.pendulum_chain(6), np.linspace(0.1, 0.6, 6), np.zeros(6), 0.005)):
+        a = sp.integrate(sys, q0, p0, h, 500, method="simpson")
+        b = sp.integrate(sys, q0, p0, h, 500, method="lobatto3")
+        assert np.max(np.abs(a.q - b.q)) <= 1e-13 * np.max(np.abs(a.q))
+        assert np.max(np.abs(a.p - b.p)) <= 1e-13 * np.max(np.abs(a.p))
+        assert np.allclose(a.q_mid, b.q_mid, rtol=0, atol=1e-13 * np.max(np.abs(a.q)))
+
+
+def symplecticity_defect(D):
+    n = D.shape[0] // 2
+    J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
+    return np.linalg.norm(D.T @ J @ D - J) / np.linalg.norm(D) ** 2
+
+
+@pytest.mark.parametrize("method", sorted(FAMILY))
+def test_symplectic_reversible_momenta(method):
+    dp = sp.systems.double_pendulum(l1=L_DP, l2=L_DP)
+    q, p = np.array([math.pi / 4, math.pi / 3]), np.array([0.3, -0.2])
+    _, _, D = sp._core.step_tangent(dp, q, p, 0.1, method)
+    assert symplecticity_defect(D) <= 1e-12
+    top = sp.systems.lagrange_top()
+    qt = np.array([0.3, math.pi / 3 - 0.2, 5.0])
+    pt = top.mass(qt) @ np.array([9.2, 0.0, 252.0])
+    _, _, Dt = sp._core.step_tangent(top, qt, pt, TOP_PERIOD / 40, method)
+    assert symplecticity_defect(Dt) <= 1e-12
+    for sys, q0, p0, h in ((dp, q, p, 0.1), (top, qt, pt, TOP_PERIOD / 40)):
+        q1, p1 = sp.step(sys, q0, p0, h, method)
+        q2, p2 = sp.step(sys, q1, p1, -h, method)
+        scale = max(np.max(np.abs(q0)), np.max(np.abs(p0)))
+        assert np.max(np.abs(q2 - q0)) <= 1e-12 * scale and np.max(np.abs(p2 - p0)) <= 1e-12 * scale
+    tr = sp.integrate(top, qt, pt, TOP_PERIOD / 40, 400, method=method)
+    assert np.all(tr.p[:, 0] == pt[0]) and np.all(tr.p[:, 2] == pt[2])
+
+
+# Dense output orders (pendulum, 3 periods, error max over 2001 times):
+# Lagrange order s, Hermite order min(s + 1, 2s - 2), as measured.
+DENSE = {"lobatto2": (2, 2), "simpson": (3, 4), "lobatto4": (4, 5), "lobatto5": (5, 6)}
+
+
+@pytest.mark.parametrize("method", sorted(DENSE))
+def test_dense_output_orders(method):
+    sys = sp.systems.pendulum()
+    T = sp.exact.pendulum_period(math.pi / 2)
+    te = np.linspace(0, 3 * T, 2001)
+    qe, _ = sp.exact.pendulum(te, math.pi / 2)
+    for kind, order in zip(("lagrange", "hermite"), DENSE[method]):
+        hs, errs = [], []
+        for N in (120, 240, 480):
+            tr = sp.integrate(sys, [math.pi / 2], [0.0], 3 * T / N, N, method=method)
+            errs.append(np.max(np.abs(tr.dense(te, kind)[:, 0] - qe)))
+            hs.append(3 * T / N)
+        assert fitted_order(hs, errs) == pytest.approx(order, abs=0.15), kind
+
+
+def test_dense_output_hits_the_nodes_and_checks_range():
+    tr = sp.integrate(sp.systems.double_pendulum(), [0.5, 0.1], [0, 0], 0.05, 20, method="lobatto4")
+    for kind in ("lagrange", "hermite"):
+        assert np.allclose(tr.dense(tr.t, kind), tr.q, rtol=0, atol=1e-14)
+    assert tr.dense(0.5).shape == (2,)
+    with pytest.raises(ValueError, match="must lie in"):
+        tr.dense([2.0])
+    with pytest.raises(ValueError, match="kind"):
+        tr.dense([0.1], kind="spline")
