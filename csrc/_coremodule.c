@@ -1021,7 +1021,27 @@ static const sym_method *get_method(const char *name)
 
 typedef struct {
     PyThreadState *ts;   /* non-NULL while the GIL is released */
+    PyObject *cancel;    /* object with is_set(), or NULL       */
 } progress_ctx;
+
+/* Signals (Ctrl-C, in the main thread) and an optional cancellation event
+ * (for worker threads, which never see signals). */
+static int progress_check(progress_ctx *ctx)
+{
+    if (PyErr_CheckSignals()) return 1;
+    if (ctx->cancel) {
+        PyObject *r = PyObject_CallMethod(ctx->cancel, "is_set", NULL);
+        if (!r) return 1;
+        const int set = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (set < 0) return 1;
+        if (set) {
+            PyErr_SetString(PyExc_KeyboardInterrupt, "integration cancelled");
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static int progress_cb(void *vctx, long done)
 {
@@ -1030,12 +1050,12 @@ static int progress_cb(void *vctx, long done)
     int r;
     if (ctx->ts) {
         PyEval_RestoreThread(ctx->ts);
-        r = PyErr_CheckSignals();
+        r = progress_check(ctx);
         ctx->ts = PyEval_SaveThread();
     } else {
-        r = PyErr_CheckSignals();
+        r = progress_check(ctx);
     }
-    return r != 0;
+    return r;
 }
 
 /* Attach "where it happened" to the pending exception as a PEP 678 note,
@@ -1142,14 +1162,16 @@ done:
 static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
-                             "rtol", "max_iter", "predictor", NULL};
+                             "rtol", "max_iter", "predictor", "chord", "cancel", NULL};
     PyObject *so, *qo, *po;
     double h, t0 = 0.0, rtol = 0.0;
     long n_steps;
-    int max_iter = 0, predictor = 1;
+    int max_iter = 0, predictor = 1, chord = 0;
+    PyObject *cancel = Py_None;
     const char *mname = "simpson";
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddip", kwlist, &so, &qo, &po, &h,
-                                     &n_steps, &mname, &t0, &rtol, &max_iter, &predictor))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddippO", kwlist, &so, &qo, &po, &h,
+                                     &n_steps, &mname, &t0, &rtol, &max_iter, &predictor,
+                                     &chord, &cancel))
         return NULL;
     SystemObject *S = get_system(module, so);
     if (!S) return NULL;
@@ -1192,16 +1214,24 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     opt.rtol = rtol;
     opt.max_iter = max_iter;
     opt.predictor = predictor;
+    opt.newton = chord ? SYM_NEWTON_CHORD : SYM_NEWTON_FULL;
     sym_failure fail;
     long done_steps = 0;
-    progress_ctx ctx = {NULL};
+    progress_ctx ctx = {NULL, cancel == Py_None ? NULL : cancel};
+    /* check for Ctrl-C every ~0.1 ms..10 ms of work: the step cost grows with
+     * the square of the Newton size (s-1) n (cube for the LU) */
+    const long nu = (long)(m->table ? m->table->s - 1 : 1) * n;
+    long every = 20000 / (nu * nu);
+    if (every > 512) every = 512;
+    if (every < 1) every = 1;
+    if (!S->nogil && every > 64) every = 64;
     double *qmd = m->n_mid ? PyArray_DATA((PyArrayObject *)qm) : NULL;
     int st;
 #define CALL_INTEGRATE                                                                     \
     sym_integrate(&S->sys, m, &opt, PyArray_DATA(q0), PyArray_DATA(p0), t0, h, n_steps,  \
                   PyArray_DATA((PyArrayObject *)t), PyArray_DATA((PyArrayObject *)q),    \
                   PyArray_DATA((PyArrayObject *)p), qmd, PyArray_DATA((PyArrayObject *)it), \
-                  progress_cb, &ctx, S->nogil ? 512 : 64, &fail, &done_steps)
+                  progress_cb, &ctx, every, &fail, &done_steps)
     if (S->nogil) {
         ctx.ts = PyEval_SaveThread();
         st = CALL_INTEGRATE;

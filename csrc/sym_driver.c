@@ -17,6 +17,7 @@ void sym_options_default(sym_options *opt)
     opt->rtol = DEFAULT_RTOL;
     opt->max_iter = DEFAULT_MAX_ITER;
     opt->predictor = 1;
+    opt->newton = SYM_NEWTON_FULL;
 }
 
 /* Hand out consecutive slices of one block. */
@@ -45,6 +46,12 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
         if (opt->rtol > 0.0) w->opt.rtol = opt->rtol;
         if (opt->max_iter > 0) w->opt.max_iter = opt->max_iter;
         w->opt.predictor = opt->predictor;
+        if (opt->newton != SYM_NEWTON_FULL && opt->newton != SYM_NEWTON_CHORD) {
+            free(w);
+            *status = SYM_EINVAL;
+            return NULL;
+        }
+        w->opt.newton = opt->newton;
     }
     const size_t n = (size_t)sys->n, nn = n * n;
     w->n = sys->n;
@@ -55,7 +62,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
         int st = sym_galerkin_setup(w);
         if (st) { free(w); *status = st; return NULL; }
         const size_t nu = (size_t)w->nu, r = (size_t)w->tab.r;
-        total += 4 * nu + nu * nu + 5 * r * n + 4 * r * nn + 3 * n + nn;
+        total += 4 * nu + nu * nu + 5 * r * n + 4 * r * nn + 3 * n + 2 * nn;
         itotal = nu;
     } else if (method->kind == SYM_KIND_RK4) {
         total += 8 * n + 3 * n + 2 * nn + n;
@@ -100,6 +107,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
         w->cache_dV = take(&cur, n);
         w->prev_qend = take(&cur, n);
         w->cache_M = take(&cur, nn);
+        w->Lm = take(&cur, nn);
         w->piv = w->iblock;
     } else {
         w->kq = take(&cur, 4 * n);

@@ -46,6 +46,8 @@
 #include <string.h>
 
 #define ROUNDING_RES (16.0 * DBL_EPSILON)
+#define CHORD_THETA 0.25      /* refresh the chord matrix above this rate  */
+#define CHORD_MAX_ITERS 6     /* ... or after a step that needed more     */
 
 /* Lagrange basis polynomial l_a on nodes c[0..s-1] and its derivative. */
 static double lagrange(const double *c, int s, int a, double x)
@@ -196,7 +198,7 @@ static int taylor_predict(sym_work *w, const double *q, const double *p, double 
     const size_t nn = (size_t)n * (size_t)n;
     int st = left_cache(w, q);
     if (st) return st;
-    double *L = w->J;   /* borrow: J is at least n x n */
+    double *L = w->Lm;
     double *A = w->Ap;  /* borrow point 0 storage */
     memcpy(L, w->cache_M, sizeof(double) * nn);
     st = sym_cholesky(n, L);
@@ -290,6 +292,14 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
     }
     w->prev_valid = 0;
 
+    /* Chord (simplified Newton): reuse the factorised Newton matrix of an
+     * earlier iterate, possibly of an earlier step, while it contracts well;
+     * refresh it when h changed, the previous step needed many iterations,
+     * or the observed contraction theta exceeds CHORD_THETA. */
+    const int chord = w->opt.newton == SYM_NEWTON_CHORD;
+    int refresh = !chord || !w->lu_valid || w->lu_h != h || w->prev_iters > CHORD_MAX_ITERS;
+    int fresh_prev = 0;
+
     for (;;) {
         w->form_points(w, q, h);
         st = eval_points(w, w->need_full);
@@ -298,10 +308,17 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
         if (!isfinite(rnorm)) { st = SYM_ENONFINITE; goto fail; }
         if (iters > 0 && rnorm <= ROUNDING_RES * rscale) { converged = 1; break; }
         if (iters >= w->opt.max_iter) { st = SYM_ENOCONV; goto fail; }
-        st = w->jacobian(w, h);
-        if (st) goto fail;
-        st = w->lu_factor(nu, w->J, w->piv);
-        if (st) goto fail;
+        const int fresh = refresh;
+        if (refresh) {
+            w->lu_valid = 0;
+            st = w->jacobian(w, h);
+            if (st) goto fail;
+            st = w->lu_factor(nu, w->J, w->piv);
+            if (st) goto fail;
+            w->lu_valid = 1;
+            w->lu_h = h;
+            refresh = !chord;
+        }
         for (int k = 0; k < nu; k++) w->dX[k] = -w->R[k];
         w->lu_solve(nu, w->J, w->piv, w->dX);
         double xn = 0.0, dn = 0.0;
@@ -323,11 +340,17 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
         int small = dk <= rtol;
         if (!small && iters > 1 && dk < dprev) {
             const double th = dk / dprev;
-            small = (th <= 0.01 ? th * th : th / (1.0 - th)) * dk <= rtol;
+            /* the quadratic estimate needs exact Newton steps (fresh
+             * matrices at both updates); the contraction bound is general */
+            const int newton = fresh && fresh_prev;
+            small = (newton && th <= 0.01 ? th * th : th / (1.0 - th)) * dk <= rtol;
         }
+        if (chord && iters > 1 && !(dk <= CHORD_THETA * dprev)) refresh = 1;
         dprev = dk;
+        fresh_prev = fresh;
         if (small) { converged = 2; break; }
     }
+    w->prev_iters = iters;
 
     /*
      * p_{j+1} = p_j + h sum_i b_i f_i (difference form), with f_i at the
@@ -378,6 +401,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
 fail:
     w->cache_valid = 0;
     w->prev_valid = 0;
+    w->lu_valid = 0;
     if (info) {
         info->iterations = iters;
         info->residual = rnorm;
@@ -411,6 +435,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
         st = eval_point(w, i, all);
         if (st) return st;
     }
+    w->lu_valid = 0;
     st = w->jacobian(w, h);
     if (st) return st;
     st = w->lu_factor(nu, w->J, w->piv);
@@ -476,6 +501,7 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
     double rnorm;
     int st = SYM_OK;
     w->prev_valid = 0;
+    w->lu_valid = 0;
     if (w->left_point >= 0) st = left_cache(w, q);
     if (st) return st;
     memcpy(w->X, X, sizeof(double) * nu);

@@ -104,13 +104,16 @@ struct sym_work {
     int nu;                          /* (s-1) n unknowns                 */
     unsigned need_full[SYM_MAX_NODES];
     int left_point, right_point;     /* points equal to Q_0 / Q_{s-1}    */
-    double *X, *dX, *R, *J;
+    double *X, *dX, *R, *J, *Lm;     /* Lm: n x n, Cholesky of M        */
     int *piv;
     double *Qp, *Gp;                 /* r x n                            */
     double *Mp, *Ap, *Hp, *Kp;       /* r x n x n                        */
     double *dVp, *f, *P;             /* r x n                            */
     int cache_valid;                 /* M, grad V at cache_q             */
     double *cache_q, *cache_M, *cache_dV;
+    int lu_valid;                    /* chord: J's LU kept from an earlier */
+    double lu_h;                     /* iteration, for step size lu_h     */
+    int prev_iters;
     int prev_valid;                  /* predictor history                */
     double prev_h;
     double *prev_X, *prev_qend;

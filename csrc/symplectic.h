@@ -220,7 +220,12 @@ typedef struct sym_options {
     int predictor; /* 1 (default): extrapolate the previous step's
                       interpolating polynomial; 0: always start from a
                       Taylor predictor built from (q_j, p_j)             */
+    int newton;    /* SYM_NEWTON_FULL (default): a fresh Jacobian and LU
+                      every iteration; SYM_NEWTON_CHORD: keep the LU across
+                      iterations and steps while it contracts well        */
 } sym_options;
+
+enum sym_newton_mode { SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1 };
 
 void sym_options_default(sym_options *opt);
 

@@ -11,11 +11,12 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 """
 from . import exact, systems
 from ._errors import ConvergenceError
+from ._ensemble import Ensemble, integrate_many
 from ._integrate import Trajectory, integrate, methods, step
 from ._system import System
 
 __version__ = "0.1.0"
 
-__all__ = ["System", "Trajectory", "ConvergenceError", "integrate", "step", "methods",
-           "systems", "exact", "__version__"]
+__all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "integrate", "integrate_many",
+           "step", "methods", "systems", "exact", "__version__"]
 

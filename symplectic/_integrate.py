@@ -217,7 +217,7 @@ def _reason(status):
 
 
 def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None,
-              max_iter=None, predictor=True):
+              max_iter=None, predictor=True, newton="full"):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``.
 
     Parameters
@@ -242,6 +242,14 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
         Start Newton from the extrapolated interpolating polynomial of the
         previous step (default); False starts every step from a Taylor
         predictor (slower, same result to the Newton tolerance).
+    newton : {"full", "chord"}
+        ``"full"`` (default): a fresh Jacobian and LU factorisation every
+        Newton iteration.  ``"chord"``: keep the factorised matrix across
+        iterations and steps while it contracts well (refreshed when the
+        contraction rate exceeds 0.25, after a step needing more than 6
+        iterations, or when h changes).  More iterations, far fewer
+        factorisations: pays off for large n (the LU is O(n^3)); same
+        solution to the Newton tolerance.
 
     Returns
     -------
@@ -270,9 +278,11 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
         raise ValueError(f"n_steps must be >= 0, got {n_steps}")
     q0 = _state("q0", q0, system.n)
     p0 = _state("p0", p0, system.n)
+    if newton not in ("full", "chord"):
+        raise ValueError(f"newton must be 'full' or 'chord', got {newton!r}")
     t, q, p, qm, iters, done, fail = _core.integrate(
         system, q0, p0, h, n_steps, method, t0=t0, predictor=bool(predictor),
-        **_newton_opts(rtol, max_iter))
+        chord=newton == "chord", **_newton_opts(rtol, max_iter))
     if fail is None:
         return Trajectory(system, method, h, t, q, p, _q_mid(qm), iters)
     status, reason, k, tk, kit, res, res_rel = fail

@@ -206,7 +206,9 @@ class System(_core.System):
     @classmethod
     def _from_builtin(cls, name, n, flat_params, params):
         obj = cls.__new__(cls)
-        _core.System.__init__(obj, n, builtin=name, params=np.asarray(flat_params, dtype=float))
+        flat = np.asarray(flat_params, dtype=float)
+        _core.System.__init__(obj, n, builtin=name, params=flat)
+        obj._flat = flat
         obj._name = name
         obj._params = dict(params)
         obj._fd_used = []
@@ -214,6 +216,24 @@ class System(_core.System):
         return obj
 
     # ------------------------------------------------------------------
+    def __reduce__(self):
+        """Pickling (for multiprocessing, Dask, ...): built-in systems by their
+        parameters; Python-callable systems by their callables (which must be
+        picklable themselves: module-level functions, not lambdas)."""
+        if self.builtin is not None:
+            return (_rebuild_builtin, (self.builtin, self.n, self._flat, self._params))
+        c = self._callables or {}
+        if "cfunc" in c:
+            raise TypeError("a System from a compiled callback cannot be pickled: rebuild it "
+                            "in the worker process (the code address is process-local)")
+        if "combined" in c:
+            return (_rebuild_form, ("combined", self.n, c["combined"], self._name))
+        if "vectorized" in c:
+            return (_rebuild_form, ("vectorized", self.n, c["vectorized"], self._name))
+        fd = set(self._fd_used)
+        kwargs = {k: v for k, v in c.items() if k not in fd}
+        return (_rebuild_callables, (self.n, kwargs, self._name))
+
     @property
     def name(self):
         """Label of the system (the built-in name for built-in systems)."""
@@ -336,6 +356,20 @@ class System(_core.System):
             lines = ", ".join(f"{k}: relative error {v:.3g}" for k, v in bad.items())
             raise ValueError(f"derivative check failed at q = {q.tolist()} (rtol = {rtol:g}): {lines}")
         return report
+
+
+def _rebuild_builtin(name, n, flat, params):
+    return System._from_builtin(name, n, flat, params)
+
+
+def _rebuild_form(form, n, func, name):
+    return getattr(System, form)(n, func, name=name)
+
+
+def _rebuild_callables(n, kwargs, name):
+    kw = dict(kwargs)
+    mass, potential = kw.pop("mass"), kw.pop("potential")
+    return System(n, mass, potential, name=name, **kw)
 
 
 def _address_of(obj, what="func"):
