@@ -1,33 +1,184 @@
-"""Command line: ``python -m symplectic {reproduce,methods,systems}``."""
+"""Command line: ``python -m symplectic`` (or ``symplectic``).
+
+  reproduce [--out DIR] [--quick]   the papers' tables and figures, side by side
+  run SYSTEM [options] --out FILE   integrate a built-in system, write .npz or .csv
+  methods                           list the integration methods
+  systems                           list the built-in systems and their parameters
+"""
 import argparse
+import inspect
+import json
+import math
 import sys
+
+import numpy as np
+
+# Paper initial conditions used when --q0 / --p0 / --qdot0 are not given:
+# (q0, qdot0); p0 = M(q0) qdot0.
+DEFAULT_STATES = {
+    "pendulum": ([math.pi / 2], [0.0]),                                   # FVCA
+    "double_pendulum": ([math.pi / 4, math.pi / 3], [0.0, 0.0]),          # TOP Sec. 3
+    "lagrange_top": ([0.0, math.pi / 3, 0.0], [9.2, 0.0, 252.0]),         # TOP Table 3
+    "linear_double_pendulum": ([0.0, math.pi / 6], [0.0, 0.0]),           # AXIOMS Table 1
+}
+
+
+class CLIError(Exception):
+    """A user error reported as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise CLIError(message)
+
+
+def _factories():
+    from . import systems
+    names = ["pendulum", "double_pendulum", "lagrange_top", "pendulum_chain", "linear",
+             "linear_double_pendulum"]
+    return {name: getattr(systems, name) for name in names}
+
+
+def _parse_value(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise CLIError(f"cannot parse parameter value {text!r} (a number or a JSON list)") from None
+
+
+def _build_system(name, params):
+    factories = _factories()
+    if name not in factories:
+        raise CLIError(f"unknown system {name!r}; available: {', '.join(sorted(factories))}")
+    factory = factories[name]
+    allowed = list(inspect.signature(factory).parameters)
+    kwargs = {}
+    for item in params or []:
+        if "=" not in item:
+            raise CLIError(f"malformed parameter {item!r}: expected name=value")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if key not in allowed:
+            raise CLIError(f"unknown parameter {key!r} for {name}; parameters: {', '.join(allowed)}")
+        kwargs[key] = _parse_value(value)
+    if "n" in kwargs:
+        if not float(kwargs["n"]).is_integer():
+            raise CLIError(f"n must be an integer, got {kwargs['n']}")
+        kwargs["n"] = int(kwargs["n"])
+    try:
+        return factory(**kwargs)
+    except TypeError as exc:
+        raise CLIError(f"{name}: {exc}") from None
+
+
+def _vector(name, values, n):
+    if values is None:
+        return None
+    a = np.array(values, dtype=float)
+    if a.shape != (n,):
+        raise CLIError(f"{name} needs {n} values for this system, got {len(values)}")
+    return a
+
+
+def cmd_run(args):
+    import symplectic as sp
+    system = _build_system(args.system, args.param)
+    n = system.n
+    if not (args.h > 0 and math.isfinite(args.h)):
+        raise CLIError(f"--h must be a finite number > 0, got {args.h}")
+    if args.steps < 0:
+        raise CLIError(f"--steps must be >= 0, got {args.steps}")
+    q0 = _vector("--q0", args.q0, n)
+    p0 = _vector("--p0", args.p0, n)
+    qdot0 = _vector("--qdot0", args.qdot0, n)
+    if p0 is not None and qdot0 is not None:
+        raise CLIError("give --p0 or --qdot0, not both")
+    default_q, default_qdot = DEFAULT_STATES.get(args.system, (None, None))
+    if q0 is None:
+        q0 = np.array(default_q, float) if default_q is not None and len(default_q) == n else np.full(n, 0.3)
+    if p0 is None:
+        if qdot0 is None:
+            qdot0 = (np.array(default_qdot, float)
+                     if default_qdot is not None and len(default_qdot) == n else np.zeros(n))
+        p0 = system.mass(q0) @ qdot0
+    traj = sp.integrate(system, q0, p0, args.h, args.steps, method=args.method)
+    out = args.out
+    if out.endswith(".npz"):
+        np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy,
+                 newton_iterations=traj.newton_iterations, method=args.method, h=args.h,
+                 system=args.system, params=json.dumps(_jsonable(system.params)))
+    elif out.endswith(".csv"):
+        cols = ["t"] + [f"q{i}" for i in range(n)] + [f"p{i}" for i in range(n)] + ["energy"]
+        data = np.column_stack([traj.t, traj.q, traj.p, traj.energy])
+        np.savetxt(out, data, delimiter=",", header=",".join(cols), comments="", fmt="%.17g")
+    else:
+        raise CLIError(f"--out must end in .npz or .csv, got {out!r}")
+    e = np.max(np.abs(traj.energy - traj.energy[0])) / max(abs(traj.energy[0]), 1e-300)
+    print(f"{args.system}: {args.steps} {args.method} steps of h = {args.h:g}; "
+          f"max relative energy error {e:.3e}; wrote {out}")
+
+
+def _jsonable(params):
+    if params is None:
+        return None
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in params.items()}
+
+
+def cmd_methods():
+    import symplectic as sp
+    for name, info in sp.methods(details=True).items():
+        kind = "symplectic" if info["symplectic"] else "not symplectic"
+        print(f"{name:<10} order {info['order']}, {kind}\n    {info['doc']}")
+
+
+def cmd_systems():
+    for name, factory in _factories().items():
+        sig = inspect.signature(factory)
+        doc = inspect.getdoc(factory).split("\n\n")[0].replace("\n", " ")
+        print(f"{name}{sig}\n    {doc}")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="symplectic",
-                                     description="Symplectic variational integrators.")
+    parser = _Parser(prog="symplectic", description="Symplectic variational integrators.")
     sub = parser.add_subparsers(dest="command", required=True)
-    rep = sub.add_parser("reproduce", help="reproduce the papers' tables on the built-in systems")
-    rep.add_argument("--out", default=None, help="directory for CSV files")
-    rep.add_argument("--quick", action="store_true", help="short-horizon subset only")
+    rep = sub.add_parser("reproduce", help="reproduce the papers' tables and figures")
+    rep.add_argument("--out", default=None, help="directory for CSV files and PNG figures")
+    rep.add_argument("--quick", action="store_true", help="short-horizon subset (under a minute)")
+    run = sub.add_parser("run", help="integrate a built-in system and write t, q, p, energy")
+    run.add_argument("system", help="built-in system name (see: symplectic systems)")
+    run.add_argument("--method", default="simpson")
+    run.add_argument("--h", type=float, default=0.01, help="step size (> 0)")
+    run.add_argument("--steps", type=int, default=1000)
+    run.add_argument("--param", action="append", metavar="NAME=VALUE",
+                     help="system parameter (repeatable), e.g. --param m1=2 or --param 'm=[1,2,3]'")
+    run.add_argument("--q0", type=float, nargs="+")
+    run.add_argument("--p0", type=float, nargs="+")
+    run.add_argument("--qdot0", type=float, nargs="+", help="initial velocities (p0 = M(q0) qdot0)")
+    run.add_argument("--out", required=True, help="output file, .npz or .csv")
     sub.add_parser("methods", help="list the integration methods")
     sub.add_parser("systems", help="list the built-in systems")
-    args = parser.parse_args(argv)
-
-    import symplectic as sp
-    if args.command == "reproduce":
-        from . import reproduce
-        try:
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "reproduce":
+            from . import reproduce
             reproduce.run(out=args.out, quick=args.quick)
-        except ImportError as exc:
-            print(f"symplectic: error: {exc}", file=sys.stderr)
-            return 2
-    elif args.command == "methods":
-        for name, info in sp.methods(details=True).items():
-            print(f"{name:<10} order {info['order']}  {info['doc']}")
-    elif args.command == "systems":
-        for name, doc in sp.systems.available().items():
-            print(f"{name:<16} {doc}")
+        elif args.command == "run":
+            cmd_run(args)
+        elif args.command == "methods":
+            cmd_methods()
+        elif args.command == "systems":
+            cmd_systems()
+    except CLIError as exc:
+        print(f"symplectic: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, ImportError, OSError, RuntimeError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"symplectic: error: {msg}", file=sys.stderr)
+        return 1
     return 0
 
 
