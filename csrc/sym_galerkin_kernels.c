@@ -225,20 +225,11 @@ SYM_INLINE int jacobian_lob_k(sym_work *w, double h, const int s, const int n)
             for (int i = 0; i < s; i++) cM[i] = w->tab.bDD[a][b][i] * ih;
             double *Jb = w->J + (size_t)a * n * nu + (size_t)(b - 1) * n;
             for (int g = 0; g < n; g++) {
-                double *restrict Jg = Jb + (size_t)g * nu;
-                const double *restrict Abg = Ab + (size_t)g * n;
-                for (int d = 0; d < n; d++) Jg[d] = cA * Abg[d];
-                for (int i = 0; i < s; i++) {
-                    const double c = cM[i];
-                    const double *restrict Mig = w->Mp + i * nn + (size_t)g * n;
-                    if (c != 0.0)
-                        for (int d = 0; d < n; d++) Jg[d] += c * Mig[d];
-                }
-                if (a == b) {
-                    const double *restrict Hg = Ha + (size_t)g * n;
-                    const double *restrict Kg = Ka + (size_t)g * n;
-                    for (int d = 0; d < n; d++) Jg[d] += cH * (Hg[d] - Kg[d]);
-                }
+                double *Jg = Jb + (size_t)g * nu;
+                sym_vscale(n, cA, Ab + (size_t)g * n, Jg);
+                for (int i = 0; i < s; i++)
+                    if (cM[i] != 0.0) sym_vaxpy(n, cM[i], w->Mp + i * nn + (size_t)g * n, Jg);
+                if (a == b) sym_vaxpy_diff(n, cH, Ha + (size_t)g * n, Ka + (size_t)g * n, Jg);
             }
             /* + b_a D_ab A_a^T, in 8 x 8 tiles to keep the transposed reads local */
             for (int g0 = 0; g0 < n; g0 += 8)

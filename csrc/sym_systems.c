@@ -5,7 +5,7 @@
  * and their derivatives.  Parameters are read-only during integration, so
  * one system may be integrated by several threads at once.
  */
-#include "symplectic.h"
+#include "sym_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -274,6 +274,26 @@ static int top_make(int n, const double *par, size_t npar, sym_system *out)
 /* ------------------------------------------------------------------ */
 typedef struct { int n; double g; double *l, *mu, *C; } chain_par;
 
+/* y_k = a x_k z_k (w_k), in pairs for the SLP vectoriser */
+static void chain_row(int n, double a, const double *restrict x, const double *restrict z,
+                      const double *restrict w, double *restrict y)
+{
+    int k = 0;
+    if (w) {
+        for (; k + 1 < n; k += 2) {
+            y[k] = a * x[k] * z[k] * w[k];
+            y[k + 1] = a * x[k + 1] * z[k + 1] * w[k + 1];
+        }
+        for (; k < n; k++) y[k] = a * x[k] * z[k] * w[k];
+    } else {
+        for (; k + 1 < n; k += 2) {
+            y[k] = a * x[k] * z[k];
+            y[k + 1] = a * x[k + 1] * z[k + 1];
+        }
+        for (; k < n; k++) y[k] = a * x[k] * z[k];
+    }
+}
+
 /* scratch: sin, cos of each angle (2n) and of each difference (2 n^2) */
 static int chain_eval(const double *q, const double *g, unsigned need,
                       const sym_eval_out *o, void *params, double *scratch)
@@ -298,31 +318,26 @@ static int chain_eval(const double *q, const double *g, unsigned need,
         }
     }
     if (need & SYM_NEED_M)
-        for (size_t k = 0; k < (size_t)n * n; k++) o->M[k] = C[k] * Cc[k];
+        for (int i = 0; i < n; i++)
+            chain_row(n, 1.0, C + (size_t)i * n, Cc + (size_t)i * n, NULL, o->M + (size_t)i * n);
     if (need & SYM_NEED_A) {
-        double *A = o->A;
+        /* A_ic = C_ic s_ic g_c (c != i), A_ii = -sum_c C_ic s_ic g_c */
         for (int i = 0; i < n; i++) {
-            const double *Ci = C + (size_t)i * n, *Si = S + (size_t)i * n;
-            double *Ai = A + (size_t)i * n, diag = 0.0;
-            for (int c = 0; c < n; c++) {
-                const double v = Ci[c] * Si[c] * g[c];
-                Ai[c] = v;
-                diag -= v;
-            }
-            Ai[i] = diag;   /* the c = i term above is zero (s_ii = 0) */
+            double *Ai = o->A + (size_t)i * n;
+            chain_row(n, 1.0, C + (size_t)i * n, S + (size_t)i * n, g, Ai);
+            double diag = 0.0;
+            for (int c = 0; c < n; c++) diag -= Ai[c];
+            Ai[i] = diag;   /* the c = i term is zero (s_ii = 0) */
         }
     }
     if (need & SYM_NEED_H) {
-        double *H = o->H;
+        /* H_cd = C_cd g_c g_d c_cd (d != c), H_cc = -sum_{d != c} H_cd */
         for (int c = 0; c < n; c++) {
-            const double *Cr = C + (size_t)c * n, *Ccr = Cc + (size_t)c * n;
-            double *Hc = H + (size_t)c * n, diag = 0.0;
-            for (int d = 0; d < n; d++) {
-                const double v = Cr[d] * g[c] * g[d] * Ccr[d];
-                Hc[d] = v;
-                diag -= v;
-            }
-            Hc[c] = diag + Cr[c] * g[c] * g[c];   /* remove the d = c term */
+            double *Hc = o->H + (size_t)c * n;
+            chain_row(n, g[c], C + (size_t)c * n, Cc + (size_t)c * n, g, Hc);
+            double diag = 0.0;
+            for (int d = 0; d < n; d++) diag -= Hc[d];
+            Hc[c] = diag + Hc[c];   /* remove the d = c term */
         }
     }
     if (need & SYM_NEED_V) {
