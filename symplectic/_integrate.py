@@ -217,7 +217,7 @@ def _reason(status):
 
 
 def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None,
-              max_iter=None, predictor=True, newton="full"):
+              max_iter=None, predictor=True, newton="full", closed_form=True):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``.
 
     Parameters
@@ -250,6 +250,15 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
         iterations, or when h changes).  More iterations, far fewer
         factorisations: pays off for large n (the LU is O(n^3)); same
         solution to the Newton tolerance.
+    closed_form : bool
+        For :func:`symplectic.systems.linear` systems with ``"simpson"`` or
+        ``"midpoint"`` (Newmark), step with the precomputed one-step matrix
+        of :mod:`symplectic.linear` (one matrix-vector product per step, no
+        Newton; ``newton_iterations`` are 0) -- the same trajectory as the
+        Newton path to rounding.  Default True; False forces Newton.
+        On linear systems ``"simpson"`` and ``"rk4"`` warn with
+        :class:`symplectic.linear.StabilityWarning` when ``|h|`` reaches
+        the stability limit 2 sqrt(2)/omega_max.
 
     Returns
     -------
@@ -280,6 +289,12 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
     p0 = _state("p0", p0, system.n)
     if newton not in ("full", "chord"):
         raise ValueError(f"newton must be 'full' or 'chord', got {newton!r}")
+    if system.builtin == "linear":
+        from . import linear
+        M, K = system._params["M"], system._params["K"]
+        linear.check_stability(M, K, h, method, stacklevel=3)
+        if closed_form and method in ("simpson", "midpoint"):
+            return _linear_closed_form(system, M, K, q0, p0, h, n_steps, method, t0)
     t, q, p, qm, iters, done, fail = _core.integrate(
         system, q0, p0, h, n_steps, method, t0=t0, predictor=bool(predictor),
         chord=newton == "chord", **_newton_opts(rtol, max_iter))
@@ -294,3 +309,29 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
         f"{kit} Newton iterations, residual {res:.3g} (relative {res_rel:.3g}); "
         f"the trajectory up to t = {tk:.17g} is in .trajectory",
         step=k, t=tk, residual=res, iterations=kit, reason=reason, trajectory=partial)
+
+
+def _linear_closed_form(system, M, K, q0, p0, h, n_steps, method, t0):
+    """integrate() on systems.linear through the closed-form propagator."""
+    import warnings
+    from . import linear
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linear.StabilityWarning)   # already warned
+        out = linear.propagate(M, K, q0, p0, h, n_steps, method="simpson" if method == "simpson"
+                               else "newmark", with_midpoint=method == "simpson")
+    q, p = out[0], out[1]
+    q_mid = out[2] if method == "simpson" else None
+    t = t0 + h * np.arange(n_steps + 1, dtype=float)
+    k = int(np.argmax(~np.isfinite(q).all(axis=1) | ~np.isfinite(p).all(axis=1)))
+    if not (np.isfinite(q).all() and np.isfinite(p).all()):
+        done = k - 1
+        partial = Trajectory(system, method, h, t[:done + 1].copy(), q[:done + 1].copy(),
+                             p[:done + 1].copy(), None if q_mid is None else q_mid[:done].copy(),
+                             np.zeros(done, dtype=np.int32))
+        tk = float(t[done])
+        raise ConvergenceError(
+            f"{method} failed at step {done} (t = {tk:.17g}, h = {h:g}): a non-finite value "
+            f"(nan or inf) appeared; the trajectory up to t = {tk:.17g} is in .trajectory",
+            step=done, t=tk, residual=float("nan"), iterations=0,
+            reason="a non-finite value (nan or inf) appeared", trajectory=partial)
+    return Trajectory(system, method, h, t, q, p, q_mid, np.zeros(n_steps, dtype=np.int32))

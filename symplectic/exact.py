@@ -1,11 +1,15 @@
-"""Exact solutions used as references (SciPy's special functions; optional).
+"""Exact solutions used as references.
 
-All functions need SciPy (``pip install symplectic-vi[exact]``); without it
-they raise ImportError with that instruction.
+The nonlinear ones need SciPy's elliptic functions
+(``pip install symplectic-vi[exact]``); without it they raise ImportError
+with that instruction.  ``linear`` (modal superposition for
+M qdd + K q = 0, :func:`symplectic.linear.exact`) needs only NumPy.
 """
 import math
 
 import numpy as np
+
+from .linear import exact as linear  # noqa: F401  (re-exported: sp.exact.linear)
 
 
 def _special():

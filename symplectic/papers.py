@@ -28,3 +28,60 @@ FVCA_TABLE1 = {
 
 #: Parameters of the FVCA pendulum.
 FVCA_PENDULUM = dict(m=1.0, omega=2 * math.pi, q0=math.pi / 2, p0=0.0)
+
+
+#: AXIOMS 2024, Table 2: linearised double pendulum, ||e||_inf of p and q over
+#: [0, T] against the exact solution, h = 0.1, 0.05, 0.025 t_bar in every block.
+AXIOMS_TABLE2 = {
+    "horizons": [1, 10, 100, 1000],            # T in units of t_bar = 1 s
+    "meshes": {1: [10, 20, 40], 10: [100, 200, 400], 100: [1000, 2000, 4000],
+               1000: [10000, 20000, 40000]},
+    "rows": [
+        # (T, method, quantity, values, printed order)
+        (1, "newmark", "p", [0.0751, 0.0230, 0.00606], 1.81),
+        (1, "rk4", "p", [0.0139, 0.000800, 0.0000540], 4.01),
+        (1, "simpson", "p", [0.000640, 0.0000416, 0.00000257], 3.98),
+        (1, "newmark", "q", [0.342, 0.0961, 0.0251], 1.88),
+        (1, "rk4", "q", [0.0483, 0.00340, 0.000200], 3.91),
+        (1, "simpson", "q", [0.00201, 0.000141, 0.00000876], 3.92),
+        (10, "newmark", "p", [0.273, 0.206, 0.0782], 0.90),
+        (10, "rk4", "p", [0.0822, 0.00990, 0.0137], 1.29),
+        (10, "simpson", "p", [0.00720, 0.000433, 0.0000268], 4.03),
+        (10, "newmark", "q", [0.694, 0.657, 0.244], 0.75),
+        (10, "rk4", "q", [0.284, 0.0329, 0.0157], 2.09),
+        (10, "simpson", "q", [0.0235, 0.00141, 0.0000906], 4.01),
+        (100, "newmark", "p", [0.521, 0.492, 0.223], 0.61),
+        (100, "rk4", "p", [0.108, 0.0786, 0.00640], 2.03),
+        (100, "simpson", "p", [0.0705, 0.00439, 0.000272], 4.01),
+        (100, "newmark", "q", [1.02, 0.964, 0.665], 0.31),
+        (100, "rk4", "q", [0.328, 0.2650, 0.0216], 1.96),
+        (100, "simpson", "q", [0.237, 0.0147, 0.000914], 4.01),
+        (1000, "newmark", "p", [0.545, 0.551, 0.548], 0.00),
+        (1000, "rk4", "p", [0.326, 0.119, 0.0595], 1.23),
+        (1000, "simpson", "p", [0.190, 0.0438, 0.00274], 3.06),
+        (1000, "newmark", "q", [1.02, 1.03, 1.03], 0.01),
+        (1000, "rk4", "q", [0.581, 0.397, 0.200], 0.77),
+        (1000, "simpson", "q", [0.638, 0.147, 0.00922], 3.06),
+    ],
+    "conventions": ("m1 = m2 = 1, l = g/omega0^2, g = 9.81, omega0 = 2 pi, q(0) = (0, pi/6), "
+                    "p(0) = 0; t_bar = 2 pi/omega0 = 1 s; h = T/N; error: max over nodes of the "
+                    "Euclidean norm; order: least-squares slope over the three meshes"),
+    "notes": {
+        (10, "newmark", "p", 400): "printed 0.782, a typo for 0.0782 (ERRATA.md)",
+        (10, "rk4", "p", 400): "printed 0.0137: not a converged fixed-step RK4 (ERRATA.md)",
+        (10, "rk4", "q", 400): "printed 0.0157: not a converged fixed-step RK4 (ERRATA.md)",
+        (1, "rk4", "p", 20): "printed 0.000800, truncated to 1 digit (ERRATA.md)",
+        (1, "rk4", "q", 20): "printed 0.00340, truncated to 2 digits (ERRATA.md)",
+        (1, "rk4", "q", 40): "printed 0.000200, truncated to 1 digit (ERRATA.md)",
+    },
+    #: The five RK4 entries ERRATA.md says not to use as targets (the two at
+    #: T = 10 t_bar, 400 meshes, and the three T = 1 t_bar entries printed with
+    #: only 1-2 significant digits), and the order entries computed from them.
+    "not_targets": {(10, "rk4", "p", 400), (10, "rk4", "q", 400), (1, "rk4", "p", 20),
+                    (1, "rk4", "q", 20), (1, "rk4", "q", 40),
+                    (10, "rk4", "p", "order"), (10, "rk4", "q", "order")},
+}
+
+#: Parameters of the AXIOMS linearised double pendulum (Table 1).
+AXIOMS_DOUBLE_PENDULUM = dict(m1=1.0, m2=1.0, g=9.81, omega0=2 * math.pi,
+                              q0=(0.0, math.pi / 6), p0=(0.0, 0.0), t_bar=1.0)
