@@ -94,6 +94,133 @@ def axioms_table2(horizons=None):
     return rows
 
 
+# ---------------------------------------------------------------------------
+# Figures.  Each function takes the output directory, writes PNG (and the
+# data behind it as CSV where it is a table of numbers) and returns the paths.
+
+def _plot():
+    from . import plot       # matplotlib; optional dependency
+    return plot
+
+
+def fvca_figures(out):
+    """FVCA Figures 1-2: the exact pendulum over five periods, and Newmark vs
+    Simpson with 10 steps per period against it."""
+    plot = _plot()
+    plt = plot._plt()
+    P = papers.FVCA_PENDULUM
+    sys_ = systems.pendulum(m=P["m"], omega=P["omega"])
+    T = exact.pendulum_period(P["q0"], P["p0"], P["m"], P["omega"])
+    t = np.linspace(0, 5 * T, 2001)
+    ex = exact.pendulum(t, P["q0"], P["p0"], P["m"], P["omega"])
+    fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+    axs[0].plot(t, ex[0], label="q (rad)")
+    axs[0].plot(t, ex[1] / P["omega"], label="p / (m omega)")
+    axs[0].set_xlabel("t (s)")
+    axs[0].set_title(f"FVCA Fig. 1: exact pendulum, T = {T:.10f} s")
+    axs[0].legend(fontsize=8)
+    axs[0].grid(alpha=0.3)
+    trajs = [integrate(sys_, [P["q0"]], [P["p0"]], T / 10, 50, method=m)
+             for m in ("midpoint", "simpson")]
+    plot.state_vs_exact(trajs, (ex[0], ex[1]), t_exact=t, ax=axs[1],
+                        labels=["Newmark (midpoint), N = 10", "Simpson, N = 10"])
+    axs[1].set_title("FVCA Fig. 2: 10 steps per period, 5 periods")
+    path = os.path.join(out, "fvca_fig1_2_pendulum.png")
+    plot.savefig(axs[0], path)
+    return [path]
+
+
+def axioms_figures(out):
+    """AXIOMS Figures 2-8 on the linearised double pendulum (h = 0.1 t_bar
+    unless stated): q and p against the exact solution (1 and 10 t_bar),
+    phase portraits (3 t_bar), relative energy error (h = 0.1 and 0.01 t_bar),
+    the conserved form phi of Proposition 7, and convergence (h = 0.1 ...
+    0.001 t_bar, 1 t_bar)."""
+    from . import linear
+    plot = _plot()
+    plt = plot._plt()
+    P = papers.AXIOMS_DOUBLE_PENDULUM
+    l = P["g"] / P["omega0"] ** 2
+    sysl = systems.linear_double_pendulum(P["m1"], P["m2"], l, P["g"])
+    M, K = sysl.params["M"], sysl.params["K"]
+    q0, p0 = P["q0"], P["p0"]
+    names = {"midpoint": "Newmark", "simpson": "Simpson", "rk4": "RK4"}
+    paths = []
+
+    def run(h, T):
+        return [integrate(sysl, q0, p0, h, round(T / h), m) for m in ("midpoint", "rk4", "simpson")]
+
+    def ex(t):
+        return linear.exact(M, K, q0, p0, t)
+
+    labels = [f"{names[m]}, h = 0.1" for m in ("midpoint", "rk4", "simpson")]
+    for T, fig_no in ((1, 2), (10, 3)):
+        trs = run(0.1, T)
+        fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+        for c in range(2):
+            plot.state_vs_exact(trs, ex, coord=c, ax=axs[c], labels=labels)
+            axs[c].set_xlabel("t / t_bar")
+            axs[c].set_ylabel(f"q{c + 1} (rad)")
+        fig.suptitle(f"AXIOMS Fig. {fig_no}: q, {T} t_bar")
+        paths.append(plot.savefig(axs[0], os.path.join(out, f"axioms_fig{fig_no}_q_{T}tbar.png")))
+    trs = run(0.1, 10)
+    fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+    for c in range(2):
+        plot.state_vs_exact(trs, ex, coord=c, ax=axs[c], quantity="p", labels=labels)
+        axs[c].set_xlabel("t / t_bar")
+        axs[c].set_ylabel(f"p{c + 1} (kg m^2/s)")
+    fig.suptitle("AXIOMS Fig. 4: p, 10 t_bar")
+    paths.append(plot.savefig(axs[0], os.path.join(out, "axioms_fig4_p_10tbar.png")))
+
+    trs = [tr for tr in run(0.1, 3) if tr.method != "rk4"]
+    te = np.linspace(0, 3, 3001)
+    fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+    for c in range(2):
+        plot.phase_portrait(trs, coord=c, ax=axs[c], exact=ex(te),
+                            labels=["Newmark, h = 0.1", "Simpson, h = 0.1"])
+    fig.suptitle("AXIOMS Fig. 5: phase portraits, 3 t_bar")
+    paths.append(plot.savefig(axs[0], os.path.join(out, "axioms_fig5_phase.png")))
+
+    fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+    for k, h in enumerate((0.1, 0.01)):
+        trs = run(h, 10)
+        plot.energy_error(trs, ax=axs[k], labels=[f"{names[tr.method]}, h = {h}" for tr in trs])
+        axs[k].set_xlabel("t / t_bar")
+    fig.suptitle("AXIOMS Fig. 6: relative energy error (Newmark: rounding only)")
+    paths.append(plot.savefig(axs[0], os.path.join(out, "axioms_fig6_energy.png")))
+
+    ax = plot._axes(None)
+    for h in (0.1, 0.01):
+        tr = integrate(sysl, q0, p0, h, round(10 / h), "simpson")
+        xi, zeta = linear.conserved_form(M, K, h)
+        phi = linear.quadratic_form(xi, zeta, tr.p, tr.q)
+        err = np.abs(phi - phi[0])
+        ax.semilogy(tr.t, np.where(err > 0, err, np.nan), lw=0.8, label=f"Simpson, h = {h}")
+    ax.set_xlabel("t / t_bar")
+    ax.set_ylabel("|phi - phi_0|")
+    ax.set_title("AXIOMS Fig. 7: conserved quadratic form (Prop. 7)")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    paths.append(plot.savefig(ax, os.path.join(out, "axioms_fig7_phi.png")))
+
+    hs = [0.1, 0.05, 0.025, 0.0125, 0.01, 0.005, 0.0025, 0.001]
+    data, rows = {}, []
+    for m in ("midpoint", "rk4", "simpson"):
+        errs = []
+        for h in hs:
+            N = round(1 / h)
+            q, p = linear.propagate(M, K, q0, p0, h, N, "newmark" if m == "midpoint" else m)
+            qe, _ = ex(h * np.arange(N + 1))
+            errs.append(float(np.max(np.linalg.norm(q - qe, axis=1))))
+            rows.append(dict(method=names[m], h=h, error_q=errs[-1]))
+        data[names[m]] = (hs, errs)
+    ax = plot.convergence(data, xlabel="h / t_bar", ylabel="||q - q_ex||_inf over 1 t_bar")
+    ax.set_title("AXIOMS Fig. 8: convergence")
+    paths.append(plot.savefig(ax, os.path.join(out, "axioms_fig8_convergence.png")))
+    write_csv(os.path.join(out, "axioms_fig8_convergence.csv"), rows)
+    return paths
+
+
 def format_table(title, rows, conventions=""):
     """Plain-text table: ours next to the paper's printed value."""
     lines = [title]
@@ -123,31 +250,89 @@ def write_csv(path, rows):
         w.writerows(rows)
 
 
-def run(out=None, quick=False, stream=None):
-    """Run every reproduction; print the tables; write CSVs into ``out``."""
+def _fvca_table_task(ctx):
+    rows = fvca_table1()
+    ctx.table("FVCA 2023, Table 1 -- nonlinear pendulum, errors in the max norm", rows,
+              papers.FVCA_TABLE1["conventions"], "fvca_table1.csv")
+    worst = max(abs(r["rel_diff"]) for r in rows if r["N"] != "order")
+    ctx.say(f"  largest relative difference from the printed values: {100 * worst:.2f}%")
+    return rows
+
+
+def _axioms_table_task(ctx):
+    rows = axioms_table2()
+    ctx.table("AXIOMS 2024, Table 2 -- linearised double pendulum, ||e||_inf of p and q "
+              "(T in t_bar = 1 s)", rows, papers.AXIOMS_TABLE2["conventions"], "axioms_table2.csv")
+    skip = papers.AXIOMS_TABLE2["not_targets"]
+    kept = [r for r in rows if (r["T"], r["method"], r["quantity"], r["N"]) not in skip]
+    worst = max(abs(r["rel_diff"]) for r in kept if r["N"] != "order")
+    worst_o = max(abs(r["rel_diff"]) for r in kept if r["N"] == "order")
+    ctx.say(f"  largest relative difference (all but the 5 RK4 entries and the 2 orders built "
+            f"on them, flagged in ERRATA.md): {100 * worst:.2f}%; largest order difference "
+            f"{worst_o:.3f}")
+    return rows
+
+
+class _Context:
+    """Where a reproduction task prints and writes."""
+
+    def __init__(self, out, stream):
+        self.out = out
+        self.stream = stream
+
+    def say(self, text=""):
+        print(text, file=self.stream)
+
+    def table(self, title, rows, conventions, csv_name):
+        self.say()
+        self.say(format_table(title, rows, conventions))
+        if self.out:
+            write_csv(os.path.join(self.out, csv_name), rows)
+
+
+#: (name, function, is_figure, in --quick): the reproduction tasks in order.
+TASKS = [
+    ("FVCA Table 1", _fvca_table_task, False, True),
+    ("AXIOMS Table 2", _axioms_table_task, False, True),
+    ("FVCA Figures 1-2", lambda ctx: fvca_figures(ctx.out), True, True),
+    ("AXIOMS Figures 2-8", lambda ctx: axioms_figures(ctx.out), True, True),
+]
+
+
+def run(out=None, quick=False, stream=None, progress=None):
+    """Run every reproduction; print the tables; write CSVs and PNGs into ``out``.
+
+    ``quick`` runs the short-horizon subset.  Progress lines go to
+    ``progress`` (default: stderr).  Figures need matplotlib and ``out``;
+    without matplotlib they are skipped with a message and the tables are
+    still produced.  Returns {task name: result}.
+    """
     import sys
+    import time
     stream = stream or sys.stdout
+    progress = progress or sys.stderr
     if out:
         os.makedirs(out, exist_ok=True)
-    rows = fvca_table1()
-    print(format_table("FVCA 2023, Table 1 -- nonlinear pendulum, errors in the max norm",
-                       rows, papers.FVCA_TABLE1["conventions"]), file=stream)
+    ctx = _Context(out, stream)
+    tasks = [t for t in TASKS if t[3] or not quick]
+    results = {}
+    t_start = time.perf_counter()
+    for k, (name, fn, is_figure, _) in enumerate(tasks, 1):
+        if is_figure and not out:
+            continue
+        if is_figure:
+            try:
+                _plot()._plt()
+            except ImportError as exc:
+                print(f"[{k}/{len(tasks)}] {name}: skipped ({exc})", file=progress)
+                continue
+        print(f"[{k}/{len(tasks)}] {name} ...", file=progress, flush=True)
+        t0 = time.perf_counter()
+        results[name] = fn(ctx)
+        print(f"[{k}/{len(tasks)}] {name} done in {time.perf_counter() - t0:.1f} s",
+              file=progress, flush=True)
     if out:
-        write_csv(os.path.join(out, "fvca_table1.csv"), rows)
-    worst = max(abs(r["rel_diff"]) for r in rows if r["N"] != "order")
-    print(f"\n  largest relative difference from the printed values: {100 * worst:.2f}%",
-          file=stream)
-    rows2 = axioms_table2()
-    print("\n" + format_table("AXIOMS 2024, Table 2 -- linearised double pendulum, "
-                              "||e||_inf of p and q (T in t_bar = 1 s)",
-                              rows2, papers.AXIOMS_TABLE2["conventions"]), file=stream)
-    if out:
-        write_csv(os.path.join(out, "axioms_table2.csv"), rows2)
-    skip = papers.AXIOMS_TABLE2["not_targets"]
-    kept = [r for r in rows2 if (r["T"], r["method"], r["quantity"], r["N"]) not in skip]
-    worst2 = max(abs(r["rel_diff"]) for r in kept if r["N"] != "order")
-    worst_o = max(abs(r["rel_diff"]) for r in kept if r["N"] == "order")
-    print(f"\n  largest relative difference (all but the {len(skip) - 2} RK4 entries and 2 orders "
-          f"flagged in ERRATA.md): {100 * worst2:.2f}%; largest order difference {worst_o:.3f}",
-          file=stream)
-    return {"fvca_table1": rows, "axioms_table2": rows2}
+        files = sorted(os.listdir(out))
+        ctx.say(f"\nwrote {len(files)} files into {out}: {', '.join(files)}")
+    print(f"reproduce: finished in {time.perf_counter() - t_start:.1f} s", file=progress)
+    return results
