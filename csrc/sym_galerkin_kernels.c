@@ -5,7 +5,9 @@
  * Each kernel is written once for a runtime size and instantiated for small
  * compile-time sizes, where the compiler unrolls the loops completely: the
  * papers' systems have n = 1..4 and Simpson has s = 3 nodes.  The
- * instances compute exactly the same sums as the generic code.
+ * instances compute exactly the same sums as the generic code.  The Lobatto
+ * members with s = 4, 5 nodes (orders 6, 8) have instances for n = 1..4
+ * too ("lobatto3", the generic cross-check of Simpson, deliberately not).
  *
  *   form_points: q_i = q_j + sum_a B_ia X_a,  g_i = sum_a D_ia X_a / h
  *   residual:    f_i = 1/2 A_i^T g_i - grad V_i,  P_i = M_i g_i,
@@ -298,6 +300,14 @@ SYM_KERNEL_SET(lob_, 3_2, 3, 2)
 SYM_KERNEL_SET(lob_, 3_3, 3, 3)
 SYM_KERNEL_SET(lob_, 3_4, 3, 4)
 SYM_KERNEL_SET(lob_, 3_any, 3, w->n)
+SYM_KERNEL_SET(lob_, 4_1, 4, 1)
+SYM_KERNEL_SET(lob_, 4_2, 4, 2)
+SYM_KERNEL_SET(lob_, 4_3, 4, 3)
+SYM_KERNEL_SET(lob_, 4_4, 4, 4)
+SYM_KERNEL_SET(lob_, 5_1, 5, 1)
+SYM_KERNEL_SET(lob_, 5_2, 5, 2)
+SYM_KERNEL_SET(lob_, 5_3, 5, 3)
+SYM_KERNEL_SET(lob_, 5_4, 5, 4)
 SYM_KERNEL_SET(lob_, any, w->tab.s, w->n)
 
 #define SYM_LU_SET(M)                                                                   \
@@ -317,6 +327,8 @@ SYM_LU_SET(3)
 SYM_LU_SET(4)
 SYM_LU_SET(6)
 SYM_LU_SET(8)
+SYM_LU_SET(9)
+SYM_LU_SET(12)
 
 #define PICK(FAM, NAME)                                                                 \
     do {                                                                                \
@@ -336,6 +348,20 @@ void sym_galerkin_pick_kernels(sym_work *w)
         case 4: PICK(lob_, 3_4); break;
         default: PICK(lob_, 3_any);
         }
+    } else if (w->tab.lobatto && w->tab.s == 4 && w->n <= 4) {
+        switch (w->n) {
+        case 1: PICK(lob_, 4_1); break;
+        case 2: PICK(lob_, 4_2); break;
+        case 3: PICK(lob_, 4_3); break;
+        default: PICK(lob_, 4_4);
+        }
+    } else if (w->tab.lobatto && w->tab.s == 5 && w->n <= 4) {
+        switch (w->n) {
+        case 1: PICK(lob_, 5_1); break;
+        case 2: PICK(lob_, 5_2); break;
+        case 3: PICK(lob_, 5_3); break;
+        default: PICK(lob_, 5_4);
+        }
     } else if (w->tab.lobatto) {
         PICK(lob_, any);
     } else {
@@ -354,6 +380,8 @@ void sym_galerkin_pick_kernels(sym_work *w)
     case 4: w->lu_factor = lu_factor_4; w->lu_solve = lu_solve_4; break;
     case 6: w->lu_factor = lu_factor_6; w->lu_solve = lu_solve_6; break;
     case 8: w->lu_factor = lu_factor_8; w->lu_solve = lu_solve_8; break;
+    case 9: w->lu_factor = lu_factor_9; w->lu_solve = lu_solve_9; break;
+    case 12: w->lu_factor = lu_factor_12; w->lu_solve = lu_solve_12; break;
     default: w->lu_factor = sym_lu_factor; w->lu_solve = sym_lu_solve;
     }
 }
