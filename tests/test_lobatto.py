@@ -74,6 +74,43 @@ def test_lobatto3_is_simpson():
         assert np.allclose(a.q_mid, b.q_mid, rtol=0, atol=1e-13 * np.max(np.abs(a.q)))
 
 
+@pytest.mark.parametrize("method", ["lobatto4", "lobatto5"])
+def test_specialised_kernels_match_generic(method):
+    """n <= 4 runs compile-time kernel instances, n > 4 the generic ones: the double
+    pendulum embedded in a 5-DOF system with three decoupled oscillators
+    (block-diagonal M) must follow the same trajectory as the 2-DOF one."""
+    from conftest import dp_callables
+    dp = dp_callables()
+    w2 = np.array([3.0, 5.0, 7.0])
+
+    def mass(q):
+        M = np.eye(5)
+        M[:2, :2] = dp["mass"](q[:2])
+        return M
+
+    def mass_grad(q):
+        T = np.zeros((5, 5, 5))
+        T[:2, :2, :2] = dp["mass_grad"](q[:2])
+        return T
+
+    def potential(q):
+        return dp["potential"](q[:2]) + 0.5 * float(w2 @ q[2:] ** 2)
+
+    def potential_grad(q):
+        return np.concatenate([dp["potential_grad"](q[:2]), w2 * q[2:]])
+
+    big = sp.System(5, mass=mass, mass_grad=mass_grad, potential=potential,
+                    potential_grad=potential_grad)
+    small = sp.System(2, mass=dp["mass"], mass_grad=dp["mass_grad"], potential=dp["potential"],
+                      potential_grad=dp["potential_grad"])
+    q0, p0 = [math.pi / 4, math.pi / 3], [0.0, 0.0]
+    a = sp.integrate(small, q0, p0, 0.04, 100, method)
+    b = sp.integrate(big, q0 + [0.0] * 3, p0 + [0.0] * 3, 0.04, 100, method)
+    assert np.max(np.abs(a.q - b.q[:, :2])) <= 1e-12
+    assert np.max(np.abs(a.p - b.p[:, :2])) <= 1e-12
+    assert np.max(np.abs(b.q[:, 2:])) == 0.0
+
+
 def symplecticity_defect(D):
     n = D.shape[0] // 2
     J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
