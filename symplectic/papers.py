@@ -85,3 +85,9 @@ AXIOMS_TABLE2 = {
 #: Parameters of the AXIOMS linearised double pendulum (Table 1).
 AXIOMS_DOUBLE_PENDULUM = dict(m1=1.0, m2=1.0, g=9.81, omega0=2 * math.pi,
                               q0=(0.0, math.pi / 6), p0=(0.0, 0.0), t_bar=1.0)
+
+#: TOP 2025, Section 3: the nonlinear double pendulum (Table 1).  The text's
+#: l = g/omega0 is read as l = g/omega0^2 (ERRATA.md).  Its Table 2 is printed
+#: as an image without numbers.
+TOP_DOUBLE_PENDULUM = dict(m1=1.0, m2=1.0, g=9.81, omega0=2 * math.pi,
+                           q0=(math.pi / 4, math.pi / 3), p0=(0.0, 0.0))

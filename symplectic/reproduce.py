@@ -94,6 +94,74 @@ def axioms_table2(horizons=None):
     return rows
 
 
+def _top_dp():
+    P = papers.TOP_DOUBLE_PENDULUM
+    l = P["g"] / P["omega0"] ** 2
+    return (systems.double_pendulum(P["m1"], P["m2"], l, l, P["g"]), np.array(P["q0"]),
+            np.array(P["p0"]))
+
+
+def top_dp_table2(horizons=(10, 100, 1000), hs=(0.1, 0.05, 0.025)):
+    """TOP Table 2 (printed as an image without numbers, so ours only): the
+    double pendulum's ||e_H||_inf = max_n |H_n - H_0|/|H_0| for midpoint,
+    RK4 and Simpson over T = 10, 100, 1000 s, with the fitted order.  The
+    symplectic schemes keep their orders (2, 4) and bounded errors; RK4's
+    error grows with T."""
+    dp, q0, p0 = _top_dp()
+    rows = []
+    for T in horizons:
+        for method in ("midpoint", "rk4", "simpson"):
+            errs = []
+            for h in hs:
+                tr = integrate(dp, q0, p0, h, round(T / h), method)
+                errs.append(float(np.max(np.abs(tr.energy - tr.energy[0])) / abs(tr.energy[0])))
+                rows.append(dict(T=T, method=method, quantity="e_H", N=round(T / h), value=errs[-1],
+                                 paper=None, rel_diff=None, note=""))
+            rows.append(dict(T=T, method=method, quantity="e_H", N="order",
+                             value=fitted_order(hs, errs), paper=None, rel_diff=None, note=""))
+    return rows
+
+
+def top_dp_figures(out):
+    """TOP Figures 2-5 on the nonlinear double pendulum: q and p over 10 s at
+    h = 0.1 against RK4 at h = 1e-5 (the paper's reference), energy-error
+    convergence, and the relative energy error over 10 s."""
+    plot = _plot()
+    plt = plot._plt()
+    dp, q0, p0 = _top_dp()
+    ref = integrate(dp, q0, p0, 1e-5, 1_000_000, "rk4")
+    sub = slice(None, None, 1000)
+    names = {"midpoint": "Implicit midpoint", "rk4": "RK4", "simpson": "Simpson"}
+    trs = [integrate(dp, q0, p0, 0.1, 100, m) for m in ("midpoint", "rk4", "simpson")]
+    labels = [f"{names[tr.method]}, h = 0.1" for tr in trs]
+    paths = []
+    for quantity, fig_no in (("q", 2), ("p", 3)):
+        fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+        for c in range(2):
+            plot.state_vs_exact(trs, (ref.q[sub], ref.p[sub]), t_exact=ref.t[sub], coord=c,
+                                ax=axs[c], quantity=quantity, labels=labels)
+            axs[c].lines[0].set_label("RK4, h = 1e-5 (reference)")
+            axs[c].legend(fontsize=8)
+            axs[c].set_xlabel("t (s)")
+        fig.suptitle(f"TOP Fig. {fig_no}: double pendulum, {quantity}")
+        paths.append(plot.savefig(axs[0], os.path.join(out, f"top_fig{fig_no}_dp_{quantity}.png")))
+    hs = [0.1, 0.05, 0.025, 0.0125, 0.00625]
+    data = {}
+    for m in ("midpoint", "rk4", "simpson"):
+        errs = []
+        for h in hs:
+            tr = integrate(dp, q0, p0, h, round(10 / h), m)
+            errs.append(np.max(np.abs(tr.energy - tr.energy[0])) / abs(tr.energy[0]))
+        data[names[m]] = (hs, errs)
+    ax = plot.convergence(data, xlabel="h (s)", ylabel="||e_H||_inf over 10 s")
+    ax.set_title("TOP Fig. 4: energy error convergence, double pendulum")
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig4_dp_energy_convergence.png")))
+    ax = plot.energy_error(trs, labels=labels)
+    ax.set_title("TOP Fig. 5: relative energy error, double pendulum")
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig5_dp_energy.png")))
+    return paths
+
+
 # ---------------------------------------------------------------------------
 # Figures.  Each function takes the output directory, writes PNG (and the
 # data behind it as CSV where it is a table of numbers) and returns the paths.
@@ -232,7 +300,11 @@ def format_table(title, rows, conventions=""):
                  f"{'diff':>8}")
     for r in rows:
         lead = f"  {r['T']:>5} " if has_T else "  "
-        if r["N"] == "order":
+        if r.get("paper") is None:
+            val = f"{r['value']:>11.3f}" if r["N"] == "order" else f"{r['value']:>11.4e}"
+            lines.append(f"{lead}{r['method']:<9} {r['quantity']:<16} {r['N']:>6} {val} "
+                         f"{'-':>9} {'-':>8}")
+        elif r["N"] == "order":
             lines.append(f"{lead}{r['method']:<9} {r['quantity']:<16} {'order':>6} "
                          f"{r['value']:>11.3f} {r['paper']:>9.2f} {r['rel_diff']:>+8.3f}")
         else:
@@ -273,6 +345,15 @@ def _axioms_table_task(ctx):
     return rows
 
 
+def _top_dp_table_task(ctx):
+    rows = top_dp_table2()
+    ctx.table("TOP 2025, Table 2 -- nonlinear double pendulum, ||e_H||_inf (T in s; the paper "
+              "prints this table as an image: ours only)", rows,
+              "m1 = m2 = 1, l = g/omega0^2, q(0) = (pi/4, pi/3), p(0) = 0; h = 0.1, 0.05, 0.025 s",
+              "top_table2_dp_energy.csv")
+    return rows
+
+
 class _Context:
     """Where a reproduction task prints and writes."""
 
@@ -296,6 +377,8 @@ TASKS = [
     ("AXIOMS Table 2", _axioms_table_task, False, True),
     ("FVCA Figures 1-2", lambda ctx: fvca_figures(ctx.out), True, True),
     ("AXIOMS Figures 2-8", lambda ctx: axioms_figures(ctx.out), True, True),
+    ("TOP Table 2", _top_dp_table_task, False, False),
+    ("TOP Figures 2-5", lambda ctx: top_dp_figures(ctx.out), True, True),
 ]
 
 
