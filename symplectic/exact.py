@@ -127,7 +127,10 @@ class LagrangeTop:
     energy : float
         H = 1/2 p^T M^-1 p + m g l cos theta.
     roots : (u1, u2, u3)
-        Roots of the cubic in u = cos theta.
+        Roots of the cubic in u = cos theta, sorted.
+    u_range : (u_min, u_max)
+        The two roots between which cos theta moves ((u1, u2) for m g l > 0;
+        (u2, u3) for m g l < 0, where the cubic is mirrored u -> -u).
     k2, lam, t_turn : float
         Modulus, time scale and turning time of u(t) above.
     period : float
@@ -197,6 +200,7 @@ class LagrangeTop:
         w1, w2 = min(w1, 0.0), max(w2, 0.0)
         self._u0, self._sgn, self._w = u0, sgn, (w1, w2, w3)
         self.roots = tuple(sorted(float(sgn * (u0 + x)) for x in (w1, w2, w3)))
+        self.u_range = tuple(sorted(float(sgn * (u0 + x)) for x in (w1, w2)))
         span = w2 - w1
         self.k2 = span / (w3 - w1)
         self.lam = 0.5 * math.sqrt(beta * (w3 - w1))
