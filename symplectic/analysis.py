@@ -173,7 +173,7 @@ class OrderFit:
     used: np.ndarray
 
 
-def convergence_order(h, err, plateau="auto", full=False):
+def convergence_order(h, err, plateau="auto", full=False, fraction=0.75):
     """Least-squares slope of log(err) against log(h), without plateau points.
 
     Rounding makes errors stop decreasing below some level (the plateau);
@@ -185,9 +185,11 @@ def convergence_order(h, err, plateau="auto", full=False):
       orders of successive pairs (:func:`local_orders`).  The reference order is
       the median of the local orders of the coarser half of the pairs
       (ceil((n-1)/2) pairs).  Scanning from the coarsest pair, the first pair
-      whose local order is below half the reference marks the start of the
-      plateau: its finer point and every finer point are dropped.  Nothing is
-      dropped if the reference order is not positive.
+      whose local order is below ``fraction`` (default 3/4) of the reference
+      marks the start of the plateau: its finer point and every finer point
+      are dropped.  Nothing is dropped with fewer than 3 points or if the
+      reference order is not positive.  The rule assumes the coarser half of
+      the points lies above the plateau; otherwise pass a float.
 
     At least two points must remain (ValueError otherwise).  Returns the order
     (float), or an :class:`OrderFit` with ``full=True``.
@@ -210,7 +212,7 @@ def convergence_order(h, err, plateau="auto", full=False):
             rho = local_orders(hs, es)
             ref = float(np.median(rho[:math.ceil(len(rho) / 2)]))
             if ref > 0:
-                bad = np.flatnonzero(rho < 0.5 * ref)
+                bad = np.flatnonzero(rho < fraction * ref)
                 if len(bad):
                     keep[bad[0] + 1:] = False
     else:
@@ -394,7 +396,7 @@ def convergence_study(system, q0, p0, method, hs, T, reference=None,
         (e.g. ``symplectic.exact.LagrangeTop``) or a dense solver output -- or a
         finer :class:`Trajectory` whose nodes include every run's nodes.  None
         allows only reference-free errors (``"energy"``).
-    errors : sequence of names or {name: callable}
+    errors : sequence of names/callables, or {column name: name or callable}
         ``"q"``, ``"p"``, ``"state"``: max over nodes of the Euclidean norm of
         the error; ``"energy"``: max relative energy error
         (:func:`energy_error_norm`); a callable ``f(traj, q_ref, p_ref) -> float``
@@ -407,17 +409,17 @@ def convergence_study(system, q0, p0, method, hs, T, reference=None,
     if method not in _METHODS:
         raise ValueError(f"unknown method {method!r}; available: {sorted(_METHODS)}")
     T = float(T)
-    if isinstance(errors, dict):
-        funcs = dict(errors)
-    else:
-        funcs = {}
-        for e in errors:
-            if callable(e):
-                funcs[getattr(e, "__name__", f"error{len(funcs)}")] = e
-            else:
-                funcs[e] = _builtin_error(e)
-                if reference is None and e != "energy":
-                    raise ValueError(f"error {e!r} needs a reference solution")
+    items = (errors.items() if isinstance(errors, dict)
+             else ((getattr(e, "__name__", f"error{i}") if callable(e) else e, e)
+                   for i, e in enumerate(errors)))
+    funcs = {}
+    for name, e in items:
+        if callable(e):
+            funcs[name] = e
+        else:
+            funcs[name] = _builtin_error(e)
+            if reference is None and e != "energy":
+                raise ValueError(f"error {e!r} needs a reference solution")
     hs = np.asarray(hs, dtype=float).ravel()
     errs = {k: [] for k in funcs}
     ns, secs, newton = [], [], []

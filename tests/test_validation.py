@@ -458,6 +458,11 @@ def test_convergence_order_synthetic():
     ep2[5] = e[4] / 2 ** 1.3
     ep2[6:] = ep2[5]
     assert an.convergence_order(h, ep2, full=True).used.tolist() == [True] * 5 + [False] * 3
+    # ... but a local order of 3.2 (> 3/4 of 4) is not a plateau
+    ep3 = e.copy()
+    ep3[7] = e[6] / 2 ** 3.2
+    assert an.convergence_order(h, ep3, full=True).used.all()
+    assert not an.convergence_order(h, ep3, full=True, fraction=0.9).used[7]
     # pre-asymptotic overshoot is not a plateau: kept
     e3 = 3.0 * h ** 4 * (1 + 50 * h)
     assert an.convergence_order(h, e3, full=True).used.all()
@@ -544,6 +549,11 @@ def test_convergence_study_references_and_errors():
         an.convergence_study(sys_, [math.pi / 2], [0.0], "midpoint", [0.3], T, fine)
     with pytest.raises(ValueError, match="needs a reference"):
         an.convergence_study(sys_, [math.pi / 2], [0.0], "midpoint", hs, T)
+    # {column: builtin name or callable}
+    tab4 = an.convergence_study(sys_, [math.pi / 2], [0.0], "simpson", hs, T,
+                                lambda t: sp.exact.pendulum(t),
+                                errors={"H": "energy", "q_end": lambda tr, qr, pr: abs(tr.q[-1, 0] - qr[-1, 0])})
+    assert np.array_equal(tab4.errors["H"], tab.errors["energy"]) and "q_end error" in str(tab4)
     tab3 = an.convergence_study(sys_, [math.pi / 2], [0.0], "rk4", hs, T, errors=("energy",))
     assert tab3.n_steps.tolist() == [50, 100, 200] and tab3.seconds.shape == (3,)
 
