@@ -570,3 +570,25 @@ def test_exact_module_needs_scipy_message(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", fake)
     with pytest.raises(ImportError, match="symplectic-vi\\[exact\\]"):
         sp.exact.LagrangeTop(TOP_Q0, [0.03, 0.0, 0.03])
+
+
+@needs_scipy
+def test_exact_top_wrappers_and_arguments():
+    top, q0, p0, ex = exact_table3()
+    t = np.linspace(0, 3.0, 7)
+    q, p = sp.exact.lagrange_top(t, q0, p0, **TOP)
+    assert np.array_equal(q, ex.state(t)[0]) and np.array_equal(p, ex(t)[1])
+    assert np.array_equal(sp.exact.lagrange_top_theta(t, q0, p0, **TOP), q[:, 1])
+    assert sp.exact.LagrangeTop.from_system(top, q0, p0).period == ex.period
+    assert sp.exact.LagrangeTop.from_velocities(q0, TOP_QDOT0, **TOP).period == pytest.approx(
+        ex.period, rel=1e-14)
+    qs, ps = ex.state(0.5)
+    assert qs.shape == (3,) and ps.shape == (3,)
+    assert np.allclose(ex.state(0.0)[0], q0, rtol=0, atol=1e-15)
+    assert ex.phi(0.0) == q0[0] and ex.psi(0.0) == q0[2]
+    with pytest.raises(ValueError, match="m g l"):
+        sp.exact.LagrangeTop(q0, p0, **dict(TOP, l=0.0))
+    with pytest.raises(ValueError, match="theta0"):
+        sp.exact.LagrangeTop([0, 0, 0], p0, **TOP)
+    with pytest.raises(ValueError, match="lagrange_top"):
+        sp.exact.LagrangeTop.from_system(sp.systems.double_pendulum(), q0, p0)
