@@ -97,7 +97,9 @@ class LagrangeTop:
         u(t) = u1 + (u2 - u1) sn^2(lambda (t - t_turn) | k^2),
         k^2 = (u2 - u1) / (u3 - u1),   lambda = sqrt(m g l (u3 - u1) / (2 I)),
 
-    where t_turn is a time with u = u1 (theta at its maximum).  The nutation
+    where t_turn is a time with u = u1 (theta at its maximum).  For m g l < 0
+    (centre of mass below the support) the same holds for -u (the cubic is
+    mirrored, see ``u_range``).  The nutation
     period is 2 K(k^2) / lambda.  The cubic is written in w = u - cos theta0 so
     that its constant term is the exact sin^2(theta0) thetadot0^2: when
     thetadot0 = 0 the root w = 0 is deflated analytically (a numerical root
