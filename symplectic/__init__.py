@@ -9,7 +9,7 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 >>> traj.q.shape
 (1001, 2)
 """
-from . import exact, linear, systems
+from . import analysis, exact, linear, papers, systems
 from ._errors import ConvergenceError
 from ._ensemble import Ensemble, integrate_many
 from ._integrate import Trajectory, integrate, methods, step
@@ -18,5 +18,5 @@ from ._system import System
 __version__ = "0.1.0"
 
 __all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "integrate", "integrate_many",
-           "step", "methods", "systems", "exact", "linear", "__version__"]
+           "step", "methods", "systems", "exact", "linear", "analysis", "papers", "__version__"]
 

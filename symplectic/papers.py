@@ -86,8 +86,58 @@ AXIOMS_TABLE2 = {
 AXIOMS_DOUBLE_PENDULUM = dict(m1=1.0, m2=1.0, g=9.81, omega0=2 * math.pi,
                               q0=(0.0, math.pi / 6), p0=(0.0, 0.0), t_bar=1.0)
 
-#: TOP 2025, Section 3: the nonlinear double pendulum (Table 1).  The text's
-#: l = g/omega0 is read as l = g/omega0^2 (ERRATA.md).  Its Table 2 is printed
-#: as an image without numbers.
-TOP_DOUBLE_PENDULUM = dict(m1=1.0, m2=1.0, g=9.81, omega0=2 * math.pi,
-                           q0=(math.pi / 4, math.pi / 3), p0=(0.0, 0.0))
+# ---------------------------------------------------------------- TOP paper (2025)
+# "Simpson variational integrator for nonlinear systems: a tutorial on the Lagrange
+# top" (Rojas-Quintero, Dubois et al.; papers/simpson-lagrange-top-2025.txt).  The text version of
+# the paper prints Tables 1, 3 and 6; Tables 2, 4 and 5 (error norms and orders
+# against simulation length) are images whose values are not in the text, so
+# they are not recorded here -- only what the text says about them.
+
+#: TOP Table 1: nonlinear double pendulum (Section 3).  The text's l = g/omega0 is
+#: dimensionally odd; l = g/omega0^2 (omega0 = sqrt(g/l)) is the natural reading
+#: (ERRATA.md) and the one used here.  V has no constant, so H0 < 0.
+TOP_TABLE1 = dict(m1=1.0, m2=1.0, omega0=2 * math.pi, g=9.81, l=9.81 / (2 * math.pi) ** 2,
+                  q0=(math.pi / 4, math.pi / 3), p0=(0.0, 0.0), T=10.0,
+                  notes=("l = g/omega0 as printed; g/omega0^2 used (ERRATA.md). Energy error "
+                         "max_n |H_n - H0|/|H0|; orders 2 (midpoint), 4 (Simpson), about 5 for "
+                         "RK4 (Figure 4)."))
+
+#: TOP Table 3: the toy top of Laos 2022, a motion with loops (Section 4.2).
+#: g = 9.81 is missing from the table.  q = (phi, theta, psi) ZXZ Euler angles.
+TOP_TABLE3 = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81,
+                  q0=(0.0, math.pi / 3, 0.0), qdot0=(9.2, 0.0, 252.0))
+
+#: Nutation period of Table 3 as printed (s) -- it corresponds to I rounded to 0.00233 --
+#: and the exact period of the printed parameters (ERRATA.md), which is the t-bar used
+#: for h = t-bar / N.  ``symplectic.exact.LagrangeTop`` computes the latter.
+TOP_NUTATION_PERIOD_PRINTED = 1.84671
+TOP_NUTATION_PERIOD = 1.8472390
+
+#: Conventions of TOP Tables 4 and 5 (values not available in the text version):
+#: errors over increasing simulation lengths T (the text mentions 100 and 1000
+#: nutation periods; the full list is in the images), steps h = t-bar / N (the
+#: text mentions h = 0.05); nutation error relative, max_n |theta_n - theta_ex,n| /
+#: theta_ex,n; energy error max_n |H_n - H0| / |H0|; orders by least squares.
+#: What the text states: Simpson keeps order 4 on both measures for long runs;
+#: midpoint's nutation order falls to ~0 at 1000 periods while its energy order
+#: stays 2; RK4's nutation order approaches 6 at 100 periods ("because the error
+#: at h = 0.05 is very high") and its energy order approaches 5.
+TOP_TABLES45 = dict(periods_mentioned=(100, 1000), values=None,
+                    statements={
+                        ("simpson", "nutation"): "order 4, minimal fluctuation over many periods",
+                        ("simpson", "energy"): "order 4 preserved for long simulations",
+                        ("midpoint", "nutation"): "order degrades, ~0 at 1000 periods",
+                        ("midpoint", "energy"): "order 2, stable over time",
+                        ("rk4", "nutation"): "fluctuates, approaches 6 at 100 periods",
+                        ("rk4", "energy"): "fluctuates, approaches 5",
+                    })
+
+#: TOP Table 6: reduced Lagrange top, a motion with cusps (Section 4.3).
+#: m g l = I A = 4 pi^2 (l = 4 pi^2 / g, so g does not matter); the conserved
+#: momenta (18ab) follow from the initial state.  Reference: RK4 on the reduced
+#: system (18aq) with h = 1e-5 (Figure 13); Figure 14: max over [0, 1 s] of
+#: |theta_Simpson(complete) - theta_RK4(reduced)| at equal h, halved successively,
+#: converges with order 4.
+TOP_TABLE6 = dict(m=1.0, I=1.0, I3=2.0, A=4 * math.pi ** 2, l=4 * math.pi ** 2 / 9.81, g=9.81,
+                  q0=(0.0, math.pi / 6, 0.0), qdot0=(0.0, 0.0, 2 * math.pi),
+                  p_phi=2 * math.pi * math.sqrt(3.0), p_psi=4 * math.pi, T=1.0, h_reference=1e-5)

@@ -95,8 +95,8 @@ def axioms_table2(horizons=None):
 
 
 def _top_dp():
-    P = papers.TOP_DOUBLE_PENDULUM
-    l = P["g"] / P["omega0"] ** 2
+    P = papers.TOP_TABLE1
+    l = P["l"]
     return (systems.double_pendulum(P["m1"], P["m2"], l, l, P["g"]), np.array(P["q0"]),
             np.array(P["p0"]))
 
