@@ -162,6 +162,172 @@ def top_dp_figures(out):
     return paths
 
 
+def _top_table3():
+    """The TOP Table 3 top, its initial state and its exact solution."""
+    P = papers.TOP_TABLE3
+    top = systems.lagrange_top(P["m"], P["I"], P["I3"], P["l"], P["g"])
+    q0 = np.array(P["q0"])
+    p0 = top.mass(q0) @ np.array(P["qdot0"])
+    ex = exact.LagrangeTop(q0, p0, P["m"], P["I"], P["I3"], P["l"], P["g"])
+    return top, q0, p0, ex
+
+
+def _top_errors(top, q0, p0, ex, method, N, periods):
+    """Relative nutation error max_n |theta_n - theta_ex|/theta_ex and relative
+    energy error max_n |H_n - H0|/|H0| over ``periods`` nutation periods, h = t_bar/N."""
+    tr = integrate(top, q0, p0, ex.period / N, N * periods, method)
+    th = ex.theta(tr.t)
+    e_th = float(np.max(np.abs(tr.q[:, 1] - th) / th))
+    e_H = float(np.max(np.abs(tr.energy - ex.energy)) / abs(ex.energy))
+    return e_th, e_H, tr
+
+
+def top_tables45(periods=(1, 10, 100, 1000), meshes=(40, 80, 160)):
+    """TOP Tables 4 and 5 (printed as images without numbers, so ours only):
+    the Lagrange top's relative nutation error ||e_theta||_inf and energy error
+    ||e_H||_inf over T = 1 ... 1000 nutation periods t_bar (the exact period
+    of the Table 3 parameters, 1.8472390 s), h = t_bar/N for N = 40, 80, 160,
+    with fitted orders.  Returns (rows4, rows5)."""
+    top, q0, p0, ex = _top_table3()
+    rows4, rows5 = [], []
+    for T in periods:
+        for method in ("midpoint", "rk4", "simpson"):
+            e4, e5 = [], []
+            for N in meshes:
+                e_th, e_H, _ = _top_errors(top, q0, p0, ex, method, N, T)
+                e4.append(e_th)
+                e5.append(e_H)
+                for rows, v, qty in ((rows4, e_th, "e_theta"), (rows5, e_H, "e_H")):
+                    rows.append(dict(T=T, method=method, quantity=qty, N=N * T, value=v,
+                                     paper=None, rel_diff=None, note=""))
+            hs = [ex.period / N for N in meshes]
+            rows4.append(dict(T=T, method=method, quantity="e_theta", N="order",
+                              value=fitted_order(hs, e4), paper=None, rel_diff=None, note=""))
+            rows5.append(dict(T=T, method=method, quantity="e_H", N="order",
+                              value=fitted_order(hs, e5), paper=None, rel_diff=None, note=""))
+    return rows4, rows5
+
+
+def _reduced_top():
+    """TOP Table 6: the complete top, its initial state, and the reduced model."""
+    from . import analysis
+    P = papers.TOP_TABLE6
+    top = systems.lagrange_top(P["m"], P["I"], P["I3"], P["l"], P["g"])
+    q0 = np.array(P["q0"])
+    p0 = top.mass(q0) @ np.array(P["qdot0"])
+    red, y0 = analysis.ReducedLagrangeTop.from_state(q0, p0, P["m"], P["I"], P["I3"], P["l"],
+                                                     P["g"])
+    return top, q0, p0, red, y0
+
+
+def top_table6_convergence(hs=(0.1, 0.05, 0.025, 0.0125, 0.00625, 0.003125)):
+    """TOP Figure 14: max over [0, 1 s] of |theta_Simpson(complete top) -
+    theta_RK4(reduced top)| at equal h (Table 6), and its fitted order (4)."""
+    from . import analysis
+    top, q0, p0, red, y0 = _reduced_top()
+    rows, errs = [], []
+    for h in hs:
+        N = round(1.0 / h)
+        tr = integrate(top, q0, p0, h, N, "simpson")
+        _, y = analysis.rk4_ode(red, y0, h, N)
+        errs.append(float(np.max(np.abs(tr.q[:, 1] - y[:, 1]))))
+        rows.append(dict(method="simpson vs rk4(reduced)", quantity="max|dtheta|", N=N,
+                         value=errs[-1], paper=None, rel_diff=None, note=""))
+    rows.append(dict(method="simpson vs rk4(reduced)", quantity="max|dtheta|", N="order",
+                     value=fitted_order(hs, errs), paper=None, rel_diff=None, note=""))
+    return rows
+
+
+def top_figures(out, quick=False):
+    """TOP Figures 7-14: the Table 3 top (loops: axis trace, nutation against
+    the exact solution, energy error, conserved momenta, convergence) and the
+    Table 6 reduced top (cusps: axis trace, complete Simpson against reduced
+    RK4, convergence of their difference)."""
+    from . import analysis
+    plot = _plot()
+    plt = plot._plt()
+    top, q0, p0, ex = _top_table3()
+    tb = ex.period
+    names = {"midpoint": "Implicit midpoint", "rk4": "RK4", "simpson": "Simpson"}
+    paths = []
+
+    ax = plot.top_axis_trace([integrate(top, q0, p0, tb / 200, 1000, "simpson")],
+                             labels=["Simpson, h = t_bar/200, 5 periods"])
+    ax.set_title("TOP Fig. 7: axis of the Table 3 top (loops)")
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig7_top_loops.png")))
+
+    h = 0.05
+    trs = [integrate(top, q0, p0, h, int(math.ceil(tb / h)), m) for m in names]
+    ax = plot._axes(None)
+    te = np.linspace(0, trs[0].t[-1], 1000)
+    ax.plot(te, ex.theta(te), "k-", lw=1, label="exact (Jacobi sn)")
+    for tr in trs:
+        ax.plot(tr.t, tr.q[:, 1], "o--", ms=3, lw=0.8, label=f"{names[tr.method]}, h = {h}")
+    ax.set_xlabel("t (s)")
+    ax.set_ylabel("theta (rad)")
+    ax.set_title(f"TOP Fig. 8: nutation over one period (t_bar = {tb:.7f} s)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig8_nutation.png")))
+
+    trs = [integrate(top, q0, p0, h, int(math.ceil(10 * tb / h)), m) for m in names]
+    ax = plot.energy_error(trs, labels=[f"{names[tr.method]}, h = {h}" for tr in trs])
+    ax.set_title("TOP Fig. 9: relative energy error, 10 nutation periods")
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig9_top_energy.png")))
+
+    fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+    for k, (c, lab) in enumerate(((0, "p_phi"), (2, "p_psi"))):
+        for tr in trs:
+            mom = analysis.conserved_momenta(tr, coords=[c])
+            rel = np.abs(mom.series[:, 0] - mom.series[0, 0]) / abs(mom.series[0, 0])
+            axs[k].plot(tr.t, rel, lw=1, label=f"{names[tr.method]} (max {rel.max():.1e})")
+        axs[k].set_xlabel("t (s)")
+        axs[k].set_ylabel(f"|{lab} - {lab}(0)| / |{lab}(0)|")
+        axs[k].legend(fontsize=8)
+        axs[k].grid(alpha=0.3)
+    fig.suptitle("TOP Fig. 10: drift of the conserved momenta p_phi, p_psi (max in the legend)")
+    paths.append(plot.savefig(axs[0], os.path.join(out, "top_fig10_momenta.png")))
+
+    Ns = [40, 80, 160, 320]
+    data = {}
+    for m in names:
+        e4, e5 = zip(*[_top_errors(top, q0, p0, ex, m, N, 1)[:2] for N in Ns])
+        data[f"{names[m]}, nutation"] = ([tb / N for N in Ns], e4)
+        data[f"{names[m]}, energy"] = ([tb / N for N in Ns], e5)
+    ax = plot.convergence(data, xlabel="h (s)", ylabel="||e||_inf over one period")
+    ax.set_title("TOP Fig. 11: nutation and energy error convergence")
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig11_top_convergence.png")))
+
+    rtop, rq0, rp0, red, y0 = _reduced_top()
+    ax = plot.top_axis_trace([integrate(rtop, rq0, rp0, 0.001, 3000, "simpson")],
+                             labels=["Simpson, h = 1e-3, 3 s"])
+    ax.set_title("TOP Fig. 12: axis of the Table 6 top (cusps)")
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig12_top_cusps.png")))
+
+    h_ref = 1e-4 if quick else 1e-5
+    t_ref, y_ref = analysis.rk4_ode(red, y0, h_ref, round(1.0 / h_ref))
+    trs = [integrate(rtop, rq0, rp0, 0.1, 10, m) for m in names]
+    ax = plot._axes(None)
+    ax.plot(t_ref, y_ref[:, 1], "k-", lw=1, label=f"RK4 on the reduced model, h = {h_ref:g}")
+    for tr in trs:
+        ax.plot(tr.t, tr.q[:, 1], "o--", ms=3, lw=0.8, label=f"{names[tr.method]}, h = 0.1")
+    ax.set_xlabel("t (s)")
+    ax.set_ylabel("theta (rad)")
+    ax.set_title("TOP Fig. 13: complete top vs reduced-model reference")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig13_reduced.png")))
+
+    rows = top_table6_convergence()
+    hs = [1.0 / r["N"] for r in rows if r["N"] != "order"]
+    errs = [r["value"] for r in rows if r["N"] != "order"]
+    ax = plot.convergence({"|theta_Simpson - theta_RK4(reduced)|": (hs, errs)}, xlabel="h (s)",
+                          ylabel="max over [0, 1 s]")
+    ax.set_title("TOP Fig. 14: complete Simpson vs reduced RK4, equal h")
+    paths.append(plot.savefig(ax, os.path.join(out, "top_fig14_reduced_convergence.png")))
+    return paths
+
+
 # ---------------------------------------------------------------------------
 # Figures.  Each function takes the output directory, writes PNG (and the
 # data behind it as CSV where it is a table of numbers) and returns the paths.
@@ -354,12 +520,34 @@ def _top_dp_table_task(ctx):
     return rows
 
 
+def _top_tables45_task(ctx, periods):
+    rows4, rows5 = top_tables45(periods)
+    tag = "_".join(str(p) for p in periods)
+    conv = ("TOP Table 3 top, t_bar = exact nutation period 1.8472390 s, h = t_bar/N, "
+            "N = 40, 80, 160 per period; N column = total steps")
+    ctx.table(f"TOP 2025, Table 4 -- Lagrange top, relative nutation error (T in periods; "
+              f"printed as an image: ours only)", rows4, conv, f"top_table4_nutation_{tag}.csv")
+    ctx.table(f"TOP 2025, Table 5 -- Lagrange top, relative energy error (T in periods; "
+              f"printed as an image: ours only)", rows5, conv, f"top_table5_energy_{tag}.csv")
+    return rows4, rows5
+
+
+def _top_table6_task(ctx):
+    rows = top_table6_convergence()
+    ctx.table("TOP 2025, Figure 14 -- reduced top (Table 6): max |theta_Simpson(complete) - "
+              "theta_RK4(reduced)| over [0, 1 s] at equal h", rows,
+              "I = 1, I3 = 2, m g l = 4 pi^2, q0 = (0, pi/6, 0), qdot0 = (0, 0, 2 pi); "
+              "h = 0.1 / 2^k", "top_fig14_reduced_convergence.csv")
+    return rows
+
+
 class _Context:
     """Where a reproduction task prints and writes."""
 
-    def __init__(self, out, stream):
+    def __init__(self, out, stream, quick=False):
         self.out = out
         self.stream = stream
+        self.quick = quick
 
     def say(self, text=""):
         print(text, file=self.stream)
@@ -379,6 +567,11 @@ TASKS = [
     ("AXIOMS Figures 2-8", lambda ctx: axioms_figures(ctx.out), True, True),
     ("TOP Table 2", _top_dp_table_task, False, False),
     ("TOP Figures 2-5", lambda ctx: top_dp_figures(ctx.out), True, True),
+    ("TOP Tables 4-5 (short horizons)", lambda ctx: _top_tables45_task(ctx, (1, 10)), False, True),
+    ("TOP Tables 4-5 (100 and 1000 periods)",
+     lambda ctx: _top_tables45_task(ctx, (100, 1000)), False, False),
+    ("TOP Figure 14 data (Table 6)", _top_table6_task, False, True),
+    ("TOP Figures 7-14", lambda ctx: top_figures(ctx.out, ctx.quick), True, True),
 ]
 
 
@@ -396,7 +589,7 @@ def run(out=None, quick=False, stream=None, progress=None):
     progress = progress or sys.stderr
     if out:
         os.makedirs(out, exist_ok=True)
-    ctx = _Context(out, stream)
+    ctx = _Context(out, stream, quick)
     tasks = [t for t in TASKS if t[3] or not quick]
     results = {}
     t_start = time.perf_counter()
