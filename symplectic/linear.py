@@ -83,7 +83,7 @@ def _matrices(M, K):
     try:
         np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
-        raise ValueError("M must be symmetric positive definite") from None
+        raise ValueError("M must be positive definite") from None
     return 0.5 * (M + M.T), 0.5 * (K + K.T)
 
 

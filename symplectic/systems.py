@@ -60,25 +60,8 @@ def linear(M, K):
     constant, shape (n, n)).  The equations of motion are M qdd + K q = 0;
     see :mod:`symplectic.linear` for the schemes in closed form.
     """
-    M = np.array(M, dtype=float)
-    K = np.array(K, dtype=float)
-    if M.ndim == 0:
-        M = M.reshape(1, 1)
-    if K.ndim == 0:
-        K = K.reshape(1, 1)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
-    if K.shape != M.shape:
-        raise ValueError(f"K must have the shape of M {M.shape}, got {K.shape}")
-    for name, A in (("M", M), ("K", K)):
-        if not np.all(np.isfinite(A)):
-            raise ValueError(f"{name} contains non-finite values")
-        if not np.allclose(A, A.T, rtol=1e-12, atol=0.0):
-            raise ValueError(f"{name} must be symmetric")
-    try:
-        np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise ValueError("M must be positive definite") from None
+    from .linear import _matrices
+    M, K = _matrices(M, K)
     n = M.shape[0]
     return System._from_builtin("linear", n, np.concatenate([M.ravel(), K.ravel()]),
                                 dict(M=M.copy(), K=K.copy()))
