@@ -455,7 +455,15 @@ def _check_mass(M, qs, pvals, test_q, names):
         return
     v = U[:, 0]
     v = v / v[np.argmax(np.abs(v))]
-    combo = " + ".join(f"{c:.4g}*{nm}'" for c, nm in zip(v, names) if abs(c) > 1e-12)
+    terms = []
+    for c, nm in zip(v, names):
+        if abs(c) <= 1e-12:
+            continue
+        mag = "" if abs(abs(c) - 1) < 1e-12 else f"{abs(c):.4g}*"
+        terms.append(("- " if c < 0 else "+ ") + f"{mag}{nm}'")
+    combo = " ".join(terms).lstrip("+ ")
+    if combo.startswith("- "):
+        combo = "-" + combo[2:]
     if w[0] < -1e-12 * big:
         raise ValueError(
             f"the mass matrix is not positive definite at the test point q = {fmt(test_q)} "
