@@ -518,7 +518,6 @@ class _Model:
             s = sum((T[i, i] * g[i] ** 2 / 2 for i in range(n)), _sy.S.Zero)
             s += sum((T[i, j] * g[i] * g[j] for i in range(n) for j in range(i + 1, n)), _sy.S.Zero)
             self.H[(a, b)] = s
-        self.constant_mass = all(e == 0 for T in self.dM for e in T)
         self._source = None
         self._numpy = None
         self._consts = None
@@ -643,7 +642,18 @@ class _Model:
 
 # ---------------------------------------------------------------------- C printer
 class _CPrinter(C99CodePrinter):
-    """C99 with exact double literals and products for small integer powers."""
+    """C99 with exact double literals (also for pi, e, sqrt(2), ...: the M_PI
+    family of macros is not part of strict C99) and products for small
+    integer powers."""
+
+    def __init__(self, settings=None):
+        super().__init__(dict(settings or {}, math_macros={}))
+
+    def _print_NumberSymbol(self, expr):
+        return repr(float(expr))
+
+    _print_Pi = _print_Exp1 = _print_GoldenRatio = _print_EulerGamma = _print_Catalan = \
+        _print_NumberSymbol
 
     def _print_Float(self, expr):
         if expr._prec <= 53:

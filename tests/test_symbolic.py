@@ -429,3 +429,87 @@ def test_compiled_callback_is_a_cfunc():
     lib = ctypes.CDLL(sys_.library)
     assert lib.symplectic_module_n() == 2
     assert lib.symplectic_module_ndata() >= 5
+
+
+# ---------------------------------------------------------------- larger n, ensembles, processes
+def chain_from_positions(n):
+    q, u = sy.symbols(f"q0:{n}"), sy.symbols(f"u0:{n}")
+    m, l, g = sy.symbols("m l g", positive=True)
+    x = y = 0
+    bodies = []
+    for k in range(n):
+        x, y = x + l * sy.sin(q[k]), y - l * sy.cos(q[k])
+        bodies.append((m, [x, y]))
+    L = symbolic.kinetic_from_positions(q, u, bodies) - symbolic.gravity_potential(bodies, g)
+    return L, q, u, {m: 0.7, l: 0.5, g: 9.81}
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_chain_from_positions_equals_builtin(compiled):
+    n = 4
+    sys_ = sp.System.from_sympy(*chain_from_positions(n), compile=compiled)
+    q0 = np.linspace(0.3, 0.9, n)
+    p0 = sys_.mass(q0) @ np.linspace(-0.5, 0.5, n)
+    ref = sp.integrate(sp.systems.pendulum_chain(n, 0.7, 0.5, 9.81), q0, p0, 0.01, 300)
+    tr = sp.integrate(sys_, q0, p0, 0.01, 300)
+    assert rel_diff(ref, tr) <= 1e-12
+
+
+@needs_cc
+def test_parameter_sweep_in_threads():
+    base = sp.System.from_sympy(*dp_lagrangian())
+    masses = [0.5, 1.0, 2.0, 3.0]
+    systems = [base.with_params(m2=v) for v in masses]
+    assert all(s.nogil for s in systems)
+    ens = sp.integrate_many(systems, DP_Q0, [0, 0], 0.01, 300, threads=2)
+    for k, v in enumerate(masses):
+        alone = sp.integrate(systems[k], DP_Q0, [0, 0], 0.01, 300)
+        assert np.array_equal(ens.q[k], alone.q) and np.array_equal(ens.p[k], alone.p)
+        ref = sp.integrate(sp.systems.double_pendulum(1.0, v, L_DP, L_DP, 9.81), DP_Q0, [0, 0],
+                           0.01, 300)
+        assert rel_diff(ref, alone) <= 1e-12
+
+
+BUILD_SCRIPT = r"""
+import sys, numpy as np, sympy as sy, symplectic as sp
+x, v = sy.symbols("x v")
+k = sy.Symbol("k", positive=True)
+L = v**2 / 2 - k * x**2 / 2 - x**6 / 11
+s = sp.System.from_sympy(L, [x], [v], {k: 2.0}, compile=True)
+tr = sp.integrate(s, [0.5], [0.0], 0.01, 100)
+print(s.library, repr(float(tr.q[-1, 0])))
+"""
+
+
+@needs_cc
+def test_concurrent_builds_in_processes(tmp_path):
+    """Two processes building the same module into one empty cache at the same time."""
+    import os
+    import subprocess
+    env = dict(os.environ, SYMPLECTIC_CACHE=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", BUILD_SCRIPT], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    assert outs[0][0] == outs[1][0]                   # same module, same result
+    libs = [f for f in tmp_path.iterdir() if f.suffix in (".so", ".dylib", ".dll")]
+    assert len(libs) == 1
+    assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]
+    assert _ccache.is_valid(libs[0].stem, tmp_path)
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_number_symbols(compiled):
+    """pi, e and sqrt(2) in the Lagrangian (the M_PI family of macros is not strict C99)."""
+    x, v = sy.symbols("x v")
+    L = v ** 2 / 2 - sy.pi * x ** 2 - sy.E * x ** 4 / 4 - sy.sqrt(2) * sy.cos(x)
+    sys_ = sp.System.from_sympy(L, [x], [v], compile=compiled)
+    e, r2 = math.e, math.sqrt(2)
+    ref_sys = sp.System(1, np.eye(1), lambda q: math.pi * q[0] ** 2 + e * q[0] ** 4 / 4 + r2 * math.cos(q[0]),
+                        potential_grad=lambda q: np.array([2 * math.pi * q[0] + e * q[0] ** 3
+                                                           - r2 * math.sin(q[0])]),
+                        potential_hess=lambda q: np.array([[2 * math.pi + 3 * e * q[0] ** 2
+                                                            - r2 * math.cos(q[0])]]))
+    ref = sp.integrate(ref_sys, [0.7], [0.2], 0.01, 300)
+    assert rel_diff(ref, sp.integrate(sys_, [0.7], [0.2], 0.01, 300)) <= 1e-12
