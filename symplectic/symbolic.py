@@ -295,12 +295,23 @@ def _coordinates(q, qdot, has_velocities):
 
 
 def _replace(expr, repl):
-    """Replace derivatives before the functions they differentiate."""
+    """Replace derivatives before the functions they differentiate (functions
+    of time q(t) -> plain symbols)."""
     if not repl:
         return expr
+    taken = {s.name for s in expr.free_symbols} & {s.name for s in repl.values()}
+    if taken:
+        raise ValueError(f"the names {sorted(taken)} stand for the coordinates/velocities q(t), "
+                         f"q'(t) and are already used by other symbols: rename those")
     ders = {k: v for k, v in repl.items() if isinstance(k, _sy.Derivative)}
     funcs = {k: v for k, v in repl.items() if not isinstance(k, _sy.Derivative)}
-    return expr.xreplace(ders).xreplace(funcs) if ders else expr.xreplace(funcs)
+    out = expr.xreplace(ders).xreplace(funcs) if ders else expr.xreplace(funcs)
+    t = next(iter(funcs)).args[0]
+    if t in out.free_symbols or out.atoms(_sy.Derivative):
+        raise ValueError(f"after replacing q(t) and q'(t), the expression still depends on {t} "
+                         f"(explicitly time-dependent or higher derivatives): only autonomous "
+                         f"Lagrangians L(q, qdot) are supported")
+    return out
 
 
 def _parameters(params, exprs, known):

@@ -513,3 +513,12 @@ def test_number_symbols(compiled):
                                                             - r2 * math.cos(q[0])]]))
     ref = sp.integrate(ref_sys, [0.7], [0.2], 0.01, 300)
     assert rel_diff(ref, sp.integrate(sys_, [0.7], [0.2], 0.01, 300)) <= 1e-12
+
+
+def test_functions_of_time_errors():
+    t = sy.Symbol("t")
+    x = sy.Function("x")(t)
+    with pytest.raises(ValueError, match="autonomous"):
+        symbolic.system(x.diff(t) ** 2 / 2 - sy.cos(t) * x ** 2, [x])
+    with pytest.raises(ValueError, match="already used"):
+        symbolic.system(x.diff(t) ** 2 / 2 - sy.Symbol("x") * x ** 2, [x], params={"x": 1.0})
