@@ -17,6 +17,14 @@ from ._system import System
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # symplectic.symbolic imports SymPy (slow, optional): load it on first use
+    if name == "symbolic":
+        import importlib
+        return importlib.import_module(".symbolic", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "integrate", "integrate_many",
            "step", "methods", "systems", "exact", "linear", "analysis", "papers", "__version__"]
 

@@ -204,6 +204,23 @@ class System(_core.System):
         return obj
 
     @classmethod
+    def from_sympy(cls, expr, q, qdot=None, params=None, **options):
+        """A system from a SymPy Lagrangian L(q, qdot) or a pair (M(q), V(q)).
+
+        The same as :func:`symplectic.symbolic.system` (see there for the
+        options ``compile``, ``simplify``, ``name``, ``test_point``,
+        ``cache_dir``): every derivative the core needs is derived
+        symbolically and evaluated by compiled C when a C compiler is
+        available (cached on disk), else by NumPy.  Needs SymPy
+        (``pip install sympy``).
+        """
+        if cls is not System:
+            raise TypeError("from_sympy builds a symplectic.symbolic.SymbolicSystem; call it on System")
+        import importlib
+        symbolic = importlib.import_module("symplectic.symbolic")   # ImportError without SymPy
+        return symbolic.system(expr, q, qdot, params, **options)
+
+    @classmethod
     def _from_builtin(cls, name, n, flat_params, params):
         obj = cls.__new__(cls)
         flat = np.asarray(flat_params, dtype=float)

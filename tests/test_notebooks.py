@@ -20,6 +20,8 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
         if cell.cell_type == "code":
             assert not cell.outputs, f"{path.name} is committed with outputs"
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    # compiled modules of symplectic.symbolic go to a private cache, not ~/.cache
+    monkeypatch.setenv("SYMPLECTIC_CACHE", str(tmp_path / "symplectic-cache"))
     client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
