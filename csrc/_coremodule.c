@@ -90,8 +90,27 @@ static PyArrayObject *call_array(SystemObject *S, PyObject *fn, const char *name
     Py_XDECREF(ga);
     if (!res) return NULL;
     PyArrayObject *arr;
-    if (PyArray_Check(res) && PyArray_TYPE((PyArrayObject *)res) == NPY_OBJECT) {
-        arr = NULL;
+    if (res == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s returned None (a missing return statement?); "
+                     "expected real numbers (float64)", name);
+        Py_DECREF(res);
+        return NULL;
+    } else if (PyArray_Check(res) && !strchr("biuf", PyArray_DESCR((PyArrayObject *)res)->kind)) {
+        /* object, string, complex, datetime, ... arrays: not real numbers */
+        PyErr_Format(PyExc_TypeError, "%s returned an array of dtype %S; expected real "
+                     "numbers (float64)", name, (PyObject *)PyArray_DESCR((PyArrayObject *)res));
+        Py_DECREF(res);
+        return NULL;
+    } else if (PyArray_IsScalar(res, Generic) && !PyArray_IsScalar(res, Number)) {
+        PyErr_Format(PyExc_TypeError, "%s returned %R; expected real numbers (float64)", name,
+                     res);
+        Py_DECREF(res);
+        return NULL;
+    } else if (PyArray_IsScalar(res, ComplexFloating) || PyComplex_Check(res)) {
+        PyErr_Format(PyExc_TypeError, "%s returned a complex number; expected real numbers",
+                     name);
+        Py_DECREF(res);
+        return NULL;
     } else {
         arr = (PyArrayObject *)PyArray_FROM_OTF(res, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
     }
@@ -1159,6 +1178,25 @@ done:
     return ret;
 }
 
+/* Keep the work done before an exception (a callback's, or KeyboardInterrupt):
+ * the arrays and the number of completed steps go on the pending exception
+ * as `_symplectic_partial`; symplectic.integrate turns them into
+ * `exc.trajectory`. */
+static void attach_partial(PyObject *t, PyObject *q, PyObject *p, PyObject *qm, PyObject *it,
+                           long done)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value) {
+        PyObject *part = Py_BuildValue("(OOOOOl)", t, q, p, qm, it, done);
+        if (!part || PyObject_SetAttrString(value, "_symplectic_partial", part) < 0)
+            PyErr_Clear();
+        Py_XDECREF(part);
+    }
+    PyErr_Restore(type, value, tb);
+}
+
 static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
@@ -1246,6 +1284,7 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
         add_note_where(m->name, st == SYM_EINTERRUPT ? done_steps : fail.step,
                        t0 + (double)(st == SYM_EINTERRUPT ? done_steps : fail.step) * h,
                        n_steps, done_steps);
+        attach_partial(t, q, p, qm, it, done_steps);
         goto done;
     }
     if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD) { raise_status(st); goto done; }

@@ -1,5 +1,6 @@
 """Ensembles: many initial conditions or parameter sets in one call, on all cores."""
 import itertools
+import operator
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -8,7 +9,7 @@ import numpy as np
 
 from . import _core
 from ._errors import ConvergenceError
-from ._integrate import _check_method, _newton_opts, _real
+from ._integrate import _check_memory, _check_method, _newton_opts, _output_bytes, _real
 from ._system import System
 
 
@@ -94,7 +95,12 @@ def integrate_many(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, thre
     if h == 0.0:
         raise ValueError("h must be nonzero")
     t0 = _real("t0", t0)
-    n_steps = int(n_steps)
+    if isinstance(n_steps, bool):
+        raise TypeError("n_steps must be an int")
+    try:
+        n_steps = operator.index(n_steps)
+    except TypeError:
+        raise TypeError(f"n_steps must be an int, got {n_steps!r}") from None
     if n_steps < 0:
         raise ValueError(f"n_steps must be >= 0, got {n_steps}")
     Q0 = _states("q0", q0, n)
@@ -110,16 +116,32 @@ def integrate_many(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, thre
         raise ValueError(f"newton must be 'full' or 'chord', got {newton!r}")
     opts = dict(_newton_opts(rtol, max_iter), t0=t0, chord=newton == "chord")
 
+    if store == "all":
+        M = n_steps + 1
+    elif store == "final":
+        M = 1
+    elif isinstance(store, (int, np.integer)) and not isinstance(store, bool) and store >= 1:
+        M = n_steps // int(store) + 1 + (n_steps % int(store) != 0)
+    else:
+        raise ValueError(f"store must be 'all', 'final' or a positive int, got {store!r}")
+    if threads is None:
+        threads = os.cpu_count() or 1
+    threads = max(1, int(threads))
+    # stored arrays, plus one full trajectory in flight per worker thread
+    _check_memory(16 * K * M * n + 8 * M + (4 * K * n_steps if store == "all" else 0)
+                  + min(threads, K) * _output_bytes(n_steps, n, method),
+                  f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
+                  "integrate in chunks of steps (each worker holds one member's whole "
+                  "trajectory while it runs; store= only shrinks the returned arrays), "
+                  "or use fewer threads")
     all_t = t0 + h * np.arange(n_steps + 1)
     if store == "all":
         idx = np.arange(n_steps + 1)
     elif store == "final":
         idx = np.array([n_steps])
-    elif isinstance(store, (int, np.integer)) and not isinstance(store, bool) and store >= 1:
-        idx = np.unique(np.r_[np.arange(0, n_steps + 1, int(store)), n_steps])
     else:
-        raise ValueError(f"store must be 'all', 'final' or a positive int, got {store!r}")
-    M = len(idx)
+        idx = np.unique(np.r_[np.arange(0, n_steps + 1, int(store)), n_steps])
+    assert len(idx) == M
     q = np.full((K, M, n), np.nan)
     p = np.full((K, M, n), np.nan)
     iters = np.zeros((K, n_steps), dtype=np.intc) if store == "all" else None
@@ -127,9 +149,6 @@ def integrate_many(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, thre
     errs = {}
 
     member_systems = systems or [system] * K
-    if threads is None:
-        threads = os.cpu_count() or 1
-    threads = max(1, int(threads))
     if not all(s.nogil for s in member_systems):
         threads = 1
     cancel = threading.Event()

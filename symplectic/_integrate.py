@@ -2,6 +2,7 @@
 import math
 import numbers
 import operator
+import os
 
 import numpy as np
 
@@ -154,6 +155,40 @@ def _newton_opts(rtol, max_iter):
     return opts
 
 
+def _available_memory():
+    """Bytes of memory available to a new allocation (Linux: MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_memory(nbytes, what, hint="integrate in chunks (start each from the last "
+                                     "state of the previous one)"):
+    """MemoryError before allocating ``nbytes`` if they cannot fit (not after a
+    half-finished run, and not through the kernel's overcommit and OOM killer)."""
+    avail = _available_memory()
+    if avail is not None and nbytes > avail:
+        raise MemoryError(
+            f"{what} needs {nbytes / 2**30:.3g} GiB for its arrays but only "
+            f"{avail / 2**30:.3g} GiB of memory is available; {hint}")
+
+
+def _output_bytes(n_steps, n, method):
+    """Bytes of the arrays integrate() returns: t, q, p (n_steps + 1 rows), the
+    internal nodes and the Newton counts (n_steps rows)."""
+    n_mid = max(_METHODS[method]["n_mid"], 0) if method in _METHODS else 0
+    rows = n_steps + 1
+    return 8 * rows * (1 + 2 * n) + 8 * n_steps * n_mid * n + 4 * n_steps
+
+
 def _q_mid(qm):
     if qm is None:
         return None
@@ -270,6 +305,12 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
     ConvergenceError
         If a step fails; ``err.trajectory`` holds the states computed so far
         and the message names the step, the time and the residual.
+    Exception from a callback, KeyboardInterrupt
+        Propagate unchanged, with a note naming the step and time, and the
+        steps completed before it in ``exc.trajectory``.
+    MemoryError
+        Before allocating, if the output arrays cannot fit in the available
+        memory.
     """
     _check_system(system)
     _check_method(method)
@@ -289,15 +330,28 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
     p0 = _state("p0", p0, system.n)
     if newton not in ("full", "chord"):
         raise ValueError(f"newton must be 'full' or 'chord', got {newton!r}")
+    _check_memory(_output_bytes(n_steps, system.n, method),
+                  f"integrate(n_steps={n_steps}) with n = {system.n}")
     if system.builtin == "linear":
         from . import linear
         M, K = system._params["M"], system._params["K"]
         linear.check_stability(M, K, h, method, stacklevel=3)
         if closed_form and method in ("simpson", "midpoint"):
             return _linear_closed_form(system, M, K, q0, p0, h, n_steps, method, t0)
-    t, q, p, qm, iters, done, fail = _core.integrate(
-        system, q0, p0, h, n_steps, method, t0=t0, predictor=bool(predictor),
-        chord=newton == "chord", **_newton_opts(rtol, max_iter))
+    try:
+        t, q, p, qm, iters, done, fail = _core.integrate(
+            system, q0, p0, h, n_steps, method, t0=t0, predictor=bool(predictor),
+            chord=newton == "chord", **_newton_opts(rtol, max_iter))
+    except BaseException as exc:
+        # a callback raised, or Ctrl-C: keep the steps completed before it
+        part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
+        if part is not None:
+            t, q, p, qm, iters, done = part
+            exc.trajectory = Trajectory(system, method, h, t[:done + 1].copy(),
+                                        q[:done + 1].copy(), p[:done + 1].copy(),
+                                        None if qm is None else _q_mid(qm[:done].copy()),
+                                        iters[:done].copy())
+        raise
     if fail is None:
         return Trajectory(system, method, h, t, q, p, _q_mid(qm), iters)
     status, reason, k, tk, kit, res, res_rel = fail

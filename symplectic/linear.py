@@ -389,9 +389,10 @@ def propagate(M, K, q0, p0, h, n_steps, method="simpson", with_midpoint=False):
     # eta_{j+1} = eta_j + D eta_j (row-vector products on the C-order array)
     DT = D.T.copy()
     inc = np.empty(2 * n)
-    for j in range(n_steps):
-        np.dot(eta[j], DT, out=inc)
-        np.add(eta[j], inc, out=eta[j + 1])
+    with np.errstate(over="ignore", invalid="ignore"):      # callers check for non-finite
+        for j in range(n_steps):
+            np.dot(eta[j], DT, out=inc)
+            np.add(eta[j], inc, out=eta[j + 1])
     q, p = eta[:, n:].copy(), eta[:, :n].copy()
     if not (with_midpoint and method == "simpson"):
         return q, p
