@@ -174,7 +174,12 @@ def _increment_from_blocks(X, Y):
     rounding per step at the level of the increment, as the Newton path does.
     """
     Z = X + Y
-    Zi = _sym(_inv(Z))
+    try:
+        Zi = _sym(_inv(Z))
+    except np.linalg.LinAlgError:
+        raise ValueError("the one-step matrix is undefined at this step size: X + Y (eq. (36)) "
+                         "is singular -- h is far beyond the stability limit, or K is not "
+                         "positive definite; see symplectic.linear.stability_limit") from None
     ZiY = Zi @ Y
     n = X.shape[0]
     D = np.empty((2 * n, 2 * n), dtype=X.dtype)
@@ -358,7 +363,7 @@ def check_stability(M, K, h, method, stacklevel=3):
         return
     hmax = stability_limit(M, K)
     if abs(h) >= hmax:
-        wmax = 2.0 * math.sqrt(2.0) / hmax
+        wmax = 2.0 * math.sqrt(2.0) / hmax if hmax > 0 else math.inf
         warnings.warn(
             f"{method} on a linear system with |h| = {abs(h):g} s at or beyond its stability "
             f"limit h_max = 2 sqrt(2)/omega_max = {hmax:g} s (omega_max = {wmax:g} rad/s, "
