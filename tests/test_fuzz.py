@@ -193,7 +193,7 @@ def test_linear_systems_random_matrices(data):
     except (ValueError, TypeError):
         return
     assert system.n == n and n >= 1
-    assert np.all(np.linalg.eigvalsh(system.params["M"]) > 0)
+    np.linalg.cholesky(system.params["M"])       # numerically positive definite
     for method in ("simpson", "midpoint"):
         try:
             tr = sp.integrate(system, np.ones(n), np.zeros(n), 0.01, 10, method)
