@@ -299,12 +299,29 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
     const int chord = w->opt.newton == SYM_NEWTON_CHORD;
     int refresh = !chord || !w->lu_valid || w->lu_h != h || w->prev_iters > CHORD_MAX_ITERS;
     int fresh_prev = 0;
+    /* Chord safeguard: an update made with a matrix factorised at another
+     * iterate (or step) that does not decrease the residual means that
+     * matrix no longer describes this step; the iterate it produced may
+     * already be far off.  Restart once from the predictor (kept in prev_X,
+     * which the predictor has finished reading) with a fresh matrix. */
+    int stale = 0, restarted = 0;
+    double rprev = 0.0;
+    if (chord) memcpy(w->prev_X, w->X, sizeof(double) * (size_t)nu);
 
     for (;;) {
         w->form_points(w, q, h);
         st = eval_points(w, w->need_full);
         if (st) goto fail;
         rscale = w->residual(w, p, h, &rnorm);
+        if (chord && stale && !restarted && !(rnorm < rprev)) {
+            memcpy(w->X, w->prev_X, sizeof(double) * (size_t)nu);
+            restarted = 1;
+            refresh = 1;
+            stale = 0;
+            fresh_prev = 0;
+            dprev = 0.0;
+            continue;
+        }
         if (!isfinite(rnorm)) { st = SYM_ENONFINITE; goto fail; }
         if (iters > 0 && rnorm <= ROUNDING_RES * rscale) { converged = 1; break; }
         if (iters >= w->opt.max_iter) { st = SYM_ENOCONV; goto fail; }
@@ -348,6 +365,8 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
         if (chord && iters > 1 && !(dk <= CHORD_THETA * dprev)) refresh = 1;
         dprev = dk;
         fresh_prev = fresh;
+        stale = !fresh;
+        rprev = rnorm;
         if (small) { converged = 2; break; }
     }
     w->prev_iters = iters;
