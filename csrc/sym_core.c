@@ -49,6 +49,7 @@ const char *sym_strerror(int status)
  * identical; only memory traffic and instruction count drop.
  */
 #define LU_NB 8
+#define LU_PANEL_ROWS 512   /* panels of up to this many rows are factored in a copy */
 
 #if SYM_AVX_DISPATCH
 /* Rows r0..r3 -= their panel multipliers (columns k0..k0+NB-1) times the
@@ -59,6 +60,34 @@ __attribute__((target("avx")))
 static int lu_update4_avx(double *restrict r0, double *restrict r1, double *restrict r2,
                           double *restrict r3, const double *A, int m, int k0, int j)
 {
+    /* 4 rows x 8 columns: eight accumulators stay in registers through the
+     * NB pivot rows; the multipliers are broadcast from memory as needed */
+    for (; j + 7 < m; j += 8) {
+        __m256d a0 = _mm256_loadu_pd(r0 + j), b0 = _mm256_loadu_pd(r0 + j + 4);
+        __m256d a1 = _mm256_loadu_pd(r1 + j), b1 = _mm256_loadu_pd(r1 + j + 4);
+        __m256d a2 = _mm256_loadu_pd(r2 + j), b2 = _mm256_loadu_pd(r2 + j + 4);
+        __m256d a3 = _mm256_loadu_pd(r3 + j), b3 = _mm256_loadu_pd(r3 + j + 4);
+        for (int k = 0; k < LU_NB; k++) {
+            const double *t = A + (k0 + k) * m + j;
+            const __m256d t0 = _mm256_loadu_pd(t), t1 = _mm256_loadu_pd(t + 4);
+            __m256d l = _mm256_broadcast_sd(r0 + k0 + k);
+            a0 = _mm256_sub_pd(a0, _mm256_mul_pd(l, t0));
+            b0 = _mm256_sub_pd(b0, _mm256_mul_pd(l, t1));
+            l = _mm256_broadcast_sd(r1 + k0 + k);
+            a1 = _mm256_sub_pd(a1, _mm256_mul_pd(l, t0));
+            b1 = _mm256_sub_pd(b1, _mm256_mul_pd(l, t1));
+            l = _mm256_broadcast_sd(r2 + k0 + k);
+            a2 = _mm256_sub_pd(a2, _mm256_mul_pd(l, t0));
+            b2 = _mm256_sub_pd(b2, _mm256_mul_pd(l, t1));
+            l = _mm256_broadcast_sd(r3 + k0 + k);
+            a3 = _mm256_sub_pd(a3, _mm256_mul_pd(l, t0));
+            b3 = _mm256_sub_pd(b3, _mm256_mul_pd(l, t1));
+        }
+        _mm256_storeu_pd(r0 + j, a0); _mm256_storeu_pd(r0 + j + 4, b0);
+        _mm256_storeu_pd(r1 + j, a1); _mm256_storeu_pd(r1 + j + 4, b1);
+        _mm256_storeu_pd(r2 + j, a2); _mm256_storeu_pd(r2 + j + 4, b2);
+        _mm256_storeu_pd(r3 + j, a3); _mm256_storeu_pd(r3 + j + 4, b3);
+    }
     __m256d L0[LU_NB], L1[LU_NB], L2[LU_NB], L3[LU_NB];
     for (int k = 0; k < LU_NB; k++) {
         L0[k] = _mm256_set1_pd(r0[k0 + k]); L1[k] = _mm256_set1_pd(r1[k0 + k]);
@@ -79,51 +108,128 @@ static int lu_update4_avx(double *restrict r0, double *restrict r1, double *rest
     }
     return j;
 }
+
+/* Row i of the panel (k0 < i < k0 + NB), columns j, j+4, ...:
+ * A_ij -= sum_{k0 <= k < i} l_ik U_kj, k ascending as in the scalar loop. */
+__attribute__((target("avx")))
+static int lu_panel_row_avx(double *restrict ri, const double *A, int m, int k0, int i, int j)
+{
+    for (; j + 3 < m; j += 4) {
+        __m256d a = _mm256_loadu_pd(ri + j);
+        for (int k = k0; k < i; k++)
+            a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_broadcast_sd(ri + k),
+                                               _mm256_loadu_pd(A + k * m + j)));
+        _mm256_storeu_pd(ri + j, a);
+    }
+    return j;
+}
 #endif
+
+/* Panel factorisation (columns [k0, k1), rows k0..m-1) with partial
+ * pivoting, right-looking: for each pivot column k the largest |A_ik|,
+ * i >= k, is swapped into row k, the multipliers l_ik = A_ik / A_kk are
+ * stored in place of A_ik (the diagonal holds 1 / A_kk) and the remaining
+ * panel columns are updated.  Columns outside the panel only see the row
+ * swaps here; the rest of their elimination follows the panel. */
+static int lu_panel_inplace(const int m, double *A, int *piv, const int k0, const int k1)
+{
+    for (int k = k0; k < k1; k++) {
+        int p = k;
+        double amax = fabs(A[k * m + k]);
+        for (int i = k + 1; i < m; i++) {
+            const double v = fabs(A[i * m + k]);
+            if (v > amax) { amax = v; p = i; }
+        }
+        piv[k] = p;
+        if (!isfinite(amax)) return SYM_ENONFINITE;
+        if (!(amax > 0.0)) return SYM_ESINGULAR;
+        if (p != k) {
+            double *rk = A + k * m, *rp = A + p * m;
+            for (int j = 0; j < m; j++) { const double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
+        }
+        const double inv = 1.0 / A[k * m + k];
+        A[k * m + k] = inv;
+        const double *rk = A + k * m;
+        for (int i = k + 1; i < m; i++) {
+            double *ri = A + i * m;
+            const double l = ri[k] * inv;
+            ri[k] = l;
+            for (int j = k + 1; j < k1; j++) ri[j] -= l * rk[j];
+        }
+    }
+    return SYM_OK;
+}
+
+/* The same panel factorisation on a contiguous copy of the panel (stride
+ * LU_NB): with a power-of-two m the panel's column segments of A, m doubles
+ * apart, fall into a few cache sets and evict each other, which made the
+ * panel cost as much as the whole trailing update.  Same operations in
+ * the same order, so bitwise the same factors. */
+static int lu_panel_copy(const int m, double *A, int *piv, const int k0, const int k1)
+{
+    double P[LU_PANEL_ROWS * LU_NB];
+    const int w = k1 - k0, rows = m - k0;
+    for (int i = 0; i < rows; i++)
+        for (int c = 0; c < w; c++) P[i * LU_NB + c] = A[(k0 + i) * m + k0 + c];
+    for (int kk = 0; kk < w; kk++) {
+        int p = kk;
+        double amax = fabs(P[kk * LU_NB + kk]);
+        for (int i = kk + 1; i < rows; i++) {
+            const double v = fabs(P[i * LU_NB + kk]);
+            if (v > amax) { amax = v; p = i; }
+        }
+        piv[k0 + kk] = k0 + p;
+        if (!isfinite(amax)) return SYM_ENONFINITE;
+        if (!(amax > 0.0)) return SYM_ESINGULAR;
+        if (p != kk) {
+            double *pk = P + kk * LU_NB, *pp = P + p * LU_NB;
+            for (int c = 0; c < w; c++) { const double t = pk[c]; pk[c] = pp[c]; pp[c] = t; }
+            double *rk = A + (k0 + kk) * m, *rp = A + (k0 + p) * m;
+            for (int j = 0; j < k0; j++) { const double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
+            for (int j = k1; j < m; j++) { const double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
+        }
+        const double inv = 1.0 / P[kk * LU_NB + kk];
+        P[kk * LU_NB + kk] = inv;
+        const double *pk = P + kk * LU_NB;
+        for (int i = kk + 1; i < rows; i++) {
+            double *pi = P + i * LU_NB;
+            const double l = pi[kk] * inv;
+            pi[kk] = l;
+            for (int c = kk + 1; c < w; c++) pi[c] -= l * pk[c];
+        }
+    }
+    for (int i = 0; i < rows; i++)
+        for (int c = 0; c < w; c++) A[(k0 + i) * m + k0 + c] = P[i * LU_NB + c];
+    return SYM_OK;
+}
 
 static int lu_factor_blocked(const int m, double *A, int *piv)
 {
+    int st;
 #if SYM_AVX_DISPATCH
     const int avx = __builtin_cpu_supports("avx");
 #endif
     for (int k0 = 0; k0 < m; k0 += LU_NB) {
         const int k1 = (k0 + LU_NB < m) ? k0 + LU_NB : m;   /* panel [k0, k1) */
-        for (int k = k0; k < k1; k++) {
-            int p = k;
-            double amax = fabs(A[k * m + k]);
-            for (int i = k + 1; i < m; i++) {
-                const double v = fabs(A[i * m + k]);
-                if (v > amax) { amax = v; p = i; }
-            }
-            piv[k] = p;
-            if (!isfinite(amax)) return SYM_ENONFINITE;
-            if (!(amax > 0.0)) return SYM_ESINGULAR;
-            if (p != k) {
-                double *rk = A + k * m, *rp = A + p * m;
-                for (int j = 0; j < m; j++) { const double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
-            }
-            const double inv = 1.0 / A[k * m + k];
-            A[k * m + k] = inv;
-            const double *rk = A + k * m;
-            /* panel columns only: the columns >= k1 of every row stay
-             * untouched by this panel until it is complete, so row swaps
-             * exchange rows in the same state */
-            for (int i = k + 1; i < m; i++) {
-                double *ri = A + i * m;
-                const double l = ri[k] * inv;
-                ri[k] = l;
-                for (int j = k + 1; j < k1; j++) ri[j] -= l * rk[j];
-            }
+        if (m - k0 <= LU_PANEL_ROWS) {
+            st = lu_panel_copy(m, A, piv, k0, k1);
+        } else {
+            st = lu_panel_inplace(m, A, piv, k0, k1);
         }
+        if (st) return st;
         /* columns >= k1: the panel's pivots in order, for every row below
          * k0 (for the panel's own rows this is the forward substitution
          * with the unit lower triangle of the panel) */
         for (int i = k0 + 1; i < k1 && i < m; i++) {
             double *ri = A + i * m;
-            for (int k = k0; k < i; k++) {
-                const double l = ri[k];
-                const double *rk = A + k * m;
-                for (int j = k1; j < m; j++) ri[j] -= l * rk[j];
+            int j = k1;
+#if SYM_AVX_DISPATCH
+            if (avx) j = lu_panel_row_avx(ri, A, m, k0, i, j);
+#endif
+            for (; j < m; j++) {
+                double a = ri[j];
+                for (int k = k0; k < i; k++) a -= ri[k] * A[k * m + j];
+                ri[j] = a;
             }
         }
         if (k1 - k0 == LU_NB) {
