@@ -100,7 +100,7 @@ class System(_core.System):
 
     @classmethod
     def vectorized(cls, n, func, *, name=None):
-        """A system from one vectorised callable (the fastest pure-Python form).
+        """A system from one vectorised callable (one Python call per Newton iteration).
 
         ``func(Q)`` receives the k evaluation points of a Newton iteration at
         once, ``Q`` of shape (k, n) (k = 3 for Simpson, 1 for midpoint and for
@@ -114,6 +114,13 @@ class System(_core.System):
         One Python call per Newton iteration instead of about ten per point.
         Missing second derivatives are formed by central differences of the
         first (2n extra calls of ``func`` per batch, all points at once).
+
+        This form pays off when ``func`` does enough array work per call for
+        NumPy to amortise its per-call overhead (larger n, NumPy-heavy
+        models).  For small systems it is the slowest Python form: on the
+        double pendulum (n = 2, Simpson, h = 0.01) it measured 39 us/step
+        against 7.7 us for :meth:`combined` and 19 us for plain callables
+        with Hessians (``benchmarks/RESULTS.md``, section 4).
         """
         if isinstance(n, bool):
             raise TypeError("n must be an int")
