@@ -284,17 +284,28 @@ static PyArrayObject *batch_item(PyObject *d, const char *key, int npts, int n, 
                                  int required)
 {
     PyObject *o = PyDict_GetItemString(d, key);   /* borrowed */
-    if (!o || o == Py_None) {
+    if (!o) {
         if (required)
             PyErr_Format(PyExc_KeyError, "the vectorized function must return '%s'", key);
         return NULL;
     }
-    if (PyArray_Check(o) && PyArray_TYPE((PyArrayObject *)o) == NPY_OBJECT) {
-        PyErr_Format(PyExc_TypeError, "vectorized '%s' is an object array", key);
+    if (o == Py_None) {
+        PyErr_Format(PyExc_TypeError, "vectorized '%s' is None; expected real numbers (float64)",
+                     key);
+        return NULL;
+    }
+    if (PyArray_Check(o) && !strchr("biuf", PyArray_DESCR((PyArrayObject *)o)->kind)) {
+        PyErr_Format(PyExc_TypeError, "vectorized '%s' is an array of dtype %S; expected real "
+                     "numbers (float64)", key, (PyObject *)PyArray_DESCR((PyArrayObject *)o));
         return NULL;
     }
     PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
-    if (!a) return NULL;
+    if (!a) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "vectorized '%s' (an object of type %S) cannot be "
+                     "converted to a float64 array", key, (PyObject *)Py_TYPE(o));
+        return NULL;
+    }
     int ok = PyArray_NDIM(a) == nd + 1 && PyArray_DIM(a, 0) == npts;
     for (int i = 1; ok && i <= nd; i++) ok = PyArray_DIM(a, i) == n;
     if (!ok) {
@@ -326,9 +337,47 @@ static PyArrayObject *batch_item(PyObject *d, const char *key, int npts, int n, 
  * q (the left node in every Newton iteration) cost no call.  A nested call
  * (the callable integrating the same system) gets fresh arrays.
  */
+static const int combined_nds[5] = {2, 3, 1, 4, 2};
+static const char *const combined_names[5] = {"M", "dM", "dV", "d2M", "d2V"};
+
+static PyObject *new_zeros(int nd, int n)
+{
+    npy_intp d[4] = {n, n, n, n};
+    return PyArray_ZEROS(nd, d, NPY_DOUBLE, 0);
+}
+
+/* The callable gets the arrays themselves, so it can damage them: resize
+ * them (ndarray.resize(..., refcheck=False) reallocates the buffer), give
+ * them another shape, dtype or strides.  Check before every read; a damaged
+ * array is replaced by a fresh one (so the next call starts clean) and the
+ * damage is a ValueError. */
+static int combined_arrays_ok(SystemObject *S, PyObject **arrs)
+{
+    const int n = S->sys.n;
+    for (int k = 0; k < 5; k++) {
+        PyArrayObject *a = (PyArrayObject *)arrs[k];
+        int ok = PyArray_TYPE(a) == NPY_DOUBLE && PyArray_NDIM(a) == combined_nds[k] &&
+                 PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a);
+        for (int i = 0; ok && i < combined_nds[k]; i++) ok = PyArray_DIM(a, i) == n;
+        if (!ok) {
+            PyObject *fresh = new_zeros(combined_nds[k], n);
+            if (!fresh) return -1;
+            Py_SETREF(arrs[k], fresh);
+            S->cb_valid = 0;
+            PyErr_Format(PyExc_ValueError,
+                         "the combined callable changed the array %s (its shape, dtype or "
+                         "memory); fill the arrays in place (e.g. %s[...] = ...)",
+                         combined_names[k], combined_names[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int combined_call(SystemObject *S, const double *q, PyObject **arrs, double *V)
 {
     const int n = S->sys.n;
+    if (combined_arrays_ok(S, arrs) < 0) return -1;
     for (int k = 0; k < 5; k++) {
         PyArrayObject *a = (PyArrayObject *)arrs[k];
         memset(PyArray_DATA(a), 0, (size_t)PyArray_NBYTES(a));
@@ -347,16 +396,16 @@ static int combined_call(SystemObject *S, const double *q, PyObject **arrs, doub
                         "the combined callable must return the potential V(q) as a float");
         return -1;
     }
+    if (combined_arrays_ok(S, arrs) < 0) return -1;
     for (int k = 0; k < 5; k++) {
         PyArrayObject *a = (PyArrayObject *)arrs[k];
         const double *d = PyArray_DATA(a);
         for (npy_intp i = 0; i < PyArray_SIZE(a); i++)
             if (!isfinite(d[i])) {
-                static const char *names[5] = {"M", "dM", "dV", "d2M", "d2V"};
                 PyObject *qr = vec_copy(q, n);
                 PyErr_Format(PyExc_ValueError,
                              "the combined callable wrote a non-finite value into %s at q = %R",
-                             names[k], qr ? qr : Py_None);
+                             combined_names[k], qr ? qr : Py_None);
                 Py_XDECREF(qr);
                 return -1;
             }
@@ -370,10 +419,14 @@ static int combined_call(SystemObject *S, const double *q, PyObject **arrs, doub
 
 #define COMBINED_RING 8
 
-static PyObject *new_zeros(int nd, int n)
+/* Forget the cached point and the ring: called at the start of every
+ * top-level call (step, integrate, energy, ...), so that values computed
+ * before the callable's parameters changed are never reused. */
+static void combined_cache_reset(SystemObject *S)
 {
-    npy_intp d[4] = {n, n, n, n};
-    return PyArray_ZEROS(nd, d, NPY_DOUBLE, 0);
+    S->cb_valid = 0;
+    S->ring_len = 0;
+    S->ring_next = 0;
 }
 
 static int cb_combined(const double *q, const double *g, unsigned need, const sym_eval_out *out,
@@ -382,7 +435,6 @@ static int cb_combined(const double *q, const double *g, unsigned need, const sy
     SystemObject *S = params;
     const int n = S->sys.n;
     const size_t nn = (size_t)n * (size_t)n;
-    static const int nds[5] = {2, 3, 1, 4, 2};
     PyObject *tmp[5] = {NULL}, **arrs = S->cb_arr;
     double V;
     (void)scratch;
@@ -404,11 +456,14 @@ static int cb_combined(const double *q, const double *g, unsigned need, const sy
     }
     if (S->cb_busy) {                       /* nested: private arrays */
         for (int k = 0; k < 5; k++)
-            if (!(tmp[k] = new_zeros(nds[k], n))) goto fail;
+            if (!(tmp[k] = new_zeros(combined_nds[k], n))) goto fail;
         arrs = tmp;
         if (combined_call(S, q, arrs, &V) < 0) goto fail;
     } else if (S->cb_valid && memcmp(S->cb_q, q, sizeof(double) * (size_t)n) == 0) {
         V = S->cb_V;
+        /* the callable may have damaged the arrays since (from another
+         * callback, or a reference it kept) */
+        if (combined_arrays_ok(S, arrs) < 0) return -1;
     } else {
         S->cb_valid = 0;
         S->cb_busy = 1;
@@ -578,19 +633,39 @@ static int System_clear(SystemObject *self)
     return 0;
 }
 
+static void System_release(SystemObject *self);
+
 static void System_dealloc(SystemObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
+    System_release(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+/* Drop everything a System holds (references, buffers, the built-in's
+ * parameters) and return it to the state tp_new left it in.  __init__ calls
+ * it first: an earlier __init__ that failed half-way may have stored
+ * references and buffers, which a second __init__ would otherwise overwrite
+ * and leak. */
+static void System_release(SystemObject *self)
+{
     System_clear(self);
     Py_CLEAR(self->builtin_name);
     if (self->is_builtin) sym_builtin_free(&self->sys);
+    self->is_builtin = 0;
     free(self->const_mass);
     free(self->cb_q);
     free(self->ring_q);
     free(self->ring_T);
-    tp->tp_free((PyObject *)self);
-    Py_DECREF(tp);
+    self->const_mass = self->cb_q = self->ring_q = self->ring_T = NULL;
+    self->cb_valid = self->cb_busy = 0;
+    self->ring_len = self->ring_next = 0;
+    self->cfunc = NULL;
+    self->cfunc_data = NULL;
+    self->nogil = 0;
+    memset(&self->sys, 0, sizeof(self->sys));
 }
 
 static int check_callable(PyObject *o, const char *name, int required)
@@ -639,11 +714,11 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
                                      &params, &vectorized, &cfunc, &cfunc_data, &keepalive,
                                      &combined))
         return -1;
-    if (n < 1 || n > (1 << 16)) {
-        PyErr_Format(PyExc_ValueError, "n must be between 1 and 65536, got %d", n);
+    if (n < 1 || n > SYM_MAX_DOF) {
+        PyErr_Format(PyExc_ValueError, "n must be between 1 and %d, got %d", SYM_MAX_DOF, n);
         return -1;
     }
-    memset(&self->sys, 0, sizeof(self->sys));
+    System_release(self);
     if (builtin) {
         PyArrayObject *pa = (PyArrayObject *)PyArray_FROM_OTF(params, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
         if (!pa) return -1;
@@ -691,7 +766,6 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
         return 0;
     }
     if (combined != Py_None) {
-        static const int nds[5] = {2, 3, 1, 4, 2};
         if (check_callable(combined, "combined", 1) < 0) return -1;
         if (n > 256) {
             PyErr_SetString(PyExc_ValueError,
@@ -704,7 +778,7 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
         self->ring_T = malloc(sizeof(double) * (size_t)n * n * n * COMBINED_RING);
         if (!self->cb_q || !self->ring_q || !self->ring_T) { PyErr_NoMemory(); return -1; }
         for (int k = 0; k < 5; k++)
-            if (!(self->cb_arr[k] = new_zeros(nds[k], n))) return -1;
+            if (!(self->cb_arr[k] = new_zeros(combined_nds[k], n))) return -1;
         self->combined = none_to_null(combined);
         self->sys.n = n;
         self->sys.params = self;
@@ -785,6 +859,9 @@ static int check_system(SystemObject *self)
         PyErr_SetString(PyExc_RuntimeError, "System object is not initialised");
         return -1;
     }
+    /* every entry point that evaluates the system comes through here: the
+     * combined form's point cache lives for one top-level call only */
+    if (self->combined) combined_cache_reset(self);
     return 0;
 }
 
@@ -885,6 +962,35 @@ done:
     return ret;
 }
 
+/* H at one state.  A finite state whose energy overflows the double range
+ * gives the IEEE result (+inf, or -inf for a potential that overflows
+ * downwards) rather than an error.  sym_energy reports any non-finite H as
+ * SYM_ENONFINITE; V is then evaluated on its own to tell which part
+ * overflowed.  With M(q) factorised (its Cholesky factor is then finite) and
+ * p finite, a non-finite kinetic energy 1/2 |L^-1 p|^2 >= 0 can only come
+ * from overflow (inf, or inf - inf = nan inside the substitution): +inf. */
+static int energy_row(const sym_system *sys, const double *q, const double *p, double *H,
+                      double *scratch)
+{
+    const int st = sym_energy(sys, q, p, H, scratch);
+    if (st != SYM_ENONFINITE) return st;
+    for (int k = 0; k < sys->n; k++)
+        if (!isfinite(q[k]) || !isfinite(p[k])) return st;
+    double V = 0.0;
+    sym_eval_out out = {0};
+    out.V = &V;
+    const int sv = sym_eval(sys, q, NULL, SYM_NEED_V, &out, scratch);
+    if (sv) return sv;
+    if (isnan(V)) return st;
+    if (isinf(V) && V < 0.0) {
+        /* -inf + a finite kinetic energy; -inf + inf is undefined */
+        if (!(*H == -INFINITY)) return st;
+        return SYM_OK;
+    }
+    *H = INFINITY;   /* V = +inf, or V finite and the kinetic energy overflowed */
+    return SYM_OK;
+}
+
 /* energy(q, p): H = 1/2 p^T M^-1 p + V for one state or row-wise. */
 static PyObject *System_energy(SystemObject *self, PyObject *args)
 {
@@ -918,13 +1024,13 @@ static PyObject *System_energy(SystemObject *self, PyObject *args)
     if (self->nogil) {
         Py_BEGIN_ALLOW_THREADS
         for (npy_intp r = 0; r < rows && !st; r++) {
-            st = sym_energy(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
+            st = energy_row(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
             if (st) bad = r;
         }
         Py_END_ALLOW_THREADS
     } else {
         for (npy_intp r = 0; r < rows && !st; r++) {
-            st = sym_energy(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
+            st = energy_row(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
             if (st) bad = r;
         }
     }
@@ -948,7 +1054,10 @@ done:
 static PyObject *System_get_n(SystemObject *self, void *closure)
 {
     (void)closure;
-    if (check_system(self) < 0) return NULL;
+    if (!self->initialized) {
+        PyErr_SetString(PyExc_RuntimeError, "System object is not initialised");
+        return NULL;
+    }
     return PyLong_FromLong(self->sys.n);
 }
 
@@ -977,7 +1086,8 @@ static PyMethodDef System_methods[] = {
      "M=1, A=2, H=4, V=8, gradV=16, hessV=32 (None where not requested)."},
     {"energy", (PyCFunction)System_energy, METH_VARARGS,
      "energy(q, p) -> H = 1/2 p^T M(q)^-1 p + V(q); q and p of shape (n,) give a "
-     "float, of shape (N, n) an array of N energies."},
+     "float, of shape (N, n) an array of N energies.  A finite state whose energy "
+     "overflows the double range gives inf."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef System_getset[] = {
@@ -1117,6 +1227,31 @@ static void add_note_where(const char *method, long step, double t, long n_steps
     PyErr_Restore(type, value, tb);
 }
 
+/* The error of a failed sym_work_new / sym_integrate: a MemoryError that
+ * says how large the Newton system is when the workspace could not be had. */
+static PyObject *raise_work_status(int st, const SystemObject *S, const sym_method *m)
+{
+    if (st != SYM_ENOMEM || PyErr_Occurred()) return raise_status(st);
+    const double n = (double)S->sys.n;
+    const int galerkin = m->kind == SYM_KIND_GALERKIN && m->table;
+    const double nu = galerkin ? (m->table->s - 1) * n : n;
+    /* the n^2 terms of sym_work_new: J, and r matrices M, A, H, K per quadrature point */
+    const double words = galerkin ? nu * nu + (4.0 * m->table->r + 2.0) * n * n : 2.0 * n * n;
+    const double gib = 8.0 * words / 1073741824.0;
+    char buf[256];
+    if (nu > SYM_MAX_DOF)
+        snprintf(buf, sizeof buf,
+                 "method '%s' with n = %d needs a %.0f x %.0f Newton matrix (about %.1f GiB); "
+                 "the largest supported Newton system is %d x %d",
+                 m->name, S->sys.n, nu, nu, gib, SYM_MAX_DOF, SYM_MAX_DOF);
+    else
+        snprintf(buf, sizeof buf,
+                 "cannot allocate the workspace of method '%s' for n = %d (about %.2g GiB)",
+                 m->name, S->sys.n, gib);
+    PyErr_SetString(PyExc_MemoryError, buf);
+    return NULL;
+}
+
 static PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", NULL};
@@ -1153,7 +1288,7 @@ static PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
     opt.max_iter = max_iter;
     int st = SYM_OK;
     w = sym_work_new(&S->sys, m, &opt, &st);
-    if (!w) { raise_status(st); goto done; }
+    if (!w) { raise_work_status(st, S, m); goto done; }
     sym_step_info info = {0};
     double *qmd = m->n_mid ? PyArray_DATA((PyArrayObject *)qm) : NULL;
     if (S->nogil) {
@@ -1287,7 +1422,10 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
         attach_partial(t, q, p, qm, it, done_steps);
         goto done;
     }
-    if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD) { raise_status(st); goto done; }
+    if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD) {
+        raise_work_status(st, S, m);
+        goto done;
+    }
     if (st) {
         fail_obj = Py_BuildValue("(isldidd)", st, sym_strerror(st), fail.step, fail.t,
                                  fail.iterations, fail.residual, fail.residual_rel);
@@ -1327,7 +1465,7 @@ static PyObject *mod_newton_system(PyObject *module, PyObject *args)
     const int n = S->sys.n;
     int st = SYM_OK;
     sym_work *w = sym_work_new(&S->sys, m, NULL, &st);
-    if (!w) return raise_status(st);
+    if (!w) return raise_work_status(st, S, m);
     const int nu = sym_newton_size(w);
     PyArrayObject *q = NULL, *p = NULL, *x = NULL;
     PyObject *R = NULL, *J = NULL, *ret = NULL;
@@ -1392,7 +1530,7 @@ static PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw
     opt.max_iter = max_iter;
     int st = SYM_OK;
     w = sym_work_new(&S->sys, m, &opt, &st);
-    if (!w) { raise_status(st); goto done; }
+    if (!w) { raise_work_status(st, S, m); goto done; }
     sym_step_info info = {0};
     st = sym_step_tangent(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA((PyArrayObject *)q1),
                           PyArray_DATA((PyArrayObject *)p1), PyArray_DATA((PyArrayObject *)D), &info);

@@ -10,7 +10,6 @@
 
 #define DEFAULT_RTOL 1e-13
 #define DEFAULT_MAX_ITER 25
-#define MAX_DOF (1 << 16)
 
 void sym_options_default(sym_options *opt)
 {
@@ -34,7 +33,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     int st_local;
     if (!status) status = &st_local;
     *status = SYM_EINVAL;
-    if (!sys || !method || sys->n < 1 || sys->n > MAX_DOF) return NULL;
+    if (!sys || !method || sys->n < 1 || sys->n > SYM_MAX_DOF) return NULL;
     if (!sys->eval && !sys->eval_batch && (!sys->mass || !sys->potential_grad)) return NULL;
 
     sym_work *w = calloc(1, sizeof(*w));
@@ -61,6 +60,9 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     if (method->kind == SYM_KIND_GALERKIN) {
         int st = sym_galerkin_setup(w);
         if (st) { free(w); *status = st; return NULL; }
+        /* the Newton matrix is nu x nu, indexed with int arithmetic: beyond
+         * SYM_MAX_DOF it would need > 16 GiB and overflow those indices */
+        if (w->nu > SYM_MAX_DOF) { free(w); *status = SYM_ENOMEM; return NULL; }
         const size_t nu = (size_t)w->nu, r = (size_t)w->tab.r;
         total += 4 * nu + nu * nu + 5 * r * n + 4 * r * nn + 3 * n + 2 * nn;
         itotal = nu;
@@ -72,7 +74,8 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
         return NULL;
     }
     if (total > SIZE_MAX / sizeof(double)) { free(w); *status = SYM_ENOMEM; return NULL; }
-    w->block = malloc(total * sizeof(double));
+    /* calloc: zeroed without touching every page up front */
+    w->block = calloc(total, sizeof(double));
     w->iblock = itotal ? malloc(itotal * sizeof(int)) : NULL;
     if (!w->block || (itotal && !w->iblock)) {
         free(w->block);
@@ -81,7 +84,6 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
         *status = SYM_ENOMEM;
         return NULL;
     }
-    memset(w->block, 0, total * sizeof(double));
     double *cur = w->block;
     w->v = take(&cur, n);
     w->acc = take(&cur, n);

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DOF (1 << 16)
-
 static int all_finite(const double *x, size_t k)
 {
     for (size_t i = 0; i < k; i++)
@@ -106,7 +104,7 @@ static int symmetric(int n, const double *A)
 
 static int linear_make(int n, const double *par, size_t npar, sym_system *out)
 {
-    if (n < 1 || n > MAX_DOF) return SYM_ESYSTEM;
+    if (n < 1 || n > SYM_MAX_DOF) return SYM_ESYSTEM;
     const size_t nn = (size_t)n * (size_t)n;
     if (npar != 2 * nn || !all_finite(par, 2 * nn)) return SYM_ESYSTEM;
     if (!symmetric(n, par) || !symmetric(n, par + nn)) return SYM_ESYSTEM;

@@ -42,6 +42,11 @@ enum sym_status {
     SYM_EINTERRUPT = -10  /* stopped by the progress callback             */
 };
 
+/* Largest number of degrees of freedom (and largest Newton system): the
+ * core indexes n x n matrices with int arithmetic (i * n + j), which must not
+ * overflow, so n * n <= INT_MAX, i.e. n <= 46340. */
+#define SYM_MAX_DOF 46340
+
 /* A static English description of a status code (never NULL). */
 const char *sym_strerror(int status);
 
