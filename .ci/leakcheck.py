@@ -1,0 +1,444 @@
+"""Leak check of the C extension under LeakSanitizer (run by .ci/sanitize).
+
+    python .ci/leakcheck.py --python VENV_PY --src SANITIZED_TREE --work DIR --preload LIBS
+
+The driver (this process, without the sanitizer) starts two children with the ASan
+runtime preloaded, ASAN_OPTIONS detect_leaks=1 and PYTHONMALLOC=malloc (every Python
+object its own malloc, so LSan sees objects, not pymalloc arenas):
+
+  * the canary: integrates once and leaks one reference to an output array that our
+    extension allocated (ctypes Py_IncRef -- a stand-in for a missing Py_DECREF).  The
+    check is trusted only if that leak is reported with a stack through csrc/.
+  * the real run: a loop over many calls of the public API on success and error paths
+    (scenarios below), each scenario repeated ROUNDS times.
+
+LSan reports at exit.  CPython and NumPy keep interpreter-lifetime allocations (interned
+strings, type caches, module state) that LSan reports as leaks too, so the report is
+post-filtered: a leak counts only if its allocation stack reaches a frame in our extension (a
+source file under csrc/, or the symplectic/_core*.so) before any Python eval-loop frame,
+i.e. our C code made the allocation, directly or through NumPy/CPython API calls.
+Everything else is interpreter noise and only counted.  Stacks need the slow unwinder
+(fast_unwind_on_malloc=0): CPython and NumPy are built without frame pointers, so the
+fast one stops a frame or two above malloc and would never reach our code.  (A suppressions file cannot express "report only
+these": LSan suppressions drop a leak when any frame matches, which is the opposite.)
+
+Leaked references to GC-tracked objects (tuples, lists, dicts, exceptions) stay linked
+into the collector's lists, so LSan sees them as reachable.  For those the child also
+compares len(gc.get_objects()) between round 2 and the last round of each scenario (after
+a gc.collect()): a per-call leak grows it by at least ROUNDS - 2.
+
+Exit status 0: canary caught, no leak through our code, no growth; 1 otherwise.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+ROUNDS = 4
+OURS = re.compile(r"(\bcsrc/\w+\.[ch]:|/symplectic/_core[^ /()]*\.so)")
+PYEVAL = re.compile(r"\b_PyEval_EvalFrameDefault\b")
+
+
+def is_ours(block):
+    """Was this allocation made by our extension?  Walk the allocation stack from the
+    allocation site outwards: a frame in csrc/ (or in the _core .so) before the first
+    Python eval-loop frame means our C code allocated it.  An eval-loop frame first
+    means Python code allocated it -- possibly a user callback called from our C code,
+    whose objects (caches, interned names) are the interpreter's business."""
+    for line in block.splitlines():
+        if not re.match(r"\s*#\d+ ", line):
+            continue
+        if OURS.search(line):
+            return True
+        if PYEVAL.search(line):
+            return False
+    return False
+
+
+# --------------------------------------------------------------------------------------
+# the child: scenarios
+# --------------------------------------------------------------------------------------
+def scenarios():
+    import _thread
+    import gc  # noqa: F401
+    import threading
+
+    import numpy as np
+
+    import symplectic as sp
+    from symplectic import _core
+
+    Q0, P0 = np.array([0.5, 0.2]), np.array([0.1, -0.3])
+    dp = sp.systems.double_pendulum()
+    builtins = [sp.systems.pendulum(), dp, sp.systems.lagrange_top(),
+                sp.systems.pendulum_chain(4), sp.systems.linear(np.eye(2) * 2, np.eye(2))]
+    methods = list(sp.methods())
+
+    def expect(exc, f, *a, **k):
+        try:
+            f(*a, **k)
+        except exc as e:
+            return e
+        raise AssertionError(f"{f} did not raise {exc}")
+
+    # --- Python-callable double pendulum (the paper's model)
+    k = 0.25
+
+    def mass(q):
+        c = np.cos(q[0] - q[1])
+        return np.array([[2 * k * k, k * k * c], [k * k * c, k * k]])
+
+    def mass_grad(q):
+        s = np.sin(q[0] - q[1])
+        T = np.zeros((2, 2, 2))
+        T[0, 0, 1] = T[0, 1, 0] = -k * k * s
+        T[1, 0, 1] = T[1, 1, 0] = k * k * s
+        return T
+
+    def potential(q):
+        return -2 * 9.81 * k * np.cos(q[0]) - 9.81 * k * np.cos(q[1])
+
+    def potential_grad(q):
+        return np.array([2 * 9.81 * k * np.sin(q[0]), 9.81 * k * np.sin(q[1])])
+
+    def py_system(**over):
+        m = over.pop("mass", mass)
+        kw = dict(mass_grad=mass_grad, potential_grad=potential_grad)
+        kw.update(over)
+        return sp.System(2, m, potential, **kw)
+
+    def combined(q, M, dM, dV, d2M, d2V):
+        M[...] = mass(q)
+        dM[...] = mass_grad(q)
+        dV[...] = potential_grad(q)
+        return potential(q)
+
+    def vectorized(Q):
+        return dict(mass=np.array([mass(q) for q in Q]),
+                    mass_grad=np.array([mass_grad(q) for q in Q]),
+                    potential=np.array([potential(q) for q in Q]),
+                    potential_grad=np.array([potential_grad(q) for q in Q]))
+
+    def s_builtins():
+        for s in builtins:
+            n = s.n
+            q0, p0 = np.linspace(0.5, 0.7, n), np.linspace(-1e-3, 1e-3, n)
+            for m in methods:
+                t = sp.integrate(s, q0, p0, 0.01, 5, m)
+                t.energy
+                sp.step(s, q0, p0, 0.01, m)
+                _core.step_tangent(s, q0, p0, 0.01, m)
+            s.energy(q0, p0)
+            s.energy(np.tile(q0, (3, 1)), np.tile(p0, (3, 1)))
+            s.energy(np.full(n, 1.0), np.full(n, 1e200))              # overflow: inf
+            s._eval(q0, p0, 63)
+            _core.newton_system(s, q0, p0, 0.01, np.zeros(2 * n), "simpson")
+        sp.integrate(builtins[-1], [0.1, 0.2], [0.0, 0.1], 0.1, 20, closed_form=True)
+
+    def s_builtin_errors():
+        expect(ValueError, sp.integrate, dp, [1.0], P0, 0.01, 5)
+        expect(ValueError, sp.integrate, dp, Q0, P0, 0.01, 5, method="euler")
+        expect(ValueError, sp.integrate, dp, Q0, P0, 0.0, 5)
+        expect(ValueError, sp.integrate, dp, Q0, P0, 0.01, -1)
+        expect((ValueError, sp.ConvergenceError), sp.integrate, dp, [np.nan, 0], P0, 0.01, 5)
+        expect(ValueError, sp.systems.linear, [[1.0, 2.0], [0.0, 1.0]], np.eye(2))
+        expect(ValueError, sp.System, 46341, mass, potential)
+        e = expect(sp.ConvergenceError, sp.integrate, dp, Q0, [50.0, -80.0], 5.0, 3, max_iter=2)
+        assert e.trajectory is not None
+        expect(MemoryError, sp.step, sp.System(23171, lambda q: None, lambda q: 0.0,
+                                               potential_grad=lambda q: q,
+                                               mass_dir=lambda q, g: None),
+               np.zeros(23171), np.zeros(23171), 0.1)
+        expect(TypeError, _core.integrate, object(), Q0, P0, 0.1, 2)
+        _core.methods()
+        _core.builtins()
+
+    def s_python_systems():
+        for s in (py_system(), py_system(mass_grad=None), py_system(potential_grad=None),
+                  sp.System(2, np.diag([2.0, 1.0]), potential, potential_grad=potential_grad),
+                  sp.System.combined(2, combined), sp.System.vectorized(2, vectorized)):
+            for m in ("simpson", "midpoint", "rk4", "lobatto4"):
+                sp.integrate(s, Q0, P0, 0.01, 3, m)
+            sp.step(s, Q0, P0, 0.01)
+            _core.step_tangent(s, Q0, P0, 0.01)
+            s.energy(Q0, P0)
+
+    def s_python_errors():
+        calls = [0]
+
+        def raises_after(q):
+            calls[0] += 1
+            if calls[0] > 40:
+                raise ZeroDivisionError("boom")
+            return potential_grad(q)
+
+        calls[0] = 0
+        e = expect(ZeroDivisionError, sp.integrate, py_system(potential_grad=raises_after),
+                   Q0, P0, 0.01, 50)
+        assert getattr(e, "trajectory", None) is not None
+        bad = [lambda q: np.zeros(3), lambda q: np.full(2, np.nan), lambda q: None,
+               lambda q: "abc", lambda q: np.array([1j, 0]), lambda q: [1.0, None],
+               lambda q: np.array([object(), 1.0])]
+        for f in bad:
+            expect((ValueError, TypeError), sp.integrate, py_system(potential_grad=f),
+                   Q0, P0, 0.01, 3)
+        for f in (lambda q: np.eye(3), lambda q: np.array([[1.0, 2.0], [0.0, 1.0]]),
+                  lambda q: None, lambda q: np.full((2, 2), np.inf)):
+            expect((ValueError, TypeError), sp.integrate, py_system(mass=f), Q0, P0, 0.01, 3)
+        expect((ValueError, TypeError), sp.integrate, py_system(mass_grad=lambda q: np.zeros(2)),
+               Q0, P0, 0.01, 3)
+        # mass losing positive definiteness mid-run: ConvergenceError with a partial trajectory
+        s = sp.System(1, lambda q: np.array([[1.0 - q[0]]]), lambda q: 0.0,
+                      mass_grad=lambda q: np.array([[[-1.0]]]), potential_grad=lambda q: np.zeros(1))
+        e = expect(sp.ConvergenceError, sp.integrate, s, [0.0], [1.0], 0.05, 100)
+        assert e.trajectory is not None
+        # a failed __init__ followed by a good one (the re-init path)
+        # (fresh callables each round: a reference kept to them is then a growing
+        # number of live objects)
+        obj = _core.System.__new__(_core.System)
+        expect(TypeError, _core.System.__init__, obj, 2, lambda q: mass(q),
+               lambda q: potential(q), potential_grad=lambda q: potential_grad(q))
+        _core.System.__init__(obj, 2, lambda q: mass(q), potential, mass_grad=mass_grad,
+                              potential_grad=potential_grad)
+        expect(TypeError, _core.System.__init__, obj, 2, lambda q: mass(q), potential)
+        obj = _core.System.__new__(_core.System)
+        expect(TypeError, _core.System.__init__, obj, 2, combined=3)
+        _core.System.__init__(obj, 1, builtin="pendulum", params=[1.0, 2.0])
+
+    def s_combined_vectorized_errors():
+        def comb_bad(kind):
+            def f(q, M, dM, dV, d2M, d2V):
+                combined(q, M, dM, dV, d2M, d2V)
+                if kind == "raise":
+                    raise KeyError("inside")
+                if kind == "nan":
+                    dV[0] = np.nan
+                if kind == "resize":
+                    dM.resize((1,), refcheck=False)
+                if kind == "reshape":
+                    M.shape = (4,)
+                if kind == "dtype":
+                    d2V.dtype = np.float32
+                return {"none": None, "str": "x", "array": np.zeros(2)}.get(kind, potential(q))
+            return sp.System.combined(2, f)
+        for kind in ("raise", "nan", "resize", "reshape", "dtype", "none", "str", "array"):
+            expect((ValueError, TypeError, KeyError), sp.integrate, comb_bad(kind), Q0, P0, 0.01, 3)
+
+        depth = [0]
+
+        def nested(q, M, dM, dV, d2M, d2V):                   # re-enters the same system
+            if depth[0] == 0:
+                depth[0] += 1
+                try:
+                    sp.step(outer, Q0, P0, 0.01)
+                finally:
+                    depth[0] -= 1
+            return combined(q, M, dM, dV, d2M, d2V)
+        outer = sp.System.combined(2, nested)
+        sp.step(outer, Q0, P0, 0.01)
+
+        def vec_bad(kind):
+            def f(Q):
+                d = vectorized(Q)
+                if kind == "missing":
+                    del d["mass"]
+                elif kind == "none":
+                    d["potential_grad"] = None
+                elif kind == "shape":
+                    d["mass"] = np.zeros((len(Q), 3, 3))
+                elif kind == "str":
+                    d["potential_grad"] = "abc"
+                elif kind == "raise":
+                    raise RuntimeError("vec")
+                elif kind == "notdict":
+                    return [1, 2]
+                return d
+            return sp.System.vectorized(2, f)
+        for kind in ("missing", "none", "shape", "str", "raise", "notdict"):
+            expect((ValueError, TypeError, KeyError, RuntimeError), sp.integrate, vec_bad(kind),
+                   Q0, P0, 0.01, 3)
+
+    def s_ensembles():
+        q0 = np.array([[0.5, 0.2], [0.3, 0.1], [1.0, -0.5]])
+        p0 = np.zeros((3, 2))
+        sp.integrate_many(dp, q0, p0, 0.01, 20, threads=2)
+        sp.integrate_many(dp, q0, p0, 0.01, 20, threads=2, store="final")
+        sp.integrate_many([sp.systems.double_pendulum(m2=m) for m in (0.5, 1, 2)], q0, p0,
+                          0.01, 10, threads=2, store=5)
+        sp.integrate_many(py_system(), q0, p0, 0.01, 5)
+        bad = np.array([[0.5, 0.2], [0.3, 0.1], [0.0, 0.0]])
+        badp = np.array([[0.0, 0.0], [0.0, 0.0], [50.0, -80.0]])
+        ens = sp.integrate_many(dp, bad, badp, 5.0, 3, threads=2, errors="mark", max_iter=2)
+        assert ens.failed.any()
+        expect(sp.ConvergenceError, sp.integrate_many, dp, bad, badp, 5.0, 3, threads=2,
+               max_iter=2)
+
+    def s_interrupt():
+        # KeyboardInterrupt on the C path (GIL released, signal checked between steps)
+        chain = sp.systems.pendulum_chain(12)
+        timer = threading.Timer(0.2, _thread.interrupt_main)
+        timer.start()
+        try:
+            sp.integrate(chain, np.full(12, 0.3), np.zeros(12), 0.001, 10**7)
+            raise AssertionError("not interrupted")
+        except KeyboardInterrupt as e:
+            assert getattr(e, "trajectory", None) is not None
+        finally:
+            timer.cancel()
+
+        # ... and from a Python callback
+        def kb(q):
+            raise KeyboardInterrupt
+        expect(KeyboardInterrupt, sp.integrate, py_system(potential_grad=kb), Q0, P0, 0.01, 3)
+
+    def s_sympy():
+        try:
+            import sympy as sy
+        except ImportError:
+            return
+        th, thd = sy.symbols("theta thetadot")
+        L = sy.Rational(1, 2) * thd ** 2 + sy.cos(th)
+        s = sp.System.from_sympy(L, [th], [thd], compile="auto")
+        sp.integrate(s, [0.3], [0.0], 0.01, 20)
+        s.energy(np.array([0.3]), np.array([0.1]))
+        sp.integrate_many(s, np.array([[0.1], [0.2]]), np.zeros((2, 1)), 0.01, 10, threads=2)
+
+    return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
+            s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy]
+
+
+def child(mode):
+    import gc
+    import warnings
+    warnings.simplefilter("ignore")
+    if mode == "canary":
+        import ctypes
+
+        import numpy as np
+
+        import symplectic as sp
+        t = sp.integrate(sp.systems.double_pendulum(), np.array([0.5, 0.2]), np.zeros(2), 0.01, 3)
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(t.q))     # the "missing Py_DECREF"
+        del t
+        print("canary: leaked one reference to an array from _core.integrate")
+        print("leakcheck-child: scenarios completed")
+        return 0
+    grew = []
+    for f in scenarios():
+        counts = []
+        for r in range(ROUNDS):
+            f()
+            gc.collect()
+            counts.append(len(gc.get_objects()))
+        growth = counts[-1] - counts[1]
+        print(f"  {f.__name__:32s} gc objects per round: {counts[1:]}")
+        if growth >= ROUNDS - 2:
+            grew.append((f.__name__, growth))
+    for name, g in grew:
+        print(f"leakcheck: GC-tracked objects grow in {name}: +{g} over {ROUNDS - 2} rounds")
+    # LSan replaces the exit status (exitcode=23) when it reports anything, so the driver
+    # cannot rely on it: this line says the scenarios all ran.
+    print("leakcheck-child: scenarios completed" + (" (GC growth)" if grew else ""))
+    return 1 if grew else 0
+
+
+# --------------------------------------------------------------------------------------
+# the driver
+# --------------------------------------------------------------------------------------
+def leak_blocks(text):
+    """Split an LSan report into its 'Direct/Indirect leak of ...' blocks."""
+    blocks, cur = [], None
+    for line in text.splitlines():
+        if re.match(r"(Direct|Indirect) leak of", line.strip()):
+            cur = [line]
+            blocks.append(cur)
+        elif cur is not None:
+            if line.strip() == "" or line.startswith("SUMMARY"):
+                cur = None
+            else:
+                cur.append(line)
+    return ["\n".join(b) for b in blocks]
+
+
+def run_child(args, mode):
+    logdir = os.path.join(args.work, mode)
+    os.makedirs(logdir, exist_ok=True)
+    env = dict(os.environ)
+    env.update(
+        LD_PRELOAD=args.preload,
+        PYTHONMALLOC="malloc",
+        PYTHONPATH=args.src,
+        SYMPLECTIC_CACHE=os.path.join(args.work, "cache"),
+        ASAN_OPTIONS=":".join([
+            "detect_leaks=1", "allocator_may_return_null=1", "malloc_context_size=40",
+            "fast_unwind_on_malloc=0",
+            f"log_path={logdir}/lsan", "exitcode=23"]),
+        LSAN_OPTIONS="report_objects=0:use_unaligned=1",
+        UBSAN_OPTIONS=f"print_stacktrace=1:halt_on_error=1:log_path={logdir}/ubsan",
+    )
+    proc = subprocess.run([args.python, os.path.abspath(__file__), "--child", mode],
+                          cwd=args.work, env=env, text=True, capture_output=True)
+    sys.stdout.write(proc.stdout)
+    reports = ""
+    for name in sorted(os.listdir(logdir)):
+        with open(os.path.join(logdir, name)) as fh:
+            reports += fh.read()
+    ours, other = [], 0
+    for b in leak_blocks(reports):
+        if is_ours(b):
+            ours.append(b)
+        else:
+            other += 1
+    non_leak = [ln for ln in reports.splitlines()
+                if re.search(r"ERROR: AddressSanitizer|runtime error:", ln)]
+    return proc, ours, other, non_leak, reports
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--src")
+    ap.add_argument("--work")
+    ap.add_argument("--preload")
+    args = ap.parse_args()
+    if args.child:
+        sys.exit(child(args.child))
+    os.makedirs(args.work, exist_ok=True)
+
+    proc, ours, other, non_leak, reports = run_child(args, "canary")
+    if proc.returncode not in (0, 23) or "leakcheck-child: scenarios completed" not in proc.stdout \
+            or not ours or "mod_integrate" not in "\n".join(ours):
+        sys.stderr.write(proc.stderr[-3000:] + reports[-6000:])
+        print("leakcheck: the canary's leak was NOT reported through csrc/: the leak check "
+              "is blind (sanitizer not active, or stacks do not reach our frames)")
+        return 1
+    print(f"leakcheck: canary caught ({len(ours)} leak report(s) through csrc/, "
+          f"{other} interpreter-lifetime ones ignored)")
+
+    proc, ours, other, non_leak, reports = run_child(args, "run")
+    status = 0
+    if proc.returncode not in (0, 23) or \
+            "leakcheck-child: scenarios completed\n" not in proc.stdout:
+        sys.stderr.write(proc.stderr[-5000:])
+        print(f"leakcheck: the scenarios failed (exit {proc.returncode})")
+        status = 1
+    if non_leak:
+        sys.stderr.write(reports[-8000:])
+        print("leakcheck: sanitizer errors other than leaks (above)")
+        status = 1
+    for b in ours:
+        print(textwrap.indent(b, "    "))
+    if ours:
+        print(f"leakcheck: {len(ours)} leak(s) with a stack through our extension (above)")
+        status = 1
+    if status == 0:
+        print(f"leakcheck: clean (no leak through csrc/; {other} interpreter-lifetime "
+              f"allocations ignored)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
