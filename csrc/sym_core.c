@@ -17,6 +17,7 @@
 #else
 #define SYM_AVX_DISPATCH 0
 #endif
+#include <stdlib.h>
 #include <string.h>
 
 const char *sym_strerror(int status)
@@ -49,7 +50,7 @@ const char *sym_strerror(int status)
  * identical; only memory traffic and instruction count drop.
  */
 #define LU_NB 8
-#define LU_PANEL_ROWS 512   /* panels of up to this many rows are factored in a copy */
+#define LU_PANEL_ROWS 512   /* panel copies of up to this many rows live on the stack */
 
 #if SYM_AVX_DISPATCH
 /* Rows r0..r3 -= their panel multipliers (columns k0..k0+NB-1) times the
@@ -129,45 +130,14 @@ static int lu_panel_row_avx(double *restrict ri, const double *A, int m, int k0,
  * pivoting, right-looking: for each pivot column k the largest |A_ik|,
  * i >= k, is swapped into row k, the multipliers l_ik = A_ik / A_kk are
  * stored in place of A_ik (the diagonal holds 1 / A_kk) and the remaining
- * panel columns are updated.  Columns outside the panel only see the row
- * swaps here; the rest of their elimination follows the panel. */
-static int lu_panel_inplace(const int m, double *A, int *piv, const int k0, const int k1)
+ * panel columns are updated; columns outside the panel only see the row
+ * swaps here.  The panel is factored in a contiguous copy P (stride LU_NB):
+ * with a power-of-two m its column segments of A, m doubles apart, fall
+ * into a few cache sets and evict each other, which made the panel cost as
+ * much as the whole trailing update.  Same operations in the same order as
+ * the unblocked kernel, so bitwise the same factors. */
+static int lu_panel_copy(const int m, double *A, int *piv, const int k0, const int k1, double *P)
 {
-    for (int k = k0; k < k1; k++) {
-        int p = k;
-        double amax = fabs(A[k * m + k]);
-        for (int i = k + 1; i < m; i++) {
-            const double v = fabs(A[i * m + k]);
-            if (v > amax) { amax = v; p = i; }
-        }
-        piv[k] = p;
-        if (!isfinite(amax)) return SYM_ENONFINITE;
-        if (!(amax > 0.0)) return SYM_ESINGULAR;
-        if (p != k) {
-            double *rk = A + k * m, *rp = A + p * m;
-            for (int j = 0; j < m; j++) { const double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
-        }
-        const double inv = 1.0 / A[k * m + k];
-        A[k * m + k] = inv;
-        const double *rk = A + k * m;
-        for (int i = k + 1; i < m; i++) {
-            double *ri = A + i * m;
-            const double l = ri[k] * inv;
-            ri[k] = l;
-            for (int j = k + 1; j < k1; j++) ri[j] -= l * rk[j];
-        }
-    }
-    return SYM_OK;
-}
-
-/* The same panel factorisation on a contiguous copy of the panel (stride
- * LU_NB): with a power-of-two m the panel's column segments of A, m doubles
- * apart, fall into a few cache sets and evict each other, which made the
- * panel cost as much as the whole trailing update.  Same operations in
- * the same order, so bitwise the same factors. */
-static int lu_panel_copy(const int m, double *A, int *piv, const int k0, const int k1)
-{
-    double P[LU_PANEL_ROWS * LU_NB];
     const int w = k1 - k0, rows = m - k0;
     for (int i = 0; i < rows; i++)
         for (int c = 0; c < w; c++) P[i * LU_NB + c] = A[(k0 + i) * m + k0 + c];
@@ -205,18 +175,22 @@ static int lu_panel_copy(const int m, double *A, int *piv, const int k0, const i
 
 static int lu_factor_blocked(const int m, double *A, int *piv)
 {
-    int st;
+    int st = SYM_OK;
 #if SYM_AVX_DISPATCH
     const int avx = __builtin_cpu_supports("avx");
 #endif
+    /* the panel copy: on the stack up to LU_PANEL_ROWS rows, else one heap
+     * block per factorisation (O(m LU_NB) memory against O(m^3) work) */
+    double Pstack[LU_PANEL_ROWS * LU_NB];
+    double *P = Pstack;
+    if (m > LU_PANEL_ROWS) {
+        P = malloc(sizeof(double) * (size_t)m * LU_NB);
+        if (!P) return SYM_ENOMEM;
+    }
     for (int k0 = 0; k0 < m; k0 += LU_NB) {
         const int k1 = (k0 + LU_NB < m) ? k0 + LU_NB : m;   /* panel [k0, k1) */
-        if (m - k0 <= LU_PANEL_ROWS) {
-            st = lu_panel_copy(m, A, piv, k0, k1);
-        } else {
-            st = lu_panel_inplace(m, A, piv, k0, k1);
-        }
-        if (st) return st;
+        st = lu_panel_copy(m, A, piv, k0, k1, P);
+        if (st) break;
         /* columns >= k1: the panel's pivots in order, for every row below
          * k0 (for the panel's own rows this is the forward substitution
          * with the unit lower triangle of the panel) */
@@ -294,7 +268,8 @@ static int lu_factor_blocked(const int m, double *A, int *piv)
             }
         }
     }
-    return SYM_OK;
+    if (P != Pstack) free(P);
+    return st;
 }
 
 int sym_lu_factor(int m, double *A, int *piv)

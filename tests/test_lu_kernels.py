@@ -23,7 +23,12 @@ DRIVER = r"""
  * then the solve of A x = b with b = A * ones; prints m, equal, max|x - 1| */
 int main(void)
 {
-    for (int m = 1; m <= 150; m += (m < 40 ? 1 : 9)) {
+    int sizes[64], ns = 0;
+    for (int m = 1; m <= 150; m += (m < 40 ? 1 : 9)) sizes[ns++] = m;
+    sizes[ns++] = 515;   /* beyond the stack panel copy (512 rows): heap path */
+    sizes[ns++] = 600;
+    for (int t = 0; t < ns; t++) {
+        const int m = sizes[t];
         double *A = malloc(sizeof(double) * m * m), *B = malloc(sizeof(double) * m * m);
         double *A0 = malloc(sizeof(double) * m * m), *b = malloc(sizeof(double) * m);
         int *pa = malloc(sizeof(int) * m), *pb = malloc(sizeof(int) * m);
@@ -71,7 +76,7 @@ def run(tmp_path, flags):
 def test_blocked_lu_is_bitwise_the_unblocked_kernel(tmp_path, flags):
     res = run(tmp_path, flags)
     m, status, equal, err = res.T
-    assert m.max() >= 140 and (m > 32).sum() >= 10        # the blocked path is exercised
+    assert m.max() > 512 and (m > 32).sum() >= 10        # blocked path, stack and heap panels
     assert np.all(status == 0)
     assert np.all(equal == 1), f"blocked LU differs from the unblocked kernel at m = {m[equal != 1]}"
     # random matrices: condition numbers up to ~1e4 here, so the solve is good to ~1e-11
