@@ -54,8 +54,8 @@ const char *sym_strerror(int status)
 
 #if SYM_AVX_DISPATCH
 /* Rows r0..r3 -= their panel multipliers (columns k0..k0+NB-1) times the
- * panel rows, for columns j, j+4, ... while four remain; returns the first
- * column not done.  Separate multiply and subtract in the scalar order, so
+ * panel rows, for columns from j on in blocks of eight, then of four, while
+ * a whole block remains; returns the first column not done.  Separate multiply and subtract in the scalar order, so
  * the results are bitwise those of the SSE2 and scalar loops. */
 __attribute__((target("avx")))
 static int lu_update4_avx(double *restrict r0, double *restrict r1, double *restrict r2,
