@@ -168,9 +168,16 @@ static int cb_mass(const double *q, double *out, void *params)
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
             if (fabs(M[i * n + j] - M[j * n + i]) > 1e-10 * big) {
+                /* PyErr_Format has no %g: the numbers are formatted here */
+                char vals[160];
+                snprintf(vals, sizeof vals, "M[%d, %d] = %.17g but M[%d, %d] = %.17g", i, j,
+                         M[i * n + j], j, i, M[j * n + i]);
+                PyObject *qr = vec_copy(q, n);
                 PyErr_Format(PyExc_ValueError,
-                             "mass(q) returned a non-symmetric matrix (M[%d, %d] = %.17g, "
-                             "M[%d, %d] = %.17g)", i, j, M[i * n + j], j, i, M[j * n + i]);
+                             "mass(q) returned a non-symmetric matrix at q = %R: %s "
+                             "(a mass matrix must be symmetric to 1e-10 of its largest entry)",
+                             qr ? qr : Py_None, vals);
+                Py_XDECREF(qr);
                 Py_DECREF(a);
                 return -1;
             }
@@ -267,14 +274,82 @@ static int cb_potential_hess(const double *q, double *out, void *params)
     return 0;
 }
 
+/* A compiled callback is called through a per-call context that records its
+ * first nonzero return (the value, what was asked for, and q) for the error
+ * message.  The context lives on the stack of the entry point (step,
+ * integrate, ...), so concurrent calls on one System from several threads
+ * (integrate_many, GIL released) never share it. */
+typedef struct {
+    SystemObject *S;
+    int failed;          /* a nonzero return was recorded */
+    int rc;              /* the value the callback returned */
+    unsigned need;       /* the SYM_NEED_* bits it was asked for */
+    double *q;           /* n doubles: the point */
+} cfunc_call;
+
 /* A compiled callback with the flat signature (see symplectic.h). */
 static int cb_cfunc(const double *q, const double *g, unsigned need, const sym_eval_out *out,
                     void *params, double *scratch)
 {
-    SystemObject *S = params;
+    cfunc_call *cc = params;
+    SystemObject *S = cc->S;
     (void)scratch;
-    return S->cfunc(q, g, need, out->M, out->A, out->H, out->V, out->dV, out->d2V,
-                    S->cfunc_data);
+    const int rc = S->cfunc(q, g, need, out->M, out->A, out->H, out->V, out->dV, out->d2V,
+                            S->cfunc_data);
+    if (rc && !cc->failed) {
+        cc->failed = 1;
+        cc->rc = rc;
+        cc->need = need;
+        memcpy(cc->q, q, sizeof(double) * (size_t)S->sys.n);
+    }
+    return rc;
+}
+
+/* The sym_system one top-level call runs on: S->sys itself, except that a
+ * compiled callback's params point to the call's context `cc`.  -1 (with
+ * MemoryError) if the context cannot be allocated.  call_end releases it. */
+static int call_begin(SystemObject *S, sym_system *sys, cfunc_call *cc)
+{
+    *sys = S->sys;
+    memset(cc, 0, sizeof(*cc));
+    if (!S->cfunc) return 0;
+    cc->S = S;
+    cc->q = malloc(sizeof(double) * (size_t)S->sys.n);
+    if (!cc->q) { PyErr_NoMemory(); return -1; }
+    sys->params = cc;
+    return 0;
+}
+
+static void call_end(cfunc_call *cc)
+{
+    free(cc->q);
+    cc->q = NULL;
+}
+
+/* "M, A, grad V" for a need mask. */
+static void need_str(char *buf, size_t len, unsigned need)
+{
+    static const char *const names[6] = {"M", "A", "H", "V", "grad V", "hess V"};
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < 6 && off < len; k++)
+        if (need & (1u << k))
+            off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", names[k]);
+}
+
+/* The error for a compiled callback's nonzero return recorded in cc: names
+ * the value, what was asked for and q.  0 if nothing was recorded. */
+static int raise_cfunc_failure(const cfunc_call *cc)
+{
+    if (!cc || !cc->failed) return 0;
+    char what[64];
+    need_str(what, sizeof what, cc->need);
+    PyObject *qr = vec_copy(cc->q, cc->S->sys.n);
+    PyErr_Format(PyExc_RuntimeError,
+                 "the compiled callback returned %d (nonzero: stop) when asked for %s "
+                 "(need = %u) at q = %R", cc->rc, what, cc->need, qr ? qr : Py_None);
+    Py_XDECREF(qr);
+    return 1;
 }
 
 /* Fetch key from the dict returned by a vectorized callable, as a float64
@@ -884,11 +959,13 @@ static PyArrayObject *as_vector(PyObject *o, int n, const char *name)
     return a;
 }
 
-static PyObject *raise_status(int st)
+/* The Python exception for a failed status; cc (may be NULL) is the call's
+ * compiled-callback context. */
+static PyObject *raise_status(int st, const cfunc_call *cc)
 {
     if (st == SYM_ECALLBACK) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "a compiled system callback returned a nonzero status");
+        if (!PyErr_Occurred() && !raise_cfunc_failure(cc))
+            PyErr_SetString(PyExc_RuntimeError, "a system callback returned a nonzero status");
         return NULL;
     }
     if (PyErr_Occurred()) return NULL;
@@ -927,6 +1004,9 @@ static PyObject *System_eval(SystemObject *self, PyObject *args)
     sym_eval_out out = {0};
     double *scratch = NULL;
     PyObject *ret = NULL;
+    sym_system sys;
+    cfunc_call cc;
+    if (call_begin(self, &sys, &cc) < 0) goto done;
     for (int k = 0; k < 6; k++) {
         if (!(need & bits[k]) || k == 3) continue;
         res[k] = PyArray_SimpleNew(k == 4 ? 1 : 2, k == 4 ? d1 : d2, NPY_DOUBLE);
@@ -938,11 +1018,11 @@ static PyObject *System_eval(SystemObject *self, PyObject *args)
     out.V = &V;
     out.dV = res[4] ? PyArray_DATA((PyArrayObject *)res[4]) : NULL;
     out.d2V = res[5] ? PyArray_DATA((PyArrayObject *)res[5]) : NULL;
-    scratch = malloc(sizeof(double) * sym_eval_scratch_size(&self->sys));
+    scratch = malloc(sizeof(double) * sym_eval_scratch_size(&sys));
     if (!scratch) { PyErr_NoMemory(); goto done; }
-    int st = sym_eval(&self->sys, PyArray_DATA(q), g ? PyArray_DATA(g) : NULL, need & 63u,
+    int st = sym_eval(&sys, PyArray_DATA(q), g ? PyArray_DATA(g) : NULL, need & 63u,
                       &out, scratch);
-    if (st) { raise_status(st); goto done; }
+    if (st) { raise_status(st, &cc); goto done; }
     if (need & SYM_NEED_V) {
         res[3] = PyFloat_FromDouble(V);
         if (!res[3]) goto done;
@@ -955,6 +1035,7 @@ static PyObject *System_eval(SystemObject *self, PyObject *args)
         PyTuple_SET_ITEM(ret, k, o);
     }
 done:
+    call_end(&cc);
     for (int k = 0; k < 6; k++) Py_XDECREF(res[k]);
     free(scratch);
     Py_DECREF(q);
@@ -1004,6 +1085,9 @@ static PyObject *System_energy(SystemObject *self, PyObject *args)
     if (!p) { Py_DECREF(q); return NULL; }
     PyObject *ret = NULL;
     double *scratch = NULL;
+    sym_system sys;
+    cfunc_call cc;
+    if (call_begin(self, &sys, &cc) < 0) goto done;
     const int nd = PyArray_NDIM(q);
     int ok = (nd == 1 || nd == 2) && PyArray_NDIM(p) == nd && PyArray_DIM(q, nd - 1) == n;
     for (int i = 0; ok && i < nd; i++) ok = PyArray_DIM(q, i) == PyArray_DIM(p, i);
@@ -1016,7 +1100,7 @@ static PyObject *System_energy(SystemObject *self, PyObject *args)
     PyObject *H = nd == 1 ? NULL : PyArray_SimpleNew(1, &rows, NPY_DOUBLE);
     if (nd == 2 && !H) goto done;
     double one = 0.0, *Hd = H ? PyArray_DATA((PyArrayObject *)H) : &one;
-    scratch = malloc(sizeof(double) * sym_energy_scratch_size(&self->sys));
+    scratch = malloc(sizeof(double) * sym_energy_scratch_size(&sys));
     if (!scratch) { Py_XDECREF(H); PyErr_NoMemory(); goto done; }
     const double *qd = PyArray_DATA(q), *pd = PyArray_DATA(p);
     int st = SYM_OK;
@@ -1024,13 +1108,13 @@ static PyObject *System_energy(SystemObject *self, PyObject *args)
     if (self->nogil) {
         Py_BEGIN_ALLOW_THREADS
         for (npy_intp r = 0; r < rows && !st; r++) {
-            st = energy_row(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
+            st = energy_row(&sys, qd + r * n, pd + r * n, Hd + r, scratch);
             if (st) bad = r;
         }
         Py_END_ALLOW_THREADS
     } else {
         for (npy_intp r = 0; r < rows && !st; r++) {
-            st = energy_row(&self->sys, qd + r * n, pd + r * n, Hd + r, scratch);
+            st = energy_row(&sys, qd + r * n, pd + r * n, Hd + r, scratch);
             if (st) bad = r;
         }
     }
@@ -1040,11 +1124,12 @@ static PyObject *System_energy(SystemObject *self, PyObject *args)
             PyErr_Format(PyExc_ValueError,
                          "energy: the mass matrix is not positive definite at row %zd", (Py_ssize_t)bad);
         else
-            raise_status(st);
+            raise_status(st, &cc);
         goto done;
     }
     ret = H ? H : PyFloat_FromDouble(one);
 done:
+    call_end(&cc);
     free(scratch);
     Py_DECREF(q);
     Py_DECREF(p);
@@ -1231,7 +1316,7 @@ static void add_note_where(const char *method, long step, double t, long n_steps
  * says how large the Newton system is when the workspace could not be had. */
 static PyObject *raise_work_status(int st, const SystemObject *S, const sym_method *m)
 {
-    if (st != SYM_ENOMEM || PyErr_Occurred()) return raise_status(st);
+    if (st != SYM_ENOMEM || PyErr_Occurred()) return raise_status(st, NULL);
     const double n = (double)S->sys.n;
     const int galerkin = m->kind == SYM_KIND_GALERKIN && m->table;
     const double nu = galerkin ? (m->table->s - 1) * n : n;
@@ -1281,13 +1366,16 @@ static PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
     PyObject *qm = m->n_mid ? PyArray_SimpleNew(2, dm, NPY_DOUBLE) : (Py_INCREF(Py_None), Py_None);
     PyObject *ret = NULL;
     sym_work *w = NULL;
+    sym_system sys;
+    cfunc_call cc;
+    if (call_begin(S, &sys, &cc) < 0) goto done;
     if (!q1 || !p1 || !qm) goto done;
     sym_options opt;
     sym_options_default(&opt);
     opt.rtol = rtol;
     opt.max_iter = max_iter;
     int st = SYM_OK;
-    w = sym_work_new(&S->sys, m, &opt, &st);
+    w = sym_work_new(&sys, m, &opt, &st);
     if (!w) { raise_work_status(st, S, m); goto done; }
     sym_step_info info = {0};
     double *qmd = m->n_mid ? PyArray_DATA((PyArrayObject *)qm) : NULL;
@@ -1300,11 +1388,12 @@ static PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
         st = sym_step(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA((PyArrayObject *)q1),
                       PyArray_DATA((PyArrayObject *)p1), qmd, &info);
     }
-    if (st == SYM_ECALLBACK || (st && PyErr_Occurred())) { raise_status(st); goto done; }
-    ret = Py_BuildValue("(OOOiiddd)", q1, p1, qm, st, info.iterations, info.residual,
-                        info.residual_rel, info.update);
+    if (st == SYM_ECALLBACK || (st && PyErr_Occurred())) { raise_status(st, &cc); goto done; }
+    ret = Py_BuildValue("(OOOiiddds)", q1, p1, qm, st, info.iterations, info.residual,
+                        info.residual_rel, info.update, st ? sym_strerror(st) : "");
 done:
     sym_work_free(w);
+    call_end(&cc);
     Py_XDECREF(q1);
     Py_XDECREF(p1);
     Py_XDECREF(qm);
@@ -1381,6 +1470,9 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     PyObject *qm = m->n_mid ? PyArray_ZEROS(3, dm, NPY_DOUBLE, 0) : (Py_INCREF(Py_None), Py_None);
     PyObject *it = PyArray_ZEROS(1, &di, NPY_INT, 0);
     PyObject *ret = NULL, *fail_obj = NULL;
+    sym_system sys;
+    cfunc_call cc;
+    if (call_begin(S, &sys, &cc) < 0) goto done;
     if (!t || !q || !p || !qm || !it) goto done;
     sym_options opt;
     sym_options_default(&opt);
@@ -1401,7 +1493,7 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     double *qmd = m->n_mid ? PyArray_DATA((PyArrayObject *)qm) : NULL;
     int st;
 #define CALL_INTEGRATE                                                                     \
-    sym_integrate(&S->sys, m, &opt, PyArray_DATA(q0), PyArray_DATA(p0), t0, h, n_steps,  \
+    sym_integrate(&sys, m, &opt, PyArray_DATA(q0), PyArray_DATA(p0), t0, h, n_steps,  \
                   PyArray_DATA((PyArrayObject *)t), PyArray_DATA((PyArrayObject *)q),    \
                   PyArray_DATA((PyArrayObject *)p), qmd, PyArray_DATA((PyArrayObject *)it), \
                   progress_cb, &ctx, every, &fail, &done_steps)
@@ -1415,7 +1507,7 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     }
 #undef CALL_INTEGRATE
     if (st == SYM_ECALLBACK || st == SYM_EINTERRUPT || PyErr_Occurred()) {
-        if (!PyErr_Occurred()) raise_status(st);
+        if (!PyErr_Occurred()) raise_status(st, &cc);
         add_note_where(m->name, st == SYM_EINTERRUPT ? done_steps : fail.step,
                        t0 + (double)(st == SYM_EINTERRUPT ? done_steps : fail.step) * h,
                        n_steps, done_steps);
@@ -1436,6 +1528,7 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     }
     ret = Py_BuildValue("(OOOOOlO)", t, q, p, qm, it, done_steps, fail_obj);
 done:
+    call_end(&cc);
     Py_XDECREF(fail_obj);
     Py_XDECREF(t);
     Py_XDECREF(q);
@@ -1464,8 +1557,11 @@ static PyObject *mod_newton_system(PyObject *module, PyObject *args)
     }
     const int n = S->sys.n;
     int st = SYM_OK;
-    sym_work *w = sym_work_new(&S->sys, m, NULL, &st);
-    if (!w) return raise_work_status(st, S, m);
+    sym_system sys;
+    cfunc_call cc;
+    if (call_begin(S, &sys, &cc) < 0) return NULL;
+    sym_work *w = sym_work_new(&sys, m, NULL, &st);
+    if (!w) { call_end(&cc); return raise_work_status(st, S, m); }
     const int nu = sym_newton_size(w);
     PyArrayObject *q = NULL, *p = NULL, *x = NULL;
     PyObject *R = NULL, *J = NULL, *ret = NULL;
@@ -1481,10 +1577,11 @@ static PyObject *mod_newton_system(PyObject *module, PyObject *args)
     if (!R || !J) goto done;
     st = sym_newton_system(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA(x),
                            PyArray_DATA((PyArrayObject *)R), PyArray_DATA((PyArrayObject *)J));
-    if (st) { raise_status(st); goto done; }
+    if (st) { raise_status(st, &cc); goto done; }
     ret = PyTuple_Pack(2, R, J);
 done:
     sym_work_free(w);
+    call_end(&cc);
     Py_XDECREF(q);
     Py_XDECREF(p);
     Py_XDECREF(x);
@@ -1523,26 +1620,35 @@ static PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw
     PyObject *D = PyArray_SimpleNew(2, d2, NPY_DOUBLE);
     PyObject *ret = NULL;
     sym_work *w = NULL;
+    sym_system sys;
+    cfunc_call cc;
+    if (call_begin(S, &sys, &cc) < 0) goto done;
     if (!q1 || !p1 || !D) goto done;
     sym_options opt;
     sym_options_default(&opt);
     opt.rtol = rtol;
     opt.max_iter = max_iter;
     int st = SYM_OK;
-    w = sym_work_new(&S->sys, m, &opt, &st);
+    w = sym_work_new(&sys, m, &opt, &st);
     if (!w) { raise_work_status(st, S, m); goto done; }
     sym_step_info info = {0};
     st = sym_step_tangent(w, PyArray_DATA(q), PyArray_DATA(p), h, PyArray_DATA((PyArrayObject *)q1),
                           PyArray_DATA((PyArrayObject *)p1), PyArray_DATA((PyArrayObject *)D), &info);
     if (st) {
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_RuntimeError, "step_tangent failed: %s (residual %g)",
-                         sym_strerror(st), info.residual);
+        if (st == SYM_ECALLBACK) {
+            raise_status(st, &cc);
+        } else if (!PyErr_Occurred()) {
+            char res[32];
+            snprintf(res, sizeof res, "%.3g", info.residual);   /* no %g in PyErr_Format */
+            PyErr_Format(PyExc_RuntimeError, "step_tangent failed: %s (residual %s)",
+                         sym_strerror(st), res);
+        }
         goto done;
     }
     ret = PyTuple_Pack(3, q1, p1, D);
 done:
     sym_work_free(w);
+    call_end(&cc);
     Py_XDECREF(q1);
     Py_XDECREF(p1);
     Py_XDECREF(D);
@@ -1589,7 +1695,7 @@ static PyObject *mod_builtins(PyObject *module, PyObject *unused)
 static PyMethodDef module_methods[] = {
     {"step", (PyCFunction)(void (*)(void))mod_step, METH_VARARGS | METH_KEYWORDS,
      "step(system, q, p, h, method='simpson', rtol=0, max_iter=0) -> "
-     "(q1, p1, q_mid, status, iterations, residual, residual_rel, update)"},
+     "(q1, p1, q_mid, status, iterations, residual, residual_rel, update, reason)"},
     {"integrate", (PyCFunction)(void (*)(void))mod_integrate, METH_VARARGS | METH_KEYWORDS,
      "integrate(system, q0, p0, h, n_steps, method='simpson', t0=0, rtol=0, max_iter=0, "
      "predictor=True) -> (t, q, p, q_mid, iterations, n_done, failure)"},

@@ -9,7 +9,8 @@ import numpy as np
 
 from . import _core
 from ._errors import ConvergenceError
-from ._integrate import _check_memory, _check_method, _newton_opts, _output_bytes, _real
+from ._integrate import (_check_memory, _check_method, _newton_opts, _output_bytes, _real,
+                         _required)
 from ._system import System
 
 
@@ -48,8 +49,9 @@ class Ensemble:
         return f"<Ensemble of {K} trajectories, {M} stored times, n={n}, {int(self.failed.sum())} failed>"
 
 
-def integrate_many(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, threads=None,
-                   store="all", errors="raise", rtol=None, max_iter=None, newton="full"):
+def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
+                   t0=0.0, threads=None, store="all", errors="raise", rtol=None, max_iter=None,
+                   newton="full"):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 
     Parameters
@@ -60,6 +62,9 @@ def integrate_many(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, thre
         the same n.
     q0, p0 : array_like (K, n) or (n,)
         Initial states; a single (n,) row is broadcast to all members.
+    qdot0 : array_like (K, n) or (n,), optional
+        Initial velocities instead of ``p0`` (exactly one of the two): each
+        member starts from p0 = M(q0) qdot0 with its own system's M.
     h, n_steps, method, t0, rtol, max_iter, newton :
         As for :func:`symplectic.integrate`, for every member.
     threads : int, optional
@@ -91,10 +96,11 @@ def integrate_many(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, thre
         if any(s.n != n for s in systems):
             raise ValueError("all systems of an ensemble must have the same n")
     _check_method(method)
-    h = _real("h", h)
+    h = _real("h", _required("h", h))
     if h == 0.0:
         raise ValueError("h must be nonzero")
     t0 = _real("t0", t0)
+    _required("n_steps", n_steps)
     if isinstance(n_steps, bool):
         raise TypeError("n_steps must be an int")
     try:
@@ -103,13 +109,20 @@ def integrate_many(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, thre
         raise TypeError(f"n_steps must be an int, got {n_steps!r}") from None
     if n_steps < 0:
         raise ValueError(f"n_steps must be >= 0, got {n_steps}")
+    if (p0 is None) == (qdot0 is None):
+        raise TypeError("give either p0= (momenta) or qdot0= (velocities), not both"
+                        if p0 is not None else
+                        "give the initial momenta p0= (p = M(q) qdot) or the initial velocities qdot0=")
+    velocities = p0 is None
     Q0 = _states("q0", q0, n)
-    P0 = _states("p0", p0, n)
+    P0 = _states("qdot0" if velocities else "p0", qdot0 if velocities else p0, n)
     K = max(Q0.shape[0], P0.shape[0], len(systems) if systems else 1)
     Q0 = _broadcast("q0", Q0, K)
-    P0 = _broadcast("p0", P0, K)
+    P0 = _broadcast("qdot0" if velocities else "p0", P0, K)
     if systems is not None and len(systems) != K:
         raise ValueError(f"{len(systems)} systems for {K} initial conditions")
+    if velocities:
+        P0 = np.array([(systems[k] if systems else system).mass(Q0[k]) @ P0[k] for k in range(K)])
     if errors not in ("raise", "mark"):
         raise ValueError(f"errors must be 'raise' or 'mark', got {errors!r}")
     if newton not in ("full", "chord"):

@@ -14,6 +14,36 @@ def _steps(q):
     return _CBRT_EPS * np.maximum(1.0, np.abs(q))
 
 
+def _scalar(f, q, name):
+    """f(q) as a float, with an error that names the callback."""
+    v = f(q)
+    if v is None:
+        raise TypeError(f"{name} returned None (a missing return statement?); expected a real "
+                        f"number")
+    a = np.asarray(v)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} returned {type(v).__name__} of dtype {a.dtype}; expected a "
+                        f"real number")
+    if a.shape != ():
+        raise ValueError(f"{name} returned an array of shape {a.shape}, expected a scalar "
+                         f"(shape ())")
+    return float(a)
+
+
+def _matrix(f, q, n, name):
+    """f(q) as an (n, n) float array, with an error that names the callback."""
+    v = f(q)
+    if v is None:
+        raise TypeError(f"{name} returned None (a missing return statement?); expected an "
+                        f"({n}, {n}) array")
+    a = np.asarray(v)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} returned an array of dtype {a.dtype}; expected real numbers")
+    if a.shape != (n, n):
+        raise ValueError(f"{name} returned an array of shape {a.shape}, expected ({n}, {n})")
+    return a.astype(float)
+
+
 def mass_grad(mass, n):
     """Return a callable q -> (n, n, n) array T[k, i, j] ~ dM_ij/dq_k."""
 
@@ -25,14 +55,14 @@ def mass_grad(mass, n):
             qm = q.copy()
             qp[k] += hk
             qm[k] -= hk
-            out[k] = (np.asarray(mass(qp), dtype=float) - np.asarray(mass(qm), dtype=float)) / (2 * hk)
+            out[k] = (_matrix(mass, qp, n, "mass(q)") - _matrix(mass, qm, n, "mass(q)")) / (2 * hk)
         return out
 
     grad.finite_differences = True
     return grad
 
 
-def gradient(f, n):
+def gradient(f, n, name="potential(q)"):
     """Return a callable q -> (n,) array ~ grad f(q) for a scalar f."""
 
     def grad(q):
@@ -43,7 +73,7 @@ def gradient(f, n):
             qm = q.copy()
             qp[k] += hk
             qm[k] -= hk
-            out[k] = (float(f(qp)) - float(f(qm))) / (2 * hk)
+            out[k] = (_scalar(f, qp, name) - _scalar(f, qm, name)) / (2 * hk)
         return out
 
     grad.finite_differences = True

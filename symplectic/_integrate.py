@@ -46,9 +46,15 @@ class Trajectory:
         Times t_k = t0 + k h.
     q, p : ndarray (N+1, n)
         Coordinates and canonical momenta p = M(q) qdot at t_k.
-    q_mid : ndarray (N, n) or None
-        Simpson's internal node q_{k+1/2} of each step (the interpolating
-        parabola's value at t_k + h/2); None for methods without internal nodes.
+    qdot : ndarray (N+1, n)
+        Velocities M(q)^-1 p at t_k (computed on first access).
+    q_mid : ndarray (N, n), (N, s - 2, n) or None
+        The internal nodes of each step: for ``simpson``/``lobatto3`` (one
+        internal node) an (N, n) array, Simpson's q_{k+1/2} (the interpolating
+        parabola's value at t_k + h/2); for ``lobatto4``/``lobatto5`` an
+        (N, s - 2, n) array (2 or 3 nodes at t_k + c_a h, with the c_a of
+        ``methods(details=True)[method]["nodes"]``); None for ``midpoint``,
+        ``lobatto2`` and ``rk4``, which have no internal nodes.
     newton_iterations : ndarray (N,) of int
         Newton iterations of each step (0 for rk4).
     energy : ndarray (N+1,)
@@ -67,12 +73,20 @@ class Trajectory:
         self.q_mid = q_mid
         self.newton_iterations = newton_iterations
         self._energy = None
+        self._qdot = None
 
     @property
     def energy(self):
         if self._energy is None:
             self._energy = self.system.energy(self.q, self.p)
         return self._energy
+
+    @property
+    def qdot(self):
+        """Velocities qdot = M(q)^-1 p at the nodes, (N+1, n) (computed on first access)."""
+        if self._qdot is None:
+            self._qdot = self.system.velocity(self.q, self.p)
+        return self._qdot
 
     @property
     def n_steps(self):
@@ -189,13 +203,33 @@ def _output_bytes(n_steps, n, method):
     return 8 * rows * (1 + 2 * n) + 8 * n_steps * n_mid * n + 4 * n_steps
 
 
+def _momentum(system, q, p, qdot, pname, vname):
+    """The canonical momentum of the initial state: ``p`` as given, or
+    p = M(q) qdot from the velocities (exactly one of the two)."""
+    if p is None and qdot is None:
+        raise TypeError(f"give the initial momenta {pname}= (p = M(q) qdot) or the initial "
+                        f"velocities {vname}=")
+    if p is not None and qdot is not None:
+        raise TypeError(f"give either {pname}= (momenta) or {vname}= (velocities), not both")
+    if p is not None:
+        return _state(pname, p, system.n)
+    qdot = _state(vname, qdot, system.n)
+    return system.mass(q) @ qdot
+
+
+def _required(name, value):
+    if value is None:
+        raise TypeError(f"{name} is required")
+    return value
+
+
 def _q_mid(qm):
     if qm is None:
         return None
     return qm[:, 0, :] if qm.shape[1] == 1 else qm
 
 
-def step(system, q, p, h, method="simpson", *, rtol=None, max_iter=None):
+def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     Parameters
@@ -203,10 +237,14 @@ def step(system, q, p, h, method="simpson", *, rtol=None, max_iter=None):
     system : symplectic.System
     q, p : array_like (n,)
         Coordinates and canonical momenta p = M(q) qdot.
+    qdot : array_like (n,), optional
+        Velocities instead of ``p`` (exactly one of the two): p = M(q) qdot.
     h : float
         Step size (nonzero; negative steps go backward in time).
     method : str
-        ``"simpson"`` (default), ``"midpoint"`` or ``"rk4"``; see :func:`methods`.
+        ``"simpson"`` (default, order 4), ``"midpoint"`` (2), ``"lobatto2"``
+        (2), ``"lobatto3"`` (= Simpson, generic kernels), ``"lobatto4"`` (6),
+        ``"lobatto5"`` (8) or ``"rk4"`` (4, not symplectic); see :func:`methods`.
     rtol : float, optional
         Newton tolerance on the update relative to the step's increment
         (default 1e-13).
@@ -224,50 +262,50 @@ def step(system, q, p, h, method="simpson", *, rtol=None, max_iter=None):
     """
     _check_system(system)
     _check_method(method)
-    h = _real("h", h)
+    h = _real("h", _required("h", h))
     if h == 0.0:
         raise ValueError("h must be nonzero")
     q = _state("q", q, system.n)
-    p = _state("p", p, system.n)
-    q1, p1, _, status, iters, res, res_rel, _upd = _core.step(system, q, p, h, method,
-                                                              **_newton_opts(rtol, max_iter))
+    p = _momentum(system, q, p, qdot, "p", "qdot")
+    q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.step(
+        system, q, p, h, method, **_newton_opts(rtol, max_iter))
     if status != 0:
+        # the reason is the C core's sym_strerror text, passed through by the binding
         raise ConvergenceError(
-            f"{method} step from t = 0 with h = {h:g} failed: {_reason(status)} "
+            f"{method} step from t = 0 with h = {h:g} failed: {reason} "
             f"after {iters} Newton iterations (residual {res:.3g}, relative {res_rel:.3g})",
-            step=0, t=0.0, residual=res, iterations=iters, reason=_reason(status))
+            step=0, t=0.0, residual=res, iterations=iters, reason=reason)
     return q1, p1
 
 
-_REASONS = {
-    -2: "Newton iteration did not converge",
-    -3: "Newton matrix is singular",
-    -4: "a non-finite value (nan or inf) appeared",
-    -5: "mass matrix is not symmetric positive definite",
-}
-
-
-def _reason(status):
-    return _REASONS.get(status, f"status {status}")
-
-
-def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None,
-              max_iter=None, predictor=True, newton="full", closed_form=True):
+def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
+              t0=0.0, rtol=None, max_iter=None, predictor=True, newton="full",
+              closed_form=True):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``.
 
     Parameters
     ----------
     system : symplectic.System
-        A built-in system (:mod:`symplectic.systems`, runs in C without the
-        GIL) or one made of Python callables.
+        A built-in system (:mod:`symplectic.systems`), a compiled C callback
+        (:meth:`System.from_cfunc`) or a SymPy Lagrangian compiled to C
+        (:meth:`System.from_sympy`) -- these run in C without the GIL -- or
+        one made of Python callables (:class:`System`,
+        :meth:`System.combined`, :meth:`System.vectorized`).
     q0, p0 : array_like (n,)
         Initial coordinates and canonical momenta p = M(q) qdot.
     h : float
         Step size (nonzero; negative integrates backward in time).
     n_steps : int
         Number of steps (>= 0); the trajectory has n_steps + 1 points.
+    qdot0 : array_like (n,), optional
+        Initial velocities instead of ``p0`` (exactly one of the two):
+        p0 = M(q0) qdot0.
     method : str
-        ``"simpson"`` (order 4, default), ``"midpoint"`` (order 2) or ``"rk4"``.
+        ``"simpson"`` (order 4, default), ``"midpoint"`` (implicit midpoint /
+        Newmark, order 2), ``"lobatto2"`` (order 2), ``"lobatto3"`` (Simpson
+        through the generic Lobatto kernels), ``"lobatto4"`` (order 6),
+        ``"lobatto5"`` (order 8) -- all symplectic -- or ``"rk4"`` (order 4,
+        not symplectic); :func:`methods` lists them.
     t0 : float
         Initial time (default 0).
     rtol, max_iter :
@@ -298,7 +336,9 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
     Returns
     -------
     Trajectory
-        with ``t``, ``q``, ``p``, ``q_mid``, ``newton_iterations``, ``energy``.
+        with ``t``, ``q``, ``p``, ``qdot``, ``q_mid`` (None, (N, n) or
+        (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
+        ``energy``.
 
     Raises
     ------
@@ -314,10 +354,11 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
     """
     _check_system(system)
     _check_method(method)
-    h = _real("h", h)
+    h = _real("h", _required("h", h))
     if h == 0.0:
         raise ValueError("h must be nonzero")
     t0 = _real("t0", t0)
+    _required("n_steps", n_steps)
     if isinstance(n_steps, bool):
         raise TypeError("n_steps must be an int")
     try:
@@ -327,7 +368,7 @@ def integrate(system, q0, p0, h, n_steps, method="simpson", *, t0=0.0, rtol=None
     if n_steps < 0:
         raise ValueError(f"n_steps must be >= 0, got {n_steps}")
     q0 = _state("q0", q0, system.n)
-    p0 = _state("p0", p0, system.n)
+    p0 = _momentum(system, q0, p0, qdot0, "p0", "qdot0")
     if newton not in ("full", "chord"):
         raise ValueError(f"newton must be 'full' or 'chord', got {newton!r}")
     _check_memory(_output_bytes(n_steps, system.n, method),

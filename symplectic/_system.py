@@ -185,8 +185,14 @@ class System(_core.System):
         grad V = 16, hess V = 32; unrequested pointers are NULL; g is NULL
         when neither A nor H is asked): M (n x n, row-major), A[i][c] =
         sum_j dM_ij/dq_c g_j, H = Hessian of 1/2 g^T M(q) g, V, grad V,
-        hess V; and returns 0 (nonzero stops the integration with an error).
-        ``user_data`` (an int address or None) is passed through.
+        hess V; and returns 0 (nonzero stops the integration with an error
+        that gives the returned value, what was asked for and q).
+        ``user_data`` is passed through as the last argument: None (NULL), an
+        int address, a NumPy array (a pointer to its first element; it must be
+        C-contiguous, and it is kept alive with the System -- e.g. a float64
+        array of parameters the callback reads), or a ctypes object (a
+        pointer, a ``c_void_p``, or a ctypes instance such as a Structure, by
+        its address; also kept alive).
 
         The callback must be thread-safe and must not call Python.  A wrong
         address or signature crashes the interpreter: this is the unchecked,
@@ -199,10 +205,10 @@ class System(_core.System):
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
         address = _address_of(func)
-        data = None if user_data is None else _address_of(user_data, what="user_data")
+        data = _data_address(user_data)
         obj = cls.__new__(cls)
         _core.System.__init__(obj, n, cfunc=address, cfunc_data=data,
-                              keepalive=(func, keepalive))
+                              keepalive=(func, user_data, keepalive))
         obj._name = name
         obj._params = None
         obj._fd_used = []
@@ -273,7 +279,8 @@ class System(_core.System):
             args = ", ".join(f"{k}={_short(v)}" for k, v in self._params.items())
             return f"<symplectic.System {self.builtin}({args}), n={self.n}, built-in C>"
         label = f" {self._name!r}" if self._name else ""
-        return f"<symplectic.System{label} n={self.n}, Python callables>"
+        kind = "compiled C callback" if "cfunc" in (self._callables or {}) else "Python callables"
+        return f"<symplectic.System{label} n={self.n}, {kind}>"
 
     # ------------------------------------------------------------------
     def mass(self, q):
@@ -313,7 +320,11 @@ class System(_core.System):
         p = np.asarray(p, dtype=float)
         if q.ndim == 1:
             return np.linalg.solve(self.mass(q), p)
-        return np.array([np.linalg.solve(self.mass(a), b) for a, b in zip(q, p)])
+        if q.shape != p.shape or q.ndim != 2:
+            raise ValueError(f"velocity(q, p) needs q and p of equal shape (n,) or (N, n), "
+                             f"got {q.shape} and {p.shape}")
+        Ms = np.array([self.mass(a) for a in q]).reshape(len(q), self.n, self.n)
+        return np.linalg.solve(Ms, p[..., None])[..., 0]
 
     def momentum(self, q, qdot):
         """p = M(q) qdot for one state (n,) or row-wise (N, n)."""
@@ -424,6 +435,42 @@ def _address_of(obj, what="func"):
     if not address:
         raise ValueError(f"{what} is a null pointer")
     return int(address)
+
+
+def _data_address(obj):
+    """The pointer passed to a compiled callback as user_data (None: NULL)."""
+    import ctypes
+    if obj is None:
+        return None
+    if isinstance(obj, bool):
+        raise TypeError("user_data must be an address, a NumPy array or a ctypes object, not a bool")
+    if isinstance(obj, int):
+        if obj == 0:
+            return None
+        return obj
+    if isinstance(obj, np.ndarray):
+        if not obj.flags.c_contiguous:
+            raise ValueError("user_data: the NumPy array must be C-contiguous (use "
+                             "np.ascontiguousarray); the callback receives a pointer to its "
+                             "first element")
+        if obj.size == 0:
+            raise ValueError("user_data: the NumPy array is empty")
+        return obj.ctypes.data
+    if isinstance(obj, ctypes.c_void_p):
+        if not obj.value:
+            raise ValueError("user_data is a null pointer")
+        return obj.value
+    if isinstance(obj, ctypes._Pointer):
+        address = ctypes.cast(obj, ctypes.c_void_p).value
+        if not address:
+            raise ValueError("user_data is a null pointer")
+        return address
+    if isinstance(obj, ctypes._SimpleCData) or isinstance(obj, (ctypes.Structure, ctypes.Union,
+                                                                 ctypes.Array)):
+        return ctypes.addressof(obj)
+    raise TypeError(f"user_data must be None, an int address, a C-contiguous NumPy array or a "
+                    f"ctypes object (pointer, c_void_p, Structure, array), got "
+                    f"{type(obj).__name__}")
 
 
 def _short(v):

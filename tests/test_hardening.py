@@ -40,7 +40,7 @@ def test_bad_states(q0, p0, exc, match):
 @pytest.mark.parametrize("h,exc,match", [
     (0.0, ValueError, "nonzero"), (float("nan"), ValueError, "finite"),
     (float("inf"), ValueError, "finite"), ("0.1", TypeError, "real number"),
-    (None, TypeError, "real number"), (True, TypeError, "real number"),
+    (None, TypeError, "h is required"), (True, TypeError, "real number"),
 ])
 def test_bad_step_sizes(h, exc, match):
     with pytest.raises(exc, match=match):
