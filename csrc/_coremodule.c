@@ -1317,12 +1317,8 @@ static void add_note_where(const char *method, long step, double t, long n_steps
 static PyObject *raise_work_status(int st, const SystemObject *S, const sym_method *m)
 {
     if (st != SYM_ENOMEM || PyErr_Occurred()) return raise_status(st, NULL);
-    const double n = (double)S->sys.n;
-    const int galerkin = m->kind == SYM_KIND_GALERKIN && m->table;
-    const double nu = galerkin ? (m->table->s - 1) * n : n;
-    /* the n^2 terms of sym_work_new: J, and r matrices M, A, H, K per quadrature point */
-    const double words = galerkin ? nu * nu + (4.0 * m->table->r + 2.0) * n * n : 2.0 * n * n;
-    const double gib = 8.0 * words / 1073741824.0;
+    const double nu = (double)sym_method_unknowns(m, S->sys.n);
+    const double gib = 8.0 * sym_method_work_doubles(m, S->sys.n) / 1073741824.0;
     char buf[256];
     if (nu > SYM_MAX_DOF)
         snprintf(buf, sizeof buf,
@@ -1485,7 +1481,7 @@ static PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     progress_ctx ctx = {NULL, cancel == Py_None ? NULL : cancel};
     /* check for Ctrl-C every ~0.1 ms..10 ms of work: the step cost grows with
      * the square of the Newton size (s-1) n (cube for the LU) */
-    const long nu = (long)(m->table ? m->table->s - 1 : 1) * n;
+    const long nu = sym_method_unknowns(m, n) > 0 ? (long)sym_method_unknowns(m, n) : (long)n;
     long every = 20000 / (nu * nu);
     if (every > 512) every = 512;
     if (every < 1) every = 1;
@@ -1551,7 +1547,7 @@ static PyObject *mod_newton_system(PyObject *module, PyObject *args)
     if (!S) return NULL;
     const sym_method *m = get_method(mname);
     if (!m) return NULL;
-    if (m->kind != SYM_KIND_GALERKIN) {
+    if (sym_method_unknowns(m, S->sys.n) == 0) {
         PyErr_Format(PyExc_ValueError, "method '%s' has no Newton system", mname);
         return NULL;
     }
@@ -1663,10 +1659,11 @@ static PyObject *mod_methods(PyObject *module, PyObject *unused)
     PyObject *lst = PyList_New(0);
     for (int i = 0; lst && i < sym_method_count(); i++) {
         const sym_method *m = sym_method_at(i);
-        const int s = m->table ? m->table->s : 2;
+        double c[SYM_MAX_NODES];
+        const int s = sym_method_nodes(m, c);
         PyObject *nodes = PyTuple_New(s);
         for (int a = 0; nodes && a < s; a++) {
-            PyObject *v = PyFloat_FromDouble(m->table ? m->table->c[a] : (double)a);
+            PyObject *v = PyFloat_FromDouble(c[a]);
             if (!v) { Py_CLEAR(nodes); break; }
             PyTuple_SET_ITEM(nodes, a, v);
         }

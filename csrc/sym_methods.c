@@ -49,3 +49,30 @@ const sym_method *sym_method_find(const char *name)
         if (strcmp(registry[i]->name, name) == 0) return registry[i];
     return NULL;
 }
+
+int sym_method_nodes(const sym_method *m, double *c)
+{
+    if (!m->table) {
+        c[0] = 0.0;
+        c[1] = 1.0;
+        return 2;
+    }
+    for (int a = 0; a < m->table->s; a++) c[a] = m->table->c[a];
+    return m->table->s;
+}
+
+int sym_method_unknowns(const sym_method *m, int n)
+{
+    return m->table ? (m->table->s - 1) * n : 0;
+}
+
+/* The O(n^2) terms of sym_work_new's block: for a Galerkin scheme the Newton
+ * matrix (nu^2) and M, A, H, K at each of the r quadrature points plus two
+ * n x n buffers; for RK4 two n x n buffers. */
+double sym_method_work_doubles(const sym_method *m, int n)
+{
+    const double dn = (double)n;
+    if (!m->table) return 2.0 * dn * dn;
+    const double nu = (double)(m->table->s - 1) * dn;
+    return nu * nu + (4.0 * m->table->r + 2.0) * dn * dn;
+}

@@ -215,6 +215,19 @@ int sym_method_count(void);
 const sym_method *sym_method_at(int i);
 const sym_method *sym_method_find(const char *name);
 
+/* What callers outside the core may ask of a method (the binding uses only
+ * these and the name/doc/order/symplectic/n_mid fields, never the table):
+ *   sym_method_nodes     the s interpolation nodes c_0 = 0 < ... < c_{s-1} = 1
+ *                        of one step into c[SYM_MAX_NODES]; returns s
+ *                        ((0, 1) and 2 for an explicit method);
+ *   sym_method_unknowns  the size of the Newton system for n degrees of
+ *                        freedom ((s-1) n), 0 for an explicit method;
+ *   sym_method_work_doubles  the doubles of sym_work_new's workspace for n
+ *                        (as a double: it may exceed the size_t range). */
+int sym_method_nodes(const sym_method *m, double *c);
+int sym_method_unknowns(const sym_method *m, int n);
+double sym_method_work_doubles(const sym_method *m, int n);
+
 /* ------------------------------------------------------------------ */
 /* Workspace, one step, a whole integration                            */
 /* ------------------------------------------------------------------ */
