@@ -6,6 +6,7 @@ is keyed by source and survives corruption."""
 import ctypes
 import hashlib
 import importlib
+import inspect
 import math
 import pickle
 import sys
@@ -19,7 +20,7 @@ from conftest import L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0
 
 sy = pytest.importorskip("sympy")
 symbolic = pytest.importorskip("symplectic.symbolic")
-from symplectic import _ccache  # noqa: E402
+from symplectic.symbolic import _ccache, _model  # noqa: E402
 
 DP_Q0 = [math.pi / 4, math.pi / 3]
 N_STEPS = 400
@@ -293,7 +294,7 @@ def test_parameters_share_one_module_and_lagrangians_do_not(cache):
 @needs_cc
 def test_cached_module_is_reused_without_compiling(monkeypatch):
     a = sp.System.from_sympy(*dp_lagrangian())
-    symbolic._MODELS.clear()                          # as in a new process
+    _model._MODELS.clear()                            # as in a new process
 
     def no_compile(*args, **kw):
         raise AssertionError("the cached module was compiled again")
@@ -408,6 +409,53 @@ def test_helpers():
     assert sy.simplify(symbolic.gravity_potential([rod], 9.81) + 9.81 * m * l * sy.cos(th)) == 0
     with pytest.raises(ValueError, match="exactly one"):
         symbolic.RigidBody(m, [0, 0], I)
+
+
+# ---------------------------------------------------------------- the package's layout
+PUBLIC = {"system", "SymbolicSystem", "kinetic_from_positions", "gravity_potential",
+          "angular_velocity", "rotation", "RigidBody", "CompileWarning", "CompilerError"}
+
+
+def test_public_face():
+    """symplectic.symbolic exposes the names it exposed as a single module:
+    __all__ plus the code generator's version; the rest is private."""
+    assert sorted(symbolic.__all__) == sorted(PUBLIC)
+    public = {k for k, v in vars(symbolic).items()
+              if not k.startswith("_") and not inspect.ismodule(v)}
+    assert public == PUBLIC | {"CODEGEN_VERSION"}
+    assert symbolic.CODEGEN_VERSION == 1
+    ns = {}
+    exec("from symplectic.symbolic import *", ns)
+    assert set(ns) - {"__builtins__"} == PUBLIC
+    from symplectic import symbolic as again
+    assert again is symbolic is sp.symbolic
+    assert issubclass(symbolic.SymbolicSystem, sp.System)
+    assert issubclass(symbolic.CompileWarning, RuntimeWarning)
+    assert issubclass(symbolic.CompilerError, RuntimeError)
+    assert symbolic.CompilerError is _ccache.CompilerError
+
+
+def test_pickles_made_before_the_split_load():
+    """Pickles name the rebuild function by module; the old single-module
+    address symplectic.symbolic._rebuild_symbolic still resolves."""
+    sys_ = sp.System.from_sympy(*dp_lagrangian(), compile=False)
+    data = pickle.dumps(sys_, protocol=2)              # GLOBAL opcodes: module and name as text
+    new_ref = b"csymplectic.symbolic._frontend\n_rebuild_symbolic\n"
+    assert new_ref in data
+    back = pickle.loads(data.replace(new_ref, b"csymplectic.symbolic\n_rebuild_symbolic\n"))
+    assert back.params == sys_.params and back.backend == "numpy"
+    assert np.array_equal(sp.integrate(back, DP_Q0, [0, 0], 0.01, 20).q,
+                          sp.integrate(sys_, DP_Q0, [0, 0], 0.01, 20).q)
+
+
+def test_with_params_checks_values():
+    sys_ = sp.System.from_sympy(*dp_lagrangian(), compile=False)
+    with pytest.raises(TypeError, match=r"parameter m2 must have a real numeric value, got 'heavy'"):
+        sys_.with_params(m2="heavy")
+    with pytest.raises(ValueError, match=r"parameter m2 must be finite, got nan"):
+        sys_.with_params(m2=float("nan"))
+    with pytest.raises(ValueError, match=r"mass is not a parameter of this system"):
+        sys_.with_params(mass=1.0)
 
 
 def test_import_error_without_sympy(monkeypatch):
