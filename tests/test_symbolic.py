@@ -3,11 +3,13 @@ Lagrange top written as SymPy Lagrangians must give the trajectories of the
 built-in C systems (independent, hand-derived code), through the compiled
 and the NumPy paths; bad Lagrangians are rejected; the on-disk module cache
 is keyed by source and survives corruption."""
+import ast
 import ctypes
 import hashlib
 import importlib
 import inspect
 import math
+import pathlib
 import pickle
 import sys
 import warnings
@@ -433,6 +435,28 @@ def test_public_face():
     assert issubclass(symbolic.CompileWarning, RuntimeWarning)
     assert issubclass(symbolic.CompilerError, RuntimeError)
     assert symbolic.CompilerError is _ccache.CompilerError
+
+
+def imported_names(path):
+    """Every module name an import statement of ``path`` mentions."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names += [node.module or ""] + [a.name for a in node.names]
+    return names
+
+
+def test_system_does_not_import_symbolic():
+    """One-way: symbolic builds on System; System.from_sympy reaches symbolic
+    through the package face (symplectic.__getattr__), never by importing it."""
+    path = pathlib.Path(sp._system.__file__)
+    assert not [n for n in imported_names(path) if "symbolic" in n]
+    literals = {n.value for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Constant)}
+    assert not literals & {"symplectic.symbolic", ".symbolic", "symbolic"}    # no importlib detour
+    inside = pathlib.Path(symbolic.__file__).parent
+    assert "_system" in {n.rsplit(".", 1)[-1] for n in imported_names(inside / "_frontend.py")}
 
 
 def test_pickles_made_before_the_split_load():
