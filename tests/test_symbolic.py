@@ -413,6 +413,32 @@ def test_helpers():
         symbolic.RigidBody(m, [0, 0], I)
 
 
+def test_scalar_inertia_with_rotation_says_what_to_do():
+    """A scalar inertia is a planar moment: with rotation= (a 3-D angular
+    velocity) it is refused at once, and the message names both ways out."""
+    th, w = sy.symbols("theta omega")
+    m, I, l = sy.symbols("m I l", positive=True)
+    pos = [l * sy.sin(th), -l * sy.cos(th)]
+    R = symbolic.rotation("z", th)
+    expected = (r"a scalar inertia \(I\) is the moment of a planar body about the axis normal to "
+                r"its plane and goes with angular_velocity=, not rotation= \(which gives a 3-D "
+                r"angular velocity\): for planar motion replace rotation=R by "
+                r"angular_velocity=<the rate of the body's angle> \(e.g. angular_velocity=thetadot "
+                r"for rotation\('z', theta\)\); for motion in 3-D keep rotation= and give inertia= "
+                r"as 3 principal moments \[I1, I2, I3\] or a 3 x 3 matrix$")
+    with pytest.raises(ValueError, match=expected):
+        symbolic.RigidBody(m, pos, I, rotation=R)
+    for scalar in (0.25, 2, np.float64(0.25), sy.Rational(1, 4)):
+        with pytest.raises(ValueError, match="angular_velocity=<the rate of the body's angle>"):
+            symbolic.RigidBody(m, pos, scalar, rotation=R)
+    # both ways out give the rod pivoting about its end: T = 1/2 (I + m l^2) w^2
+    planar = symbolic.RigidBody(m, pos, I, angular_velocity=w)
+    spatial = symbolic.RigidBody(m, pos, [0, 0, I], rotation=R)
+    for body in (planar, spatial):
+        T = symbolic.kinetic_from_positions([th], [w], [body])
+        assert sy.simplify(T - (I + m * l ** 2) * w ** 2 / 2) == 0
+
+
 # ---------------------------------------------------------------- the package's layout
 PUBLIC = {"system", "SymbolicSystem", "kinetic_from_positions", "gravity_potential",
           "angular_velocity", "rotation", "RigidBody", "CompileWarning", "CompilerError"}

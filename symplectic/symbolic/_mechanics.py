@@ -6,6 +6,8 @@ Omega^T I Omega from the positions r(q) of point masses and rigid bodies,
 :func:`angular_velocity` describe orientations.  Plain SymPy in, plain SymPy
 out: nothing here knows about the integrators.
 """
+import numbers
+
 import sympy as _sy
 
 from ._inputs import as_list
@@ -63,6 +65,10 @@ def _velocities_for(q, qdot):
     return q, qdot
 
 
+def _is_scalar(x):
+    return not isinstance(x, _sy.MatrixBase) and isinstance(x, (numbers.Number, _sy.Expr))
+
+
 class RigidBody:
     """A rigid body for :func:`kinetic_from_positions` and :func:`gravity_potential`.
 
@@ -74,7 +80,8 @@ class RigidBody:
     inertia
         Inertia tensor about the centre of mass in body axes: a 3 x 3 matrix,
         a 3-sequence (principal moments) or a scalar (planar motion: the
-        moment about the axis normal to the plane).
+        moment about the axis normal to the plane; only with
+        ``angular_velocity=``).
     rotation
         Orientation R(q) (body -> space, 3 x 3), from which the body-frame
         angular velocity is computed with :func:`angular_velocity`; or
@@ -87,6 +94,15 @@ class RigidBody:
     def __init__(self, mass, position, inertia, rotation=None, angular_velocity=None):
         if (rotation is None) == (angular_velocity is None):
             raise ValueError("give exactly one of rotation= and angular_velocity=")
+        if rotation is not None and _is_scalar(inertia):
+            # rotation= gives a 3-vector Omega, and 1/2 Omega^T I Omega needs a tensor
+            raise ValueError(
+                f"a scalar inertia ({inertia}) is the moment of a planar body about the axis "
+                f"normal to its plane and goes with angular_velocity=, not rotation= (which gives "
+                f"a 3-D angular velocity): for planar motion replace rotation=R by "
+                f"angular_velocity=<the rate of the body's angle> (e.g. angular_velocity=thetadot "
+                f"for rotation('z', theta)); for motion in 3-D keep rotation= and give inertia= "
+                f"as 3 principal moments [I1, I2, I3] or a 3 x 3 matrix")
         self.mass = _sy.sympify(mass)
         self.position = _sy.Matrix(list(position))
         self.inertia = inertia
