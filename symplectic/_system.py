@@ -229,9 +229,10 @@ class System(_core.System):
         """
         if cls is not System:
             raise TypeError("from_sympy builds a symplectic.symbolic.SymbolicSystem; call it on System")
-        import importlib
-        symbolic = importlib.import_module("symplectic.symbolic")   # ImportError without SymPy
-        return symbolic.system(expr, q, qdot, params, **options)
+        # symbolic depends on System, not the other way round: the package face
+        # hands it over, loading it on first use (ImportError without SymPy)
+        import symplectic
+        return symplectic.symbolic.system(expr, q, qdot, params, **options)
 
     @classmethod
     def _from_builtin(cls, name, n, flat_params, params):

@@ -3,10 +3,13 @@ Lagrange top written as SymPy Lagrangians must give the trajectories of the
 built-in C systems (independent, hand-derived code), through the compiled
 and the NumPy paths; bad Lagrangians are rejected; the on-disk module cache
 is keyed by source and survives corruption."""
+import ast
 import ctypes
 import hashlib
 import importlib
+import inspect
 import math
+import pathlib
 import pickle
 import sys
 import warnings
@@ -19,7 +22,7 @@ from conftest import L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0
 
 sy = pytest.importorskip("sympy")
 symbolic = pytest.importorskip("symplectic.symbolic")
-from symplectic import _ccache  # noqa: E402
+from symplectic.symbolic import _ccache, _model  # noqa: E402
 
 DP_Q0 = [math.pi / 4, math.pi / 3]
 N_STEPS = 400
@@ -293,7 +296,7 @@ def test_parameters_share_one_module_and_lagrangians_do_not(cache):
 @needs_cc
 def test_cached_module_is_reused_without_compiling(monkeypatch):
     a = sp.System.from_sympy(*dp_lagrangian())
-    symbolic._MODELS.clear()                          # as in a new process
+    _model._MODELS.clear()                            # as in a new process
 
     def no_compile(*args, **kw):
         raise AssertionError("the cached module was compiled again")
@@ -408,6 +411,101 @@ def test_helpers():
     assert sy.simplify(symbolic.gravity_potential([rod], 9.81) + 9.81 * m * l * sy.cos(th)) == 0
     with pytest.raises(ValueError, match="exactly one"):
         symbolic.RigidBody(m, [0, 0], I)
+
+
+def test_scalar_inertia_with_rotation_says_what_to_do():
+    """A scalar inertia is a planar moment: with rotation= (a 3-D angular
+    velocity) it is refused at once, and the message names both ways out."""
+    th, w = sy.symbols("theta omega")
+    m, I, l = sy.symbols("m I l", positive=True)
+    pos = [l * sy.sin(th), -l * sy.cos(th)]
+    R = symbolic.rotation("z", th)
+    expected = (r"a scalar inertia \(I\) is the moment of a planar body about the axis normal to "
+                r"its plane and goes with angular_velocity=, not rotation= \(which gives a 3-D "
+                r"angular velocity\): for planar motion replace rotation=R by "
+                r"angular_velocity=<the rate of the body's angle> \(e.g. angular_velocity=thetadot "
+                r"for rotation\('z', theta\)\); for motion in 3-D keep rotation= and give inertia= "
+                r"as 3 principal moments \[I1, I2, I3\] or a 3 x 3 matrix$")
+    with pytest.raises(ValueError, match=expected):
+        symbolic.RigidBody(m, pos, I, rotation=R)
+    for scalar in (0.25, 2, np.float64(0.25), sy.Rational(1, 4)):
+        with pytest.raises(ValueError, match="angular_velocity=<the rate of the body's angle>"):
+            symbolic.RigidBody(m, pos, scalar, rotation=R)
+    # both ways out give the rod pivoting about its end: T = 1/2 (I + m l^2) w^2
+    planar = symbolic.RigidBody(m, pos, I, angular_velocity=w)
+    spatial = symbolic.RigidBody(m, pos, [0, 0, I], rotation=R)
+    for body in (planar, spatial):
+        T = symbolic.kinetic_from_positions([th], [w], [body])
+        assert sy.simplify(T - (I + m * l ** 2) * w ** 2 / 2) == 0
+
+
+# ---------------------------------------------------------------- the package's layout
+PUBLIC = {"system", "SymbolicSystem", "kinetic_from_positions", "gravity_potential",
+          "angular_velocity", "rotation", "RigidBody", "CompileWarning", "CompilerError"}
+
+
+def test_public_face():
+    """symplectic.symbolic exposes the names it exposed as a single module:
+    __all__ plus the code generator's version; the rest is private."""
+    assert sorted(symbolic.__all__) == sorted(PUBLIC)
+    public = {k for k, v in vars(symbolic).items()
+              if not k.startswith("_") and not inspect.ismodule(v)}
+    assert public == PUBLIC | {"CODEGEN_VERSION"}
+    assert symbolic.CODEGEN_VERSION == 1
+    ns = {}
+    exec("from symplectic.symbolic import *", ns)
+    assert set(ns) - {"__builtins__"} == PUBLIC
+    from symplectic import symbolic as again
+    assert again is symbolic is sp.symbolic
+    assert issubclass(symbolic.SymbolicSystem, sp.System)
+    assert issubclass(symbolic.CompileWarning, RuntimeWarning)
+    assert issubclass(symbolic.CompilerError, RuntimeError)
+    assert symbolic.CompilerError is _ccache.CompilerError
+
+
+def imported_names(path):
+    """Every module name an import statement of ``path`` mentions."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names += [node.module or ""] + [a.name for a in node.names]
+    return names
+
+
+def test_system_does_not_import_symbolic():
+    """One-way: symbolic builds on System; System.from_sympy reaches symbolic
+    through the package face (symplectic.__getattr__), never by importing it."""
+    path = pathlib.Path(sp._system.__file__)
+    assert not [n for n in imported_names(path) if "symbolic" in n]
+    literals = {n.value for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Constant)}
+    assert not literals & {"symplectic.symbolic", ".symbolic", "symbolic"}    # no importlib detour
+    inside = pathlib.Path(symbolic.__file__).parent
+    assert "_system" in {n.rsplit(".", 1)[-1] for n in imported_names(inside / "_frontend.py")}
+
+
+def test_pickles_made_before_the_split_load():
+    """Pickles name the rebuild function by module; the old single-module
+    address symplectic.symbolic._rebuild_symbolic still resolves."""
+    sys_ = sp.System.from_sympy(*dp_lagrangian(), compile=False)
+    data = pickle.dumps(sys_, protocol=2)              # GLOBAL opcodes: module and name as text
+    new_ref = b"csymplectic.symbolic._frontend\n_rebuild_symbolic\n"
+    assert new_ref in data
+    back = pickle.loads(data.replace(new_ref, b"csymplectic.symbolic\n_rebuild_symbolic\n"))
+    assert back.params == sys_.params and back.backend == "numpy"
+    assert np.array_equal(sp.integrate(back, DP_Q0, [0, 0], 0.01, 20).q,
+                          sp.integrate(sys_, DP_Q0, [0, 0], 0.01, 20).q)
+
+
+def test_with_params_checks_values():
+    sys_ = sp.System.from_sympy(*dp_lagrangian(), compile=False)
+    with pytest.raises(TypeError, match=r"parameter m2 must have a real numeric value, got 'heavy'"):
+        sys_.with_params(m2="heavy")
+    with pytest.raises(ValueError, match=r"parameter m2 must be finite, got nan"):
+        sys_.with_params(m2=float("nan"))
+    with pytest.raises(ValueError, match=r"mass is not a parameter of this system"):
+        sys_.with_params(mass=1.0)
 
 
 def test_import_error_without_sympy(monkeypatch):

@@ -1,0 +1,164 @@
+"""The entry point: :func:`system` and the :class:`SymbolicSystem` it returns.
+
+``system()`` checks the input (``_lagrangian.spec``), takes the shared model
+of M and V (``_model.model_for``) and makes a :class:`symplectic.System` that
+evaluates it: compiled C when asked for or when ``compile="auto"`` finds a
+working compiler, else NumPy.  Parameter values are run-time data, so
+:meth:`SymbolicSystem.with_params` and pickling rebuild a system from the
+same model without deriving or compiling again.
+"""
+import ctypes
+import warnings
+
+from .._system import System
+from ._ccache import CompilerError
+from ._inputs import finite_value
+from ._lagrangian import spec as _spec
+from ._model import model_for
+
+
+class CompileWarning(RuntimeWarning):
+    """``compile="auto"`` could not compile and fell back to NumPy."""
+
+
+class SymbolicSystem(System):
+    """A :class:`symplectic.System` built from SymPy expressions by :func:`system`.
+
+    Extra attributes: ``backend`` (``"c"`` or ``"numpy"``), ``library`` (path
+    of the compiled module, or None), ``c_source`` (the generated C),
+    ``coordinates`` and ``velocities`` (the symbols), ``parameters``
+    ({Symbol: value}), ``mass_matrix`` and ``potential_energy`` (SymPy, in the
+    user's symbols); ``with_params`` makes a copy with other parameter values
+    (no new compilation).
+    """
+
+    @property
+    def c_source(self):
+        """The generated C source of the flat eval callback."""
+        return self._model.source()
+
+    def with_params(self, params=None, **by_name):
+        """The same system with some parameter values changed (by Symbol or by name)."""
+        new = dict(self.parameters)
+        names = {s.name: s for s in new}
+        for k, v in list((params or {}).items()) + list(by_name.items()):
+            s = names.get(k) if isinstance(k, str) else k
+            if s not in new:
+                raise ValueError(f"{k} is not a parameter of this system "
+                                 f"(parameters: {', '.join(names)})")
+            new[s] = v
+        return _make(self._spec, new, self._options)
+
+    def __reduce__(self):
+        return (_rebuild_symbolic, (self._spec, self.parameters, self._options))
+
+    def __repr__(self):
+        label = f" {self._name!r}" if self._name else ""
+        how = "compiled C" if self.backend == "c" else "NumPy"
+        return f"<symplectic.System{label} n={self.n}, from SymPy ({how})>"
+
+
+def _rebuild_symbolic(spec, params, options):
+    return _make(spec, params, options)
+
+
+def system(expr, q, qdot=None, params=None, *, compile="auto", simplify=False, name=None,
+           test_point=None, cache_dir=None):
+    """A :class:`SymbolicSystem` from a SymPy Lagrangian or from (M, V).
+
+    Parameters
+    ----------
+    expr
+        The Lagrangian L(q, qdot) = 1/2 qdot^T M(q) qdot - V(q) (a SymPy
+        expression), or a pair ``(M, V)``: the mass matrix (n x n, any
+        matrix-like of expressions in q) and the potential.
+    q, qdot
+        The coordinates and velocities as SymPy Symbols (qdot only with a
+        Lagrangian).  Functions of time ``q_i(t)`` (e.g. from
+        ``sympy.physics.mechanics.dynamicsymbols``) are accepted too, with
+        qdot defaulting to their time derivatives.
+    params
+        ``{Symbol or name: value}`` for every other symbol in the expressions.
+        The values are used at run time; they are not compiled in.
+    compile
+        ``"auto"`` (default): compiled C when a C compiler works, else NumPy
+        with a :class:`CompileWarning`.  ``True``: compiled C or
+        :class:`CompilerError`.  ``False``: NumPy.
+    simplify
+        ``True`` passes every entry of M and V through ``sympy.trigsimp``
+        before differentiating (helps with M from positions or rotation
+        matrices; can be slow for large systems); a callable is applied to
+        each entry instead.
+    name
+        Label for ``repr``.
+    test_point
+        Configuration at which M is checked numerically (default: a fixed
+        generic point); change it when M is singular only at special points.
+    cache_dir
+        Directory of compiled modules (default ``$SYMPLECTIC_CACHE``, else
+        ``~/.cache/symplectic``).
+
+    Raises
+    ------
+    ValueError
+        When L is not of the form 1/2 qdot^T M qdot - V (terms linear in
+        qdot, or not quadratic), when M is not symmetric, is singular
+        (identically, or at the test point) or is not positive definite, or
+        when a symbol has no value.
+    """
+    if compile not in ("auto", True, False):
+        raise ValueError(f'compile must be "auto", True or False, got {compile!r}')
+    spec = _spec(expr, q, qdot, params, simplify, test_point)
+    options = dict(compile=compile, name=name, cache_dir=cache_dir)
+    return _make(spec, spec["params"], options)
+
+
+def _make(spec, params, options):
+    """The system of ``spec`` with the parameter values ``params`` ({Symbol: value})."""
+    model = model_for(spec)
+    order = spec["param_order"]
+    values = []
+    for s in order:
+        if s not in params:
+            raise ValueError(f"no value for parameter {s}")
+        values.append(finite_value(s, params[s]))
+    data = model.data(values)
+    obj = None
+    if options["compile"] is not False:
+        obj = _compiled(model, data, options)
+    if obj is None:
+        obj = SymbolicSystem.vectorized(model.n, model.numpy_function()(data), name=options["name"])
+        obj.backend = "numpy"
+        obj.library = None
+    obj._model = model
+    obj._spec = spec
+    obj._options = dict(options)
+    obj.parameters = dict(zip(order, values))
+    obj._params = {s.name: v for s, v in zip(order, values)}
+    obj.coordinates = spec["q"]
+    obj.velocities = spec["qdot"] or None
+    obj.mass_matrix = spec["M"]
+    obj.potential_energy = spec["V"]
+    return obj
+
+
+def _compiled(model, data, options):
+    """The system over the compiled module; None (with a CompileWarning) when
+    ``compile="auto"`` cannot compile."""
+    try:
+        lib, path = model.library(options["cache_dir"])
+    except (CompilerError, OSError) as exc:         # OSError: e.g. an unwritable cache
+        if options["compile"] is True:
+            raise
+        # stacklevel=4: the caller of system() or of with_params()
+        warnings.warn(f"symplectic.symbolic: cannot compile ({exc}); using the NumPy "
+                      f"evaluation instead (slower).  Install a C compiler or set $CC, or "
+                      f"pass compile=False to silence this warning.", CompileWarning,
+                      stacklevel=4)
+        return None
+    arr = (ctypes.c_double * max(1, len(data)))(*data)
+    obj = SymbolicSystem.from_cfunc(model.n, lib.symplectic_eval, ctypes.addressof(arr),
+                                    keepalive=(lib, arr, model), name=options["name"])
+    obj.backend = "c"
+    obj.library = str(path)
+    return obj
