@@ -116,13 +116,20 @@ def place_legend(ax, where="right", fontsize=8):
     """Draw the legend of ``ax`` where it hides no data.
 
     ``"right"``: outside the axes, to the right, top-aligned (the default of every
-    plot function; :func:`savefig` keeps it in the image); ``"best"``:
+    plot function); a figure without a layout engine gets matplotlib's "tight"
+    one, so neighbouring panels make room for the legend, and :func:`savefig`
+    keeps it in the image; ``"best"``:
     matplotlib's choice inside the axes; None or False: no legend.  Returns the
     legend (or None).
     """
     if not where:
         return None
     if where == "right":
+        fig = ax.get_figure()
+        if fig.get_layout_engine() is None:
+            # lay the figure out at every draw, legends outside the axes included, so a
+            # panel to the right (even one added later) moves aside instead of being covered
+            fig.set_layout_engine("tight")
         return ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                          borderaxespad=0.0)
     if where == "best":

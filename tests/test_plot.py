@@ -181,3 +181,22 @@ def test_figure_legend_below_two_panels(pendulum_trajs):
     r = fig.canvas.get_renderer()
     assert leg.get_window_extent(r).y1 <= min(ax.get_window_extent(r).y0 for ax in axs)
     plt.close(fig)
+
+
+def test_right_legend_makes_room_in_a_grid_of_panels(pendulum_trajs):
+    """A legend outside the right edge of a left panel does not cover the right panel,
+    even one added after the plot call and without any layout call by the user."""
+    fig = plt.figure(figsize=(10, 4))
+    plot.energy_error(pendulum_trajs, ax=fig.add_subplot(1, 2, 1))
+    ax2 = fig.add_subplot(1, 2, 2)
+    t = np.linspace(0, 1, 2000)
+    ax2.plot(t, np.sin(60 * t), label="dense")        # fills the right panel
+    assert fig.get_layout_engine() is not None
+    assert legend_overlaps(fig) == []
+    plt.close(fig)
+    # a figure that already has a layout engine keeps it
+    fig, axs = plt.subplots(1, 2, layout="constrained")
+    plot.energy_error(pendulum_trajs, ax=axs[0])
+    assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+    assert legend_overlaps(fig) == []
+    plt.close(fig)
