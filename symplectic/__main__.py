@@ -14,8 +14,8 @@ method or parameter, a value that does not parse or that the system refuses,
 h = 0, a negative step count, initial vectors of the wrong length or not
 finite, --p0 with --qdot0, an output name not ending in .npz or .csv); 1 on a
 runtime failure (the integration fails, e.g. ``ConvergenceError``, its arrays
-do not fit in memory, or the output cannot be written).  Every error is one line on stderr starting with
-``symplectic: error:``, never a traceback.
+do not fit in memory, or the output cannot be written).  Every error is one
+line on stderr starting with ``symplectic: error:``, never a traceback.
 """
 import argparse
 import inspect
