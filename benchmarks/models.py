@@ -39,7 +39,7 @@ PEND_P0 = np.zeros(1)
 TOP = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=G)   # TOP Table 3
 TOP_Q0 = np.array([0.0, math.pi / 3, 0.0])
 TOP_QDOT0 = np.array([9.2, 0.0, 252.0])
-TOP_PERIOD = 1.8472390                                # nutation period (ERRATA.md)
+TOP_PERIOD = 1.8472390                                # nutation period (docs/errata.md)
 
 
 def dp_system():

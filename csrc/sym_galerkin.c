@@ -2,7 +2,7 @@
  * sym_galerkin.c -- the Galerkin variational-integrator engine.
  *
  * Discrete Lagrangian (Marsden & West 2001; TOP paper Section 2, eq. (6)
- * for Simpson; ERRATA.md "A formulation that is smaller than the paper's"):
+ * for Simpson; docs/errata.md#simpson-newton-on-2n-unknowns):
  *
  *   L_d(Q_0, ..., Q_{s-1}) = h sum_i b_i [ 1/2 g_i^T M(q_i) g_i - V(q_i) ],
  *   q_i = sum_a B_ia Q_a,   g_i = sum_a D_ia Q_a / h,
@@ -30,9 +30,9 @@
  * which equals dL_d/dQ_{s-1} at the root because the rows of D sum to zero
  * and the rows of B to one (sum_a dL_d/dQ_a = h sum_i b_i f_i).  This
  * "difference form" keeps the momentum of a cyclic coordinate bitwise
- * constant (TOP eq. (18arb); ERRATA "Conserved momenta").  The node
+ * constant (TOP eq. (18arb); docs/errata.md#momentum-in-difference-form).  The node
  * velocities are formed from increments, g_i = sum_{a>=1} D_ia X_a / h,
- * which lowers the round-off floor when |q| is large (ERRATA).
+ * which lowers the round-off floor when |q| is large (docs/errata.md#node-velocities-from-increments).
  *
  * Simpson (s = 3 Lobatto nodes 0, 1/2, 1 with weights 1/6, 2/3, 1/6; order
  * 4) and the implicit midpoint rule (s = 2, one Gauss point; order 2) are

@@ -4,7 +4,7 @@
  *   L_d(q_l, q_r) = h [ 1/2 g^T M(q_m) g - V(q_m) ],
  *   q_m = (q_l + q_r)/2,  g = (q_r - q_l)/h
  *
- * (FVCA eq. (5), AXIOMS Section 2, TOP Appendix B with the ERRATA sign and
+ * (FVCA eq. (5), AXIOMS Section 2, TOP Appendix B with the docs/errata.md#top-appendix-b sign and
  * missing-term corrections).  On quadratic Lagrangians it is Newmark's
  * average-acceleration scheme.  In the Galerkin engine: linear
  * interpolation (nodes 0, 1) and the one-point Gauss rule at 1/2.

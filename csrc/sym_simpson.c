@@ -11,7 +11,7 @@
  *
  * It is the 3-node Lobatto member ("lobatto3") of the Galerkin engine:
  * nodes 0, 1/2, 1; quadrature at the nodes with weights 1/6, 2/3, 1/6.
- * Newton runs on the 2n unknowns (q_m, q_{j+1}) (ERRATA.md); the printed
+ * Newton runs on the 2n unknowns (q_m, q_{j+1}) (docs/errata.md#simpson-newton-on-2n-unknowns); the printed
  * equations of TOP Appendix A need the corrections listed there.
  */
 #include "symplectic.h"

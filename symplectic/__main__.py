@@ -4,6 +4,18 @@
   run SYSTEM [options] --out FILE   integrate a built-in system, write .npz or .csv
   methods                           list the integration methods
   systems                           list the built-in systems and their parameters
+
+``run --help`` shows every option with its default.  ``--h`` may be negative
+(integrates backward in time, as the API does); it must be finite and nonzero.
+
+Exit status: 0 on success; 2 on a usage error -- anything wrong with the
+command line, found before any integration starts (unknown command, system,
+method or parameter, a value that does not parse or that the system refuses,
+h = 0, a negative step count, initial vectors of the wrong length or not
+finite, --p0 with --qdot0, an output name not ending in .npz or .csv); 1 on a
+runtime failure (the integration fails, e.g. ``ConvergenceError``, its arrays
+do not fit in memory, or the output cannot be written).  Every error is one
+line on stderr starting with ``symplectic: error:``, never a traceback.
 """
 import argparse
 import inspect
@@ -23,8 +35,13 @@ DEFAULT_STATES = {
 }
 
 
+#: Exit status of a usage error and of a runtime failure.
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
 class CLIError(Exception):
-    """A user error reported as one line."""
+    """A usage error (exit status 2), reported as one line."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,8 +88,8 @@ def _build_system(name, params):
         kwargs["n"] = int(kwargs["n"])
     try:
         return factory(**kwargs)
-    except TypeError as exc:
-        raise CLIError(f"{name}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"bad parameters for {name}: {exc}") from None
 
 
 def _vector(name, values, n):
@@ -81,6 +98,8 @@ def _vector(name, values, n):
     a = np.array(values, dtype=float)
     if a.shape != (n,):
         raise CLIError(f"{name} needs {n} values for this system, got {len(values)}")
+    if not np.all(np.isfinite(a)):
+        raise CLIError(f"{name} values must be finite, got {' '.join(str(v) for v in values)}")
     return a
 
 
@@ -88,10 +107,16 @@ def cmd_run(args):
     import symplectic as sp
     system = _build_system(args.system, args.param)
     n = system.n
-    if not (args.h > 0 and math.isfinite(args.h)):
-        raise CLIError(f"--h must be a finite number > 0, got {args.h}")
+    if not (math.isfinite(args.h) and args.h != 0):
+        raise CLIError(f"--h must be a finite nonzero number (negative integrates backward), "
+                       f"got {args.h}")
     if args.steps < 0:
         raise CLIError(f"--steps must be >= 0, got {args.steps}")
+    methods = list(sp.methods())
+    if args.method not in methods:
+        raise CLIError(f"unknown method {args.method!r}; available: {', '.join(methods)}")
+    if not args.out.endswith((".npz", ".csv")):
+        raise CLIError(f"--out must end in .npz or .csv, got {args.out!r}")
     q0 = _vector("--q0", args.q0, n)
     p0 = _vector("--p0", args.p0, n)
     qdot0 = _vector("--qdot0", args.qdot0, n)
@@ -105,18 +130,22 @@ def cmd_run(args):
             qdot0 = (np.array(default_qdot, float)
                      if default_qdot is not None and len(default_qdot) == n else np.zeros(n))
         p0 = system.mass(q0) @ qdot0
-    traj = sp.integrate(system, q0, p0, args.h, args.steps, method=args.method)
+    try:
+        traj = sp.integrate(system, q0, p0, args.h, args.steps, method=args.method)
+    except (ValueError, TypeError) as exc:        # an input the API refuses: a usage error
+        raise CLIError(str(exc).splitlines()[0]) from None
     out = args.out
-    if out.endswith(".npz"):
-        np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy,
-                 newton_iterations=traj.newton_iterations, method=args.method, h=args.h,
-                 system=args.system, params=json.dumps(_jsonable(system.params)))
-    elif out.endswith(".csv"):
-        cols = ["t"] + [f"q{i}" for i in range(n)] + [f"p{i}" for i in range(n)] + ["energy"]
-        data = np.column_stack([traj.t, traj.q, traj.p, traj.energy])
-        np.savetxt(out, data, delimiter=",", header=",".join(cols), comments="", fmt="%.17g")
-    else:
-        raise CLIError(f"--out must end in .npz or .csv, got {out!r}")
+    try:
+        if out.endswith(".npz"):
+            np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy,
+                     newton_iterations=traj.newton_iterations, method=args.method, h=args.h,
+                     system=args.system, params=json.dumps(_jsonable(system.params)))
+        elif out.endswith(".csv"):
+            cols = ["t"] + [f"q{i}" for i in range(n)] + [f"p{i}" for i in range(n)] + ["energy"]
+            data = np.column_stack([traj.t, traj.q, traj.p, traj.energy])
+            np.savetxt(out, data, delimiter=",", header=",".join(cols), comments="", fmt="%.17g")
+    except OSError as exc:
+        raise OSError(f"cannot write {out!r}: {exc.strerror or exc}") from None
     e = np.max(np.abs(traj.energy - traj.energy[0])) / max(abs(traj.energy[0]), 1e-300)
     print(f"{args.system}: {args.steps} {args.method} steps of h = {args.h:g}; "
           f"max relative energy error {e:.3e}; wrote {out}")
@@ -145,20 +174,40 @@ def cmd_systems():
 def main(argv=None):
     parser = _Parser(prog="symplectic", description="Symplectic variational integrators.")
     sub = parser.add_subparsers(dest="command", required=True)
-    rep = sub.add_parser("reproduce", help="reproduce the papers' tables and figures")
-    rep.add_argument("--out", default=None, help="directory for CSV files and PNG figures")
-    rep.add_argument("--quick", action="store_true", help="short-horizon subset (under a minute)")
-    run = sub.add_parser("run", help="integrate a built-in system and write t, q, p, energy")
-    run.add_argument("system", help="built-in system name (see: symplectic systems)")
-    run.add_argument("--method", default="simpson")
-    run.add_argument("--h", type=float, default=0.01, help="step size (> 0)")
-    run.add_argument("--steps", type=int, default=1000)
+    rep = sub.add_parser("reproduce", help="reproduce the papers' tables and figures",
+                         description="Reproduce the papers' tables (printed next to the "
+                                     "published values) and figures.")
+    rep.add_argument("--out", default=None, metavar="DIR",
+                     help="directory for the CSV tables and PNG figures (default: none: print "
+                          "the tables, write no files)")
+    rep.add_argument("--quick", action="store_true",
+                     help="skip the 100- and 1000-period runs (default: off, the full run)")
+    run = sub.add_parser("run", help="integrate a built-in system and write t, q, p, energy",
+                         description="Integrate a built-in system and write t, q, p and the "
+                                     "energy to a .npz or .csv file.")
+    run.add_argument("system", help="built-in system: " + ", ".join(_factories())
+                     + " (parameters: symplectic systems)")
+    run.add_argument("--method", default="simpson",
+                     help="integration method, see: symplectic methods (default: %(default)s)")
+    run.add_argument("--h", type=float, default=0.01,
+                     help="step size in s, finite and nonzero; a negative step integrates "
+                          "backward in time (default: %(default)s)")
+    run.add_argument("--steps", type=int, default=1000,
+                     help="number of steps, >= 0 (default: %(default)s)")
     run.add_argument("--param", action="append", metavar="NAME=VALUE",
-                     help="system parameter (repeatable), e.g. --param m1=2 or --param 'm=[1,2,3]'")
-    run.add_argument("--q0", type=float, nargs="+")
-    run.add_argument("--p0", type=float, nargs="+")
-    run.add_argument("--qdot0", type=float, nargs="+", help="initial velocities (p0 = M(q0) qdot0)")
-    run.add_argument("--out", required=True, help="output file, .npz or .csv")
+                     help="system parameter (repeatable), e.g. --param m1=2 or --param "
+                          "'m=[1,2,3]' (default: the system's defaults, shown by: symplectic "
+                          "systems)")
+    run.add_argument("--q0", type=float, nargs="+", metavar="Q",
+                     help="initial coordinates (default: the paper's initial state for "
+                          + ", ".join(DEFAULT_STATES) + "; 0.3 for every coordinate otherwise)")
+    run.add_argument("--p0", type=float, nargs="+", metavar="P",
+                     help="initial momenta; exclusive with --qdot0 (default: M(q0) qdot0)")
+    run.add_argument("--qdot0", type=float, nargs="+", metavar="QDOT",
+                     help="initial velocities, p0 = M(q0) qdot0 (default: the paper's initial "
+                          "velocities for the systems above, zero otherwise)")
+    run.add_argument("--out", required=True, metavar="FILE",
+                     help="output file, .npz or .csv (required, no default)")
     sub.add_parser("methods", help="list the integration methods")
     sub.add_parser("systems", help="list the built-in systems")
     try:
@@ -174,11 +223,11 @@ def main(argv=None):
             cmd_systems()
     except CLIError as exc:
         print(f"symplectic: error: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError, ImportError, OSError, RuntimeError) as exc:
+        return EXIT_USAGE
+    except (ValueError, TypeError, ImportError, OSError, RuntimeError, MemoryError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"symplectic: error: {msg}", file=sys.stderr)
-        return 1
+        return EXIT_FAILURE
     return 0
 
 

@@ -2,7 +2,7 @@
 structure checks (symplecticity, reversibility), convergence studies, and the
 reference solvers of the TOP paper's Section 4.3 (RK4 on the reduced top).
 
-Conventions follow the papers (see ``papers/ERRATA.md``):
+Conventions follow the papers (see ``docs/errata.md#conventions-that-reproduce-the-published-numbers``):
 
 - errors are maxima over all nodes n = 0..N, both ends included;
 - the state error of a vector is the Euclidean norm of the error vector at a

@@ -92,7 +92,7 @@ class LagrangeTop:
     in ZXZ Euler angles q = (phi, theta, psi) with canonical momenta p = M(q) qdot,
     exactly as :func:`symplectic.systems.lagrange_top` (TOP paper, Section 4).
 
-    Nutation (TOP eq. (18aa), in the Jacobi form of papers/ERRATA.md).  With
+    Nutation (TOP eq. (18aa), in the Jacobi form of docs/errata.md#exact-lagrange-top).  With
     u = cos theta, energy and the conserved momenta p_phi, p_psi give
     udot^2 = f(u) = (1 - u^2)(alpha - beta u) - (b - a u)^2, beta = 2 m g l / I,
     a = p_psi / I, b = p_phi / I, a cubic with roots u1 <= u2 <= u3 (u3 > 1 for
@@ -107,7 +107,7 @@ class LagrangeTop:
     period is 2 K(k^2) / lambda.  The cubic is written in w = u - cos theta0 so
     that its constant term is the exact sin^2(theta0) thetadot0^2: when
     thetadot0 = 0 the root w = 0 is deflated analytically (a numerical root
-    finder costs ~1e-8 in phase, ERRATA.md); otherwise the roots are polished
+    finder costs ~1e-8 in phase, docs/errata.md#exact-lagrange-top); otherwise the roots are polished
     by Newton's method.  The initial state may be at any phase: t_turn follows
     from F(arcsin sqrt(-w1/(w2 - w1)) | k^2) with the sign of udot0.
 
@@ -348,6 +348,6 @@ def lagrange_top_period(q0, p0, m=0.1, I=0.002329969592394382, I3=0.000125, l=0.
     """Nutation period 2 K(k^2) / lambda of the Lagrange top (s); see :class:`LagrangeTop`.
 
     For TOP Table 3 (q0 = (0, pi/3, 0), qdot0 = (9.2, 0, 252)): 1.8472390 s
-    (the printed 1.84671 s corresponds to I rounded to 0.00233, ERRATA.md).
+    (the printed 1.84671 s corresponds to I rounded to 0.00233, docs/errata.md#flagged-published-values).
     """
     return LagrangeTop(q0, p0, m, I, I3, l, g).period

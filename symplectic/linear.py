@@ -8,7 +8,7 @@ definite) and K, every scheme of this library is a *linear* map of the state
 
 This module builds those maps and the objects the AXIOMS paper proves things
 about (Rojas-Quintero, Dubois, Cabrera-Diaz, Axioms 13 (2024) 255; equation
-numbers below refer to it, with the corrections of ``papers/ERRATA.md``):
+numbers below refer to it, with the corrections of ``docs/errata.md#axioms-linear-simpson``):
 
 ``propagator(M, K, h, method)``
     Phi_s = A_s^{-1} B_s (Simpson, second variant, eqs. (30)-(32)),
@@ -23,7 +23,7 @@ numbers below refer to it, with the corrections of ``papers/ERRATA.md``):
     h_max = 2 sqrt(2) / omega_max (eq. (40)), omega_max^2 the largest
     eigenvalue of M^{-1} K.  Linear Simpson is stable for |h| < h_max and
     unstable just above; it is spuriously stable again for
-    2 sqrt(3) < omega h < 2 sqrt(6) (scalar case, ERRATA.md), which is no
+    2 sqrt(3) < omega h < 2 sqrt(6) (scalar case, docs/errata.md#axioms-linear-simpson), which is no
     reason to step there.  RK4 has the same bound (|R(iy)| <= 1 iff
     |y| <= 2 sqrt(2)); Newmark is unconditionally stable.
 ``exact(M, K, q0, p0, t)``
@@ -254,7 +254,7 @@ def simpson_first_variant(M, K, h):
         A_sigma = [[L, 0, -I/2], [0, I, -(2M/h - hK/6)], [2hK/3, I, hK/6]],
         B_sigma = [[0, I/2], [-I, -(2M/h - hK/6)], [I, -hK/6]],
 
-    L = I - h^2/8 M^{-1} K (ERRATA: B_sigma acts on eta_j).  Returns the
+    L = I - h^2/8 M^{-1} K (docs/errata.md#axioms-linear-simpson: B_sigma acts on eta_j).  Returns the
     (3n, 2n) matrix A_sigma^{-1} B_sigma; its last 2n rows equal
     :func:`propagator` ``(M, K, h, "simpson")``, and its first n rows give
     q_{j+1/2} = 1/2 L^{-1} (q_j + q_{j+1}) -- the internal node of the
@@ -333,7 +333,7 @@ def stability_limit(M, K):
     """h_max = 2 sqrt(2) / omega_max (s): linear Simpson is stable for |h| < h_max.
 
     omega_max^2 is the largest eigenvalue of M^{-1} K (eq. (40) with the
-    sharp constant; ERRATA.md).  Returns inf when K has no positive
+    sharp constant; docs/errata.md#axioms-linear-simpson).  Returns inf when K has no positive
     eigenvalue (no oscillation to resolve).
     """
     w2max = float(np.max(_modes(*_matrices(M, K))[0]))

@@ -1,8 +1,10 @@
 """Published numbers of the three papers, with the conventions that reproduce them.
 
-Values are copied from the papers' tables; ``notes`` record the errata of
-``papers/ERRATA.md`` that apply (typos, truncated entries, entries that a
-converged method cannot produce).
+Values are copied from the papers' tables; ``notes`` record why a printed
+value differs from what we compute (typos, truncated entries, entries that a
+converged method cannot produce).  :func:`flags` lists every flagged value under
+a key; ``docs/errata.md`` in the repository has one row per key with the
+printed value, ours and the reason (a test keeps the two in step).
 """
 import math
 
@@ -21,8 +23,8 @@ FVCA_TABLE1 = {
     "conventions": ("m = 1, omega = 2 pi, q(0) = pi/2, p(0) = 0; T = 4 K(k^2)/omega "
                     "(one exact period), h = T/N; errors: max over all nodes j = 0..N"),
     "notes": {
-        ("simpson", "momentum", 50): "printed truncated (6.0856e-6 -> 6.08e-6), ERRATA.md",
-        ("midpoint", "state", 100): "printed truncated (1.3169e-3 -> 1.31e-3), ERRATA.md",
+        ("simpson", "momentum", 50): "printed truncated (6.0856e-6 -> 6.08e-6)",
+        ("midpoint", "state", 100): "printed truncated (1.3169e-3 -> 1.31e-3)",
     },
 }
 
@@ -67,14 +69,16 @@ AXIOMS_TABLE2 = {
                     "p(0) = 0; t_bar = 2 pi/omega0 = 1 s; h = T/N; error: max over nodes of the "
                     "Euclidean norm; order: least-squares slope over the three meshes"),
     "notes": {
-        (10, "newmark", "p", 400): "printed 0.782, a typo for 0.0782 (ERRATA.md)",
-        (10, "rk4", "p", 400): "printed 0.0137: not a converged fixed-step RK4 (ERRATA.md)",
-        (10, "rk4", "q", 400): "printed 0.0157: not a converged fixed-step RK4 (ERRATA.md)",
-        (1, "rk4", "p", 20): "printed 0.000800, truncated to 1 digit (ERRATA.md)",
-        (1, "rk4", "q", 20): "printed 0.00340, truncated to 2 digits (ERRATA.md)",
-        (1, "rk4", "q", 40): "printed 0.000200, truncated to 1 digit (ERRATA.md)",
+        (10, "newmark", "p", 400): "printed 0.782, a typo for 0.0782",
+        (10, "rk4", "p", 400): "printed 0.0137: not a converged fixed-step RK4",
+        (10, "rk4", "q", 400): "printed 0.0157: not a converged fixed-step RK4",
+        (10, "rk4", "p", "order"): "printed 1.29: the slope through the flagged 0.0137",
+        (10, "rk4", "q", "order"): "printed 2.09: the slope through the flagged 0.0157",
+        (1, "rk4", "p", 20): "printed 0.000800, truncated to 1 digit",
+        (1, "rk4", "q", 20): "printed 0.00340, truncated to 2 digits",
+        (1, "rk4", "q", 40): "printed 0.000200, truncated to 1 digit",
     },
-    #: The five RK4 entries ERRATA.md says not to use as targets (the two at
+    #: The five RK4 entries not to use as targets (the two at
     #: T = 10 t_bar, 400 meshes, and the three T = 1 t_bar entries printed with
     #: only 1-2 significant digits), and the order entries computed from them.
     "not_targets": {(10, "rk4", "p", 400), (10, "rk4", "q", 400), (1, "rk4", "p", 20),
@@ -95,10 +99,10 @@ AXIOMS_DOUBLE_PENDULUM = dict(m1=1.0, m2=1.0, g=9.81, omega0=2 * math.pi,
 
 #: TOP Table 1: nonlinear double pendulum (Section 3).  The text's l = g/omega0 is
 #: dimensionally odd; l = g/omega0^2 (omega0 = sqrt(g/l)) is the natural reading
-#: (ERRATA.md) and the one used here.  V has no constant, so H0 < 0.
+#: and the one used here (docs/errata.md).  V has no constant, so H0 < 0.
 TOP_TABLE1 = dict(m1=1.0, m2=1.0, omega0=2 * math.pi, g=9.81, l=9.81 / (2 * math.pi) ** 2,
                   q0=(math.pi / 4, math.pi / 3), p0=(0.0, 0.0), T=10.0,
-                  notes=("l = g/omega0 as printed; g/omega0^2 used (ERRATA.md). Energy error "
+                  notes=("l = g/omega0 as printed; g/omega0^2 used. Energy error "
                          "max_n |H_n - H0|/|H0|; orders 2 (midpoint), 4 (Simpson), about 5 for "
                          "RK4 (Figure 4)."))
 
@@ -108,7 +112,7 @@ TOP_TABLE3 = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81,
                   q0=(0.0, math.pi / 3, 0.0), qdot0=(9.2, 0.0, 252.0))
 
 #: Nutation period of Table 3 as printed (s) -- it corresponds to I rounded to 0.00233 --
-#: and the exact period of the printed parameters (ERRATA.md), which is the t-bar used
+#: and the exact period of the printed parameters (docs/errata.md), which is the t-bar used
 #: for h = t-bar / N.  ``symplectic.exact.LagrangeTop`` computes the latter.
 TOP_NUTATION_PERIOD_PRINTED = 1.84671
 TOP_NUTATION_PERIOD = 1.8472390
@@ -141,3 +145,41 @@ TOP_TABLES45 = dict(periods_mentioned=(100, 1000), values=None,
 TOP_TABLE6 = dict(m=1.0, I=1.0, I3=2.0, A=4 * math.pi ** 2, l=4 * math.pi ** 2 / 9.81, g=9.81,
                   q0=(0.0, math.pi / 6, 0.0), qdot0=(0.0, 0.0, 2 * math.pi),
                   p_phi=2 * math.pi * math.sqrt(3.0), p_psi=4 * math.pi, T=1.0, h_reference=1e-5)
+
+#: Printed TOP values that the reproduction replaces by something else:
+#: {(table, entry): note}.
+TOP_NOTES = {
+    ("top-t1", "l"): "printed l = g/omega0, which has units m/s",
+    ("top-t3", "nutation period"): "printed 1.84671 s, the period for I rounded to 0.00233",
+}
+
+
+def _key(*parts):
+    return "/".join(str(x).replace(" ", "-") for x in parts)
+
+
+def flag_key(table, entry):
+    """The key of a flagged value: ``table`` is ``"fvca-t1"``, ``"axioms-t2"``,
+    ``"top-t1"`` or ``"top-t3"``, ``entry`` the tuple used in that table's notes (for example
+    ``flag_key("axioms-t2", (10, "rk4", "p", 400)) == "axioms-t2/10/rk4/p/400"``)."""
+    return _key(table, *entry)
+
+
+def flags():
+    """Every printed value the reproduction flags, as {key: note}.
+
+    Collects the ``notes`` of FVCA Table 1 and AXIOMS Table 2, the AXIOMS
+    entries that are not used as targets, and :data:`TOP_NOTES`.  The keys are
+    those printed by ``python -m symplectic reproduce`` next to a flagged value
+    and those of the table in ``docs/errata.md``.
+    """
+    out = {}
+    for entry, note in FVCA_TABLE1["notes"].items():
+        out[flag_key("fvca-t1", entry)] = note
+    for entry, note in AXIOMS_TABLE2["notes"].items():
+        out[flag_key("axioms-t2", entry)] = note
+    for entry in sorted(AXIOMS_TABLE2["not_targets"], key=str):
+        out.setdefault(flag_key("axioms-t2", entry), "not a target")
+    for (table, entry), note in TOP_NOTES.items():
+        out[flag_key(table, (entry,))] = note
+    return out

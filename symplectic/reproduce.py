@@ -2,7 +2,9 @@
 
 ``python -m symplectic reproduce [--out DIR]`` prints every table side by
 side with the printed values and the relative difference, and writes CSV
-files into DIR.
+files and PNG figures into DIR.  A printed value that we do not reproduce, for
+a known reason, is flagged with a note and a key (``errata fvca-t1/...``):
+``docs/errata.md`` in the repository explains each key (:func:`symplectic.papers.flags`).
 """
 import csv
 import math
@@ -12,6 +14,20 @@ import numpy as np
 
 from . import exact, papers, systems
 from ._integrate import integrate
+
+#: The line printed before the tables: where the flagged values are explained.
+ERRATA_LINE = ("Values flagged [note; errata KEY] differ from the printed ones for a known reason; "
+               "docs/errata.md in the symplectic repository explains each KEY.")
+
+
+def _note(notes, table, entry):
+    """The note printed next to a flagged entry: the reason and its errata key."""
+    note = notes.get(entry)
+    return f"{note}; errata {papers.flag_key(table, entry)}" if note else ""
+
+
+def _top_note(table, entry):
+    return f"{papers.TOP_NOTES[(table, entry)]}; errata {papers.flag_key(table, (entry,))}"
 
 
 def fitted_order(hs, errs):
@@ -44,10 +60,13 @@ def fvca_table1():
         for N, v, pv in zip(meshes, vals, printed):
             rows.append(dict(method=method, quantity=quantity, N=N, value=v, paper=pv,
                              rel_diff=v / pv - 1,
-                             note=papers.FVCA_TABLE1["notes"].get((method, quantity, N), "")))
+                             note=_note(papers.FVCA_TABLE1["notes"], "fvca-t1",
+                                        (method, quantity, N))))
         order = fitted_order([T / N for N in meshes], vals)
         rows.append(dict(method=method, quantity=quantity, N="order", value=order,
-                         paper=printed_order, rel_diff=order - printed_order, note=""))
+                         paper=printed_order, rel_diff=order - printed_order,
+                         note=_note(papers.FVCA_TABLE1["notes"], "fvca-t1",
+                                    (method, quantity, "order"))))
     return rows
 
 
@@ -87,10 +106,11 @@ def axioms_table2(horizons=None):
         for N, v, pv in zip(meshes, vals, printed):
             rows.append(dict(T=T, method=method, quantity=quantity, N=N, value=v, paper=pv,
                              rel_diff=v / pv - 1,
-                             note=tab["notes"].get((T, method, quantity, N), "")))
+                             note=_note(tab["notes"], "axioms-t2", (T, method, quantity, N))))
         order = fitted_order([T / N for N in meshes], vals)
         rows.append(dict(T=T, method=method, quantity=quantity, N="order", value=order,
-                         paper=printed_order, rel_diff=order - printed_order, note=""))
+                         paper=printed_order, rel_diff=order - printed_order,
+                         note=_note(tab["notes"], "axioms-t2", (T, method, quantity, "order"))))
     return rows
 
 
@@ -133,17 +153,17 @@ def top_dp_figures(out):
     sub = slice(None, None, 1000)
     names = {"midpoint": "Implicit midpoint", "rk4": "RK4", "simpson": "Simpson"}
     trs = [integrate(dp, q0, p0, 0.1, 100, m) for m in ("midpoint", "rk4", "simpson")]
-    labels = [f"{names[tr.method]}, h = 0.1" for tr in trs]
+    labels = [f"{names[tr.method]}, h = 0.1 s" for tr in trs]
     paths = []
     for quantity, fig_no in (("q", 2), ("p", 3)):
         fig, axs = plt.subplots(1, 2, figsize=(11, 4))
         for c in range(2):
             plot.state_vs_exact(trs, (ref.q[sub], ref.p[sub]), t_exact=ref.t[sub], coord=c,
-                                ax=axs[c], quantity=quantity, labels=labels)
-            axs[c].lines[0].set_label("RK4, h = 1e-5 (reference)")
-            axs[c].legend(fontsize=8)
-            axs[c].set_xlabel("t (s)")
-        fig.suptitle(f"TOP Fig. {fig_no}: double pendulum, {quantity}")
+                                ax=axs[c], quantity=quantity, labels=labels, legend=None,
+                                exact_label="RK4, h = 1e-5 s (reference)")
+        plot.figure_legend(fig, axs[0])
+        fig.suptitle(f"TOP Fig. {fig_no}: double pendulum, "
+                     f"{'angles' if quantity == 'q' else 'momenta'}")
         paths.append(plot.savefig(axs[0], os.path.join(out, f"top_fig{fig_no}_dp_{quantity}.png")))
     hs = [0.1, 0.05, 0.025, 0.0125, 0.00625]
     data = {}
@@ -153,8 +173,8 @@ def top_dp_figures(out):
             tr = integrate(dp, q0, p0, h, round(10 / h), m)
             errs.append(np.max(np.abs(tr.energy - tr.energy[0])) / abs(tr.energy[0]))
         data[names[m]] = (hs, errs)
-    ax = plot.convergence(data, xlabel="h (s)", ylabel="||e_H||_inf over 10 s")
-    ax.set_title("TOP Fig. 4: energy error convergence, double pendulum")
+    ax = plot.convergence(data, xlabel="h [s]", ylabel="relative energy error |H − H₀|/|H₀|")
+    ax.set_title("TOP Fig. 4: max energy error over 10 s, double pendulum")
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig4_dp_energy_convergence.png")))
     ax = plot.energy_error(trs, labels=labels)
     ax.set_title("TOP Fig. 5: relative energy error, double pendulum")
@@ -252,7 +272,7 @@ def top_figures(out, quick=False):
     paths = []
 
     ax = plot.top_axis_trace([integrate(top, q0, p0, tb / 200, 1000, "simpson")],
-                             labels=["Simpson, h = t_bar/200, 5 periods"])
+                             labels=["Simpson, h = t̄/200, 5 periods"])
     ax.set_title("TOP Fig. 7: axis of the Table 3 top (loops)")
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig7_top_loops.png")))
 
@@ -262,30 +282,35 @@ def top_figures(out, quick=False):
     te = np.linspace(0, trs[0].t[-1], 1000)
     ax.plot(te, ex.theta(te), "k-", lw=1, label="exact (Jacobi sn)")
     for tr in trs:
-        ax.plot(tr.t, tr.q[:, 1], "o--", ms=3, lw=0.8, label=f"{names[tr.method]}, h = {h}")
-    ax.set_xlabel("t (s)")
-    ax.set_ylabel("theta (rad)")
-    ax.set_title(f"TOP Fig. 8: nutation over one period (t_bar = {tb:.7f} s)")
-    ax.legend(fontsize=8)
+        ax.plot(tr.t, tr.q[:, 1], "o--", ms=3, lw=0.8, label=f"{names[tr.method]}, h = {h} s")
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel("nutation θ [rad]")
+    ax.set_title(f"TOP Fig. 8: nutation over one period (t̄ = {tb:.7f} s)")
+    plot.place_legend(ax)
     ax.grid(alpha=0.3)
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig8_nutation.png")))
 
     trs = [integrate(top, q0, p0, h, int(math.ceil(10 * tb / h)), m) for m in names]
-    ax = plot.energy_error(trs, labels=[f"{names[tr.method]}, h = {h}" for tr in trs])
+    ax = plot.energy_error(trs, labels=[f"{names[tr.method]}, h = {h} s" for tr in trs])
     ax.set_title("TOP Fig. 9: relative energy error, 10 nutation periods")
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig9_top_energy.png")))
 
     fig, axs = plt.subplots(1, 2, figsize=(11, 4))
-    for k, (c, lab) in enumerate(((0, "p_phi"), (2, "p_psi"))):
+    drifts = {tr.method: [] for tr in trs}
+    for k, (c, lab) in enumerate(((0, "p_φ"), (2, "p_ψ"))):
         for tr in trs:
             mom = analysis.conserved_momenta(tr, coords=[c])
             rel = np.abs(mom.series[:, 0] - mom.series[0, 0]) / abs(mom.series[0, 0])
-            axs[k].plot(tr.t, rel, lw=1, label=f"{names[tr.method]} (max {rel.max():.1e})")
-        axs[k].set_xlabel("t (s)")
-        axs[k].set_ylabel(f"|{lab} - {lab}(0)| / |{lab}(0)|")
-        axs[k].legend(fontsize=8)
+            drifts[tr.method].append(f"{lab} {rel.max():.1e}")
+            axs[k].plot(tr.t, rel, lw=1, label=names[tr.method])
+        axs[k].set_xlabel("t [s]")
+        axs[k].set_ylabel(f"relative drift |{lab} − {lab}(0)|/|{lab}(0)|")
         axs[k].grid(alpha=0.3)
-    fig.suptitle("TOP Fig. 10: drift of the conserved momenta p_phi, p_psi (max in the legend)")
+    handles, _ = axs[0].get_legend_handles_labels()
+    plot.figure_legend(fig, handles=handles,
+                       labels=[f"{names[tr.method]}, h = {h} s (max {', '.join(drifts[tr.method])})"
+                               for tr in trs], ncol=1)
+    fig.suptitle("TOP Fig. 10: drift of the conserved momenta p_φ, p_ψ over 10 periods")
     paths.append(plot.savefig(axs[0], os.path.join(out, "top_fig10_momenta.png")))
 
     Ns = [40, 80, 160, 320]
@@ -294,13 +319,13 @@ def top_figures(out, quick=False):
         e4, e5 = zip(*[_top_errors(top, q0, p0, ex, m, N, 1)[:2] for N in Ns])
         data[f"{names[m]}, nutation"] = ([tb / N for N in Ns], e4)
         data[f"{names[m]}, energy"] = ([tb / N for N in Ns], e5)
-    ax = plot.convergence(data, xlabel="h (s)", ylabel="||e||_inf over one period")
+    ax = plot.convergence(data, xlabel="h [s]", ylabel="relative error, max over one period")
     ax.set_title("TOP Fig. 11: nutation and energy error convergence")
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig11_top_convergence.png")))
 
     rtop, rq0, rp0, red, y0 = _reduced_top()
     ax = plot.top_axis_trace([integrate(rtop, rq0, rp0, 0.001, 3000, "simpson")],
-                             labels=["Simpson, h = 1e-3, 3 s"])
+                             labels=["Simpson, h = 1e-3 s, 3 s"])
     ax.set_title("TOP Fig. 12: axis of the Table 6 top (cusps)")
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig12_top_cusps.png")))
 
@@ -308,21 +333,21 @@ def top_figures(out, quick=False):
     t_ref, y_ref = analysis.rk4_ode(red, y0, h_ref, round(1.0 / h_ref))
     trs = [integrate(rtop, rq0, rp0, 0.1, 10, m) for m in names]
     ax = plot._axes(None)
-    ax.plot(t_ref, y_ref[:, 1], "k-", lw=1, label=f"RK4 on the reduced model, h = {h_ref:g}")
+    ax.plot(t_ref, y_ref[:, 1], "k-", lw=1, label=f"RK4 on the reduced model, h = {h_ref:g} s")
     for tr in trs:
-        ax.plot(tr.t, tr.q[:, 1], "o--", ms=3, lw=0.8, label=f"{names[tr.method]}, h = 0.1")
-    ax.set_xlabel("t (s)")
-    ax.set_ylabel("theta (rad)")
+        ax.plot(tr.t, tr.q[:, 1], "o--", ms=3, lw=0.8, label=f"{names[tr.method]}, h = 0.1 s")
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel("nutation θ [rad]")
     ax.set_title("TOP Fig. 13: complete top vs reduced-model reference")
-    ax.legend(fontsize=8)
+    plot.place_legend(ax)
     ax.grid(alpha=0.3)
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig13_reduced.png")))
 
     rows = top_table6_convergence()
     hs = [1.0 / r["N"] for r in rows if r["N"] != "order"]
     errs = [r["value"] for r in rows if r["N"] != "order"]
-    ax = plot.convergence({"|theta_Simpson - theta_RK4(reduced)|": (hs, errs)}, xlabel="h (s)",
-                          ylabel="max over [0, 1 s]")
+    ax = plot.convergence({"Simpson (complete top) vs RK4 (reduced model)": (hs, errs)},
+                          xlabel="h [s]", ylabel="max |θ_Simpson − θ_RK4| over [0, 1 s] [rad]")
     ax.set_title("TOP Fig. 14: complete Simpson vs reduced RK4, equal h")
     paths.append(plot.savefig(ax, os.path.join(out, "top_fig14_reduced_convergence.png")))
     return paths
@@ -347,17 +372,18 @@ def fvca_figures(out):
     T = exact.pendulum_period(P["q0"], P["p0"], P["m"], P["omega"])
     t = np.linspace(0, 5 * T, 2001)
     ex = exact.pendulum(t, P["q0"], P["p0"], P["m"], P["omega"])
-    fig, axs = plt.subplots(1, 2, figsize=(11, 4))
-    axs[0].plot(t, ex[0], label="q (rad)")
-    axs[0].plot(t, ex[1] / P["omega"], label="p / (m omega)")
-    axs[0].set_xlabel("t (s)")
+    fig, axs = plt.subplots(1, 2, figsize=(13, 4))
+    axs[0].plot(t, ex[0], label="θ")
+    axs[0].plot(t, ex[1] / (P["m"] * P["omega"]), label="p_θ/(m ω)")
+    axs[0].set_xlabel("t [s]")
+    axs[0].set_ylabel("θ and p_θ/(m ω) [rad]")
     axs[0].set_title(f"FVCA Fig. 1: exact pendulum, T = {T:.10f} s")
-    axs[0].legend(fontsize=8)
+    plot.place_legend(axs[0])
     axs[0].grid(alpha=0.3)
     trajs = [integrate(sys_, [P["q0"]], [P["p0"]], T / 10, 50, method=m)
              for m in ("midpoint", "simpson")]
     plot.state_vs_exact(trajs, (ex[0], ex[1]), t_exact=t, ax=axs[1],
-                        labels=["Newmark (midpoint), N = 10", "Simpson, N = 10"])
+                        labels=["Newmark (midpoint), h = T/10", "Simpson, h = T/10"])
     axs[1].set_title("FVCA Fig. 2: 10 steps per period, 5 periods")
     path = os.path.join(out, "fvca_fig1_2_pendulum.png")
     plot.savefig(axs[0], path)
@@ -379,6 +405,7 @@ def axioms_figures(out):
     M, K = sysl.params["M"], sysl.params["K"]
     q0, p0 = P["q0"], P["p0"]
     names = {"midpoint": "Newmark", "simpson": "Simpson", "rk4": "RK4"}
+    coords = dict(coord_names=("θ₁", "θ₂"), coord_units="rad")
     paths = []
 
     def run(h, T):
@@ -387,40 +414,41 @@ def axioms_figures(out):
     def ex(t):
         return linear.exact(M, K, q0, p0, t)
 
-    labels = [f"{names[m]}, h = 0.1" for m in ("midpoint", "rk4", "simpson")]
+    labels = [f"{names[m]}, h = 0.1 t̄" for m in ("midpoint", "rk4", "simpson")]
     for T, fig_no in ((1, 2), (10, 3)):
         trs = run(0.1, T)
         fig, axs = plt.subplots(1, 2, figsize=(11, 4))
         for c in range(2):
-            plot.state_vs_exact(trs, ex, coord=c, ax=axs[c], labels=labels)
-            axs[c].set_xlabel("t / t_bar")
-            axs[c].set_ylabel(f"q{c + 1} (rad)")
-        fig.suptitle(f"AXIOMS Fig. {fig_no}: q, {T} t_bar")
+            plot.state_vs_exact(trs, ex, coord=c, ax=axs[c], labels=labels, legend=None, **coords)
+        plot.figure_legend(fig, axs[0])
+        fig.suptitle(f"AXIOMS Fig. {fig_no}: angles over {T} t̄ (t̄ = 1 s)")
         paths.append(plot.savefig(axs[0], os.path.join(out, f"axioms_fig{fig_no}_q_{T}tbar.png")))
     trs = run(0.1, 10)
     fig, axs = plt.subplots(1, 2, figsize=(11, 4))
     for c in range(2):
-        plot.state_vs_exact(trs, ex, coord=c, ax=axs[c], quantity="p", labels=labels)
-        axs[c].set_xlabel("t / t_bar")
-        axs[c].set_ylabel(f"p{c + 1} (kg m^2/s)")
-    fig.suptitle("AXIOMS Fig. 4: p, 10 t_bar")
+        plot.state_vs_exact(trs, ex, coord=c, ax=axs[c], quantity="p", labels=labels,
+                            legend=None, **coords)
+    plot.figure_legend(fig, axs[0])
+    fig.suptitle("AXIOMS Fig. 4: momenta over 10 t̄ (t̄ = 1 s)")
     paths.append(plot.savefig(axs[0], os.path.join(out, "axioms_fig4_p_10tbar.png")))
 
     trs = [tr for tr in run(0.1, 3) if tr.method != "rk4"]
     te = np.linspace(0, 3, 3001)
     fig, axs = plt.subplots(1, 2, figsize=(11, 4))
     for c in range(2):
-        plot.phase_portrait(trs, coord=c, ax=axs[c], exact=ex(te),
-                            labels=["Newmark, h = 0.1", "Simpson, h = 0.1"])
-    fig.suptitle("AXIOMS Fig. 5: phase portraits, 3 t_bar")
+        plot.phase_portrait(trs, coord=c, ax=axs[c], exact=ex(te), legend=None,
+                            labels=["Newmark, h = 0.1 t̄", "Simpson, h = 0.1 t̄"], **coords)
+    plot.figure_legend(fig, axs[0])
+    fig.suptitle("AXIOMS Fig. 5: phase portraits over 3 t̄ (t̄ = 1 s)")
     paths.append(plot.savefig(axs[0], os.path.join(out, "axioms_fig5_phase.png")))
 
     fig, axs = plt.subplots(1, 2, figsize=(11, 4))
     for k, h in enumerate((0.1, 0.01)):
         trs = run(h, 10)
-        plot.energy_error(trs, ax=axs[k], labels=[f"{names[tr.method]}, h = {h}" for tr in trs])
-        axs[k].set_xlabel("t / t_bar")
-    fig.suptitle("AXIOMS Fig. 6: relative energy error (Newmark: rounding only)")
+        plot.energy_error(trs, ax=axs[k], labels=[names[tr.method] for tr in trs], legend=None)
+        axs[k].set_title(f"h = {h} t̄")
+    plot.figure_legend(fig, axs[0])
+    fig.suptitle("AXIOMS Fig. 6: relative energy error (Newmark: rounding only; t̄ = 1 s)")
     paths.append(plot.savefig(axs[0], os.path.join(out, "axioms_fig6_energy.png")))
 
     ax = plot._axes(None)
@@ -429,11 +457,11 @@ def axioms_figures(out):
         xi, zeta = linear.conserved_form(M, K, h)
         phi = linear.quadratic_form(xi, zeta, tr.p, tr.q)
         err = np.abs(phi - phi[0])
-        ax.semilogy(tr.t, np.where(err > 0, err, np.nan), lw=0.8, label=f"Simpson, h = {h}")
-    ax.set_xlabel("t / t_bar")
-    ax.set_ylabel("|phi - phi_0|")
-    ax.set_title("AXIOMS Fig. 7: conserved quadratic form (Prop. 7)")
-    ax.legend(fontsize=8)
+        ax.semilogy(tr.t, np.where(err > 0, err, np.nan), lw=0.8, label=f"Simpson, h = {h} t̄")
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel("|φ − φ₀| [J]")
+    ax.set_title("AXIOMS Fig. 7: conserved quadratic form φ (Prop. 7)")
+    plot.place_legend(ax)
     ax.grid(True, which="both", alpha=0.3)
     paths.append(plot.savefig(ax, os.path.join(out, "axioms_fig7_phi.png")))
 
@@ -448,7 +476,8 @@ def axioms_figures(out):
             errs.append(float(np.max(np.linalg.norm(q - qe, axis=1))))
             rows.append(dict(method=names[m], h=h, error_q=errs[-1]))
         data[names[m]] = (hs, errs)
-    ax = plot.convergence(data, xlabel="h / t_bar", ylabel="||q - q_ex||_inf over 1 t_bar")
+    ax = plot.convergence(data, xlabel="h [s] (= h/t̄, t̄ = 1 s)",
+                          ylabel="max ‖q − q_ex‖ over 1 t̄ [rad]")
     ax.set_title("AXIOMS Fig. 8: convergence")
     paths.append(plot.savefig(ax, os.path.join(out, "axioms_fig8_convergence.png")))
     write_csv(os.path.join(out, "axioms_fig8_convergence.csv"), rows)
@@ -471,8 +500,9 @@ def format_table(title, rows, conventions=""):
             lines.append(f"{lead}{r['method']:<9} {r['quantity']:<16} {r['N']:>6} {val} "
                          f"{'-':>9} {'-':>8}")
         elif r["N"] == "order":
+            note = f"  [{r['note']}]" if r.get("note") else ""
             lines.append(f"{lead}{r['method']:<9} {r['quantity']:<16} {'order':>6} "
-                         f"{r['value']:>11.3f} {r['paper']:>9.2f} {r['rel_diff']:>+8.3f}")
+                         f"{r['value']:>11.3f} {r['paper']:>9.2f} {r['rel_diff']:>+8.3f}{note}")
         else:
             note = f"  [{r['note']}]" if r["note"] else ""
             lines.append(f"{lead}{r['method']:<9} {r['quantity']:<16} {r['N']:>6} "
@@ -506,7 +536,7 @@ def _axioms_table_task(ctx):
     worst = max(abs(r["rel_diff"]) for r in kept if r["N"] != "order")
     worst_o = max(abs(r["rel_diff"]) for r in kept if r["N"] == "order")
     ctx.say(f"  largest relative difference (all but the 5 RK4 entries and the 2 orders built "
-            f"on them, flagged in ERRATA.md): {100 * worst:.2f}%; largest order difference "
+            f"on them, flagged above): {100 * worst:.2f}%; largest order difference "
             f"{worst_o:.3f}")
     return rows
 
@@ -515,7 +545,8 @@ def _top_dp_table_task(ctx):
     rows = top_dp_table2()
     ctx.table("TOP 2025, Table 2 -- nonlinear double pendulum, ||e_H||_inf (T in s; the paper "
               "prints this table as an image: ours only)", rows,
-              "m1 = m2 = 1, l = g/omega0^2, q(0) = (pi/4, pi/3), p(0) = 0; h = 0.1, 0.05, 0.025 s",
+              "m1 = m2 = 1, l = g/omega0^2 [" + _top_note("top-t1", "l")
+              + "], q(0) = (pi/4, pi/3), p(0) = 0; h = 0.1, 0.05, 0.025 s",
               "top_table2_dp_energy.csv")
     return rows
 
@@ -523,8 +554,9 @@ def _top_dp_table_task(ctx):
 def _top_tables45_task(ctx, periods):
     rows4, rows5 = top_tables45(periods)
     tag = "_".join(str(p) for p in periods)
-    conv = ("TOP Table 3 top, t_bar = exact nutation period 1.8472390 s, h = t_bar/N, "
-            "N = 40, 80, 160 per period; N column = total steps")
+    conv = ("TOP Table 3 top, t_bar = exact nutation period 1.8472390 s ["
+            + _top_note("top-t3", "nutation period")
+            + "], h = t_bar/N, N = 40, 80, 160 per period; N column = total steps")
     ctx.table(f"TOP 2025, Table 4 -- Lagrange top, relative nutation error (T in periods; "
               f"printed as an image: ours only)", rows4, conv, f"top_table4_nutation_{tag}.csv")
     ctx.table(f"TOP 2025, Table 5 -- Lagrange top, relative energy error (T in periods; "
@@ -590,6 +622,7 @@ def run(out=None, quick=False, stream=None, progress=None):
     if out:
         os.makedirs(out, exist_ok=True)
     ctx = _Context(out, stream, quick)
+    ctx.say(ERRATA_LINE)
     tasks = [t for t in TASKS if t[3] or not quick]
     results = {}
     t_start = time.perf_counter()

@@ -14,7 +14,7 @@ L_DP = G / OMEGA0 ** 2            # TOP/AXIOMS rod length l = g / omega0^2
 TOP = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)   # TOP Table 3
 TOP_Q0 = np.array([0.0, math.pi / 3, 0.0])
 TOP_QDOT0 = np.array([9.2, 0.0, 252.0])
-# Exact nutation period of TOP Table 3's parameters (ERRATA.md; the printed
+# Exact nutation period of TOP Table 3's parameters (docs/errata.md; the printed
 # 1.84671 s corresponds to I rounded to 0.00233).
 TOP_PERIOD = 1.8472390
 

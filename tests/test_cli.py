@@ -1,5 +1,6 @@
 """The command line: run writes exactly what integrate computes; bad input
-gives a one-line error and a nonzero exit status, never a traceback."""
+gives a one-line error, never a traceback, with exit status 2 for usage errors
+and 1 for runtime failures (the __main__ module docstring and the README)."""
 import subprocess
 import sys
 
@@ -49,27 +50,129 @@ def test_run_parameters_and_states(tmp_path):
     assert np.array_equal(np.load(out)["q"], ref.q)
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["run", "nosuch", "--out", "x.npz"], "unknown system 'nosuch'"),
-    (["run", "pendulum", "--param", "m", "--out", "x.npz"], "malformed parameter"),
-    (["run", "pendulum", "--param", "m=abc", "--out", "x.npz"], "cannot parse parameter value"),
-    (["run", "pendulum", "--param", "mass=1", "--out", "x.npz"], "unknown parameter 'mass'"),
-    (["run", "pendulum", "--h", "0", "--out", "x.npz"], "--h must be a finite number > 0"),
-    (["run", "pendulum", "--h", "-0.1", "--out", "x.npz"], "--h must be a finite number > 0"),
-    (["run", "pendulum", "--param", "m=-1", "--out", "x.npz"], "m must be finite and > 0"),
-    (["run", "double_pendulum", "--q0", "1", "--out", "x.npz"], "--q0 needs 2 values"),
-    (["run", "pendulum", "--out", "x.txt"], "must end in .npz or .csv"),
-    (["run", "pendulum", "--method", "euler", "--out", "x.npz"], "unknown method 'euler'"),
+# Usage errors: exit status 2, one line, the exact message (or its stable start).
+USAGE_ERRORS = [
+    (["run", "nosuch", "--out", "x.npz"], "unknown system 'nosuch'; available: "),
+    (["run", "pendulum", "--param", "m", "--out", "x.npz"],
+     "malformed parameter 'm': expected name=value"),
+    (["run", "pendulum", "--param", "m=abc", "--out", "x.npz"],
+     "cannot parse parameter value 'abc' (a number or a JSON list)"),
+    (["run", "pendulum", "--param", "mass=1", "--out", "x.npz"],
+     "unknown parameter 'mass' for pendulum; parameters: m, omega"),
+    (["run", "pendulum", "--h", "0", "--out", "x.npz"],
+     "--h must be a finite nonzero number (negative integrates backward), got 0.0"),
+    (["run", "pendulum", "--h", "nan", "--out", "x.npz"],
+     "--h must be a finite nonzero number (negative integrates backward), got nan"),
+    (["run", "pendulum", "--steps", "-1", "--out", "x.npz"], "--steps must be >= 0, got -1"),
+    (["run", "pendulum", "--param", "m=-1", "--out", "x.npz"],
+     "bad parameters for pendulum: m must be finite and > 0, got -1"),
+    (["run", "double_pendulum", "--q0", "1", "--out", "x.npz"],
+     "--q0 needs 2 values for this system, got 1"),
+    (["run", "pendulum", "--q0", "nan", "--out", "x.npz"], "--q0 values must be finite, got nan"),
+    (["run", "pendulum", "--p0", "0", "--qdot0", "0", "--out", "x.npz"],
+     "give --p0 or --qdot0, not both"),
+    (["run", "pendulum", "--out", "x.txt"], "--out must end in .npz or .csv, got 'x.txt'"),
+    (["run", "pendulum", "--method", "euler", "--out", "x.npz"],
+     "unknown method 'euler'; available: simpson, midpoint, rk4, lobatto2, lobatto3"),
     (["run", "pendulum"], "the following arguments are required: --out"),
-    (["frobnicate"], "invalid choice"),
-])
-def test_bad_input_one_line_no_traceback(tmp_path, args, needle):
+    (["run", "pendulum", "--steps", "1.5", "--out", "x.npz"],
+     "argument --steps: invalid int value: '1.5'"),
+    (["frobnicate"], "argument command: invalid choice: 'frobnicate'"),
+]
+
+
+@pytest.mark.parametrize("args,message", USAGE_ERRORS)
+def test_usage_errors_exit_2_with_one_line(tmp_path, args, message):
     r = cli(*args, cwd=tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 2, (r.returncode, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("symplectic: error:") and needle in lines[0]
+    assert lines[0].startswith("symplectic: error: " + message), lines[0]
     assert "Traceback" not in r.stderr
+    assert not list(tmp_path.iterdir())                  # nothing written
+
+
+def test_usage_errors_in_process_return_2():
+    assert main(["run", "pendulum", "--h", "0", "--out", "x.npz"]) == 2
+    assert main(["run", "pendulum", "--method", "euler", "--out", "x.npz"]) == 2
+
+
+def test_runtime_failure_convergence_exits_1(tmp_path):
+    """The integration itself fails (Newton cannot complete the first step): status 1."""
+    r = cli("run", "lagrange_top", "--h", "5", "--steps", "10", "--out", "x.npz", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr
+    assert lines[0].startswith("symplectic: error: simpson failed at step 0 (t = 0, h = 5)")
+
+
+def test_runtime_failure_unwritable_output_exits_1(tmp_path):
+    target = tmp_path / "no" / "such" / "dir" / "x.npz"
+    r = cli("run", "pendulum", "--steps", "5", "--out", str(target))
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip() == (f"symplectic: error: cannot write {str(target)!r}: "
+                                f"No such file or directory")
+
+
+def test_runtime_failure_out_of_memory_exits_1(tmp_path):
+    r = cli("run", "pendulum", "--steps", str(10 ** 15), "--out", "x.npz", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("symplectic: error: integrate(n_steps=1000000000000000)")
+    assert "GiB" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_negative_step_integrates_backward(tmp_path):
+    out = tmp_path / "back.npz"
+    r = cli("run", "double_pendulum", "--h", "-0.01", "--steps", "300", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "300 simpson steps of h = -0.01" in r.stdout
+    data = np.load(out)
+    ref = sp.integrate(sp.systems.double_pendulum(), [np.pi / 4, np.pi / 3], [0, 0], -0.01, 300)
+    assert np.array_equal(data["q"], ref.q) and np.array_equal(data["p"], ref.p)
+    assert data["t"][-1] == pytest.approx(-3.0)
+    # integrating forward again from the end state comes back to the start (reversible scheme)
+    fwd = sp.integrate(sp.systems.double_pendulum(), data["q"][-1], data["p"][-1], 0.01, 300)
+    assert np.allclose(fwd.q[-1], [np.pi / 4, np.pi / 3], atol=1e-9)
+
+
+def _option_blocks(help_text):
+    """{option: its help text} from argparse's help output."""
+    blocks, current = {}, None
+    for line in help_text.splitlines():
+        stripped = line.strip()
+        if line.startswith("  -"):
+            current = stripped.split()[0].rstrip(",")
+            blocks[current] = stripped
+        elif current and line.startswith("      ") and stripped:
+            blocks[current] += " " + stripped
+        else:
+            current = None
+    return blocks
+
+
+def test_run_help_shows_every_default():
+    r = cli("run", "--help")
+    assert r.returncode == 0, r.stderr
+    blocks = _option_blocks(r.stdout)
+    assert set(blocks) == {"-h", "--method", "--h", "--steps", "--param", "--q0", "--p0",
+                           "--qdot0", "--out"}, blocks
+    for opt, text in blocks.items():
+        if opt != "-h":
+            assert "default" in text, (opt, text)
+    assert "(default: simpson)" in blocks["--method"]
+    assert "(default: 0.01)" in blocks["--h"] and "backward" in blocks["--h"]
+    assert "(default: 1000)" in blocks["--steps"]
+    assert "(default: M(q0) qdot0)" in blocks["--p0"]
+    assert "(required, no default)" in blocks["--out"]
+
+
+def test_reproduce_help_shows_every_default():
+    r = cli("reproduce", "--help")
+    assert r.returncode == 0, r.stderr
+    blocks = _option_blocks(r.stdout)
+    assert set(blocks) == {"-h", "--out", "--quick"}, blocks
+    assert "(default: none: print the tables, write no files)" in blocks["--out"]
+    assert "(default: off, the full run)" in blocks["--quick"]
 
 
 def test_methods_and_systems_listings():

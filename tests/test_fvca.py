@@ -1,6 +1,6 @@
 """FVCA paper, Table 1: nonlinear pendulum, Newmark (midpoint) and Simpson.
 
-Conventions (ERRATA.md): m = 1, omega = 2 pi, q(0) = pi/2, p(0) = 0; one
+Conventions (docs/errata.md#fvca-table-1): m = 1, omega = 2 pi, q(0) = pi/2, p(0) = 0; one
 exact nonlinear period T = 4 K(k^2)/omega, h = T/N; errors are maxima over all
 nodes j = 0..N of |q_j - q(t_j)|, |p_j - p(t_j)| and |H_j - H0|/H0, H0 = m omega^2.
 """
@@ -13,7 +13,7 @@ import symplectic as sp
 
 pytest.importorskip("scipy")
 
-# Table 1 as printed (two entries are truncated, not rounded: see ERRATA.md).
+# Table 1 as printed (two entries are truncated, not rounded: see docs/errata.md).
 TABLE1 = {
     ("midpoint", "p"): [2.93e-2, 7.32e-3, 1.83e-3],
     ("simpson", "p"): [6.08e-6, 3.78e-7, 2.36e-8],

@@ -1,6 +1,6 @@
 """Quadratic Lagrangians (AXIOMS paper): closed-form schemes, Table 2, structure, stability.
 
-Expected values come from the paper's Table 2 (conventions of ERRATA.md), from
+Expected values come from the paper's Table 2 (conventions of docs/errata.md#axioms-table-2), from
 the closed-form frequencies/modes of eqs. (49)-(51), from Proposition 7, and
 from an independent ODE solve; never from the code under test.
 """
@@ -243,7 +243,7 @@ def test_spectral_radius_at_the_stability_edge(system):
 
 
 def test_spurious_second_stability_window_scalar():
-    """ERRATA.md: Phi_s is stable again for 2 sqrt 3 < omega h < 2 sqrt 6 (scalar case)."""
+    """docs/errata.md#axioms-linear-simpson: Phi_s is stable again for 2 sqrt 3 < omega h < 2 sqrt 6 (scalar case)."""
     M, K = np.array([[1.0]]), np.array([[1.0]])
     for x in (3.3, 3.4):
         assert linear.spectral_radius(linear.propagator(M, K, x, "simpson")) > 1.0 + 1e-3

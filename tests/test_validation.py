@@ -1,6 +1,6 @@
 """Validation against exact solutions and independent computations (issue 4).
 
-Conventions (papers/ERRATA.md): Lagrange top with TOP Table 3's parameters and
+Conventions (docs/errata.md#top-lagrange-top): Lagrange top with TOP Table 3's parameters and
 g = 9.81; t-bar is the exact nutation period of those parameters and h = t-bar/N;
 nutation error relative, max_n |theta_n - theta_ex(t_n)| / theta_ex(t_n); energy
 error max_n |H_n - H0| / |H0|; double pendulum with l = g/omega0^2 unless said
@@ -111,7 +111,7 @@ def test_exact_top_period_is_time_between_nutation_extrema(case):
         assert len(te) >= 3
         assert np.max(np.abs(np.diff(te) - period)) <= 1e-9 * period
     if case == "table3":
-        # ERRATA.md: 1.8472390 s for I = 0.002329969592394382 (1.84671 s printed is I = 0.00233)
+        # docs/errata.md (top-t3/nutation-period): 1.8472390 s for I = 0.002329969592394382 (1.84671 s printed is I = 0.00233)
         assert period == pytest.approx(TOP_PERIOD, abs=5e-8)
         rounded = sp.exact.LagrangeTop.from_velocities(q0, qd0, **dict(TOP, I=0.00233))
         assert rounded.period == pytest.approx(sp.papers.TOP_NUTATION_PERIOD_PRINTED, abs=5e-6)
@@ -160,7 +160,7 @@ def test_top_nutation_and_energy_orders(method, order, tol):
     hs, e_theta, e_H = top_errors(method, TOP_NS)
     assert fitted_order(hs, e_theta) == pytest.approx(order, abs=tol)
     assert fitted_order(hs, e_H) == pytest.approx(order, abs=tol)
-    assert min(e_H) > 1e-11                 # above the top's energy rounding floor (ERRATA.md)
+    assert min(e_H) > 1e-11                 # above the top's energy rounding floor (docs/errata.md#node-velocities-from-increments)
 
 
 @needs_scipy
@@ -234,7 +234,7 @@ def test_dp_midpoint_energy_order():
 
 
 def numpy_midpoint(c, q0, p0, h, n):
-    """Nonlinear implicit midpoint of TOP Appendix B (with the ERRATA sign), in NumPy:
+    """Nonlinear implicit midpoint of TOP Appendix B (with the sign of docs/errata.md#top-appendix-b), in NumPy:
     L_d = h/2 g^T M(q_m) g - h V(q_m), q_m = (q_j + q_j+1)/2, g = (q_j+1 - q_j)/h;
     solves p_j = -dL_d/dq_l for q_j+1 by Newton with a finite-difference Jacobian."""
     def dLd(ql, qr):
