@@ -244,6 +244,9 @@ _REASONS = {
     -3: "Newton matrix is singular",
     -4: "a non-finite value (nan or inf) appeared",
     -5: "mass matrix is not symmetric positive definite",
+    -11: ("implausible Newton root: the step's final kinetic energy exceeds 10 times its initial "
+          "kinetic energy plus the work of the potential along it (a spurious solution of the step "
+          "equations, or h beyond the stability limit; reduce h)"),
 }
 
 
