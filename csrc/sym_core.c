@@ -34,6 +34,10 @@ const char *sym_strerror(int status)
     case SYM_EMETHOD: return "unknown method";
     case SYM_ESYSTEM: return "unknown built-in system or invalid parameters";
     case SYM_EINTERRUPT: return "interrupted";
+    case SYM_EIMPLAUSIBLE:
+        return "implausible Newton root: the step's final kinetic energy exceeds 10 times its "
+               "initial kinetic energy plus the work of the potential along it (a spurious "
+               "solution of the step equations, or h beyond the stability limit; reduce h)";
     default: return "unknown status code";
     }
 }

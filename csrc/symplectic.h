@@ -39,7 +39,9 @@ enum sym_status {
     SYM_ENOMEM = -7,      /* out of memory                                */
     SYM_EMETHOD = -8,     /* unknown method                               */
     SYM_ESYSTEM = -9,     /* unknown built-in system or bad parameters    */
-    SYM_EINTERRUPT = -10  /* stopped by the progress callback             */
+    SYM_EINTERRUPT = -10, /* stopped by the progress callback             */
+    SYM_EIMPLAUSIBLE = -11 /* Newton reached an implausible root: a spurious
+                              solution of the step equations (h too large) */
 };
 
 /* Largest number of degrees of freedom (and largest Newton system): the
