@@ -69,9 +69,10 @@ class System(_core.System):
     every supplied derivative with finite differences, at the initial q and
     at a perturbed q, and raises :class:`symplectic.DerivativeError` naming
     the callback, the worst entry, both values and the layout it looks like.
-    The check costs about 4n + n + 1 evaluations per point (under 5 % of a
-    1000-step integration of the double pendulum,
-    ``benchmarks/RESULTS_derivcheck.md``); a pass is remembered on this
+    The check costs 5n + 1 evaluations at each of the two points (21 for
+    n > 16, where it uses fixed generic directions) -- about 2 % of a
+    1000-step integration of the double pendulum in plain callables
+    (``benchmarks/RESULTS_derivcheck.md``); a pass is remembered on this
     System object.  Turn it off with ``check=False`` on the call or
     ``derivative_check=False`` here.  Built-in and SymPy-generated systems
     are not checked (their derivatives are not hand-written);
