@@ -16,6 +16,7 @@ callback calls the check makes (counted separately, once, for the Python
 forms).  No assertions: this measures.
 """
 import argparse
+import datetime
 import math
 import os
 import platform
@@ -93,6 +94,17 @@ def calls_of(name):
     return calls["n"]
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=21)
@@ -100,6 +112,7 @@ def main():
     args = ap.parse_args()
 
     cases = forms()
+    load0 = os.getloadavg()
     t_check = {n: [] for n, _ in cases}
     t_int = {n: [] for n, _ in cases}
     t_first = {n: [] for n, _ in cases}
@@ -122,8 +135,11 @@ def main():
     med = statistics.median
     print(f"# First-use derivative check vs a {args.steps}-step integration "
           f"(benchmarks/bench_derivcheck.py)\n")
-    print(f"Python {platform.python_version()}, NumPy {np.__version__}, "
-          f"{platform.machine()}, {os.cpu_count()} CPUs; median of {args.repeats} repeats\n")
+    load1 = os.getloadavg()
+    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {cpu_model()}, "
+          f"{os.cpu_count()} CPUs, {platform.system()} {platform.machine()}; Python "
+          f"{platform.python_version()}, NumPy {np.__version__}; median of {args.repeats} "
+          f"repeats; 1-minute load average {load0[0]:.2f} before, {load1[0]:.2f} after\n")
     print(f"| form | check (ms) | integrate, check=False (ms) | check / integrate | "
           f"first integrate, check on (ms) | callback calls of the check |")
     print("|---|---|---|---|---|---|")

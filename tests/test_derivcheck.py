@@ -833,3 +833,12 @@ def test_correct_derivatives_stay_far_below_the_tolerance():
                 assert r["ok"], (s, q, r["quantity"])
                 worst = max(worst, r["error"] / r["tol"] if r["error"] else 0.0)
     assert worst < 0.05, worst
+
+
+def test_integrate_many_checks_each_distinct_system_once():
+    good = [build("callables", 2, dp_callables(m2=m)) for m in (1.0, 2.0)]
+    sp.integrate_many(good + [good[0]], [Q0, Q0 + 0.1, Q0 - 0.1], P0, H, 3)
+    assert all(s._derivcheck_verdict == "passed" for s in good)
+    bad = build("callables", 2, permuted(dp_callables(), "mass_grad", (1, 0, 2)))
+    with pytest.raises(sp.DerivativeError, match=r"^mass_grad disagrees .* laid out \[i, k, j\]"):
+        sp.integrate_many([build("callables", 2, dp_callables()), bad], [Q0, Q0 + 0.1], P0, H, 3)
