@@ -423,11 +423,14 @@ def _amax(a):
 def _compare(quantity, U, F, fd_err, rtol, **extra):
     U = np.asarray(U, dtype=float)
     F = np.asarray(F, dtype=float)
+    if not U.size:
+        return dict(quantity=quantity, U=U, F=F, fd_err=fd_err, scale=0.0, tol=0.0, index=(),
+                    error=0.0, rel=0.0, ok=True, **extra)
     err = np.abs(U - F)
-    scale = max(_amax(F), _amax(U))
+    scale = max(float(np.abs(F).max()), float(np.abs(U).max()))
     tol = max(rtol * scale, SAFETY * fd_err)
-    idx = np.unravel_index(int(np.argmax(err)), err.shape) if err.size else ()
-    worst = float(err[idx]) if err.size else 0.0
+    idx = np.unravel_index(int(err.argmax()), err.shape)
+    worst = float(err[idx])
     rel = worst / scale if scale > 0 else 0.0
     return dict(quantity=quantity, U=U, F=F, fd_err=fd_err, scale=scale, tol=tol,
                 index=tuple(int(i) for i in idx), error=worst, rel=rel, ok=worst <= tol, **extra)
@@ -480,22 +483,25 @@ def _check_point(ev, q, g, sup, rtol, mode, full=False):
     if pg:
         blocks["V"] = S["V"]
     if mh:
-        blocks["G"] = 0.5 * np.einsum("pic,i->pc", S["A"], g)      # grad of 1/2 g^T M g
+        blocks["G"] = 0.5 * (g @ S["A"])                            # grad of 1/2 g^T M g: (p, c)
     if ph:
         blocks["dV"] = S["dV"]
     fd = dict(zip(blocks, _differences(list(blocks.values()), L, h)))
     u = ULPS * EPS
     if mg:
         # X[r, i, s] = sum_kj T[k, i, j] D[r, k] G[s, j]; identity D, G: X = T[k, i, j]
-        X = np.einsum("sik,rk->ris", As, D)
         F, trunc, mag = fd["M"]                                    # F[r, i, j] = dM/dd_r
-        Y = np.einsum("rij,sj->ris", F, G)
-        e = _estimate(trunc, mag, h, u) * float(np.abs(G).sum(axis=1).max())
+        e = _estimate(trunc, mag, h, u)
+        if is_full:
+            X, Y = As.transpose(2, 1, 0), F                         # A(q, e_j)[i, k] = T[k, i, j]
+        else:
+            X, Y = np.einsum("sik,rk->ris", As, D), np.einsum("rij,sj->ris", F, G)
+            e *= float(np.abs(G).sum(axis=1).max())
         res["mass_grad"] = _compare("mass_grad", X, Y, e, rtol, **how)
     if pg:
         F, trunc, mag = fd["V"]
-        res["potential_grad"] = _compare("potential_grad", D @ C["dV"][0], F,
-                                         _estimate(trunc, mag, h, u), rtol, **how)
+        res["potential_grad"] = _compare("potential_grad", C["dV"][0] if is_full else D @ C["dV"][0],
+                                         F, _estimate(trunc, mag, h, u), rtol, **how)
     if mh:
         if mg and not res["mass_grad"]["ok"]:
             res["mass_hess"] = dict(quantity="mass_hess", ok=True, skipped="mass_grad")
@@ -504,7 +510,8 @@ def _check_point(ev, q, g, sup, rtol, mode, full=False):
             g2 = 0.5 * float(np.abs(g).sum()) ** 2                 # G is a sum over i, j
             e = (_estimate(trunc, mag, h, u, _amax(res["mass_grad"]["U"]) * g2) if mg
                  else _estimate(trunc, mag, h, ULPS * FD_ACC, fd["M"][2] * g2))
-            res["mass_hess"] = _compare("mass_hess", C["H"][0] @ D.T, F.T, e, rtol, **how)
+            res["mass_hess"] = _compare("mass_hess", C["H"][0] if is_full else C["H"][0] @ D.T,
+                                        F.T, e, rtol, **how)
     if ph:
         if pg and not res["potential_grad"]["ok"]:
             res["potential_hess"] = dict(quantity="potential_hess", ok=True, skipped="potential_grad")
@@ -512,7 +519,9 @@ def _check_point(ev, q, g, sup, rtol, mode, full=False):
             F, trunc, mag = fd["dV"]
             e = (_estimate(trunc, mag, h, u) if pg
                  else _estimate(trunc, mag, h, ULPS * FD_ACC, _amax(S["V"])))
-            res["potential_hess"] = _compare("potential_hess", C["d2V"][0] @ D.T, F.T, e, rtol, **how)
+            res["potential_hess"] = _compare("potential_hess",
+                                             C["d2V"][0] if is_full else C["d2V"][0] @ D.T,
+                                             F.T, e, rtol, **how)
     if not all(np.isfinite(r["error"]) and np.isfinite(r["tol"]) for r in res.values() if "error" in r):
         # a compiled callback (the only kind the core does not screen) gave inf or nan
         if mode == "explicit":
