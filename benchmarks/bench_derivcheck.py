@@ -140,8 +140,8 @@ def main():
           f"{os.cpu_count()} CPUs, {platform.system()} {platform.machine()}; Python "
           f"{platform.python_version()}, NumPy {np.__version__}; median of {args.repeats} "
           f"repeats; 1-minute load average {load0[0]:.2f} before, {load1[0]:.2f} after\n")
-    print(f"| form | check (ms) | integrate, check=False (ms) | check / integrate | "
-          f"first integrate, check on (ms) | callback calls of the check |")
+    print("| form | check (ms) | integrate, check=False (ms) | check / integrate | "
+          "first integrate, check on (ms) | callback calls of the check |")
     print("|---|---|---|---|---|---|")
     for name, _ in cases:
         c, i, f = med(t_check[name]), med(t_int[name]), med(t_first[name])

@@ -455,7 +455,6 @@ def _check_point(ev, q, g, sup, rtol, mode, full=False):
     points a ValueError or ArithmeticError means "not checkable here".
     "perturbed": those mean "not checkable" at q too.  Other exceptions
     always propagate (a callback that fails on purpose, Ctrl-C)."""
-    n = ev.n
     mg, pg, mh, ph = (k in sup for k in QUANTITIES)
     if not (mg or pg or mh or ph):
         return {}
