@@ -70,7 +70,7 @@ class System(_core.System):
     at a perturbed q, and raises :class:`symplectic.DerivativeError` naming
     the callback, the worst entry, both values and the layout it looks like.
     The check costs 5n + 1 evaluations at each of the two points (21 for
-    n > 16, where it uses fixed generic directions) -- about 2 % of a
+    n > 16, where it uses fixed generic directions) -- 1 to 2 % of a
     1000-step integration of the double pendulum in plain callables
     (``benchmarks/RESULTS_derivcheck.md``); a pass is remembered on this
     System object.  Turn it off with ``check=False`` on the call or
