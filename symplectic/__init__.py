@@ -10,7 +10,7 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 (1001, 2)
 """
 from . import analysis, exact, linear, papers, systems
-from ._errors import ConvergenceError
+from ._errors import ConvergenceError, DerivativeError
 from ._ensemble import Ensemble, integrate_many
 from ._integrate import Trajectory, integrate, methods, step
 from ._system import System
@@ -25,6 +25,6 @@ def __getattr__(name):
         return importlib.import_module(".symbolic", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "integrate", "integrate_many",
+__all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "DerivativeError", "integrate", "integrate_many",
            "step", "methods", "systems", "exact", "linear", "analysis", "papers", "__version__"]
 

@@ -36,3 +36,57 @@ class ConvergenceError(RuntimeError):
         self.iterations = iterations
         self.reason = reason
         self.trajectory = trajectory
+
+
+class DerivativeError(ValueError):
+    """A supplied derivative disagrees with finite differences.
+
+    Raised by :meth:`symplectic.System.check_derivatives` and, the first time
+    a system with user-supplied derivatives is stepped or integrated, by
+    :func:`symplectic.step`, :func:`symplectic.integrate` and
+    :func:`symplectic.integrate_many` (unless ``check=False`` or
+    ``System.derivative_check`` is False).  The message names the callback,
+    the worst entry, the supplied and the finite-difference value, the q
+    where it happened and, when a permutation of the tensor's axes (or a
+    sign flip) would match, the layout the callback looks like it uses.
+
+    Attributes
+    ----------
+    callback : str
+        The callback as the user supplied it (e.g. ``"mass_grad"``,
+        ``"mass_dir"``, ``"the combined callable's dM"``).
+    quantity : str
+        ``"mass_grad"``, ``"mass_hess"``, ``"potential_grad"`` or
+        ``"potential_hess"``.
+    index : tuple of int
+        Worst entry, in the documented layout of ``quantity``
+        (``[k, i, j]`` for mass_grad, ``[k, l, i, j]`` for mass_hess, ``[k]``,
+        ``[k, l]``; ``[k, l]`` of H(q, g) when the full mass Hessian was too
+        large to reconstruct).
+    supplied, finite_difference : float
+        The two values at ``index``.
+    q : ndarray
+        The configuration where the check failed.
+    error, tolerance : float
+        ``|supplied - finite_difference|`` at ``index`` and the tolerance it
+        exceeded.
+    layout : str or None
+        The layout hint (None if no permutation or sign flip matches).
+    report : dict
+        ``{quantity: relative error}`` for every checked derivative at ``q``.
+    """
+
+    def __init__(self, message, *, callback=None, quantity=None, index=None, supplied=None,
+                 finite_difference=None, q=None, error=None, tolerance=None, layout=None,
+                 report=None):
+        super().__init__(message)
+        self.callback = callback
+        self.quantity = quantity
+        self.index = index
+        self.supplied = supplied
+        self.finite_difference = finite_difference
+        self.q = q
+        self.error = error
+        self.tolerance = tolerance
+        self.layout = layout
+        self.report = report

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from . import _core
+from . import _core, _derivcheck
 from ._errors import ConvergenceError
 from ._system import System
 
@@ -229,7 +229,8 @@ def _q_mid(qm):
     return qm[:, 0, :] if qm.shape[1] == 1 else qm
 
 
-def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None):
+def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
+         check=True):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     Parameters
@@ -250,6 +251,10 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
         (default 1e-13).
     max_iter : int, optional
         Newton iterations allowed (default 25).
+    check : bool
+        On the first use of a system with user-supplied derivatives, check
+        them against finite differences (default True; see
+        :class:`symplectic.System`).  False skips the check.
 
     Returns
     -------
@@ -259,6 +264,8 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     ------
     ConvergenceError
         Newton failed, a value became non-finite, or M(q) is not positive definite.
+    DerivativeError
+        A supplied derivative disagrees with finite differences (first use only).
     """
     _check_system(system)
     _check_method(method)
@@ -267,6 +274,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
         raise ValueError("h must be nonzero")
     q = _state("q", q, system.n)
     p = _momentum(system, q, p, qdot, "p", "qdot")
+    _derivcheck.ensure(system, q, check)
     q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.step(
         system, q, p, h, method, **_newton_opts(rtol, max_iter))
     if status != 0:
@@ -280,7 +288,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
               t0=0.0, rtol=None, max_iter=None, predictor=True, newton="full",
-              closed_form=True):
+              closed_form=True, check=True):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``.
 
     Parameters
@@ -332,6 +340,14 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         On linear systems ``"simpson"`` and ``"rk4"`` warn with
         :class:`symplectic.linear.StabilityWarning` when ``|h|`` reaches
         the stability limit 2 sqrt(2)/omega_max.
+    check : bool
+        The first time a system with user-supplied derivatives (Python
+        callables in any form, compiled callbacks) is stepped or integrated,
+        compare every supplied derivative with finite differences at q0 and
+        at a perturbed q, and raise :class:`symplectic.DerivativeError` if one
+        disagrees (a pass is remembered on the System).  Default True;
+        False skips it, as does ``System(..., derivative_check=False)``.
+        Built-in and SymPy-generated systems are never checked.
 
     Returns
     -------
@@ -345,6 +361,10 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     ConvergenceError
         If a step fails; ``err.trajectory`` holds the states computed so far
         and the message names the step, the time and the residual.
+    DerivativeError
+        A supplied derivative disagrees with finite differences (first use
+        only; the message names the callback, the entry, both values and the
+        layout it looks like).
     Exception from a callback, KeyboardInterrupt
         Propagate unchanged, with a note naming the step and time, and the
         steps completed before it in ``exc.trajectory``.
@@ -373,6 +393,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         raise ValueError(f"newton must be 'full' or 'chord', got {newton!r}")
     _check_memory(_output_bytes(n_steps, system.n, method),
                   f"integrate(n_steps={n_steps}) with n = {system.n}")
+    _derivcheck.ensure(system, q0, check)
     if system.builtin == "linear":
         from . import linear
         M, K = system._params["M"], system._params["K"]

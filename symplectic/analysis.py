@@ -242,8 +242,9 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6):
     RK4).  ``tangent="fd"``: central finite differences of :func:`symplectic.step`
     with increments ``delta * max(1, |y_k|)``.
     """
-    from . import _core
+    from . import _core, _derivcheck
     if tangent == "exact":
+        _derivcheck.ensure(system, q)      # user derivatives: checked on first use, as by step
         return _core.step_tangent(system, np.asarray(q, float), np.asarray(p, float),
                                   float(h), method)[2]
     if tangent != "fd":
