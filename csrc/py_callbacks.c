@@ -36,12 +36,14 @@
  *       (reset a cache; or keep per-call data thread-safe by pointing
  *       call->sys.params at the py_call record, as cfunc does).
  *  3. A row in `forms` at the bottom: the argument that selects the form
- *     (first match wins), init, begin.
+ *     (first match wins), init, begin (and release, for what lives outside
+ *     the state block, as the built-in's parameters).
  *  4. symplectic/_system.py: a classmethod that checks its input and calls
  *     _core.System.__init__(obj, n, <key>=...).
  * A new SLOT of the core (a force f(t, q, qdot), constraints g(q)) taken as
- * a separate callable: its argument (step 1), a row in `fslot`, a thunk that
- * calls call_slot, and the line in callables_new that sets the slot.
+ * a separate callable: its argument (step 1), a row in `fslot` (checked and
+ * stored from then on), a thunk (call_slot serves callables of q or (q, g)),
+ * and the line in callables_new or callables_init that sets the slot.
  */
 #include "py_core.h"
 
@@ -267,7 +269,7 @@ static int cb_mass(const double *q, double *out, void *params)
 {
     const callables_state *st = params;
     const int n = st->n;
-    PyArrayObject *a = py_call_array(st->ref[F_MASS], "mass(q)", n, q, NULL, 2);
+    PyArrayObject *a = py_call_array(st->ref[F_MASS], fslot[F_MASS].label, n, q, NULL, 2);
     if (!a) return -1;
     const double *M = PyArray_DATA(a);
     double big = 0.0;
