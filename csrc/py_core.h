@@ -118,6 +118,7 @@ int py_vectorized_init(SystemObject *S, int n, PyObject *fn);
 
 /* ---- py_system.c ------------------------------------------------- */
 extern PyType_Spec py_System_spec;
+int py_system_ready(const SystemObject *S);
 int py_call_begin(SystemObject *S, py_call *call);
 void py_call_end(py_call *call);
 

@@ -74,11 +74,7 @@ static const sym_method *get_method(const char *name)
 static int run_begin(PyObject *module, run *r, const char *qname, const char *pname)
 {
     memset(&r->call, 0, sizeof(r->call));
-    if (!(r->S = get_system(module, r->system))) return -1;
-    if (!r->S->initialized) {
-        PyErr_SetString(PyExc_RuntimeError, "System object is not initialised");
-        return -1;
-    }
+    if (!(r->S = get_system(module, r->system)) || py_system_ready(r->S) < 0) return -1;
     if (!(r->m = get_method(r->method))) return -1;
     if (!isfinite(r->h) || r->h == 0.0) {
         PyObject *ho = PyFloat_FromDouble(r->h);

@@ -63,16 +63,21 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
 /* ------------------------------------------------------------------ */
 /* One top-level call                                                   */
 /* ------------------------------------------------------------------ */
+/* 0 if S was initialised, else -1 with RuntimeError. */
+int py_system_ready(const SystemObject *S)
+{
+    if (S->initialized) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "System object is not initialised");
+    return -1;
+}
+
 /* Start a call on S: the system must be initialised; call->sys is what the
  * core runs on (see py_call).  -1 with an exception on failure; py_call_end
  * must follow either way. */
 int py_call_begin(SystemObject *S, py_call *call)
 {
     memset(call, 0, sizeof(*call));
-    if (!S->initialized) {
-        PyErr_SetString(PyExc_RuntimeError, "System object is not initialised");
-        return -1;
-    }
+    if (py_system_ready(S) < 0) return -1;
     call->S = S;
     call->sys = S->sys;
     return py_form_begin(call);
@@ -231,11 +236,7 @@ done:
 static PyObject *System_get_n(SystemObject *self, void *closure)
 {
     (void)closure;
-    if (!self->initialized) {
-        PyErr_SetString(PyExc_RuntimeError, "System object is not initialised");
-        return NULL;
-    }
-    return PyLong_FromLong(self->sys.n);
+    return py_system_ready(self) < 0 ? NULL : PyLong_FromLong(self->sys.n);
 }
 
 static PyObject *System_get_builtin(SystemObject *self, void *closure)
