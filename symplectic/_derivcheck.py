@@ -119,6 +119,10 @@ def ensure(system, q, check=True):
         return
     q = np.array(q, dtype=float)
     try:
+        # V at the initial state, once: the integration itself may never call the
+        # potential (only its gradient), so a malformed one would otherwise surface only
+        # at Trajectory.energy; the binding's message names the callback
+        system._eval(q, None, _V)
         _first_use(system, q)
     except DerivativeError:
         raise

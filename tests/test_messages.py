@@ -156,3 +156,18 @@ def test_step_failure_reason_comes_from_the_core():
         sp.step(sys, [0.0], [1.0], 0.01, check=False)
     assert err.value.reason == "mass matrix is not symmetric positive definite"
     assert "failed: mass matrix is not symmetric positive definite after" in str(err.value)
+
+
+@pytest.mark.parametrize("ret, kind, text", [
+    (None, TypeError, "potential(q) returned None (a missing return statement?)"),
+    (np.array([1.0, 2.0]), ValueError,
+     "potential(q) returned an array of shape (2,), expected a scalar (shape ())"),
+])
+def test_bad_potential_is_named_at_the_first_integrate_when_its_gradient_is_given(ret, kind, text):
+    # the integration never calls V itself (only grad V): the first-use check evaluates it once
+    sys = sp.System(2, _unit_mass, lambda q: ret, potential_grad=lambda q: np.array(q))
+    with pytest.raises(kind) as err:
+        sp.integrate(sys, [0.1, 0.2], [0.0, 0.0], 0.01, 3)
+    assert text in str(err.value)
+    with pytest.raises(kind):
+        sp.step(sys, [0.1, 0.2], [0.0, 0.0], 0.01)
