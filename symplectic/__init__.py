@@ -12,8 +12,10 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 from . import analysis, exact, linear, papers, systems
 from ._errors import ConvergenceError, DerivativeError
 from ._ensemble import Ensemble, integrate_many
-from ._integrate import Trajectory, integrate, methods, step
+from ._integrate import integrate, step
+from ._registry import methods
 from ._system import System
+from ._trajectory import Trajectory
 
 __version__ = "0.1.0"
 

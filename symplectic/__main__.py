@@ -50,10 +50,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _factories():
-    from . import systems
-    names = ["pendulum", "double_pendulum", "lagrange_top", "pendulum_chain", "linear",
-             "linear_double_pendulum"]
-    return {name: getattr(systems, name) for name in names}
+    from . import _registry, systems  # noqa: F401  (importing systems registers its factories)
+    return _registry.factories()
 
 
 def _parse_value(text):

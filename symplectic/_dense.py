@@ -10,6 +10,8 @@ step (degree s + 1) and reaches order min(s + 1, 2s - 2).
 """
 import numpy as np
 
+from . import _registry
+
 
 def _lagrange_values(c, theta):
     """(len(theta), s) values of the Lagrange basis on nodes c at theta."""
@@ -43,9 +45,7 @@ def _hermite_values(c, theta):
 
 def dense(traj, t, kind="lagrange"):
     """q at the times t (array_like) from the steps of ``traj``; see module doc."""
-    from ._integrate import methods
-    info = methods(details=True)[traj.method]
-    c = info["nodes"]
+    c = _registry.METHODS[traj.method].nodes
     s = len(c)
     t = np.asarray(t, dtype=float)
     scalar = t.ndim == 0

@@ -1,17 +1,12 @@
 """Ensembles: many initial conditions or parameter sets in one call, on all cores."""
 import itertools
-import operator
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _core, _derivcheck
-from ._errors import ConvergenceError
-from ._integrate import (_check_memory, _check_method, _newton_opts, _output_bytes, _real,
-                         _required)
-from ._system import System
+from . import _derivcheck, _docs, _integrate, _validate
 
 
 class Ensemble:
@@ -49,9 +44,10 @@ class Ensemble:
         return f"<Ensemble of {K} trajectories, {M} stored times, n={n}, {int(self.failed.sum())} failed>"
 
 
+@_docs.fill
 def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
                    t0=0.0, threads=None, store="all", errors="raise", rtol=None, max_iter=None,
-                   newton="full", check=True):
+                   newton="full", closed_form=True, check=True):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 
     Parameters
@@ -65,8 +61,13 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     qdot0 : array_like (K, n) or (n,), optional
         Initial velocities instead of ``p0`` (exactly one of the two): each
         member starts from p0 = M(q0) qdot0 with its own system's M.
-    h, n_steps, method, t0, rtol, max_iter, newton :
+    {{h}}
+    n_steps, t0 :
         As for :func:`symplectic.integrate`, for every member.
+    {{method}}
+    {{newton_tolerances}}
+    {{newton}}
+    {{closed_form}}
     threads : int, optional
         Worker threads (default: ``os.cpu_count()``).  Built-in and compiled
         systems integrate in C with the GIL released, so the threads run in
@@ -78,120 +79,108 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     errors : "raise" or "mark"
         On a member's failure: raise its ConvergenceError (after stopping the
         other workers), or mark it in ``failed`` and keep going.
-    check : bool
-        Check user-supplied derivatives against finite differences before
-        the first use of each system (at its first member's initial state;
-        :class:`symplectic.DerivativeError` on disagreement), as
-        :func:`symplectic.integrate` does (about 0.5 ms per new System).
-        Default True; False skips it -- e.g. in sweeps that build many
-        compiled Systems for short runs, once one of them has been checked.
+    {{check}}
+        Here the check runs before the first use of each system, at its
+        first member's initial state (about 0.5 ms per new System); False
+        suits sweeps that build many compiled Systems for short runs, once
+        one of them has been checked.
 
     Returns
     -------
     Ensemble
         Stacked arrays; each member's rows are bitwise identical to
-        ``integrate`` run on it alone.
+        ``integrate`` run on it alone (with the same options).
     """
-    if isinstance(system, System):
-        systems = None
-        n = system.n
-    else:
-        systems = list(system)
-        if not systems or not all(isinstance(s, System) for s in systems):
-            raise TypeError("system must be a System or a non-empty sequence of Systems")
-        n = systems[0].n
-        if any(s.n != n for s in systems):
-            raise ValueError("all systems of an ensemble must have the same n")
-    _check_method(method)
-    h = _real("h", _required("h", h))
-    if h == 0.0:
-        raise ValueError("h must be nonzero")
-    t0 = _real("t0", t0)
-    _required("n_steps", n_steps)
-    if isinstance(n_steps, bool):
-        raise TypeError("n_steps must be an int")
-    try:
-        n_steps = operator.index(n_steps)
-    except TypeError:
-        raise TypeError(f"n_steps must be an int, got {n_steps!r}") from None
-    if n_steps < 0:
-        raise ValueError(f"n_steps must be >= 0, got {n_steps}")
-    if (p0 is None) == (qdot0 is None):
-        raise TypeError("give either p0= (momenta) or qdot0= (velocities), not both"
-                        if p0 is not None else
-                        "give the initial momenta p0= (p = M(q) qdot) or the initial velocities qdot0=")
-    velocities = p0 is None
-    Q0 = _states("q0", q0, n)
-    P0 = _states("qdot0" if velocities else "p0", qdot0 if velocities else p0, n)
-    K = max(Q0.shape[0], P0.shape[0], len(systems) if systems else 1)
-    Q0 = _broadcast("q0", Q0, K)
-    P0 = _broadcast("qdot0" if velocities else "p0", P0, K)
-    if systems is not None and len(systems) != K:
-        raise ValueError(f"{len(systems)} systems for {K} initial conditions")
-    if velocities:
-        P0 = np.array([(systems[k] if systems else system).mass(Q0[k]) @ P0[k] for k in range(K)])
-    if errors not in ("raise", "mark"):
-        raise ValueError(f"errors must be 'raise' or 'mark', got {errors!r}")
-    if newton not in ("full", "chord"):
-        raise ValueError(f"newton must be 'full' or 'chord', got {newton!r}")
-    opts = dict(_newton_opts(rtol, max_iter), t0=t0, chord=newton == "chord")
-    _derivcheck.ensure_many(systems or [system], Q0, check)
-
-    if store == "all":
-        M = n_steps + 1
-    elif store == "final":
-        M = 1
-    elif isinstance(store, (int, np.integer)) and not isinstance(store, bool) and store >= 1:
-        M = n_steps // int(store) + 1 + (n_steps % int(store) != 0)
-    else:
-        raise ValueError(f"store must be 'all', 'final' or a positive int, got {store!r}")
-    if threads is None:
-        threads = os.cpu_count() or 1
-    threads = max(1, int(threads))
+    members, n = _validate.systems(system)
+    m = _validate.method(method)
+    h = _validate.step_size(h)
+    t0 = _validate.real("t0", t0)
+    n_steps = _validate.step_count(n_steps)
+    Q0, P0 = _initial_states(members, system, q0, p0, qdot0, n)
+    K = len(Q0)
+    members = members or [system] * K
+    errors = _validate.choice("errors", errors, ("raise", "mark"))
+    options = _validate.newton(rtol, max_iter, newton)
+    _derivcheck.ensure_many(members, Q0, check)
+    rows = _validate.stored_rows(store, n_steps)
+    store_all = isinstance(store, str) and store == "all"
+    threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
+    if not all(s.nogil for s in members):
+        threads = 1                    # Python callables hold the GIL: one at a time
     # stored arrays, plus one full trajectory in flight per worker thread
-    _check_memory(16 * K * M * n + 8 * M + (4 * K * n_steps if store == "all" else 0)
-                  + min(threads, K) * _output_bytes(n_steps, n, method),
-                  f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
-                  "integrate in chunks of steps (each worker holds one member's whole "
-                  "trajectory while it runs; store= only shrinks the returned arrays), "
-                  "or use fewer threads")
-    all_t = t0 + h * np.arange(n_steps + 1)
-    if store == "all":
-        idx = np.arange(n_steps + 1)
-    elif store == "final":
-        idx = np.array([n_steps])
-    else:
-        idx = np.unique(np.r_[np.arange(0, n_steps + 1, int(store)), n_steps])
-    assert len(idx) == M
-    q = np.full((K, M, n), np.nan)
-    p = np.full((K, M, n), np.nan)
-    iters = np.zeros((K, n_steps), dtype=np.intc) if store == "all" else None
-    failed = np.zeros(K, dtype=bool)
-    errs = {}
-
-    member_systems = systems or [system] * K
-    if not all(s.nogil for s in member_systems):
-        threads = 1
+    _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
+                     + min(threads, K) * _validate.output_bytes(n_steps, n, m),
+                     f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
+                     "integrate in chunks of steps (each worker holds one member's whole "
+                     "trajectory while it runs; store= only shrinks the returned arrays), "
+                     "or use fewer threads")
+    closed = {id(s): _integrate.linear_stepper(s, m, h, closed_form) for s in members}
+    out = _Stack(K, n, n_steps, store, rows)
     cancel = threading.Event()
-    counter = itertools.count()
-    lock = threading.Lock()
 
     def run_one(k):
-        t, qk, pk, _qm, it, done, fail = _core.integrate(
-            member_systems[k], Q0[k], P0[k], h, n_steps, method, cancel=cancel, **opts)
-        if fail is None:
-            q[k] = qk[idx]
-            p[k] = pk[idx]
-            if iters is not None:
-                iters[k] = it
-            return None
-        status, reason, step, tk, kit, res, res_rel = fail
-        ok = idx <= done
-        q[k, ok] = qk[idx[ok]]
-        p[k, ok] = pk[idx[ok]]
-        return ConvergenceError(
-            f"{method} failed for ensemble member {k} at step {step} (t = {tk:.17g}): {reason}; "
-            f"residual {res:.3g}", step=step, t=tk, residual=res, iterations=kit, reason=reason)
+        s = members[k]
+        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options, closed[id(s)], cancel)
+        out.keep(k, r)
+        if r.failure is not None:
+            return _integrate.convergence_error(m, h, r.failure, member=k)
+        return None
+
+    errs = _run_pool(run_one, K, threads, cancel, stop_on_error=errors == "raise")
+    if errs and errors == "raise":
+        raise errs[min(errs)]
+    failed = np.zeros(K, dtype=bool)
+    failed[list(errs)] = True
+    all_t = t0 + h * np.arange(n_steps + 1)
+    return Ensemble(all_t[out.idx], out.q, out.p, out.iters, failed, errs)
+
+
+def _initial_states(members, system, q0, p0, qdot0, n):
+    """(Q0, P0), (K, n) each: the rows broadcast to K members, momenta from
+    the velocities with each member's own M."""
+    value, name, velocities = _validate.momentum_or_velocity(p0, qdot0, "p0", "qdot0")
+    Q0 = _validate.states("q0", q0, n)
+    V0 = _validate.states(name, value, n)
+    K = max(Q0.shape[0], V0.shape[0], len(members) if members else 1)
+    Q0 = _validate.broadcast("q0", Q0, K)
+    V0 = _validate.broadcast(name, V0, K)
+    if members is not None and len(members) != K:
+        raise ValueError(f"{len(members)} systems for {K} initial conditions")
+    if velocities:
+        V0 = np.array([(members[k] if members else system).mass(Q0[k]) @ V0[k]
+                       for k in range(K)])
+    return Q0, V0
+
+
+class _Stack:
+    """The stored rows of every member (nan after a failure)."""
+
+    def __init__(self, K, n, n_steps, store, rows):
+        if not isinstance(store, str):
+            self.idx = np.unique(np.r_[np.arange(0, n_steps + 1, int(store)), n_steps])
+        else:
+            self.idx = np.arange(n_steps + 1) if store == "all" else np.array([n_steps])
+        assert len(self.idx) == rows
+        self.q = np.full((K, rows, n), np.nan)
+        self.p = np.full((K, rows, n), np.nan)
+        self.iters = np.zeros((K, n_steps), dtype=np.intc) if store == "all" else None
+
+    def keep(self, k, r):
+        ok = self.idx <= r.done if r.failure is not None else slice(None)
+        self.q[k, ok] = r.q[self.idx[ok]]
+        self.p[k, ok] = r.p[self.idx[ok]]
+        if self.iters is not None and r.failure is None:
+            self.iters[k] = r.iterations
+
+
+def _run_pool(run_one, K, threads, cancel, stop_on_error):
+    """run_one(k) for k < K on ``threads`` workers taking members in turn:
+    {k: the error run_one returned}.  With ``stop_on_error`` the first error
+    stops the others (through ``cancel``, which the C loop polls); an
+    exception (Ctrl-C) stops them too and propagates."""
+    errs = {}
+    counter = itertools.count()
+    lock = threading.Lock()
 
     def worker():
         while not cancel.is_set():
@@ -201,42 +190,20 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
                 return
             err = run_one(k)
             if err is not None:
-                failed[k] = True
                 errs[k] = err
-                if errors == "raise":
+                if stop_on_error:
                     cancel.set()
                     return
 
     if threads == 1:
         worker()
-    else:
-        with ThreadPoolExecutor(max_workers=min(threads, K)) as pool:
-            futures = [pool.submit(worker) for _ in range(min(threads, K))]
-            try:
-                for f in futures:
-                    f.result()
-            except BaseException:
-                cancel.set()
-                raise
-    if errs and errors == "raise":
-        raise errs[min(errs)]
-    return Ensemble(all_t[idx], q, p, iters, failed, errs)
-
-
-def _states(name, x, n):
-    a = np.array(x, dtype=float)
-    if a.ndim == 1:
-        a = a[None, :]
-    if a.ndim != 2 or a.shape[1] != n:
-        raise ValueError(f"{name} must have shape (K, {n}) or ({n},), got {np.shape(x)}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains non-finite values")
-    return a
-
-
-def _broadcast(name, a, K):
-    if a.shape[0] == K:
-        return a
-    if a.shape[0] == 1:
-        return np.repeat(a, K, axis=0)
-    raise ValueError(f"{name} has {a.shape[0]} rows, expected 1 or {K}")
+        return errs
+    with ThreadPoolExecutor(max_workers=min(threads, K)) as pool:
+        futures = [pool.submit(worker) for _ in range(min(threads, K))]
+        try:
+            for f in futures:
+                f.result()
+        except BaseException:
+            cancel.set()
+            raise
+    return errs

@@ -1,9 +1,7 @@
 """The System class: a Lagrangian L = 1/2 qdot^T M(q) qdot - V(q)."""
-import operator
-
 import numpy as np
 
-from . import _core, _derivcheck, _fd
+from . import _core, _derivcheck, _fd, _validate
 
 _M, _A, _H, _V, _DV, _D2V = (_core.NEED_M, _core.NEED_A, _core.NEED_H, _core.NEED_V,
                              _core.NEED_DV, _core.NEED_D2V)
@@ -82,30 +80,15 @@ class System(_core.System):
     def __init__(self, n, mass, potential, mass_grad=None, potential_grad=None,
                  mass_hess=None, potential_hess=None, *, mass_dir=None, mass_hess_dir=None,
                  name=None, derivative_check=True):
-        if isinstance(n, bool):
-            raise TypeError("n must be an int")
-        n = operator.index(n)
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        if not callable(potential):
-            raise TypeError("potential must be a callable potential(q) -> float")
+        n = _validate.dof(n)
+        _validate.function("potential", potential, "potential(q) -> float")
         self._fd_used = []
         if callable(mass):
             if mass_grad is None and mass_dir is None:
                 mass_grad = _fd.mass_grad(mass, n)
                 self._fd_used.append("mass_grad")
         else:
-            mass = np.array(mass, dtype=float)
-            if mass.shape != (n, n):
-                raise ValueError(f"a constant mass must have shape ({n}, {n}), got {mass.shape}")
-            if not np.all(np.isfinite(mass)):
-                raise ValueError("the constant mass matrix contains non-finite values")
-            if not np.allclose(mass, mass.T, rtol=1e-12, atol=0.0):
-                raise ValueError("the constant mass matrix is not symmetric")
-            try:
-                np.linalg.cholesky(mass)
-            except np.linalg.LinAlgError:
-                raise ValueError("the constant mass matrix is not positive definite") from None
+            mass = _validate.constant_mass(mass, n)
             if mass_grad is not None or mass_hess is not None or mass_dir is not None:
                 raise ValueError("a constant mass takes no mass derivatives")
         if potential_grad is None:
@@ -113,13 +96,10 @@ class System(_core.System):
             self._fd_used.append("potential_grad")
         super().__init__(n, mass, potential, mass_grad, potential_grad, mass_hess,
                          potential_hess, mass_dir, mass_hess_dir)
-        self._name = name
-        self._params = None
-        self.derivative_check = bool(derivative_check)
-        self._callables = dict(mass=mass, potential=potential, mass_grad=mass_grad,
-                               potential_grad=potential_grad, mass_hess=mass_hess,
-                               potential_hess=potential_hess, mass_dir=mass_dir,
-                               mass_hess_dir=mass_hess_dir)
+        self._describe(name, derivative_check, dict(
+            mass=mass, potential=potential, mass_grad=mass_grad, potential_grad=potential_grad,
+            mass_hess=mass_hess, potential_hess=potential_hess, mass_dir=mass_dir,
+            mass_hess_dir=mass_hess_dir))
 
     @classmethod
     def vectorized(cls, n, func, *, name=None, derivative_check=True):
@@ -149,22 +129,10 @@ class System(_core.System):
         integration checks ``mass_grad``, ``potential_grad`` and, when
         returned, the Hessians against finite differences).
         """
-        if isinstance(n, bool):
-            raise TypeError("n must be an int")
-        n = operator.index(n)
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        if not callable(func):
-            raise TypeError("func must be callable: func(Q) -> dict of arrays")
-        obj = cls.__new__(cls)
-        _core.System.__init__(obj, n, vectorized=_fd.with_hessians(func, n))
-        obj._name = name
-        obj._params = None
-        obj._fd_used = []
-        obj.derivative_check = bool(derivative_check)
-        obj._callables = dict(vectorized=func, mass_hess=True, mass_hess_dir=None,
-                              potential_hess=True)
-        return obj
+        n = _validate.dof(n)
+        _validate.function("func", func, "func(Q) -> dict of arrays")
+        return cls._form(n, name, derivative_check, "vectorized", func,
+                         vectorized=_fd.with_hessians(func, n))
 
     @classmethod
     def combined(cls, n, func, *, name=None, derivative_check=True):
@@ -185,22 +153,9 @@ class System(_core.System):
         integration checks dM, dV, d2M and d2V against finite differences,
         so all four must be filled).
         """
-        if isinstance(n, bool):
-            raise TypeError("n must be an int")
-        n = operator.index(n)
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        if not callable(func):
-            raise TypeError("func must be callable: func(q, M, dM, dV, d2M, d2V) -> V")
-        obj = cls.__new__(cls)
-        _core.System.__init__(obj, n, combined=func)
-        obj._name = name
-        obj._params = None
-        obj._fd_used = []
-        obj.derivative_check = bool(derivative_check)
-        obj._callables = dict(combined=func, mass_hess=True, mass_hess_dir=None,
-                              potential_hess=True)
-        return obj
+        n = _validate.dof(n)
+        _validate.function("func", func, "func(q, M, dM, dV, d2M, d2V) -> V")
+        return cls._form(n, name, derivative_check, "combined", func, combined=func)
 
     @classmethod
     def from_cfunc(cls, n, func, user_data=None, *, keepalive=None, name=None,
@@ -237,23 +192,11 @@ class System(_core.System):
         integration checks A, H, grad V and hess V against finite
         differences of M, A, V and grad V).
         """
-        if isinstance(n, bool):
-            raise TypeError("n must be an int")
-        n = operator.index(n)
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        n = _validate.dof(n)
         address = _address_of(func)
-        data = _data_address(user_data)
-        obj = cls.__new__(cls)
-        _core.System.__init__(obj, n, cfunc=address, cfunc_data=data,
-                              keepalive=(func, user_data, keepalive))
-        obj._name = name
-        obj._params = None
-        obj._fd_used = []
-        obj.derivative_check = bool(derivative_check)
-        obj._callables = dict(cfunc=address, mass_hess=True, mass_hess_dir=None,
-                              potential_hess=True)
-        return obj
+        return cls._form(n, name, derivative_check, "cfunc", address, cfunc=address,
+                         cfunc_data=_data_address(user_data),
+                         keepalive=(func, user_data, keepalive))
 
     @classmethod
     def from_sympy(cls, expr, q, qdot=None, params=None, **options):
@@ -274,17 +217,34 @@ class System(_core.System):
         return symplectic.symbolic.system(expr, q, qdot, params, **options)
 
     @classmethod
+    def _form(cls, n, name, derivative_check, form, func, **core_kwargs):
+        """A System of one of the single-callable forms (vectorized, combined,
+        cfunc): the core's System made with ``core_kwargs``; ``func`` is kept
+        under ``form`` (for pickling and the derivative check, which treats
+        the form as supplying every derivative)."""
+        obj = cls.__new__(cls)
+        _core.System.__init__(obj, n, **core_kwargs)
+        obj._describe(name, derivative_check, {form: func, "mass_hess": True,
+                                               "mass_hess_dir": None, "potential_hess": True})
+        return obj
+
+    @classmethod
     def _from_builtin(cls, name, n, flat_params, params):
         obj = cls.__new__(cls)
         flat = np.asarray(flat_params, dtype=float)
         _core.System.__init__(obj, n, builtin=name, params=flat)
         obj._flat = flat
-        obj._name = name
+        obj._describe(name, False, None)    # derived in C, not user-supplied: never checked
         obj._params = dict(params)
-        obj._fd_used = []
-        obj._callables = None
-        obj.derivative_check = False        # derived in C, not user-supplied
         return obj
+
+    def _describe(self, name, derivative_check, callables):
+        """The Python-side attributes every System has."""
+        self._name = name
+        self._params = None
+        self._fd_used = getattr(self, "_fd_used", [])
+        self.derivative_check = bool(derivative_check)
+        self._callables = callables
 
     # ------------------------------------------------------------------
     def __reduce__(self):

@@ -30,8 +30,9 @@ import time
 
 import numpy as np
 
-from ._integrate import Trajectory, _METHODS, integrate, step
-from ._system import System
+from . import _integrate, _validate
+from ._integrate import integrate, step
+from ._trajectory import Trajectory
 
 __all__ = ["energy_error", "energy_error_norm", "cyclic_coordinates", "conserved_momenta",
            "Momenta", "error_norm", "local_orders", "convergence_order", "OrderFit",
@@ -71,8 +72,7 @@ def cyclic_coordinates(system, q_samples, n_directions=3, seed=0):
     p_k = dL/dqdot_k is a constant of the motion.  For the Lagrange top this
     gives (0, 2): phi and psi.
     """
-    if not isinstance(system, System):
-        raise TypeError("system must be a symplectic.System")
+    system = _validate.system(system)
     Q = np.atleast_2d(np.asarray(q_samples, dtype=float))
     if Q.shape[1] != system.n:
         raise ValueError(f"q_samples must have {system.n} columns, got shape {Q.shape}")
@@ -242,13 +242,8 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6):
     RK4).  ``tangent="fd"``: central finite differences of :func:`symplectic.step`
     with increments ``delta * max(1, |y_k|)``.
     """
-    from . import _core, _derivcheck
-    if tangent == "exact":
-        _derivcheck.ensure(system, q)      # user derivatives: checked on first use, as by step
-        return _core.step_tangent(system, np.asarray(q, float), np.asarray(p, float),
-                                  float(h), method)[2]
-    if tangent != "fd":
-        raise ValueError(f"tangent must be 'exact' or 'fd', got {tangent!r}")
+    if _validate.choice("tangent", tangent, ("exact", "fd")) == "exact":
+        return _integrate.step_tangent(system, q, p, h, method)[2]
     n = system.n
     y = np.concatenate([np.asarray(q, float).ravel(), np.asarray(p, float).ravel()])
     D = np.empty((2 * n, 2 * n))
@@ -407,8 +402,7 @@ def convergence_study(system, q0, p0, method, hs, T, reference=None,
 
     Returns a :class:`ConvergenceTable` (``print(table)`` renders it).
     """
-    if method not in _METHODS:
-        raise ValueError(f"unknown method {method!r}; available: {sorted(_METHODS)}")
+    _validate.method(method)
     T = float(T)
     items = (errors.items() if isinstance(errors, dict)
              else ((getattr(e, "__name__", f"error{i}") if callable(e) else e, e)

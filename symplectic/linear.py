@@ -44,9 +44,11 @@ import warnings
 
 import numpy as np
 
+from . import _validate
+
 __all__ = ["StabilityWarning", "propagator", "simpson_first_variant", "conserved_form",
            "quadratic_form", "energy", "frequencies", "stability_limit", "spectral_radius",
-           "symplectic_defect", "propagate", "exact", "double_pendulum_frequencies",
+           "symplectic_defect", "propagate", "stepper", "exact", "double_pendulum_frequencies",
            "METHODS"]
 
 #: Methods with a closed-form propagator.  ``"midpoint"`` is the name of
@@ -62,38 +64,6 @@ class StabilityWarning(RuntimeWarning):
     what the scheme computes; turn it into an error with
     ``warnings.simplefilter("error", symplectic.linear.StabilityWarning)``.
     """
-
-
-def _matrices(M, K):
-    M = np.array(M, dtype=float)
-    K = np.array(K, dtype=float)
-    if M.ndim == 0:
-        M = M.reshape(1, 1)
-    if K.ndim == 0:
-        K = K.reshape(1, 1)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
-    if K.shape != M.shape:
-        raise ValueError(f"K must have the shape of M {M.shape}, got {K.shape}")
-    for name, A in (("M", M), ("K", K)):
-        if not np.all(np.isfinite(A)):
-            raise ValueError(f"{name} contains non-finite values")
-        if not np.allclose(A, A.T, rtol=1e-12, atol=0.0):
-            raise ValueError(f"{name} must be symmetric")
-    try:
-        np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise ValueError("M must be positive definite") from None
-    return 0.5 * (M + M.T), 0.5 * (K + K.T)
-
-
-def _step(h):
-    if isinstance(h, bool):
-        raise TypeError("h must be a real number")
-    h = float(h)
-    if not math.isfinite(h) or h == 0.0:
-        raise ValueError(f"h must be finite and nonzero, got {h!r}")
-    return h
 
 
 def _sym(A):
@@ -240,8 +210,8 @@ def propagator(M, K, h, method="simpson"):
     unstable regime can be studied; at omega h = 2 sqrt 2 exactly the Simpson
     scheme is undefined and ValueError is raised.
     """
-    M, K = _matrices(M, K)
-    h = _step(h)
+    M, K = _validate.stiffness_pair(M, K)
+    h = _validate.step_size(h)
     D = _increment(M, K, h, method)
     return D + np.eye(D.shape[0])
 
@@ -260,8 +230,8 @@ def simpson_first_variant(M, K, h):
     q_{j+1/2} = 1/2 L^{-1} (q_j + q_{j+1}) -- the internal node of the
     nonlinear scheme.
     """
-    M, K = _matrices(M, K)
-    h = _step(h)
+    M, K = _validate.stiffness_pair(M, K)
+    h = _validate.step_size(h)
     n = M.shape[0]
     I = np.eye(n)
     L = I - h * h / 8.0 * np.linalg.solve(M, K)
@@ -294,8 +264,8 @@ def conserved_form(M, K, h, method="simpson"):
     eq. (31)) this holds for |h| < h_max; for Newmark the scheme also
     conserves the energy H itself.
     """
-    M, K = _matrices(M, K)
-    h = _step(h)
+    M, K = _validate.stiffness_pair(M, K)
+    h = _validate.step_size(h)
     X, Y = _blocks(M.astype(_XP), K.astype(_XP), _XP(h), method)
     xi = _sym(_inv(X + Y))
     zeta = _sym(_inv(_inv(X) + _inv(Y)))
@@ -312,7 +282,7 @@ def quadratic_form(xi, zeta, p, q):
 
 def energy(M, K, p, q):
     """H = 1/2 p^T M^{-1} p + 1/2 q^T K q for p, q of shape (n,) or (N, n)."""
-    M, K = _matrices(M, K)
+    M, K = _validate.stiffness_pair(M, K)
     return quadratic_form(np.linalg.inv(M), K, p, q)
 
 
@@ -324,7 +294,7 @@ def frequencies(M, K):
     M).  Negative eigenvalues (K indefinite: unstable modes) are returned as
     nan.
     """
-    w2 = _modes(*_matrices(M, K))[0]
+    w2 = _modes(*_validate.stiffness_pair(M, K))[0]
     with np.errstate(invalid="ignore"):
         return np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan)
 
@@ -336,7 +306,7 @@ def stability_limit(M, K):
     sharp constant; docs/errata.md#axioms-linear-simpson).  Returns inf when K has no positive
     eigenvalue (no oscillation to resolve).
     """
-    w2max = float(np.max(_modes(*_matrices(M, K))[0]))
+    w2max = float(np.max(_modes(*_validate.stiffness_pair(M, K))[0]))
     if w2max <= 0.0:
         return math.inf
     return 2.0 * math.sqrt(2.0) / math.sqrt(w2max)
@@ -379,33 +349,46 @@ def propagate(M, K, q0, p0, h, n_steps, method="simpson", with_midpoint=False):
     internal nodes q_{j+1/2}, shape (n_steps, n) (first variant, eq. (29)).
     Warns with :class:`StabilityWarning` at or beyond the stability limit.
     """
-    M, K = _matrices(M, K)
-    h = _step(h)
+    M, K = _validate.stiffness_pair(M, K)
+    h = _validate.step_size(h)
+    n_steps = _validate.step_count(n_steps)
     n = M.shape[0]
-    n_steps = int(n_steps)
-    if n_steps < 0:
-        raise ValueError(f"n_steps must be >= 0, got {n_steps}")
-    q0 = np.asarray(q0, dtype=float).reshape(n)
-    p0 = np.asarray(p0, dtype=float).reshape(n)
+    q0 = _validate.state("q0", q0, n)
+    p0 = _validate.state("p0", p0, n)
     check_stability(M, K, h, method)
-    D = _increment(M, K, h, method)
-    eta = np.empty((n_steps + 1, 2 * n))
-    eta[0, :n], eta[0, n:] = p0, q0
+    return stepper(M, K, h, method)(q0, p0, n_steps, with_midpoint)
+
+
+def stepper(M, K, h, method="simpson"):
+    """The iteration of :func:`propagate` for one (M, K, h, method), its matrix
+    formed once: a function ``(q0, p0, n_steps, with_midpoint=False)`` that
+    returns what :func:`propagate` returns.  No checks (M and K symmetric, M
+    positive definite, as :func:`symplectic.systems.linear` leaves them; q0,
+    p0 of shape (n,)); no stability warning.  ``symplectic.step``,
+    ``integrate`` and ``integrate_many`` step linear systems with it."""
+    n = M.shape[0]
     # eta_{j+1} = eta_j + D eta_j (row-vector products on the C-order array)
-    DT = D.T.copy()
-    inc = np.empty(2 * n)
-    with np.errstate(over="ignore", invalid="ignore"):      # callers check for non-finite
-        for j in range(n_steps):
-            np.dot(eta[j], DT, out=inc)
-            np.add(eta[j], inc, out=eta[j + 1])
-    q, p = eta[:, n:].copy(), eta[:, :n].copy()
-    if not (with_midpoint and method == "simpson"):
-        return q, p
-    # q_{j+1/2} = 1/2 L^{-1} (q_j + q_{j+1}), L = I - h^2/8 M^{-1} K  (eq. (26)),
-    # i.e. (M - h^2 K/8) q_m = M (q_j + q_{j+1})/2
-    S = M - h * h / 8.0 * K
-    q_mid = np.linalg.solve(S, M @ (0.5 * (q[:-1] + q[1:])).T).T
-    return q, p, q_mid
+    DT = _increment(M, K, h, method).T.copy()
+
+    def run(q0, p0, n_steps, with_midpoint=False):
+        eta = np.empty((n_steps + 1, 2 * n))
+        eta[0, :n], eta[0, n:] = p0, q0
+        inc = np.empty(2 * n)
+        with np.errstate(over="ignore", invalid="ignore"):      # callers check for non-finite
+            for j in range(n_steps):
+                np.dot(eta[j], DT, out=inc)
+                np.add(eta[j], inc, out=eta[j + 1])
+        q, p = eta[:, n:].copy(), eta[:, :n].copy()
+        if not (with_midpoint and method == "simpson"):
+            return q, p
+        # q_{j+1/2} = 1/2 L^{-1} (q_j + q_{j+1}), L = I - h^2/8 M^{-1} K  (eq. (26)),
+        # i.e. (M - h^2 K/8) q_m = M (q_j + q_{j+1})/2
+        S = M - h * h / 8.0 * K
+        with np.errstate(over="ignore", invalid="ignore"):
+            q_mid = np.linalg.solve(S, M @ (0.5 * (q[:-1] + q[1:])).T).T
+        return q, p, q_mid
+
+    return run
 
 
 def _modes(M, K):
@@ -438,7 +421,7 @@ def exact(M, K, q0, p0, t):
     -------
     q, p : ndarrays of shape t.shape + (n,)
     """
-    M, K = _matrices(M, K)
+    M, K = _validate.stiffness_pair(M, K)
     n = M.shape[0]
     q0 = np.asarray(q0, dtype=float).reshape(n)
     p0 = np.asarray(p0, dtype=float).reshape(n)

@@ -4,13 +4,19 @@ Each factory returns a :class:`symplectic.System` whose M, V and all their
 derivatives are evaluated in C (no Python in the integration loop; the GIL
 is released).  SI units are assumed in the docstrings (kg, m, s, rad) but any
 consistent system works.
+
+Each C built-in (a row of ``csrc/sym_systems.c``) has its factory here,
+bearing its name and registered with ``@_registry.builtin``; a named
+configuration of a built-in is registered with ``@_registry.preset(name)``.
+The test suite requires a factory for every C built-in
+(:func:`symplectic._registry.missing_factories`) and an independently
+written Python twin of each in tests/test_registry.py.
 """
 import math
-import operator
 
 import numpy as np
 
-from . import _core
+from . import _registry, _validate
 from ._system import System
 
 __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "pendulum_chain",
@@ -20,26 +26,7 @@ __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "pendulum_ch
 TOP_TABLE3 = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)
 
 
-def _positive(name, value):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return v
-
-
-def _finite(name, value):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
-
-
+@_registry.builtin
 def pendulum(m=1.0, omega=2 * math.pi):
     """Nonlinear pendulum, L = 1/2 m qdot^2 - m omega^2 (1 - cos q)  (FVCA paper).
 
@@ -48,11 +35,12 @@ def pendulum(m=1.0, omega=2 * math.pi):
     small-oscillation angular frequency sqrt(g/l).  Defaults: m = 1, omega = 2 pi
     (FVCA Table 1).
     """
-    m = _positive("m", m)
-    omega = _finite("omega", omega)
+    m = _validate.positive("m", m)
+    omega = _validate.real("omega", omega)
     return System._from_builtin("pendulum", 1, [m, omega], dict(m=m, omega=omega))
 
 
+@_registry.builtin
 def linear(M, K):
     """Quadratic Lagrangian L = 1/2 qdot^T M qdot - 1/2 q^T K q  (AXIOMS paper).
 
@@ -60,13 +48,13 @@ def linear(M, K):
     constant, shape (n, n)).  The equations of motion are M qdd + K q = 0;
     see :mod:`symplectic.linear` for the schemes in closed form.
     """
-    from .linear import _matrices
-    M, K = _matrices(M, K)
+    M, K = _validate.stiffness_pair(M, K)
     n = M.shape[0]
     return System._from_builtin("linear", n, np.concatenate([M.ravel(), K.ravel()]),
                                 dict(M=M.copy(), K=K.copy()))
 
 
+@_registry.builtin
 def double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81):
     """Planar double pendulum (TOP paper, Section 3).
 
@@ -76,12 +64,14 @@ def double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81):
     V = -(m1+m2) g l1 cos q1 - m2 g l2 cos q2 (no constant: V < 0 near rest).
     The TOP paper's runs use l1 = l2 = g/omega0^2 with omega0 = 2 pi.
     """
-    vals = [_positive("m1", m1), _positive("m2", m2), _positive("l1", l1),
-            _positive("l2", l2), _finite("g", g)]
+    positive = _validate.positive
+    vals = [positive("m1", m1), positive("m2", m2), positive("l1", l1), positive("l2", l2),
+            _validate.real("g", g)]
     return System._from_builtin("double_pendulum", 2, vals,
                                 dict(zip(("m1", "m2", "l1", "l2", "g"), vals)))
 
 
+@_registry.builtin
 def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TOP_TABLE3["l"],
                  g=9.81):
     """Heavy symmetric (Lagrange) top in ZXZ Euler angles q = (phi, theta, psi) (TOP paper, Sec. 4).
@@ -92,12 +82,14 @@ def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TO
     [I3 cos, 0, I3]] (theta), V = m g l cos(theta).  phi (precession) and psi
     (spin) are cyclic: p_phi and p_psi are conserved.  Defaults: TOP Table 3.
     """
-    vals = [_positive("m", m), _positive("I", I), _positive("I3", I3), _finite("l", l),
-            _finite("g", g)]
+    positive = _validate.positive
+    vals = [positive("m", m), positive("I", I), positive("I3", I3), _validate.real("l", l),
+            _validate.real("g", g)]
     return System._from_builtin("lagrange_top", 3, vals,
                                 dict(zip(("m", "I", "I3", "l", "g"), vals)))
 
 
+@_registry.builtin
 def pendulum_chain(n, m=1.0, l=1.0, g=9.81):
     """Planar chain of n point masses on massless rods (n-link pendulum).
 
@@ -107,22 +99,15 @@ def pendulum_chain(n, m=1.0, l=1.0, g=9.81):
     Every evaluation costs O(n^2) (O(n) sines and cosines).  n = 2 is the
     double pendulum.
     """
-    if isinstance(n, bool):
-        raise TypeError("n must be an int")
-    n = operator.index(n)
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    ms = np.broadcast_to(np.asarray(m, dtype=float), (n,)).copy() if np.ndim(m) == 0 else np.asarray(m, dtype=float)
-    ls = np.broadcast_to(np.asarray(l, dtype=float), (n,)).copy() if np.ndim(l) == 0 else np.asarray(l, dtype=float)
-    if ms.shape != (n,) or ls.shape != (n,):
-        raise ValueError(f"m and l must be scalars or have length n = {n}")
-    if not (np.all(np.isfinite(ms)) and np.all(ms > 0) and np.all(np.isfinite(ls)) and np.all(ls > 0)):
-        raise ValueError("masses and lengths must be finite and > 0")
-    g = _finite("g", g)
+    n = _validate.dof(n)
+    ms = _validate.positive_values("m", m, n)
+    ls = _validate.positive_values("l", l, n)
+    g = _validate.real("g", g)
     return System._from_builtin("pendulum_chain", n, np.concatenate([ms, ls, [g]]),
                                 dict(n=n, m=ms, l=ls, g=g))
 
 
+@_registry.preset("linear")
 def linear_double_pendulum(m1=1.0, m2=1.0, l=9.81 / (2 * math.pi) ** 2, g=9.81):
     """Linearised double pendulum (AXIOMS paper, Section 5) as a ``linear`` system.
 
@@ -130,8 +115,8 @@ def linear_double_pendulum(m1=1.0, m2=1.0, l=9.81 / (2 * math.pi) ** 2, g=9.81):
     M = [[(m1+m2) l^2, m2 l^2], [m2 l^2, m2 l^2]], K = diag((m1+m2) g l, m2 g l).
     Defaults: m1 = m2 = 1 and l = g/omega0^2 with omega0 = 2 pi (AXIOMS Table 1).
     """
-    m1, m2, l = _positive("m1", m1), _positive("m2", m2), _positive("l", l)
-    g = _positive("g", g)
+    positive = _validate.positive
+    m1, m2, l, g = positive("m1", m1), positive("m2", m2), positive("l", l), positive("g", g)
     M = np.array([[(m1 + m2) * l * l, m2 * l * l], [m2 * l * l, m2 * l * l]])
     K = np.diag([(m1 + m2) * g * l, m2 * g * l])
     return linear(M, K)
@@ -139,4 +124,4 @@ def linear_double_pendulum(m1=1.0, m2=1.0, l=9.81 / (2 * math.pi) ** 2, g=9.81):
 
 def available():
     """{name: description} of the built-in C systems."""
-    return {name: doc for name, doc, _ in _core.builtins()}
+    return {name: b.doc for name, b in _registry.BUILTINS.items()}

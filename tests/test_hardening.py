@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _integrate
+from symplectic import _validate
 from conftest import dp_callables
 
 DP = sp.systems.double_pendulum()
@@ -70,12 +70,12 @@ def test_huge_step_counts_fail_before_allocating(monkeypatch):
     with pytest.raises(MemoryError, match="integrate_many"):
         sp.integrate_many(DP, np.zeros((4, 2)), np.zeros((4, 2)), 0.01, 10 ** 13)
     # the check uses the memory actually available: pretend there is 1 MiB
-    monkeypatch.setattr(_integrate, "_available_memory", lambda: 2 ** 20)
+    monkeypatch.setattr(_validate, "available_memory", lambda: 2 ** 20)
     sp.integrate(DP, Q0, P0, 0.01, 1000)                      # ~40 kB: fine
     with pytest.raises(MemoryError, match=r"0.0\d+ GiB .* 0.000977 GiB"):
         sp.integrate(DP, Q0, P0, 0.01, 100_000)               # ~4 MB: refused
     # with the memory size unknown, nothing is refused
-    monkeypatch.setattr(_integrate, "_available_memory", lambda: None)
+    monkeypatch.setattr(_validate, "available_memory", lambda: None)
     sp.integrate(DP, Q0, P0, 0.01, 100_000)
 
 

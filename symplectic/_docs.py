@@ -1,0 +1,75 @@
+"""The descriptions of the parameters that step, integrate and integrate_many
+share, written once, and the method list written from the registry.
+
+A docstring names a shared description by a line holding only ``{{name}}``;
+:func:`fill` replaces that line by the description, indented as the line was.
+"""
+from . import _registry
+
+
+def _method_list():
+    lines = []
+    for m in _registry.METHODS.values():
+        kind = "symplectic" if m.symplectic else "not symplectic"
+        lines.append(f'- ``"{m.name}"``: order {m.order}, {kind}')
+    return ("method : str\n"
+            "    ``\"simpson\"`` by default; one of the C core's registered schemes\n"
+            "    (:func:`symplectic.methods` describes them):\n\n    "
+            + "\n    ".join(lines))
+
+
+SHARED = {
+    "h": """\
+h : float
+    Step size (nonzero; negative steps go backward in time).""",
+    "method": _method_list(),
+    "newton_tolerances": """\
+rtol, max_iter :
+    Newton tolerance on the update relative to the step's increment
+    (default 1e-13) and iteration limit per step (default 25).""",
+    "newton": """\
+newton : {"full", "chord"}
+    ``"full"`` (default): a fresh Jacobian and LU factorisation every
+    Newton iteration.  ``"chord"``: keep the factorised matrix across
+    iterations and steps while it contracts well (refreshed when the
+    contraction rate exceeds 0.25, after a step needing more than 6
+    iterations, or when h changes).  More iterations, far fewer
+    factorisations: pays off for large n (the LU is O(n^3)); same
+    solution to the Newton tolerance.""",
+    "closed_form": """\
+closed_form : bool
+    For :func:`symplectic.systems.linear` systems with ``"simpson"`` or
+    ``"midpoint"`` (Newmark), step with the precomputed one-step matrix
+    of :mod:`symplectic.linear` (one matrix-vector product per step, no
+    Newton; ``newton_iterations`` are 0) -- the same states as the Newton
+    path to rounding.  Default True; False forces Newton.  ``step``,
+    ``integrate`` and ``integrate_many`` decide this in one place, so they
+    give bitwise the same states for the same choice.  On linear systems
+    ``"simpson"`` and ``"rk4"`` warn with
+    :class:`symplectic.linear.StabilityWarning` when ``|h|`` reaches the
+    stability limit 2 sqrt(2)/omega_max.""",
+    "check": """\
+check : bool
+    The first time a system with user-supplied derivatives (Python
+    callables in any form, compiled callbacks) is stepped or integrated,
+    compare every supplied derivative with finite differences at the
+    initial q and at a perturbed q, and raise
+    :class:`symplectic.DerivativeError` if one disagrees (a pass is
+    remembered on the System).  Default True; False skips it, as does
+    ``System(..., derivative_check=False)``.  Built-in and SymPy-generated
+    systems are never checked.""",
+}
+
+
+def fill(func):
+    """Decorator: put the shared descriptions into ``func.__doc__``."""
+    out = []
+    for line in func.__doc__.splitlines():
+        key = line.strip()
+        if key.startswith("{{") and key.endswith("}}"):
+            indent = line[:len(line) - len(line.lstrip())]
+            out.extend((indent + x) if x else x for x in SHARED[key[2:-2]].splitlines())
+        else:
+            out.append(line)
+    func.__doc__ = "\n".join(out)
+    return func

@@ -1,0 +1,134 @@
+"""The method list and the system list: read from the C core once, owned here.
+
+Methods.  Every scheme the C core registers (``_core.methods()``, one row of
+``csrc/sym_methods.c`` each) becomes a :class:`Method`: its name, description,
+order, whether it is symplectic, the number of internal nodes a step reports
+and the node positions c in [0, 1].  Nothing in the package or its tests lists
+the methods by hand; a scheme added to the C registry is offered by
+:func:`symplectic.methods`, accepted by every entry point, and picked up by
+the registry-driven tests (its fitted order against :attr:`Method.order`).
+
+Systems.  Every C built-in (``_core.builtins()``, one row of
+``csrc/sym_systems.c`` each) has a Python factory in :mod:`symplectic.systems`,
+registered with :func:`builtin` (the factory bears the built-in's name); a
+factory of a named configuration of a built-in (``linear_double_pendulum``)
+is registered with :func:`preset`.  :func:`missing_factories` names the C
+built-ins that no factory builds -- the test suite requires it to be empty.
+"""
+import dataclasses
+
+from . import _core
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """One row of the C core's scheme registry."""
+    name: str
+    doc: str
+    order: int
+    symplectic: bool
+    n_mid: int           # internal nodes a step reports (Trajectory.q_mid)
+    nodes: tuple         # positions c_a in [0, 1] of the nodes of one step, ends included
+
+    def details(self):
+        """The row as :func:`methods` ``(details=True)`` gives it."""
+        return dict(doc=self.doc, order=self.order, symplectic=self.symplectic,
+                    n_mid=self.n_mid, nodes=self.nodes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Builtin:
+    """One row of the C core's system registry."""
+    name: str
+    doc: str
+    params_doc: str
+
+
+def _read_methods():
+    return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes))
+            for name, doc, order, sym, n_mid, nodes in _core.methods()}
+
+
+def _read_builtins():
+    return {name: Builtin(name, doc, params_doc) for name, doc, params_doc in _core.builtins()}
+
+
+#: {name: Method}, in the C registry's order.
+METHODS = _read_methods()
+
+#: {name: Builtin}, the C built-in systems in the C registry's order.
+BUILTINS = _read_builtins()
+
+#: {factory name: (factory, name of the C built-in it builds, primary?)}, in
+#: registration order (the order of symplectic.systems).
+_FACTORIES = {}
+
+
+def methods(details=False):
+    """The available methods.
+
+    Returns ``{name: description}``; with ``details=True``,
+    ``{name: {"doc", "order", "symplectic", "n_mid", "nodes"}}`` where
+    ``n_mid`` is the number of internal nodes a step reports in
+    ``Trajectory.q_mid`` and ``nodes`` their positions c in [0, 1] within a step
+    (with the ends).  The list is the C core's scheme registry; at present:
+
+    - ``"simpson"``: Simpson variational integrator, order 4, symplectic.
+    - ``"midpoint"``: implicit-midpoint variational integrator (Newmark on
+      quadratic Lagrangians), order 2, symplectic.
+    - ``"rk4"``: classical Runge-Kutta 4 on Hamilton's equations, order 4,
+      not symplectic.
+    - ``"lobatto2"``, ``"lobatto4"``, ``"lobatto5"``: the Lobatto family of
+      Galerkin variational integrators with s = 2, 4, 5 nodes, orders 2, 6, 8
+      (``"lobatto3"`` is Simpson through the generic kernels).
+    """
+    if details:
+        return {k: m.details() for k, m in METHODS.items()}
+    return {k: m.doc for k, m in METHODS.items()}
+
+
+def builtin(factory):
+    """Register ``factory`` (a function of symplectic.systems) as the factory of
+    the C built-in system of the same name; ValueError at import if the C core
+    has no such built-in."""
+    name = factory.__name__
+    if name not in BUILTINS:
+        raise ValueError(f"symplectic.systems.{name} is registered as the factory of the C "
+                         f"built-in {name!r}, which the C core does not have; built-ins: "
+                         f"{sorted(BUILTINS)}")
+    _FACTORIES[name] = (factory, name, True)
+    return factory
+
+
+def preset(of):
+    """Register the decorated function as a factory of a named configuration of
+    the C built-in ``of`` (e.g. ``linear_double_pendulum`` of ``linear``)."""
+    if of not in BUILTINS:
+        raise ValueError(f"a preset of {of!r}, which is not a C built-in; built-ins: "
+                         f"{sorted(BUILTINS)}")
+
+    def register(factory):
+        _FACTORIES[factory.__name__] = (factory, of, False)
+        return factory
+
+    return register
+
+
+def factories():
+    """{name: factory} of every registered factory (built-ins, then presets, in
+    the order symplectic.systems defines them)."""
+    return {name: f for name, (f, _, _) in _FACTORIES.items()}
+
+
+def builtin_factory(name):
+    """The factory of the C built-in ``name`` (KeyError if it has none)."""
+    factory, _, primary = _FACTORIES[name]
+    if not primary:
+        raise KeyError(name)
+    return factory
+
+
+def missing_factories():
+    """Sorted names of the C built-ins that no registered factory builds."""
+    built = {name for name, (_, _, primary) in _FACTORIES.items() if primary}
+    return sorted(set(BUILTINS) - built)

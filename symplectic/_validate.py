@@ -1,0 +1,355 @@
+"""Every check of the public API's inputs, in one place.
+
+Each function takes what the user passed, raises a TypeError or ValueError
+that names the argument, and returns the value converted (a float, an int, a
+float64 array, a registry row).  ``step``, ``integrate``, ``integrate_many``,
+``System``, :mod:`symplectic.systems`, :mod:`symplectic.linear` and
+:mod:`symplectic.analysis` call these and check nothing themselves (a check
+that belongs to one argument of one function -- e.g. that dense-output times
+lie in the integrated interval -- stays with that function).  The C binding
+checks its own arguments again (it is callable without this package); the
+rules here are at least as strict, so its messages are reached only through
+``symplectic._core`` directly.
+
+Numbers: a real number is an int or float (a NumPy scalar, a 0-d real array),
+never a bool or a string.
+
+Matrices: one symmetry rule for every symmetric matrix the user gives -- the
+constant mass matrix of :class:`System`, M and K of :func:`systems.linear` and
+of :mod:`symplectic.linear` -- and the same rule the C binding applies to the
+matrices a ``mass(q)`` callable returns: ``A`` is symmetric when
+``|A_ij - A_ji| <= SYMMETRY_RTOL * max_kl |A_kl|`` for all i, j (relative to
+the largest entry, so that rounding in an off-diagonal entry far smaller than
+the diagonal is not mistaken for asymmetry).  Positive definiteness is
+Cholesky's verdict.
+"""
+import math
+import numbers
+import operator
+import os
+
+import numpy as np
+
+from . import _core, _registry
+
+#: The symmetry tolerance relative to the largest entry (module docstring);
+#: csrc/py_callbacks.c uses the same number for mass(q) callables.
+SYMMETRY_RTOL = 1e-10
+
+
+# ---------------------------------------------------------------- numbers
+def required(name, value):
+    if value is None:
+        raise TypeError(f"{name} is required")
+    return value
+
+
+def real(name, x):
+    """A finite real number as a float."""
+    if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iuf":
+        x = x[()]
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {x!r}")
+    v = float(x)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return v
+
+
+def positive(name, x):
+    """A finite real number > 0 as a float."""
+    try:
+        v = real(name, x)
+    except ValueError:
+        v = math.nan
+    if not v > 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {x!r}")
+    return v
+
+
+def integer(name, x, minimum):
+    """An int (not a bool, not a float) >= minimum."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int")
+    try:
+        v = operator.index(x)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {x!r}") from None
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def step_size(h):
+    """h: required, real, finite and nonzero (negative integrates backward)."""
+    h = real("h", required("h", h))
+    if h == 0.0:
+        raise ValueError("h must be nonzero")
+    return h
+
+
+def step_count(n_steps):
+    return integer("n_steps", required("n_steps", n_steps), 0)
+
+
+def dof(n):
+    """The number of degrees of freedom of a system: an int >= 1."""
+    return integer("n", n, 1)
+
+
+def choice(name, value, allowed):
+    if not (isinstance(value, str) and value in allowed):
+        raise ValueError(f"{name} must be " + " or ".join(repr(a) for a in allowed)
+                         + f", got {value!r}")
+    return value
+
+
+def function(name, f, signature):
+    if not callable(f):
+        raise TypeError(f"{name} must be callable: {signature}")
+    return f
+
+
+def stored_rows(store, n_steps):
+    """How many states integrate_many keeps per member for ``store`` ("all",
+    "final" or every k-th state plus the last, k >= 1)."""
+    if isinstance(store, str) and store in ("all", "final"):
+        return n_steps + 1 if store == "all" else 1
+    if isinstance(store, (int, np.integer)) and not isinstance(store, (bool, np.bool_)) \
+            and store >= 1:
+        return n_steps // int(store) + 1 + (n_steps % int(store) != 0)
+    raise ValueError(f"store must be 'all', 'final' or a positive int, got {store!r}")
+
+
+# ---------------------------------------------------------------- what to run
+def system(obj):
+    """A System (any form: built-in, Python callables, compiled, SymPy)."""
+    if not isinstance(obj, _core.System):
+        raise TypeError(f"system must be a symplectic.System (see symplectic.systems), "
+                        f"got {type(obj).__name__}")
+    return obj
+
+
+def systems(obj):
+    """One System, or a non-empty sequence of Systems of one n (an ensemble):
+    returns (list or None, n)."""
+    if isinstance(obj, _core.System):
+        return None, obj.n
+    try:
+        members = list(obj)
+    except TypeError:
+        members = []
+    if not members or not all(isinstance(s, _core.System) for s in members):
+        raise TypeError("system must be a System or a non-empty sequence of Systems")
+    n = members[0].n
+    if any(s.n != n for s in members):
+        raise ValueError("all systems of an ensemble must have the same n")
+    return members, n
+
+
+def method(name):
+    """The registry row of a method name."""
+    if not isinstance(name, str):
+        raise TypeError(f"method must be a string, got {type(name).__name__}")
+    try:
+        return _registry.METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; available: "
+                         f"{sorted(_registry.METHODS)}") from None
+
+
+def newton(rtol=None, max_iter=None, newton="full", predictor=True):
+    """Newton's options as the core's keywords, those that differ from its
+    defaults: rtol > 0, max_iter >= 1, newton "full" or "chord" (-> chord),
+    predictor (a truth value)."""
+    opts = {}
+    if rtol is not None:
+        rtol = real("rtol", rtol)
+        if not rtol > 0:
+            raise ValueError(f"rtol must be > 0, got {rtol}")
+        opts["rtol"] = rtol
+    if max_iter is not None:
+        opts["max_iter"] = integer("max_iter", max_iter, 1)
+    if choice("newton", newton, ("full", "chord")) == "chord":
+        opts["chord"] = True
+    if not predictor:
+        opts["predictor"] = False
+    return opts
+
+
+# ---------------------------------------------------------------- states
+def _as_floats(name, x, what):
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        raise TypeError(f"{name} must be a float array, got an object array")
+    try:
+        a = np.array(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be {what} ({exc})") from None
+    if np.iscomplexobj(x):
+        raise TypeError(f"{name} must be real, got complex values")
+    return a
+
+
+def state(name, x, n):
+    """One state vector (q, p or qdot): (n,) finite floats (a scalar for n = 1)."""
+    a = _as_floats(name, x, f"a sequence of {n} real numbers")
+    if n == 1 and a.ndim == 0:
+        a = a.reshape(1)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) for this system, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains non-finite values: {a.tolist()}")
+    return a
+
+
+def states(name, x, n):
+    """The states of an ensemble: (K, n) finite floats, or one (n,) row -> (1, n)."""
+    a = _as_floats(name, x, f"an array of shape (K, {n}) or ({n},) of real numbers")
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] != n:
+        raise ValueError(f"{name} must have shape (K, {n}) or ({n},), got {np.shape(x)}")
+    bad = ~np.isfinite(a).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"{name} contains non-finite values (row {k}: {a[k].tolist()})")
+    return a
+
+
+def broadcast(name, a, K):
+    """(1, n) or (K, n) rows -> (K, n)."""
+    if a.shape[0] == K:
+        return a
+    if a.shape[0] == 1:
+        return np.repeat(a, K, axis=0)
+    raise ValueError(f"{name} has {a.shape[0]} rows, expected 1 or {K}")
+
+
+def momentum_or_velocity(p, qdot, pname, vname):
+    """Exactly one of the initial momenta and velocities: returns (value, name,
+    True if it is the velocities)."""
+    if p is None and qdot is None:
+        raise TypeError(f"give the initial momenta {pname}= (p = M(q) qdot) or the initial "
+                        f"velocities {vname}=")
+    if p is not None and qdot is not None:
+        raise TypeError(f"give either {pname}= (momenta) or {vname}= (velocities), not both")
+    return (p, pname, False) if p is not None else (qdot, vname, True)
+
+
+def initial_momentum(system, q, p, qdot, pname="p", vname="qdot"):
+    """The canonical momentum of an initial state: ``p`` as given, or
+    p = M(q) qdot from the velocities (exactly one of the two)."""
+    value, name, velocities = momentum_or_velocity(p, qdot, pname, vname)
+    value = state(name, value, system.n)
+    return system.mass(q) @ value if velocities else value
+
+
+# ---------------------------------------------------------------- matrices
+def square(name, A, n=None):
+    """A finite square float matrix (a scalar is 1 x 1); of shape (n, n) if n is given."""
+    A = np.array(A, dtype=float)
+    if n is None and A.ndim == 0:
+        A = A.reshape(1, 1)
+    if n is not None and A.shape != (n, n):
+        raise ValueError(f"{name} must have shape ({n}, {n}), got {A.shape}")
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains non-finite values")
+    return A
+
+
+def symmetric(name, A):
+    """A (finite, square) is symmetric by the one rule of this module."""
+    big = float(np.max(np.abs(A))) if A.size else 0.0
+    D = np.abs(A - A.T)
+    if np.any(D > SYMMETRY_RTOL * big):
+        i, j = np.unravel_index(int(np.argmax(D)), D.shape)
+        raise ValueError(f"{name} must be symmetric (to {SYMMETRY_RTOL:g} of its largest "
+                         f"entry): [{i}, {j}] = {A[i, j]!r} but [{j}, {i}] = {A[j, i]!r}")
+    return A
+
+
+def positive_definite(name, A):
+    try:
+        np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name} must be positive definite") from None
+    return A
+
+
+def constant_mass(M, n):
+    """The constant mass matrix of a System: (n, n), finite, symmetric, positive definite."""
+    name = "the constant mass matrix"
+    M = square(name, M, n)
+    return positive_definite(name, symmetric(name, M))
+
+
+def stiffness_pair(M, K):
+    """M (symmetric positive definite) and K (symmetric) of a quadratic
+    Lagrangian, square of one shape; returned symmetrised."""
+    M = square("M", M)
+    K = np.array(K, dtype=float)
+    if K.ndim == 0:
+        K = K.reshape(1, 1)
+    if K.shape != M.shape:
+        raise ValueError(f"K must have the shape of M {M.shape}, got {K.shape}")
+    K = square("K", K)
+    symmetric("M", M)
+    symmetric("K", K)
+    positive_definite("M", M)
+    return 0.5 * (M + M.T), 0.5 * (K + K.T)
+
+
+def positive_values(name, x, n):
+    """A scalar or n values, each finite and > 0, as an (n,) float array."""
+    a = np.asarray(x, dtype=float)
+    if a.ndim == 0:
+        a = np.full(n, float(a))
+    if a.shape != (n,):
+        raise ValueError(f"{name} must be a scalar or have length n = {n}, got shape {a.shape}")
+    if not (np.all(np.isfinite(a)) and np.all(a > 0)):
+        raise ValueError(f"{name} must be finite and > 0, got {a.tolist()}")
+    return a.copy()
+
+
+# ---------------------------------------------------------------- memory
+def available_memory():
+    """Bytes of memory available to a new allocation (Linux: MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def output_bytes(n_steps, n, method):
+    """Bytes of the arrays one integration returns: t, q, p (n_steps + 1 rows),
+    the internal nodes and the Newton counts (n_steps rows); ``method`` a registry row."""
+    rows = n_steps + 1
+    return 8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
+
+
+#: Requests below this many bytes are not checked: asking the kernel (reading
+#: /proc/meminfo, ~15 us) would cost more than the short runs it guards, and a
+#: MiB that does not fit means Python itself is out of memory.
+MEMORY_CHECKED_FROM = 2 ** 20
+
+
+def memory(nbytes, what, hint="integrate in chunks (start each from the last state of the "
+                              "previous one)"):
+    """MemoryError before allocating ``nbytes`` if they cannot fit (not after a
+    half-finished run, and not through the kernel's overcommit and OOM killer)."""
+    if nbytes < MEMORY_CHECKED_FROM:
+        return
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise MemoryError(
+            f"{what} needs {nbytes / 2**30:.3g} GiB for its arrays but only "
+            f"{avail / 2**30:.3g} GiB of memory is available; {hint}")
