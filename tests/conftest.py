@@ -1,12 +1,14 @@
 """Shared test helpers: independent NumPy models of the papers' systems,
-reference solvers and order fitting.  Nothing here calls the C core, so it
-can serve as an independent check of it."""
+reference solvers, order fitting, and the registries' rows as test cases.
+Nothing here calls the C core (the registries are read from it once, at
+import), so it can serve as an independent check of it."""
 import math
 
 import numpy as np
 import pytest
 
 import symplectic as sp
+from symplectic import _registry
 
 OMEGA0 = 2 * math.pi
 G = 9.81
@@ -114,6 +116,18 @@ def reference(c, q0, p0, t_eval, rtol=1e-13):
     assert sol.success
     n = len(q0)
     return sol.y[:n].T, sol.y[n:].T
+
+
+# ---------------------------------------------------------------- registry-driven cases
+def method_cases():
+    """Every method of the registry (symplectic._registry.METHODS), in its order:
+    the parametrisation of the tests that must cover every method."""
+    return list(_registry.METHODS)
+
+
+def builtin_cases():
+    """Every C built-in system of the registry (symplectic._registry.BUILTINS)."""
+    return list(_registry.BUILTINS)
 
 
 def fitted_order(hs, errs):

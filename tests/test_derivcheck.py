@@ -30,6 +30,7 @@ import pytest
 import symplectic as sp
 from symplectic import _derivcheck
 from conftest import L_DP, TOP, dp_callables, top_callables
+from twins import builtin_twins, chain_callables, pendulum_callables
 
 Q0 = np.array([0.785, 1.047])
 P0 = np.array([0.0, 0.0])
@@ -37,50 +38,6 @@ H = 0.01
 
 
 # ====================================================================== models
-def pendulum_callables(m=1.3, omega=2.0):
-    """FVCA pendulum, V = m omega^2 (1 - cos q), with a callable (constant) M."""
-    k = m * omega ** 2
-    return dict(mass=lambda q: np.array([[m]]), mass_grad=lambda q: np.zeros((1, 1, 1)),
-                mass_hess=lambda q: np.zeros((1, 1, 1, 1)),
-                potential=lambda q: k * (1.0 - math.cos(q[0])),
-                potential_grad=lambda q: np.array([k * math.sin(q[0])]),
-                potential_hess=lambda q: np.array([[k * math.cos(q[0])]]))
-
-
-def linear_model(n=4, seed=7):
-    """L = 1/2 qdot^T M qdot - 1/2 q^T K q with constant SPD M (given as an array)."""
-    rng = np.random.default_rng(seed)
-    A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-    M, K = A @ A.T + n * np.eye(n), B + B.T
-    return M, dict(potential=lambda q: 0.5 * q @ K @ q, potential_grad=lambda q: K @ q,
-                   potential_hess=lambda q: K)
-
-
-def chain_callables(n, m, l, g=9.81):
-    """Planar n-link chain from the positions x_k = sum_{i<=k} l_i sin q_i,
-    y_k = -sum l_i cos q_i: M_ij = l_i l_j mu_max(i,j) cos(q_i - q_j) (mu_i the
-    mass hanging from link i), V = -g sum_i mu_i l_i cos q_i."""
-    m, l = np.asarray(m, float), np.asarray(l, float)
-    mu = np.cumsum(m[::-1])[::-1]
-    C = np.outer(l, l) * mu[np.maximum.outer(np.arange(n), np.arange(n))]
-    E = np.eye(n)
-    d = E[:, :, None] - E[:, None, :]                 # d[k, i, j] = delta_ik - delta_jk
-
-    def mass(q):
-        return C * np.cos(q[:, None] - q[None, :])
-
-    def mass_grad(q):
-        return -(C * np.sin(q[:, None] - q[None, :]))[None] * d
-
-    def mass_hess(q):
-        return -(C * np.cos(q[:, None] - q[None, :]))[None, None] * d[:, None] * d[None, :]
-
-    return dict(mass=mass, mass_grad=mass_grad, mass_hess=mass_hess,
-                potential=lambda q: -g * np.sum(mu * l * np.cos(q)),
-                potential_grad=lambda q: g * mu * l * np.sin(q),
-                potential_hess=lambda q: np.diag(g * mu * l * np.cos(q)))
-
-
 def generic_callables(n=3, seed=3):
     """A made-up system with no structure in its tensors: M = 6 I + sum_m sin(a_m.q + b_m) S_m,
     V = sum_m c_m cos(w_m.q + e_m), so that every axis permutation the core can
@@ -446,22 +403,14 @@ def test_compiled_callback(layout_lib, entry):
 
 # ====================================================================== correct derivatives pass
 def builtin_models():
-    """Every built-in system, written here (or in conftest.py) as Python callables,
-    with a random-state generator."""
+    """Every built-in system, written independently as Python callables
+    (tests/twins.py), with a random-state generator; and a 20-link chain."""
     rng = np.random.default_rng(21)
-    M_lin, lin = linear_model()
-    m5, l5 = [1.0, 0.5, 2.0, 1.5, 0.7], [0.3, 1.0, 0.6, 0.9, 1.2]
-    return {
-        "pendulum": (1, pendulum_callables(), lambda: rng.uniform(-3, 3, 1)),
-        "linear": (4, dict(mass=M_lin, **lin), lambda: rng.uniform(-2, 2, 4)),
-        "double_pendulum": (2, dp_callables(1.0, 2.0, 0.7, 1.3, 9.81), lambda: rng.uniform(-3, 3, 2)),
-        "lagrange_top": (3, top_callables(), lambda: np.array([rng.uniform(-3, 3),
-                                                                rng.uniform(0.2, 2.9),
-                                                                rng.uniform(-3, 3)])),
-        "pendulum_chain": (5, chain_callables(5, m5, l5), lambda: rng.uniform(-2, 2, 5)),
-        "pendulum_chain_20": (20, chain_callables(20, np.linspace(0.5, 2, 20), np.linspace(1, 0.3, 20)),
-                              lambda: rng.uniform(-1, 1, 20)),
-    }
+    models = {name: (t.n, t.callables, t.draw) for name, t in builtin_twins(rng).items()}
+    models["pendulum_chain_20"] = (20, chain_callables(20, np.linspace(0.5, 2, 20),
+                                                       np.linspace(1, 0.3, 20)),
+                                   lambda: rng.uniform(-1, 1, 20))
+    return models
 
 
 @pytest.mark.parametrize("form", FORMS)
