@@ -292,16 +292,7 @@ def check_point(ev, q, g, sup, rtol, mode, full=False):
         return None
     res = {}
     how = dict(full=is_full, D=D, G=G)
-    blocks = {}
-    if mg or mh:
-        blocks["M"] = S["M"]
-    if pg:
-        blocks["V"] = S["V"]
-    if mh:
-        blocks["G"] = 0.5 * (g @ S["A"])                            # grad of 1/2 g^T M g: (p, c)
-    if ph:
-        blocks["dV"] = S["dV"]
-    fd = dict(zip(blocks, _differences(list(blocks.values()), L, h)))
+    fd = _stencil_differences(S, g, mg, pg, mh, ph, L, h)
     u = ULPS * EPS
     if mg:
         # X[r, i, s] = sum_kj T[k, i, j] D[r, k] G[s, j]; identity D, G: X = T[k, i, j]
@@ -344,6 +335,21 @@ def check_point(ev, q, g, sup, rtol, mode, full=False):
                              f"cannot be checked there")
         return None
     return res
+
+
+def _stencil_differences(S, g, mg, pg, mh, ph, L, h):
+    """{name: (F, trunc, mag)} of the functions the supplied derivatives are
+    compared with: M, V, the gradient G of 1/2 g^T M g, grad V."""
+    blocks = {}
+    if mg or mh:
+        blocks["M"] = S["M"]
+    if pg:
+        blocks["V"] = S["V"]
+    if mh:
+        blocks["G"] = 0.5 * (g @ S["A"])                            # grad of 1/2 g^T M g: (p, c)
+    if ph:
+        blocks["dV"] = S["dV"]
+    return dict(zip(blocks, _differences(list(blocks.values()), L, h)))
 
 
 def _full_mass_hess(ev, q, sup, rtol):

@@ -102,20 +102,11 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     errors = _validate.choice("errors", errors, ("raise", "mark"))
     options = _validate.newton(rtol, max_iter, newton)
     _derivcheck.ensure_many(members, Q0, check)
-    rows = _validate.stored_rows(store, n_steps)
-    store_all = isinstance(store, str) and store == "all"
     threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
     if not all(s.nogil for s in members):
         threads = 1                    # Python callables hold the GIL: one at a time
-    # stored arrays, plus one full trajectory in flight per worker thread
-    _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
-                     + min(threads, K) * _validate.output_bytes(n_steps, n, m),
-                     f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
-                     "integrate in chunks of steps (each worker holds one member's whole "
-                     "trajectory while it runs; store= only shrinks the returned arrays), "
-                     "or use fewer threads")
+    out = _Stack(K, n, n_steps, m, store, threads)
     closed = {id(s): _integrate.linear_stepper(s, m, h, closed_form) for s in members}
-    out = _Stack(K, n, n_steps, store, rows)
     cancel = threading.Event()
 
     def run_one(k):
@@ -129,10 +120,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     errs = _run_pool(run_one, K, threads, cancel, stop_on_error=errors == "raise")
     if errs and errors == "raise":
         raise errs[min(errs)]
-    failed = np.zeros(K, dtype=bool)
-    failed[list(errs)] = True
-    all_t = t0 + h * np.arange(n_steps + 1)
-    return Ensemble(all_t[out.idx], out.q, out.p, out.iters, failed, errs)
+    return out.ensemble(t0, h, errs)
 
 
 def _initial_states(members, system, q0, p0, qdot0, n):
@@ -155,15 +143,25 @@ def _initial_states(members, system, q0, p0, qdot0, n):
 class _Stack:
     """The stored rows of every member (nan after a failure)."""
 
-    def __init__(self, K, n, n_steps, store, rows):
+    def __init__(self, K, n, n_steps, method, store, threads):
+        rows = _validate.stored_rows(store, n_steps)
+        store_all = isinstance(store, str) and store == "all"
+        # stored arrays, plus one full trajectory in flight per worker thread
+        _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
+                         + min(threads, K) * _validate.output_bytes(n_steps, n, method),
+                         f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
+                         "integrate in chunks of steps (each worker holds one member's whole "
+                         "trajectory while it runs; store= only shrinks the returned arrays), "
+                         "or use fewer threads")
         if not isinstance(store, str):
             self.idx = np.unique(np.r_[np.arange(0, n_steps + 1, int(store)), n_steps])
         else:
-            self.idx = np.arange(n_steps + 1) if store == "all" else np.array([n_steps])
+            self.idx = np.arange(n_steps + 1) if store_all else np.array([n_steps])
         assert len(self.idx) == rows
+        self.n_steps = n_steps
         self.q = np.full((K, rows, n), np.nan)
         self.p = np.full((K, rows, n), np.nan)
-        self.iters = np.zeros((K, n_steps), dtype=np.intc) if store == "all" else None
+        self.iters = np.zeros((K, n_steps), dtype=np.intc) if store_all else None
 
     def keep(self, k, r):
         ok = self.idx <= r.done if r.failure is not None else slice(None)
@@ -171,6 +169,12 @@ class _Stack:
         self.p[k, ok] = r.p[self.idx[ok]]
         if self.iters is not None and r.failure is None:
             self.iters[k] = r.iterations
+
+    def ensemble(self, t0, h, errs):
+        failed = np.zeros(len(self.q), dtype=bool)
+        failed[list(errs)] = True
+        t = t0 + h * np.arange(self.n_steps + 1)
+        return Ensemble(t[self.idx], self.q, self.p, self.iters, failed, errs)
 
 
 def _run_pool(run_one, K, threads, cancel, stop_on_error):
