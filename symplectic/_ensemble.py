@@ -1,4 +1,5 @@
 """Ensembles: many initial conditions or parameter sets in one call, on all cores."""
+import dataclasses
 import itertools
 import os
 import threading
@@ -9,6 +10,7 @@ import numpy as np
 from . import _derivcheck, _docs, _integrate, _validate
 
 
+@dataclasses.dataclass(repr=False)
 class Ensemble:
     """The result of :func:`integrate_many`.
 
@@ -27,14 +29,12 @@ class Ensemble:
     errors : dict
         {member index: the ConvergenceError} for failed members.
     """
-
-    def __init__(self, t, q, p, newton_iterations, failed, errors):
-        self.t = t
-        self.q = q
-        self.p = p
-        self.newton_iterations = newton_iterations
-        self.failed = failed
-        self.errors = errors
+    t: np.ndarray
+    q: np.ndarray
+    p: np.ndarray
+    newton_iterations: object
+    failed: np.ndarray
+    errors: dict
 
     def __len__(self):
         return self.q.shape[0]

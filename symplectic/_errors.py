@@ -30,12 +30,8 @@ class ConvergenceError(RuntimeError):
     def __init__(self, message, *, step=None, t=None, residual=float("nan"),
                  iterations=0, reason="", trajectory=None):
         super().__init__(message)
-        self.step = step
-        self.t = t
-        self.residual = residual
-        self.iterations = iterations
-        self.reason = reason
-        self.trajectory = trajectory
+        self.step, self.t, self.residual = step, t, residual
+        self.iterations, self.reason, self.trajectory = iterations, reason, trajectory
 
 
 class DerivativeError(ValueError):

@@ -14,34 +14,27 @@ def _steps(q):
     return _CBRT_EPS * np.maximum(1.0, np.abs(q))
 
 
-def _scalar(f, q, name):
-    """f(q) as a float, with an error that names the callback."""
+def _checked(f, q, name, shape, expected, shape_text):
+    """f(q) as a float array of ``shape``, with an error that names the callback."""
     v = f(q)
     if v is None:
-        raise TypeError(f"{name} returned None (a missing return statement?); expected a real "
-                        f"number")
+        raise TypeError(f"{name} returned None (a missing return statement?); expected "
+                        f"{expected}")
     a = np.asarray(v)
     if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name} returned {type(v).__name__} of dtype {a.dtype}; expected a "
-                        f"real number")
-    if a.shape != ():
-        raise ValueError(f"{name} returned an array of shape {a.shape}, expected a scalar "
-                         f"(shape ())")
-    return float(a)
+        raise TypeError(f"{name} returned {type(v).__name__} of dtype {a.dtype}; expected "
+                        f"{expected}")
+    if a.shape != shape:
+        raise ValueError(f"{name} returned an array of shape {a.shape}, expected {shape_text}")
+    return a.astype(float)
+
+
+def _scalar(f, q, name):
+    return float(_checked(f, q, name, (), "a real number", "a scalar (shape ())"))
 
 
 def _matrix(f, q, n, name):
-    """f(q) as an (n, n) float array, with an error that names the callback."""
-    v = f(q)
-    if v is None:
-        raise TypeError(f"{name} returned None (a missing return statement?); expected an "
-                        f"({n}, {n}) array")
-    a = np.asarray(v)
-    if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name} returned an array of dtype {a.dtype}; expected real numbers")
-    if a.shape != (n, n):
-        raise ValueError(f"{name} returned an array of shape {a.shape}, expected ({n}, {n})")
-    return a.astype(float)
+    return _checked(f, q, name, (n, n), f"an ({n}, {n}) array of real numbers", f"({n}, {n})")
 
 
 def mass_grad(mass, n):

@@ -14,16 +14,13 @@ import math
 
 import numpy as np
 
+from . import _optional
 from .linear import exact as linear  # noqa: F401  (re-exported: sp.exact.linear)
 
 
 def _special():
-    try:
-        from scipy import special
-    except ImportError:  # pragma: no cover - exercised without scipy
-        raise ImportError("symplectic.exact needs SciPy for elliptic functions: "
-                          "pip install 'symplectic-vi[exact]' (or pip install scipy)") from None
-    return special
+    return _optional.load("scipy.special", "symplectic.exact needs SciPy for elliptic functions",
+                          "exact", "scipy")
 
 
 def _pendulum_modulus(q0, p0, m, omega):

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from . import _optional
+
 #: Names and units of the coordinates of the built-in systems, by ``System.name``
 #: (``pendulum_chain``: θ₁ ... θₙ in rad; ``linear``: q₁ ... qₙ, unit unknown).
 BUILTIN_COORDINATES = {
@@ -34,12 +36,8 @@ _SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def _plt():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - exercised without matplotlib
-        raise ImportError("symplectic.plot needs matplotlib: pip install 'symplectic-vi[plot]' "
-                          "(or pip install matplotlib)") from None
-    return plt
+    return _optional.load("matplotlib.pyplot", "symplectic.plot needs matplotlib", "plot",
+                          "matplotlib")
 
 
 def _axes(ax, projection=None):

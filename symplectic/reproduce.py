@@ -92,9 +92,9 @@ def _top_tables45_task(ctx, periods):
             + top_note("top-t3", "nutation period")
             + "], h = t_bar/N, N = 40, 80, 160 per period; N column = total steps")
     ctx.table("TOP 2025, Table 4 -- Lagrange top, relative nutation error (T in periods; "
-              f"printed as an image: ours only)", rows4, conv, f"top_table4_nutation_{tag}.csv")
+              "printed as an image: ours only)", rows4, conv, f"top_table4_nutation_{tag}.csv")
     ctx.table("TOP 2025, Table 5 -- Lagrange top, relative energy error (T in periods; "
-              f"printed as an image: ours only)", rows5, conv, f"top_table5_energy_{tag}.csv")
+              "printed as an image: ours only)", rows5, conv, f"top_table5_energy_{tag}.csv")
     return rows4, rows5
 
 
