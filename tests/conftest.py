@@ -57,6 +57,17 @@ def dp_callables(m1=1.0, m2=1.0, l1=L_DP, l2=L_DP, g=G):
                 potential_grad=potential_grad, potential_hess=potential_hess)
 
 
+def dp_with(slot, fn, **params):
+    """A Python-callable double pendulum with one callable replaced."""
+    c = dict(dp_callables(**params))
+    c[slot] = fn
+    return sp.System(2, **c)
+
+
+class Boom(Exception):
+    """An exception a test's callback raises on purpose."""
+
+
 def top_callables(m=TOP["m"], I=TOP["I"], I3=TOP["I3"], l=TOP["l"], g=TOP["g"]):
     """Lagrange top of TOP Section 4.1 (ZXZ Euler angles) in NumPy."""
     mgl = m * g * l
