@@ -32,10 +32,11 @@ numbers below refer to it, with the corrections of ``docs/errata.md#axioms-linea
 ``double_pendulum_frequencies(m1, m2, l, g)``
     the linearised double pendulum's omega_{1,2} (eq. (49)).
 
-``symplectic.integrate`` uses these propagators for ``systems.linear`` with
-``method="simpson"`` or ``"midpoint"`` (one matrix-vector product per step,
-see its ``closed_form`` option), and warns with :class:`StabilityWarning`
-when ``|h| >= h_max`` for ``"simpson"`` or ``"rk4"``.
+``symplectic.step``, ``integrate`` and ``integrate_many`` use these
+propagators (:func:`stepper`) for ``systems.linear`` with ``method="simpson"``
+or ``"midpoint"`` (one matrix-vector product per step, see their
+``closed_form`` option), and warn with :class:`StabilityWarning` when
+``|h| >= h_max`` for ``"simpson"`` or ``"rk4"``.
 
 Units: M in kg m^2 (or kg), K in N m/rad (or N/m), h and t in s, p = M qdot.
 """
