@@ -46,6 +46,8 @@ def required(name, value):
 
 def real(name, x):
     """A finite real number as a float."""
+    if type(x) is float and math.isfinite(x):
+        return x                                            # the common case, quickly
     if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iuf":
         x = x[()]
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
@@ -179,13 +181,16 @@ def newton(rtol=None, max_iter=None, newton="full", predictor=True):
 
 # ---------------------------------------------------------------- states
 def _as_floats(name, x, what):
-    if isinstance(x, np.ndarray) and x.dtype == object:
+    array = isinstance(x, np.ndarray)
+    if array and x.dtype == object:
         raise TypeError(f"{name} must be a float array, got an object array")
+    if array and x.dtype.kind == "c":
+        raise TypeError(f"{name} must be real, got complex values")
     try:
         a = np.array(x, dtype=float)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be {what} ({exc})") from None
-    if np.iscomplexobj(x):
+    if not array and np.iscomplexobj(x):
         raise TypeError(f"{name} must be real, got complex values")
     return a
 
@@ -197,7 +202,7 @@ def state(name, x, n):
         a = a.reshape(1)
     if a.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},) for this system, got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{name} contains non-finite values: {a.tolist()}")
     return a
 
