@@ -63,6 +63,8 @@ check : bool
 
 def fill(func):
     """Decorator: put the shared descriptions into ``func.__doc__``."""
+    if not func.__doc__:            # (None under python -OO)
+        return func
     out = []
     for line in func.__doc__.splitlines():
         key = line.strip()

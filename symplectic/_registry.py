@@ -71,20 +71,15 @@ def methods(details=False):
     ``{name: {"doc", "order", "symplectic", "n_mid", "nodes"}}`` where
     ``n_mid`` is the number of internal nodes a step reports in
     ``Trajectory.q_mid`` and ``nodes`` their positions c in [0, 1] within a step
-    (with the ends).  The list is the C core's scheme registry; at present:
-
-    - ``"simpson"``: Simpson variational integrator, order 4, symplectic.
-    - ``"midpoint"``: implicit-midpoint variational integrator (Newmark on
-      quadratic Lagrangians), order 2, symplectic.
-    - ``"rk4"``: classical Runge-Kutta 4 on Hamilton's equations, order 4,
-      not symplectic.
-    - ``"lobatto2"``, ``"lobatto4"``, ``"lobatto5"``: the Lobatto family of
-      Galerkin variational integrators with s = 2, 4, 5 nodes, orders 2, 6, 8
-      (``"lobatto3"`` is Simpson through the generic kernels).
+    (with the ends).  The list is the C core's scheme registry:
     """
     if details:
         return {k: m.details() for k, m in METHODS.items()}
     return {k: m.doc for k, m in METHODS.items()}
+
+
+if methods.__doc__:                 # (None under python -OO)
+    methods.__doc__ += "".join(f"\n    - ``{m.name!r}``: {m.doc}" for m in METHODS.values()) + "\n"
 
 
 def builtin(factory):
