@@ -11,7 +11,6 @@ system takes its closed form, :func:`run` and :func:`run_step` run the C core
 :mod:`symplectic._validate` before any of this runs.
 """
 import collections
-import warnings
 
 import numpy as np
 
@@ -208,9 +207,7 @@ def run_step(system, q, p, h, method, options=None, closed=None):
 def _run_closed(closed, q0, p0, h, n_steps, method, t0):
     """The closed form's Run: no Newton iterations; a failure at the first step
     whose result is not finite (the core's rule)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", linear.StabilityWarning)   # warned by linear_stepper
-        out = closed(q0, p0, n_steps, with_midpoint=method.n_mid > 0)
+    out = closed(q0, p0, n_steps, with_midpoint=method.n_mid > 0)
     q, p = out[0], out[1]
     q_mid = out[2][:, None, :] if method.n_mid > 0 else None
     t = t0 + h * np.arange(n_steps + 1, dtype=float)
@@ -227,8 +224,8 @@ def step_tangent(system, q, p, h, method="simpson", check=True):
     """One step and its exact tangent map: (q1, p1, D), D = d(q1, p1)/d(q, p)
     (2n, 2n) in (q, p) ordering (the implicit function theorem on the
     discrete Euler-Lagrange equations; the linearised stages for RK4).
-    Inputs are checked as :func:`step` checks them; a failed step raises
-    ConvergenceError."""
+    Inputs are checked as :func:`step` checks them; a failed step raises the
+    binding's RuntimeError ("step_tangent failed: <reason> (residual r)")."""
     system = _validate.system(system)
     m = _validate.method(method)
     h = _validate.step_size(h)
