@@ -140,16 +140,27 @@ def write_classic_csv(out, R):
     write_csv(os.path.join(out, "ensemble.csv"), [R["ens"]])
 
 
-def run_peers(keys, cfg, ctx, out, rel, info, stamp):
-    """Sections 8-10: {key: Markdown block} (each with its own machine line)."""
+def run_peers(keys, cfg, ctx, out, md, info, stamp):
+    """Sections 8-10, each written into RESULTS.md as soon as it is done (its own block, with its
+    own machine line)."""
     import importlib
-    blocks = {}
+    rel = os.path.relpath(out, os.path.dirname(os.path.abspath(md)))
     for key in ("peers_dp", "yardstick", "peers_chain"):
         if key in keys:
             mod = importlib.import_module(f".{key}", __package__)
-            blocks[key] = timed_section(mod.run_section, cfg, ctx, out, rel, info,
-                                        dict(stamp, meter=LoadMeter()))
-    return blocks
+            block = timed_section(mod.run_section, cfg, ctx, out, rel, info, dict(stamp, meter=LoadMeter()))
+            results_md.update(md, None, {key: block})
+
+
+def finish_classic(cfg, info, meta, meter, R, out, md):
+    """CSVs, PNGs and the text of sections 1-7 in RESULTS.md (the later sections' blocks kept)."""
+    from .plots import plot
+    from .report import classic_report
+    rel = os.path.relpath(out, os.path.dirname(os.path.abspath(md)))
+    write_classic_csv(out, R)
+    pngs = plot(out, R["dp"], R["small"], R["horizon"])
+    meta.update(meter.stop())
+    results_md.update(md, classic_report(cfg, info, meta, R, rel, pngs))
 
 
 def paths(args):
@@ -165,7 +176,6 @@ def main(argv=None):
     cfg = QUICK if args.quick else FULL
     out, md = paths(args)
     os.makedirs(out, exist_ok=True)
-    rel = os.path.relpath(out, os.path.dirname(os.path.abspath(md)))
     meter = LoadMeter()
     command = ("python benchmarks/run.py" + (" --quick" if args.quick else "")
                + (f" --out {args.out}" if args.out else "") + (f" --only {args.only}" if args.only else ""))
@@ -173,21 +183,13 @@ def main(argv=None):
     info = machine_info(("scipy", "sksundae", "matplotlib", "heyoka"))
     say(f"machine: {info['model']}, {info['cpus']} CPUs; {meta['date']}; out: {out}")
     tmp = tempfile.mkdtemp(prefix="symplectic-bench-")
-    classic, blocks = None, {}
     try:
         ctx = context(tmp)
-        R = run_classic(cfg, ctx) if "classic" in keys else None
-        blocks = run_peers(keys, cfg, ctx, out, rel, info, meta)
+        if "classic" in keys:
+            finish_classic(cfg, info, dict(meta), meter, run_classic(cfg, ctx), out, md)
+        run_peers(keys, cfg, ctx, out, md, info, meta)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if R is not None:
-        from .plots import plot
-        from .report import classic_report
-        write_classic_csv(out, R)
-        pngs = plot(out, R["dp"], R["small"], R["horizon"])
-        meta.update(meter.stop())
-        classic = classic_report(cfg, info, meta, R, rel, pngs)
-    results_md.update(md, classic, blocks)
     say(f"done in {time.perf_counter() - meter.t0:.0f} s: {md}, {out}")
 
 

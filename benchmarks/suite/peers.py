@@ -98,16 +98,16 @@ class Search:
                 for tgt in self.targets:
                     self.picks[(T, tgt)] = f"not run beyond T = {self.m.max_T:g} s (cost)"
                 continue
-            i = 0
+            i, blocked = 0, None
             for tgt in self.targets:
                 i = max(i, start[tgt])
-                pick, why = self._walk(i, T, tgt)
+                pick, why = (None, blocked) if blocked else self._walk(i, T, tgt)
                 if pick is None:
                     best = min((r["e_H"] for (j, T2), r in self.points.items()
                                 if T2 == T and r.get("status") == "ok"), default=INF)
                     self.picks[(T, tgt)] = (f"not reached ({why}; best e_H {fmt_e(best)})" if best < INF
                                             else f"not reached ({why})")
-                    i = len(self.m.grid)
+                    blocked = why           # a tighter target is not reached either
                     continue
                 self.picks[(T, tgt)], self.notes[(T, tgt)] = pick, why
                 start[tgt], i = pick, pick
