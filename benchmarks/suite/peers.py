@@ -50,13 +50,16 @@ class Search:
         self.notes = {}           # (T, target) -> remark on a pick ("unconfirmed": no finer setting run)
 
     def projected(self, i, T):
-        """A lower bound of the run time of (grid[i], T) from the measured runs: cost grows with the
-        horizon and with the grid index, so scale the most expensive cheaper-or-equal run."""
-        m, est = self.m, 0.0
-        for (j, T2), r in self.points.items():
-            if j <= i and T2 <= T and math.isfinite(r.get("wall", NAN)):
-                est = max(est, r["wall"] * m.steps_hint(m.grid[i], T) / m.steps_hint(m.grid[j], T2))
-        return est
+        """The run time of (grid[i], T) projected from the nearest measured run: the longest measured
+        horizon T' <= T, there the finest measured setting j <= i, scaled by the work ratio (a lower
+        bound: finer settings cost more; the nearest run, not a short noisy one blown up by T/T')."""
+        m = self.m
+        known = [(T2, j) for (j, T2), r in self.points.items()
+                 if j <= i and T2 <= T and math.isfinite(r.get("wall", NAN))]
+        if not known:
+            return 0.0
+        T2, j = max(known)
+        return self.points[(j, T2)]["wall"] * m.steps_hint(m.grid[i], T) / m.steps_hint(m.grid[j], T2)
 
     def measure(self, i, T):
         if (i, T) not in self.points:
