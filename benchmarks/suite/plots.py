@@ -9,7 +9,7 @@ STYLE = {"symplectic (C)": "-", "SciPy solve_ivp": "--", "SUNDIALS (sksundae)": 
          "GSL (compiled C)": "-.", "heyoka (Taylor, LLVM)": (0, (5, 1, 1, 1))}
 COLORS = {"simpson": "C0", "lobatto4": "C1", "lobatto5": "C2", "midpoint": "C3", "rk4": "C4",
           "DOP853": "C5", "DOP853-generic": "C6", "RK45": "C7", "Radau": "C8", "CVODE-Adams": "C9",
-          "GSL-rk8pd": "black", "heyoka": "magenta", "heyoka-compact": "orchid", "GSL-rk8pd-LU": "black"}
+          "GSL-rk8pd": "black", "heyoka": "magenta", "heyoka-compact": "orchid", "heyoka-default": "purple", "GSL-rk8pd-LU": "black"}
 
 
 def pyplot():

@@ -13,6 +13,9 @@ def _lines(ax, rows, x_key, label_of):
         if pts:
             ls = "-" if any(r["ours"] for r in rows if r["method"] == name) else "--"
             ax.loglog(*zip(*pts), ls, marker="o", ms=3, color=COLORS.get(name), label=label_of(name))
+    xs = sorted({r[x_key] for r in rows})
+    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    ax.minorticks_off()
 
 
 def _style(ax, xlabel, title):

@@ -164,26 +164,31 @@ def _chain_table(rows, kind):
 
 
 def crossover(rows, kind, peer, T):
-    """(largest n where the peer beats our best, smallest n where ours beats it) at horizon T."""
-    pts = sorted((r["n"], r["vs_best"]) for r in rows if r["kind"] == kind and r["method"] == peer
-                 and r["T"] == T and r["reached"] and math.isfinite(r.get("vs_best", NAN)))
-    peer_wins = [n for n, x in pts if x < 1]
-    ours_wins = [n for n, x in pts if x > 1]
-    return (max(peer_wins) if peer_wins else None), (min(ours_wins) if ours_wins else None), pts
+    """[(n, peer time / our best time)] at horizon T, in n order."""
+    return sorted((r["n"], r["vs_best"]) for r in rows if r["kind"] == kind and r["method"] == peer
+                  and r["T"] == T and r["reached"] and math.isfinite(r.get("vs_best", NAN)))
+
+
+def _where(lab, peer_wins, ours_wins):
+    if not peer_wins:
+        return "ours faster at every n measured"
+    if not ours_wins:
+        return f"{lab} faster at every n measured"
+    if max(peer_wins) < min(ours_wins):
+        return f"{lab} faster up to n = {max(peer_wins)}, ours from n = {min(ours_wins)} on"
+    return (f"{lab} faster at n = {', '.join(map(str, peer_wins))}; ours at n = "
+            f"{', '.join(map(str, ours_wins))}")
 
 
 def _crossover_lines(rows, kind, Ts):
     out = []
-    for peer, lab in CHAIN_COLS[:2]:
+    for peer, lab in CHAIN_COLS:
         for T in Ts:
-            pw, ow, pts = crossover(rows, kind, peer, T)
-            if not pts:
-                continue
-            ratios = ", ".join(f"n = {n}: {x:.2f}" for n, x in pts)
-            where = ("ours faster at every n measured" if pw is None else
-                     f"{lab} faster at every n measured" if ow is None else
-                     f"{lab} faster up to n = {pw}, ours from n = {ow} on")
-            out.append(f"- {kind}, T = {T:g} s, {lab}: {where} ({lab} time / our best: {ratios}).")
+            pts = crossover(rows, kind, peer, T)
+            if pts:
+                where = _where(lab, [n for n, x in pts if x < 1], [n for n, x in pts if x > 1])
+                ratios = ", ".join(f"n = {n}: {x:.2f}" for n, x in pts)
+                out.append(f"- {kind}, T = {T:g} s, {lab}: {where} ({lab} time / our best: {ratios}).")
     return out
 
 
