@@ -66,8 +66,8 @@ _V1 = (DP["m1"] + DP["m2"]) * DP["g"] * DP["l1"]      # V = -_V1 cos q1 - _V2 co
 _V2 = DP["m2"] * DP["g"] * DP["l2"]
 
 
-def dp_rhs(t, y):
-    """Hamilton's equations of the double pendulum, y = (q1, q2, p1, p2)."""
+def _dp_vdot(y):
+    """(v1, v2, pdot1, pdot2) of Hamilton's equations of the double pendulum at y = (q1, q2, p1, p2)."""
     q1, q2, p1, p2 = y
     d = q1 - q2
     s, c = math.sin(d), math.cos(d)
@@ -76,23 +76,17 @@ def dp_rhs(t, y):
     v1 = (_D * p1 - m12 * p2) / det
     v2 = (_A * p2 - m12 * p1) / det
     w = _B * s * v1 * v2            # 1/2 qdot^T dM/dq1 qdot = -w, and +w for q2
-    return np.array([v1, v2, -_V1 * math.sin(q1) - w, -_V2 * math.sin(q2) + w])
+    return v1, v2, -_V1 * math.sin(q1) - w, -_V2 * math.sin(q2) + w
+
+
+def dp_rhs(t, y):
+    """Hamilton's equations of the double pendulum, y = (q1, q2, p1, p2)."""
+    return np.array(_dp_vdot(y))
 
 
 def dp_rhs_inplace(t, y, yp):
     """The same, filling yp (the SUNDIALS calling convention)."""
-    q1, q2, p1, p2 = y
-    d = q1 - q2
-    s, c = math.sin(d), math.cos(d)
-    m12 = _B * c
-    det = _A * _D - m12 * m12
-    v1 = (_D * p1 - m12 * p2) / det
-    v2 = (_A * p2 - m12 * p1) / det
-    w = _B * s * v1 * v2
-    yp[0] = v1
-    yp[1] = v2
-    yp[2] = -_V1 * math.sin(q1) - w
-    yp[3] = -_V2 * math.sin(q2) + w
+    yp[0], yp[1], yp[2], yp[3] = _dp_vdot(y)
 
 
 def dp_energy(q, p):
@@ -156,6 +150,57 @@ def top_energy(q, p):
     u = p[:, 0] - c * p[:, 2]
     return (p[:, 1] ** 2 / (2 * _TI) + u * u / (2 * _TI * s * s) + p[:, 2] ** 2 / (2 * _TI3)
             + _MGL * c)
+
+
+# ------------------------------------------------------------------ n-link chains (section 10)
+def chain_params(n, kind="chain"):
+    """Masses and lengths of the n-link chain: "chain" unit masses and lengths (as
+    ``pendulum_chain(n)``); "arm" an arm-like chain with linear tapers from the base to the tip,
+    m from 2 to 0.5 kg and l from 0.5 to 0.2 m (heavy, long links at the base)."""
+    if kind == "chain":
+        return np.ones(n), np.ones(n)
+    x = np.arange(n) / max(n - 1, 1)
+    return 2.0 - 1.5 * x, 0.5 - 0.3 * x
+
+
+def chain_q0(n):
+    """q_i(0) = 0.5 sin(1.3 i), i = 1..n."""
+    return 0.5 * np.sin(1.3 * np.arange(1, n + 1))
+
+
+def chain_system(n, kind="chain"):
+    m, l = chain_params(n, kind)
+    return sp.systems.pendulum_chain(n, m=m, l=l, g=G)
+
+
+def chain_energy_qv(q, v, m, l, g=G):
+    """H = T + V of chain states (rows of q, qdot) from the Cartesian velocities of the masses:
+    xdot_k = sum_{i<=k} l_i cos q_i qdot_i, ydot_k = sum_{i<=k} l_i sin q_i qdot_i."""
+    q, v = np.atleast_2d(q), np.atleast_2d(v)
+    xd = np.cumsum(l * np.cos(q) * v, axis=1)
+    yd = np.cumsum(l * np.sin(q) * v, axis=1)
+    y = -np.cumsum(l * np.cos(q), axis=1)
+    return 0.5 * np.sum(m * (xd * xd + yd * yd), axis=1) + g * np.sum(m * y, axis=1)
+
+
+def chain_mass(q, m, l):
+    """M(q) of chain states (rows of q): M_ij = l_i l_j mu_max(i,j) cos(q_i - q_j), mu_i = sum_{k>=i} m_k."""
+    n = len(m)
+    mu = np.cumsum(m[::-1])[::-1]
+    i = np.arange(n)
+    a = np.outer(l, l) * mu[np.maximum.outer(i, i)]
+    return a * np.cos(q[:, :, None] - q[:, None, :])
+
+
+def chain_energy_qp(q, p, m, l, g=G, block=2048):
+    """H of chain states (rows of q, p): qdot = M(q)^-1 p (batched solves), then chain_energy_qv."""
+    q, p = np.atleast_2d(q), np.atleast_2d(p)
+    out = np.empty(len(q))
+    for a in range(0, len(q), block):
+        qs, ps = q[a:a + block], p[a:a + block]
+        v = np.linalg.solve(chain_mass(qs, m, l), ps[:, :, None])[:, :, 0]
+        out[a:a + block] = chain_energy_qv(qs, v, m, l, g)
+    return out
 
 
 PROBLEMS = {

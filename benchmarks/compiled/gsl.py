@@ -1,9 +1,12 @@
-"""GSL rk8pd on the double pendulum: the compiled explicit high-order reference.
+"""GSL rk8pd: the compiled explicit high-order reference.
 
-Builds ``gsl_rk8pd_dp.c`` (next to this file) against the system's GSL
-(Debian: ``apt-get install libgsl-dev``) into a temporary directory and runs
-it.  Nothing of GSL is vendored; without GSL ``available()`` is False and the
-benchmark reports the comparison as skipped.
+- ``gsl_rk8pd_dp.c``: the double pendulum, Hamilton's equations in closed form;
+- ``gsl_rk8pd_chain.c``: the n-link chain with any masses and lengths, the Euler-Lagrange
+  equations solved for the accelerations by LU at every right-hand-side call.
+
+``build`` compiles one of them (next to this file) against the system's GSL (Debian:
+``apt-get install libgsl-dev``) into a temporary directory.  Nothing of GSL is vendored; without
+GSL or a compiler ``build`` returns None and the benchmark reports the comparison as skipped.
 """
 import os
 import shutil
@@ -13,17 +16,18 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "gsl_rk8pd_dp.c")
+CHAIN_SOURCE = os.path.join(HERE, "gsl_rk8pd_chain.c")
 
 
-def build(workdir=None):
+def build(workdir=None, source=SOURCE):
     """Compile the program; returns its path, or None if GSL/compiler are missing."""
     cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
     cc = cc.split()[0]
     if shutil.which(cc) is None:
         return None
     workdir = workdir or tempfile.mkdtemp(prefix="symplectic-gsl-")
-    exe = os.path.join(workdir, "gsl_rk8pd_dp")
-    cmd = [cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-o", exe, SOURCE,
+    exe = os.path.join(workdir, os.path.splitext(os.path.basename(source))[0])
+    cmd = [cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-o", exe, source,
            "-lgsl", "-lgslcblas", "-lm"]
     try:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -32,10 +36,21 @@ def build(workdir=None):
     return exe
 
 
-def run(exe, T, tol, repeats=3):
-    """One (T, tol) point: dict with steps, seconds (min over repeats), e_H, final state."""
-    out = subprocess.run([exe, repr(float(T)), repr(float(tol)), str(int(repeats))],
-                         check=True, capture_output=True, text=True).stdout.strip()
+def _call(exe, T, tol, repeats, track, stdin=None):
+    out = subprocess.run([exe, repr(float(T)), repr(float(tol)), str(int(repeats))] + ([] if track else ["notrack"]),
+                         input=stdin, check=True, capture_output=True, text=True).stdout.strip()
     f = out.split(",")
     return dict(T=float(f[0]), tol=float(f[1]), steps=int(f[2]), seconds=float(f[3]),
-                e_H=float(f[4]), y_final=[float(x) for x in f[5:9]])
+                e_H=float(f[4]), y_final=[float(x) for x in f[5:]])
+
+
+def run(exe, T, tol, repeats=3, track=True):
+    """One (T, tol) point of the double pendulum: dict with steps, seconds (min over repeats),
+    e_H (nan with track=False: no untimed pass measuring it), final state."""
+    return _call(exe, T, tol, repeats, track)
+
+
+def run_chain(exe, T, tol, m, l, q0, qd0, g=9.81, repeats=1, track=True):
+    """One (T, tol) point of the chain with masses m, lengths l from (q0, qd0); as ``run``."""
+    words = [str(len(m)), repr(float(g))] + [repr(float(x)) for x in (*m, *l, *q0, *qd0)]
+    return _call(exe, T, tol, repeats, track, stdin=" ".join(words) + "\n")

@@ -10,19 +10,15 @@
  *
  * The compiled high-order explicit reference for benchmarks/run.py (issues 6
  * and 8).  Usage:
- *     gsl_rk8pd_dp T tol repeats
- * prints one CSV line: T,tol,steps,seconds_per_run,e_H
+ *     gsl_rk8pd_dp T tol repeats [notrack]
+ * prints one CSV line: T,tol,steps,seconds_per_run,e_H,q1,q2,p1,p2 (at T)
  * where e_H = max over accepted steps of |H - H0|/|H0| (measured in a
- * separate, untimed pass) and seconds_per_run is the minimum over `repeats`
- * timed runs (no H evaluation inside the timed runs).
+ * separate, untimed pass; skipped with `notrack`, e_H and the state are then
+ * those of the last timed run, e_H printed as nan) and seconds_per_run is the
+ * minimum over `repeats` timed runs (no H evaluation inside the timed runs).
  */
 #define _POSIX_C_SOURCE 199309L
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_odeiv2.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "gsl_bench.h"
 
 typedef struct { double a, b, d, A1, A2; } dp_params;   /* A1 = (m1+m2) g l, A2 = m2 g l */
 
@@ -42,80 +38,40 @@ static int rhs(double t, const double y[], double f[], void *vp)
     return GSL_SUCCESS;
 }
 
-static double energy(const dp_params *P, const double y[])
+static double energy(void *vp, const double y[])
 {
+    const dp_params *P = vp;
     double c = cos(y[0] - y[1]), m12 = P->b * c, det = P->a * P->d - m12 * m12;
     double v1 = (P->d * y[2] - m12 * y[3]) / det, v2 = (P->a * y[3] - m12 * y[2]) / det;
     return 0.5 * (y[2] * v1 + y[3] * v2) - P->A1 * cos(y[0]) - P->A2 * cos(y[1]);
 }
 
-static double now(void)
+/* One run over [0, T] from q(0) = (pi/4, pi/3), p(0) = 0; if eH != NULL, track the max
+ * relative energy error. */
+static int run(dp_params *P, double T, double tol, long *steps, double *eH, double yT[4])
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-/* One run over [0, T]; if eH != NULL, track the max relative energy error. */
-static int run(const dp_params *P, double T, double tol, long *steps, double *eH, double yT[4])
-{
-    gsl_odeiv2_system sys = {rhs, NULL, 4, (void *)P};
-    gsl_odeiv2_step *s = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, 4);
-    gsl_odeiv2_control *c = gsl_odeiv2_control_y_new(tol, tol);
-    gsl_odeiv2_evolve *e = gsl_odeiv2_evolve_alloc(4);
-    if (!s || !c || !e) {
-        if (s) gsl_odeiv2_step_free(s);
-        if (c) gsl_odeiv2_control_free(c);
-        if (e) gsl_odeiv2_evolve_free(e);
-        return -1;
-    }
+    gsl_odeiv2_system sys = {rhs, NULL, 4, P};
     const double pi = acos(-1.0);
-    double y[4] = {pi / 4, pi / 3, 0.0, 0.0};
-    double t = 0.0, h = 1e-3, H0 = energy(P, y), worst = 0.0;
-    long n = 0;
-    int status = GSL_SUCCESS;
-    while (t < T) {
-        status = gsl_odeiv2_evolve_apply(e, c, s, &sys, &t, T, &h, y);
-        if (status != GSL_SUCCESS) break;
-        n++;
-        if (eH) {
-            double r = fabs(energy(P, y) - H0) / fabs(H0);
-            if (r > worst) worst = r;
-        }
-    }
-    gsl_odeiv2_evolve_free(e);
-    gsl_odeiv2_control_free(c);
-    gsl_odeiv2_step_free(s);
-    *steps = n;
-    if (eH) *eH = worst;
-    for (int i = 0; i < 4; i++) yT[i] = y[i];
-    return status == GSL_SUCCESS ? 0 : -1;
+    yT[0] = pi / 4; yT[1] = pi / 3; yT[2] = 0.0; yT[3] = 0.0;
+    return evolve(&sys, energy, T, tol, yT, steps, eH);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s T tol repeats\n", argv[0]);
-        return 2;
-    }
-    double T = atof(argv[1]), tol = atof(argv[2]);
-    int repeats = atoi(argv[3]);
-    if (!(T > 0) || !(tol > 0) || repeats < 1) {
-        fprintf(stderr, "bad arguments\n");
-        return 2;
-    }
+    double T, tol;
+    int repeats, track;
+    if (parse_args(argc, argv, "", &T, &tol, &repeats, &track) != 0) return 2;
     const double g = 9.81, w0 = 2 * acos(-1.0), l = g / (w0 * w0);
     dp_params P = {2 * l * l, l * l, l * l, 2 * g * l, g * l};
     long steps = 0;
-    double eH = 0, yT[4], best = 1e300;
-    if (run(&P, T, tol, &steps, &eH, yT) != 0) {
+    double eH = NAN, yT[4], best = 1e300;
+    if (track && run(&P, T, tol, &steps, &eH, yT) != 0) {
         fprintf(stderr, "gsl integration failed\n");
         return 1;
     }
     for (int r = 0; r < repeats; r++) {
-        long st;
-        double y2[4], t0 = now();
-        if (run(&P, T, tol, &st, NULL, y2) != 0) return 1;
+        double t0 = now();
+        if (run(&P, T, tol, &steps, NULL, yT) != 0) return 1;
         double dt = now() - t0;
         if (dt < best) best = dt;
     }

@@ -1,0 +1,72 @@
+"""Settings of a full and a quick run (grids, caps, repeats) for every section."""
+
+TARGETS = (1e-6, 1e-8, 1e-10)               # sections 1 and 7
+
+FULL = dict(
+    quick=False,
+    T=100.0,
+    n_per_octave=4,            # step grid: N = N0 * 2^(k/4)
+    tol_per_decade=4,          # tolerance grid for the cheap adaptive solvers
+    slow_tol_per_decade=2,     # ... for RK45 and Radau (seconds per run)
+    cap=25.0,                  # stop a solver's search after a run longer than this (s)
+    rounds=7,                  # interleaved repeats of the chosen configurations
+    budget=6.0,                # ... but no more repeats once a config used this many seconds
+    perstep_steps=200_000,
+    perstep_rounds=9,
+    horizons=(100.0, 1000.0, 10_000.0),
+    horizon_budget=20.0,
+    hold_dop_max_T=1000.0,
+    forms_steps=4000,
+    forms_builtin_steps=100_000,
+    forms_rounds=7,
+    chain_ns=(2, 4, 8, 16, 32, 64),
+    chain_rounds=7,
+    chain_steps=200,           # a 2 s segment for every n, repeated chain_work / (n^2 steps) times
+    chain_work=2e5,
+    chain_long_steps=1000,     # untimed robustness run
+    ens_K=1000,
+    ens_steps=1000,
+    ens_rounds=11,
+    ens_max_rounds=40,
+    ens_quiet=5,
+    small_cap=10.0,
+    small_rounds=5,
+    # ---- 8. double pendulum against the strongest peers (issue 19)
+    peer_horizons=(100.0, 1e3, 1e4, 1e5),
+    peer_targets=(1e-6, 1e-8, 1e-10, 1e-12),
+    peer_cap=40.0,             # no run (search or timing) projected longer than this (s)
+    peer_rounds=5,             # interleaved timing rounds per horizon ...
+    peer_round_budget=15.0,    # ... but no more rounds once a configuration used this many seconds
+    peer_min_rounds=3,
+    peer_chunk=1 << 20,        # sp.integrate calls of at most this many steps (memory)
+    peer_python_max_T=1e3,     # SciPy DOP853 and CVODE (Python right-hand side): longest horizon
+    # ---- 9. per step against the hand-written C Simpson step (yardstick)
+    yard_steps=200_000,
+    yard_rounds=9,
+    yard_budget=0.3,           # seconds of repeats the yardstick program spends per round
+    # ---- 10. chain and arm against heyoka and GSL rk8pd with an LU right-hand side
+    pc_ns=(4, 8, 16, 32),
+    pc_target=1e-8,
+    pc_horizons=(10.0, 100.0, 1000.0),
+    pc_max_T={16: 100.0, 32: 100.0},     # longest horizon per n (cost)
+    pc_cap=40.0,
+    pc_rounds=3,
+    pc_round_budget=20.0,
+    pc_default_max_compile=150.0,        # heyoka's default (non-compact) mode: compile budget (s)
+)
+
+QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
+    FULL, quick=True,
+    n_per_octave=2, tol_per_decade=2, slow_tol_per_decade=1, cap=0.8, rounds=3, budget=1.5,
+    perstep_steps=20_000, perstep_rounds=3,
+    horizons=(100.0, 1000.0), horizon_budget=3.0, hold_dop_max_T=100.0,
+    forms_steps=1000, forms_builtin_steps=20_000, forms_rounds=3,
+    chain_ns=(2, 4, 8, 16, 32), chain_rounds=3, chain_work=5e4, chain_long_steps=500,
+    ens_K=200, ens_steps=500, ens_rounds=3, ens_max_rounds=6, ens_quiet=2,
+    small_cap=0.5, small_rounds=3,
+    peer_horizons=(100.0, 1e3), peer_targets=(1e-6, 1e-8), peer_cap=2.0, peer_rounds=2,
+    peer_round_budget=2.0, peer_min_rounds=2,
+    yard_steps=20_000, yard_rounds=3, yard_budget=0.1,
+    pc_ns=(4, 8), pc_horizons=(10.0, 100.0), pc_max_T={}, pc_cap=2.0, pc_rounds=2, pc_round_budget=2.0,
+    pc_default_max_compile=10.0,
+)

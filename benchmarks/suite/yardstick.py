@@ -1,0 +1,100 @@
+"""Section 9: per-step cost of the built-in double pendulum against the yardstick, a hand-written
+C Simpson (and midpoint) step for the same double pendulum kept outside the repository in
+../shared/bench/limit/ (its README says how to run it beside ours).  It is compiled from there at
+benchmark time (nothing of it is copied here); without it the section says so and is skipped.
+
+Per round: our time is the least of several ``sp.integrate`` calls over the same N steps (the
+trajectory stored, as the yardstick stores it), the yardstick's the least of its own repeats
+(``wpone`` mode, its default stopping rule); the ratio is taken round by round, median reported."""
+import os
+import re
+import subprocess
+import time
+
+import numpy as np
+
+import symplectic as sp
+import models as M
+
+from .common import REPO, med, say, write_csv
+
+CASES = (("simpson", 0.1), ("simpson", 0.01), ("midpoint", 0.1), ("midpoint", 0.01))
+
+
+def find_source():
+    """bench.c of the yardstick: $SYMPLECTIC_YARDSTICK, or shared/bench/limit beside the checkout."""
+    cands = [os.environ.get("SYMPLECTIC_YARDSTICK", "")]
+    cands += [os.path.join(REPO, *[".."] * k, "shared", "bench", "limit") for k in (1, 2)]
+    for d in cands:
+        if d and os.path.exists(os.path.join(d, "bench.c")):
+            return os.path.join(os.path.abspath(d), "bench.c")
+    return None
+
+
+def build(tmp):
+    """Compile the yardstick into tmp: (path, None) or (None, why not)."""
+    src = find_source()
+    if src is None:
+        return None, "the yardstick (../shared/bench/limit/bench.c) is not there"
+    exe = os.path.join(tmp, "limit_bench")
+    r = subprocess.run(["gcc", "-O2", "-std=gnu99", "-o", exe, src, "-lm"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"the yardstick did not compile: {r.stderr.strip()[:200]}"
+    return exe, None
+
+
+def run_yardstick(exe, method, h, N, budget):
+    """One `wpone` run: dict(N, it, e_H, t_min) (t_min: seconds for the N steps, least of its repeats)."""
+    out = subprocess.run([exe, "wpone", method, repr(h), repr(budget), "2", repr(N * h)],
+                         check=True, capture_output=True, text=True).stdout
+    f = dict(re.findall(r"(\S+)=(\S+)", out))
+    return dict(N=int(f["N"]), it=float(f["it/step"]), e_H=float(f["eH"]), t_min=float(f["t_min_s"]))
+
+
+def ours_min(dp, method, h, N, budget):
+    """The least wall time of sp.integrate over N steps, repeated for about `budget` seconds (>= 3 calls)."""
+    best, spent, k = float("inf"), 0.0, 0
+    while k < 3 or spent < budget:
+        t0 = time.perf_counter()
+        sp.integrate(dp, M.DP_Q0, M.DP_P0, h, N, method=method)
+        dt = time.perf_counter() - t0
+        best, spent, k = min(best, dt), spent + dt, k + 1
+    return best
+
+
+def measure(cfg, exe):
+    dp, N = M.dp_system(), cfg["yard_steps"]
+    rows = []
+    for method, h in CASES:
+        tr = sp.integrate(dp, M.DP_Q0, M.DP_P0, h, N, method=method)
+        E = M.dp_energy(tr.q, tr.p)
+        rows.append(dict(method=method, h=h, steps=N, newton=float(np.mean(tr.newton_iterations)),
+                         e_H=float(np.max(np.abs(E - E[0])) / abs(E[0])), ours=[], yard=[]))
+    for r in range(cfg["yard_rounds"]):
+        for row in (rows if r % 2 == 0 else rows[::-1]):
+            y = run_yardstick(exe, row["method"], row["h"], N, cfg["yard_budget"])
+            row["yard"].append(y["t_min"])
+            row.update(yard_newton=y["it"], yard_e_H=y["e_H"])
+            row["ours"].append(ours_min(dp, row["method"], row["h"], N, cfg["yard_budget"]))
+    for row in rows:
+        ratios = [a / b for a, b in zip(row["ours"], row["yard"])]
+        row.update(us_ours=med(row["ours"]) / N * 1e6, us_yard=med(row["yard"]) / N * 1e6,
+                   ratio=med(ratios), ratio_min=min(ratios), ratio_max=max(ratios), rounds=len(ratios))
+        say(f"  {row['method']:9s} h={row['h']:<5g} ours {row['us_ours']:.3f} µs/step ({row['newton']:.2f} it), "
+            f"yardstick {row['us_yard']:.3f} µs/step ({row['yard_newton']:.2f} it): ratio {row['ratio']:.2f} "
+            f"({row['ratio_min']:.2f}–{row['ratio_max']:.2f})")
+    return rows
+
+
+def run_section(cfg, ctx, out, rel, info, stamp):
+    from .report_peers import yard_block
+    say("== 9. per-step cost against the hand-written C Simpson step (yardstick)")
+    exe, why = build(ctx["tmp"])
+    if exe is None:
+        say(f"  skipped: {why}")
+        return yard_block(cfg, None, why, info, stamp)
+    rows = measure(cfg, exe)
+    write_csv(os.path.join(out, "yardstick.csv"), rows,
+              ["method", "h", "steps", "us_ours", "us_yard", "ratio", "ratio_min", "ratio_max", "rounds",
+               "newton", "yard_newton", "e_H", "yard_e_H"])
+    return yard_block(cfg, rows, None, info, stamp)
