@@ -1,6 +1,6 @@
 /*
  * sym_galerkin_kernels.c -- the inner loops of the Galerkin engine
- * (sym_galerkin.c holds the formulas and the Newton iteration).
+ * (sym_galerkin.c holds the formulas; sym_newton.c the Newton iteration).
  *
  * Each kernel is written once for a runtime size and instantiated for small
  * compile-time sizes, where the compiler unrolls the loops completely: the
@@ -22,7 +22,7 @@
  *   J_ab = sum_i (b_i D_ia D_ib / h) M_i + b_b D_ba A_b + b_a D_ab A_a^T
  *          + [a = b] h b_a (H_a - K_a).
  */
-#include "sym_internal.h"
+#include "sym_galerkin.h"
 
 #include <float.h>
 #include <math.h>
@@ -31,7 +31,7 @@
 /* ------------------------------------------------------------------ */
 /* General quadrature (e.g. the midpoint rule): term lists             */
 /* ------------------------------------------------------------------ */
-SYM_INLINE void form_points_k(sym_work *w, const double *q, double h, const int s,
+SYM_INLINE void form_points_k(sym_gwork *w, const double *q, double h, const int s,
                               const int n)
 {
     const int r = w->tab.r;
@@ -54,7 +54,7 @@ SYM_INLINE void form_points_k(sym_work *w, const double *q, double h, const int 
 }
 
 /* f_i, P_i at every point; returns the largest of |p|, |P_i|, |h f_i|. */
-SYM_INLINE double point_forces_k(sym_work *w, const double *p, double h, const int r,
+SYM_INLINE double point_forces_k(sym_gwork *w, const double *p, double h, const int r,
                                  const int n)
 {
     const size_t nn = (size_t)n * (size_t)n;
@@ -80,7 +80,7 @@ SYM_INLINE double point_forces_k(sym_work *w, const double *p, double h, const i
     return scale > 0.0 ? scale : DBL_MIN;
 }
 
-SYM_INLINE double residual_k(sym_work *w, const double *p, double h, double *Rnorm,
+SYM_INLINE double residual_k(sym_gwork *w, const double *p, double h, double *Rnorm,
                              const int s, const int n)
 {
     (void)s;
@@ -103,7 +103,7 @@ SYM_INLINE double residual_k(sym_work *w, const double *p, double h, double *Rno
     return scale;
 }
 
-SYM_INLINE int jacobian_k(sym_work *w, double h, const int s, const int n)
+SYM_INLINE int jacobian_k(sym_gwork *w, double h, const int s, const int n)
 {
     (void)s;
     const int nu = w->nu;
@@ -143,7 +143,7 @@ SYM_INLINE int jacobian_k(sym_work *w, double h, const int s, const int n)
     return SYM_OK;
 }
 
-SYM_INLINE void correct_k(sym_work *w, double h, const int s, const int n)
+SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
 {
     const int r = w->tab.r;
     const size_t nn = (size_t)n * (size_t)n;
@@ -177,7 +177,7 @@ SYM_INLINE void correct_k(sym_work *w, double h, const int s, const int n)
 /* ------------------------------------------------------------------ */
 /* Lobatto quadrature at the nodes (B = I): Simpson and its family      */
 /* ------------------------------------------------------------------ */
-SYM_INLINE void form_points_lob_k(sym_work *w, const double *q, double h, const int s,
+SYM_INLINE void form_points_lob_k(sym_gwork *w, const double *q, double h, const int s,
                                   const int n)
 {
     const double ih = 1.0 / h;
@@ -192,7 +192,7 @@ SYM_INLINE void form_points_lob_k(sym_work *w, const double *q, double h, const 
         }
 }
 
-SYM_INLINE double residual_lob_k(sym_work *w, const double *p, double h, double *Rnorm,
+SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double *Rnorm,
                                  const int s, const int n)
 {
     const double scale = point_forces_k(w, p, h, s, n);
@@ -212,7 +212,7 @@ SYM_INLINE double residual_lob_k(sym_work *w, const double *p, double h, double 
     return scale;
 }
 
-SYM_INLINE int jacobian_lob_k(sym_work *w, double h, const int s, const int n)
+SYM_INLINE int jacobian_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
     const int nu = w->nu;
     const size_t nn = (size_t)n * (size_t)n;
@@ -245,7 +245,7 @@ SYM_INLINE int jacobian_lob_k(sym_work *w, double h, const int s, const int n)
     return SYM_OK;   /* non-finite entries surface in the LU or the update */
 }
 
-SYM_INLINE void correct_lob_k(sym_work *w, double h, const int s, const int n)
+SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
     const size_t nn = (size_t)n * (size_t)n;
     const double ih = 1.0 / h;
@@ -273,19 +273,19 @@ SYM_INLINE void correct_lob_k(sym_work *w, double h, const int s, const int n)
 /* Instances                                                            */
 /* ------------------------------------------------------------------ */
 #define SYM_KERNEL_SET(FAM, NAME, S, N)                                                 \
-    static void form_points_##FAM##NAME(sym_work *w, const double *q, double h)          \
+    static void form_points_##FAM##NAME(sym_gwork *w, const double *q, double h)          \
     {                                                                                   \
         form_points_##FAM##k(w, q, h, S, N);                                            \
     }                                                                                   \
-    static double residual_##FAM##NAME(sym_work *w, const double *p, double h, double *rn) \
+    static double residual_##FAM##NAME(sym_gwork *w, const double *p, double h, double *rn) \
     {                                                                                   \
         return residual_##FAM##k(w, p, h, rn, S, N);                                    \
     }                                                                                   \
-    static int jacobian_##FAM##NAME(sym_work *w, double h)                               \
+    static int jacobian_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
         return jacobian_##FAM##k(w, h, S, N);                                           \
     }                                                                                   \
-    static void correct_##FAM##NAME(sym_work *w, double h)                               \
+    static void correct_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
         correct_##FAM##k(w, h, S, N);                                                   \
     }
@@ -310,78 +310,31 @@ SYM_KERNEL_SET(lob_, 5_3, 5, 3)
 SYM_KERNEL_SET(lob_, 5_4, 5, 4)
 SYM_KERNEL_SET(lob_, any, w->tab.s, w->n)
 
-#define SYM_LU_SET(M)                                                                   \
-    static int lu_factor_##M(int m, double *A, int *piv)                                \
-    {                                                                                   \
-        (void)m;                                                                        \
-        return sym_lu_factor_k(M, A, piv);                                              \
-    }                                                                                   \
-    static void lu_solve_##M(int m, const double *LU, const int *piv, double *b)        \
-    {                                                                                   \
-        (void)m;                                                                        \
-        sym_lu_solve_k(M, LU, piv, b);                                                  \
-    }
-SYM_LU_SET(1)
-SYM_LU_SET(2)
-SYM_LU_SET(3)
-SYM_LU_SET(4)
-SYM_LU_SET(6)
-SYM_LU_SET(8)
-SYM_LU_SET(9)
-SYM_LU_SET(12)
+#define KSET(FAM, NAME)                                                                 \
+    {form_points_##FAM##NAME, residual_##FAM##NAME, jacobian_##FAM##NAME, correct_##FAM##NAME}
 
-#define PICK(FAM, NAME)                                                                 \
-    do {                                                                                \
-        w->form_points = form_points_##FAM##NAME;                                       \
-        w->residual = residual_##FAM##NAME;                                             \
-        w->jacobian = jacobian_##FAM##NAME;                                             \
-        w->correct = correct_##FAM##NAME;                                               \
-    } while (0)
+/* Lobatto instances by [s - 3][n - 1] for s = 3, 4, 5 and n = 1..4. */
+static const sym_gkernels lob_fixed[3][4] = {
+    {KSET(lob_, 3_1), KSET(lob_, 3_2), KSET(lob_, 3_3), KSET(lob_, 3_4)},
+    {KSET(lob_, 4_1), KSET(lob_, 4_2), KSET(lob_, 4_3), KSET(lob_, 4_4)},
+    {KSET(lob_, 5_1), KSET(lob_, 5_2), KSET(lob_, 5_3), KSET(lob_, 5_4)},
+};
+static const sym_gkernels lob_3_any = KSET(lob_, 3_any), lob_any = KSET(lob_, any);
+static const sym_gkernels gen_fixed[4] = {KSET(, 1), KSET(, 2), KSET(, 3), KSET(, 4)};
+static const sym_gkernels gen_any = KSET(, any);
 
-void sym_galerkin_pick_kernels(sym_work *w)
+/* Lobatto quadrature at the nodes (B = I) runs the collapsed kernels, others
+ * the term lists; instances for fixed s and n where they exist, unless the
+ * method row asks for the general code (SYM_METHOD_GENERIC). */
+void sym_galerkin_pick_kernels(sym_gwork *w)
 {
-    if (w->tab.lobatto && w->tab.s == 3 && strcmp(w->method->name, "simpson") == 0) {
-        switch (w->n) {
-        case 1: PICK(lob_, 3_1); break;
-        case 2: PICK(lob_, 3_2); break;
-        case 3: PICK(lob_, 3_3); break;
-        case 4: PICK(lob_, 3_4); break;
-        default: PICK(lob_, 3_any);
-        }
-    } else if (w->tab.lobatto && w->tab.s == 4 && w->n <= 4) {
-        switch (w->n) {
-        case 1: PICK(lob_, 4_1); break;
-        case 2: PICK(lob_, 4_2); break;
-        case 3: PICK(lob_, 4_3); break;
-        default: PICK(lob_, 4_4);
-        }
-    } else if (w->tab.lobatto && w->tab.s == 5 && w->n <= 4) {
-        switch (w->n) {
-        case 1: PICK(lob_, 5_1); break;
-        case 2: PICK(lob_, 5_2); break;
-        case 3: PICK(lob_, 5_3); break;
-        default: PICK(lob_, 5_4);
-        }
-    } else if (w->tab.lobatto) {
-        PICK(lob_, any);
+    const int s = w->tab.s, n = w->n;
+    const int fixed = !(w->base.method->flags & SYM_METHOD_GENERIC);
+    if (w->tab.lobatto) {
+        w->k = lob_any;
+        if (fixed && s == 3) w->k = n <= 4 ? lob_fixed[0][n - 1] : lob_3_any;
+        if (fixed && s >= 4 && s <= 5 && n <= 4) w->k = lob_fixed[s - 3][n - 1];
     } else {
-        switch (w->n) {
-        case 1: PICK(, 1); break;
-        case 2: PICK(, 2); break;
-        case 3: PICK(, 3); break;
-        case 4: PICK(, 4); break;
-        default: PICK(, any);
-        }
-    }
-    switch (w->nu) {
-    case 1: w->lu_factor = lu_factor_1; w->lu_solve = lu_solve_1; break;
-    case 2: w->lu_factor = lu_factor_2; w->lu_solve = lu_solve_2; break;
-    case 3: w->lu_factor = lu_factor_3; w->lu_solve = lu_solve_3; break;
-    case 4: w->lu_factor = lu_factor_4; w->lu_solve = lu_solve_4; break;
-    case 6: w->lu_factor = lu_factor_6; w->lu_solve = lu_solve_6; break;
-    case 8: w->lu_factor = lu_factor_8; w->lu_solve = lu_solve_8; break;
-    case 9: w->lu_factor = lu_factor_9; w->lu_solve = lu_solve_9; break;
-    case 12: w->lu_factor = lu_factor_12; w->lu_solve = lu_solve_12; break;
-    default: w->lu_factor = sym_lu_factor; w->lu_solve = sym_lu_solve;
+        w->k = (fixed && n <= 4) ? gen_fixed[n - 1] : gen_any;
     }
 }

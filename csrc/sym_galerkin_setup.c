@@ -1,0 +1,204 @@
+/*
+ * sym_galerkin_setup.c -- what the Galerkin engine derives once per
+ * workspace from a method's nodes c_a and quadrature (x_i, b_i) (see
+ * sym_galerkin.c for the scheme), and the layout of its workspace.
+ *
+ *   B_ia = l_a(x_i), D_ia = l_a'(x_i)   (Lagrange basis l_a on the nodes),
+ *   E_ab = l_b(1 + c_a)                 (extrapolation to the next step),
+ *
+ * with B_i0 = 1 - sum_{a>=1} B_ia and D_i0 = -sum_{a>=1} D_ia exactly (the
+ * increment form of the step equations defines L_d with these values).
+ */
+#include "sym_galerkin.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Lagrange basis polynomial l_a on nodes c[0..s-1] and its derivative. */
+static double lagrange(const double *c, int s, int a, double x)
+{
+    double v = 1.0;
+    for (int m = 0; m < s; m++)
+        if (m != a) v *= (x - c[m]) / (c[a] - c[m]);
+    return v;
+}
+
+static double lagrange_d(const double *c, int s, int a, double x)
+{
+    double sum = 0.0;
+    for (int k = 0; k < s; k++) {
+        if (k == a) continue;
+        double v = 1.0 / (c[a] - c[k]);
+        for (int m = 0; m < s; m++)
+            if (m != a && m != k) v *= (x - c[m]) / (c[a] - c[m]);
+        sum += v;
+    }
+    return sum;
+}
+
+static int table_ok(const sym_galerkin_table *gt)
+{
+    return gt && gt->s >= 2 && gt->s <= SYM_MAX_NODES && gt->r >= 1 && gt->r <= SYM_MAX_NODES;
+}
+
+int sym_galerkin_unknowns(const sym_method *m, int n)
+{
+    return table_ok(m->table) ? (m->table->s - 1) * n : 0;
+}
+
+/* B, D (exact partition of unity and zero row sums), E, and the Lobatto
+ * structure (points = nodes: B = I) with its precombined weights. */
+static void basis_tables(sym_gtab *t, const sym_galerkin_table *gt)
+{
+    const int s = gt->s, r = gt->r;
+    t->s = s;
+    t->r = r;
+    for (int a = 0; a < s; a++) t->c[a] = gt->c[a];
+    for (int i = 0; i < r; i++) {
+        t->b[i] = gt->b[i];
+        t->unit[i] = -1;
+        double bsum = 0.0, dsum = 0.0;
+        for (int a = 0; a < s; a++) {
+            t->B[i][a] = lagrange(gt->c, s, a, gt->x[i]);
+            t->D[i][a] = lagrange_d(gt->c, s, a, gt->x[i]);
+            if (gt->x[i] == gt->c[a]) t->unit[i] = a;
+            if (a > 0) { bsum += t->B[i][a]; dsum += t->D[i][a]; }
+        }
+        t->B[i][0] = 1.0 - bsum;
+        t->D[i][0] = -dsum;
+        if (t->unit[i] >= 0)
+            for (int a = 0; a < s; a++) t->B[i][a] = (a == t->unit[i]) ? 1.0 : 0.0;
+    }
+    for (int a = 0; a < s; a++)
+        for (int b = 0; b < s; b++) t->E[a][b] = lagrange(gt->c, s, b, 1.0 + gt->c[a]);
+    t->lobatto = (r == s);
+    for (int i = 0; i < r; i++) if (t->unit[i] != i) t->lobatto = 0;
+    if (t->lobatto)
+        for (int i = 0; i < s; i++)
+            for (int a = 0; a < s; a++) {
+                t->bD[i][a] = t->b[i] * t->D[i][a];
+                for (int b = 0; b < s; b++) t->bDD[a][b][i] = t->b[i] * t->D[i][a] * t->D[i][b];
+            }
+}
+
+/* Term lists: J_ab += c X_i with X in {M/h, A, A^T, h (H - K)} and
+ * R_a += c P_i or c h f_i, keeping only nonzero coefficients. */
+static void term_lists(sym_gtab *t)
+{
+    const int s = t->s, r = t->r;
+    t->njt = t->nrt = 0;
+    for (int a = 0; a <= s - 2; a++) {
+        for (int i = 0; i < r; i++) {
+            const double cP = t->b[i] * t->D[i][a], cf = t->b[i] * t->B[i][a];
+            if (cP != 0.0) t->rt[t->nrt++] = (struct sym_rterm){(short)i, (short)a, 0, cP};
+            if (cf != 0.0) t->rt[t->nrt++] = (struct sym_rterm){(short)i, (short)a, 1, cf};
+        }
+        for (int b = 1; b <= s - 1; b++)
+            for (int i = 0; i < r; i++) {
+                const double bi = t->b[i];
+                const double cs[4] = {bi * t->D[i][a] * t->D[i][b], bi * t->D[i][a] * t->B[i][b],
+                                      bi * t->B[i][a] * t->D[i][b], bi * t->B[i][a] * t->B[i][b]};
+                for (int kind = 0; kind < 4; kind++)
+                    if (cs[kind] != 0.0)
+                        t->jt[t->njt++] = (struct sym_jterm){(short)i, (short)a, (short)b,
+                                                             (short)kind, cs[kind]};
+            }
+    }
+}
+
+/* The points that coincide with the end nodes, and what Newton evaluates
+ * at each point. */
+static void point_roles(sym_gwork *g)
+{
+    const sym_gtab *t = &g->tab;
+    g->left_point = g->right_point = -1;
+    for (int i = 0; i < t->r; i++) {
+        if (t->unit[i] == 0) g->left_point = i;
+        if (t->unit[i] == t->s - 1) g->right_point = i;
+    }
+    for (int i = 0; i < t->r; i++) {
+        if (i == g->left_point) {
+            /* M and grad V at q_j are cached; A depends on g_0.  H and K of
+             * the left node enter neither the Newton matrix (B_0b = 0 for
+             * the unknowns b >= 1) nor the final momentum correction. */
+            g->need_full[i] = SYM_NEED_A;
+        } else {
+            /* H and K enter the Newton matrix (through B_ia B_ib) and the
+             * linearised final momentum (through B_ia, a >= 1). */
+            g->need_full[i] = SYM_NEED_M | SYM_NEED_A | SYM_NEED_DV | SYM_NEED_H | SYM_NEED_D2V;
+        }
+    }
+}
+
+/* The workspace: unknowns, update, residual, predictor history (nu each),
+ * the Newton matrix (nu^2) and the LU panel buffer; at each of the r points
+ * q_i, g_i, grad V, f_i, P_i (n each) and M, A, H, K (n^2 each); the left
+ * node cache and the previous end (4 n), two n x n and three n buffers; the
+ * pivots (nu ints). */
+int sym_galerkin_work_size(const sym_method *m, int n, double *doubles)
+{
+    *doubles = 0.0;
+    if (!table_ok(m->table)) return SYM_EINVAL;
+    /* in double arithmetic, exact for every size that can be allocated */
+    const double dn = (double)n, nu = (double)(m->table->s - 1) * dn, r = (double)m->table->r;
+    const double lu = nu <= SYM_MAX_DOF ? (double)sym_lu_work_size((int)nu) : 0.0;
+    *doubles = 4.0 * nu + nu * nu + lu + 5.0 * r * dn + 4.0 * r * dn * dn + 7.0 * dn +
+               2.0 * dn * dn + (double)sym_int_doubles((size_t)nu);
+    /* the Newton matrix is nu x nu, indexed with int arithmetic: beyond
+     * SYM_MAX_DOF it would need > 16 GiB and overflow those indices */
+    if (nu > SYM_MAX_DOF) return SYM_ENOMEM;
+    return SYM_OK;
+}
+
+static void layout(sym_gwork *g, double *cur)
+{
+    const size_t n = (size_t)g->n, nn = n * n, nu = (size_t)g->nu, r = (size_t)g->tab.r;
+    g->X = sym_take(&cur, nu);
+    g->dX = sym_take(&cur, nu);
+    g->R = sym_take(&cur, nu);
+    g->prev_X = sym_take(&cur, nu);
+    g->J = sym_take(&cur, nu * nu);
+    g->Qp = sym_take(&cur, r * n);
+    g->Gp = sym_take(&cur, r * n);
+    g->dVp = sym_take(&cur, r * n);
+    g->f = sym_take(&cur, r * n);
+    g->P = sym_take(&cur, r * n);
+    g->Mp = sym_take(&cur, r * nn);
+    g->Ap = sym_take(&cur, r * nn);
+    g->Hp = sym_take(&cur, r * nn);
+    g->Kp = sym_take(&cur, r * nn);
+    g->cache_q = sym_take(&cur, n);
+    g->cache_dV = sym_take(&cur, n);
+    g->prev_qend = sym_take(&cur, n);
+    g->prev_pend = sym_take(&cur, n);
+    g->cache_M = sym_take(&cur, nn);
+    g->Lm = sym_take(&cur, nn);
+    g->v = sym_take(&cur, n);
+    g->acc = sym_take(&cur, n);
+    g->tmp = sym_take(&cur, n);
+    g->lu_work = sym_take(&cur, sym_lu_work_size(g->nu));
+    g->piv = (int *)cur;
+}
+
+int sym_galerkin_setup(sym_work *w, double *block)
+{
+    sym_gwork *g = (sym_gwork *)w;
+    basis_tables(&g->tab, w->method->table);
+    term_lists(&g->tab);
+    g->n = w->n;
+    g->nu = (g->tab.s - 1) * w->n;
+    point_roles(g);
+    layout(g, block);
+    sym_galerkin_pick_kernels(g);
+    sym_lu_pick(g->nu, &g->lu_factor, &g->lu_solve);
+    sym_newton *nw = &g->newton;
+    nw->nu = g->nu;
+    nw->X = g->X;
+    nw->dX = g->dX;
+    nw->R = g->R;
+    nw->X0 = g->prev_X;
+    nw->rtol = w->opt.rtol;
+    nw->max_iter = w->opt.max_iter;
+    nw->chord = w->opt.newton == SYM_NEWTON_CHORD;
+    return SYM_OK;
+}
