@@ -248,23 +248,24 @@ static int step_outputs(sym_gwork *g, int converged)
 static int plausible(sym_gwork *g)
 {
     const int n = g->n, r = g->tab.r;
-    const size_t nn = (size_t)n * (size_t)n, bytes = sizeof(double) * (size_t)n;
+    const size_t nn = (size_t)n * (size_t)n;
     const double *q = g->q, *p = g->p;
     double work = 0.0;   /* W / h */
-    for (int i = 0; i < r; i++) {
+    const double *dV = g->dVp, *G = g->Gp;
+    for (int i = 0; i < r; i++, dV += n, G += n) {
         double dot = 0.0;
-        for (int k = 0; k < n; k++) dot += g->dVp[(size_t)i * n + k] * g->Gp[(size_t)i * n + k];
+        for (int k = 0; k < n; k++) dot += dV[k] * G[k];
         work += g->tab.b[i] * dot;
     }
     work *= g->h;
     double T0, T1;
     int st;
-    if (g->kin_valid && memcmp(g->prev_qend, q, bytes) == 0 && memcmp(g->prev_pend, p, bytes) == 0) {
+    if (g->kin_known) {
         T0 = g->kin;
     } else {
         st = sym_galerkin_left_cache(g, q);
         if (st) return st;
-        st = sym_kinetic_ldlt(n, g->cache_M, p, g->Lm, g->tmp, g->v, &T0);
+        st = g->kinetic(n, g->cache_M, p, g->Lm, g->tmp, g->v, &T0);
         if (st) return st;
     }
     const double *M1 = g->cache_M;
@@ -274,7 +275,7 @@ static int plausible(sym_gwork *g)
         st = sym_galerkin_left_cache(g, g->q1);
         if (st) return st;
     }
-    st = sym_kinetic_ldlt(n, M1, g->p1, g->Lm, g->tmp, g->v, &T1);
+    st = g->kinetic(n, M1, g->p1, g->Lm, g->tmp, g->v, &T1);
     if (st) return st;
     g->kin_end = T1;   /* the next step's T_j if this root is accepted */
     /* energies beyond the double range (|p| > 1e154): no verdict; the state
@@ -359,7 +360,6 @@ static void carry_over(sym_gwork *g, int converged)
     g->prev_h = g->h;
     g->prev_valid = 1;
     g->kin = g->kin_end;
-    g->kin_valid = 1;
 }
 
 int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, double *q1,
@@ -375,8 +375,11 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     g->p1 = p1;
     g->qmid = qmid;
     if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
-    const int extrapolated = !st && w->opt.predictor && g->prev_valid && g->prev_h == h &&
-                             memcmp(g->prev_qend, q, sizeof(double) * (size_t)g->n) == 0;
+    /* does the step start where the last one ended? */
+    const size_t bytes = sizeof(double) * (size_t)g->n;
+    const int same_q = g->prev_valid && memcmp(g->prev_qend, q, bytes) == 0;
+    g->kin_known = same_q && memcmp(g->prev_pend, p, bytes) == 0;
+    const int extrapolated = !st && w->opt.predictor && same_q && g->prev_h == h;
     if (extrapolated)
         poly_predict(g);
     else if (!st)
@@ -385,7 +388,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     if (!st) st = sym_newton_root(&g->newton, &newton_ops, g, h, extrapolated, &o);
     report(info, &o);
     if (st) {
-        g->cache_valid = g->prev_valid = g->kin_valid = 0;
+        g->cache_valid = g->prev_valid = 0;
         g->newton.lu_valid = 0;
         return st;
     }
@@ -396,7 +399,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
 void sym_galerkin_reset(sym_work *w)
 {
     sym_gwork *g = (sym_gwork *)w;
-    g->cache_valid = g->prev_valid = g->kin_valid = 0;
+    g->cache_valid = g->prev_valid = 0;
 }
 
 const sym_scheme_ops sym_galerkin_ops = {

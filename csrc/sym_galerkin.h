@@ -58,10 +58,11 @@ struct sym_gwork {
     double *cache_q, *cache_M, *cache_dV;
     int prev_valid;                  /* predictor history                */
     double prev_h;
-    double *prev_X, *prev_qend, *prev_pend;
-    int kin_valid;                   /* kin: kinetic energy at (prev_qend, */
-    double kin, kin_end;             /* prev_pend); kin_end: at the root  */
-                                     /* last checked                      */
+    double *prev_X, *prev_qend;
+    double *prev_pend;
+    int kin_known;                   /* the step starts at (prev_qend,    */
+    double kin, kin_end;             /* prev_pend) with kinetic energy kin; */
+                                     /* kin_end: at the root last checked */
     /* the step in progress (for the Newton callbacks) */
     const double *q, *p;
     double h;
@@ -69,6 +70,7 @@ struct sym_gwork {
     sym_gkernels k;
     sym_lu_factor_fn lu_factor;
     sym_lu_solve_fn lu_solve;
+    sym_kinetic_fn kinetic;
 };
 
 /* sym_galerkin_setup.c */

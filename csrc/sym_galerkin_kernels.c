@@ -31,6 +31,20 @@
 /* ------------------------------------------------------------------ */
 /* General quadrature (e.g. the midpoint rule): term lists             */
 /* ------------------------------------------------------------------ */
+/* sum_{a>=1} B_ia Y_ak and sum_{a>=1} D_ia Y_ak for increments Y (X or dX) */
+SYM_INLINE void point_sums_k(const sym_gtab *t, const double *Y, const int i, const int k,
+                             const int s, const int n, double *bsum, double *dsum)
+{
+    double vb = 0.0, vd = 0.0;
+    for (int a = 1; a < s; a++) {
+        const double ya = Y[(size_t)(a - 1) * n + k];
+        vd += t->D[i][a] * ya;
+        vb += t->B[i][a] * ya;
+    }
+    *bsum = vb;
+    *dsum = vd;
+}
+
 SYM_INLINE void form_points_k(sym_gwork *w, const double *q, double h, const int s,
                               const int n)
 {
@@ -39,12 +53,8 @@ SYM_INLINE void form_points_k(sym_gwork *w, const double *q, double h, const int
         double *Qi = w->Qp + (size_t)i * n, *Gi = w->Gp + (size_t)i * n;
         const int u = w->tab.unit[i];
         for (int k = 0; k < n; k++) {
-            double gq = 0.0, bq = 0.0;
-            for (int a = 1; a < s; a++) {
-                const double xa = w->X[(size_t)(a - 1) * n + k];
-                gq += w->tab.D[i][a] * xa;
-                bq += w->tab.B[i][a] * xa;
-            }
+            double bq, gq;
+            point_sums_k(&w->tab, w->X, i, k, s, n, &bq, &gq);
             Gi[k] = gq / h;
             if (u == 0) Qi[k] = q[k];
             else if (u > 0) Qi[k] = q[k] + w->X[(size_t)(u - 1) * n + k];
@@ -143,6 +153,20 @@ SYM_INLINE int jacobian_k(sym_gwork *w, double h, const int s, const int n)
     return SYM_OK;
 }
 
+/* f_c += sum_k A_kc dg_k + [moves] sum_k (H - K)_ck dq_k at one point */
+SYM_INLINE void correct_f_k(const int n, const double *A, const double *H, const double *K,
+                            const double *dg, const double *dq, const int moves, double *f)
+{
+    for (int c = 0; c < n; c++) {
+        double v = 0.0;
+        for (int k = 0; k < n; k++) {
+            v += A[k * n + c] * dg[k];
+            if (moves) v += (H[c * n + k] - K[c * n + k]) * dq[k];
+        }
+        f[c] += v;
+    }
+}
+
 SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
 {
     const int r = w->tab.r;
@@ -151,26 +175,14 @@ SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
         const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
         double *f = w->f + (size_t)i * n, *dq = w->tmp, *dg = w->acc;
         for (int k = 0; k < n; k++) {
-            double vq = 0.0, vg = 0.0;
-            for (int a = 1; a < s; a++) {
-                const double da = w->dX[(size_t)(a - 1) * n + k];
-                vq += w->tab.B[i][a] * da;
-                vg += w->tab.D[i][a] * da;
-            }
+            double vq, vg;
+            point_sums_k(&w->tab, w->dX, i, k, s, n, &vq, &vg);
             dq[k] = vq;
             dg[k] = vg / h;
         }
         /* the left node does not move (only its velocity does); its H and
          * K are not evaluated */
-        const int moves = i != w->left_point;
-        for (int c = 0; c < n; c++) {
-            double v = 0.0;
-            for (int k = 0; k < n; k++) {
-                v += A[k * n + c] * dg[k];
-                if (moves) v += (H[c * n + k] - K[c * n + k]) * dq[k];
-            }
-            f[c] += v;
-        }
+        correct_f_k(n, A, H, K, dg, dq, i != w->left_point, f);
     }
 }
 
@@ -258,14 +270,7 @@ SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
             for (int a = 1; a < s; a++) v += w->tab.D[i][a] * w->dX[(size_t)(a - 1) * n + k];
             dg[k] = v * ih;
         }
-        for (int c = 0; c < n; c++) {
-            double v = 0.0;
-            for (int k = 0; k < n; k++) {
-                v += A[k * n + c] * dg[k];
-                if (i) v += (H[c * n + k] - K[c * n + k]) * dq[k];
-            }
-            f[c] += v;
-        }
+        correct_f_k(n, A, H, K, dg, dq, i != 0, f);
     }
 }
 

@@ -153,31 +153,15 @@ int sym_galerkin_work_size(const sym_method *m, int n, double *doubles)
 static void layout(sym_gwork *g, double *cur)
 {
     const size_t n = (size_t)g->n, nn = n * n, nu = (size_t)g->nu, r = (size_t)g->tab.r;
-    g->X = sym_take(&cur, nu);
-    g->dX = sym_take(&cur, nu);
-    g->R = sym_take(&cur, nu);
-    g->prev_X = sym_take(&cur, nu);
-    g->J = sym_take(&cur, nu * nu);
-    g->Qp = sym_take(&cur, r * n);
-    g->Gp = sym_take(&cur, r * n);
-    g->dVp = sym_take(&cur, r * n);
-    g->f = sym_take(&cur, r * n);
-    g->P = sym_take(&cur, r * n);
-    g->Mp = sym_take(&cur, r * nn);
-    g->Ap = sym_take(&cur, r * nn);
-    g->Hp = sym_take(&cur, r * nn);
-    g->Kp = sym_take(&cur, r * nn);
-    g->cache_q = sym_take(&cur, n);
-    g->cache_dV = sym_take(&cur, n);
-    g->prev_qend = sym_take(&cur, n);
-    g->prev_pend = sym_take(&cur, n);
-    g->cache_M = sym_take(&cur, nn);
-    g->Lm = sym_take(&cur, nn);
-    g->v = sym_take(&cur, n);
-    g->acc = sym_take(&cur, n);
-    g->tmp = sym_take(&cur, n);
-    g->lu_work = sym_take(&cur, sym_lu_work_size(g->nu));
-    g->piv = (int *)cur;
+    const sym_slice parts[] = {
+        {&g->X, nu}, {&g->dX, nu}, {&g->R, nu}, {&g->prev_X, nu}, {&g->J, nu * nu},
+        {&g->Qp, r * n}, {&g->Gp, r * n}, {&g->dVp, r * n}, {&g->f, r * n}, {&g->P, r * n},
+        {&g->Mp, r * nn}, {&g->Ap, r * nn}, {&g->Hp, r * nn}, {&g->Kp, r * nn},
+        {&g->cache_q, n}, {&g->cache_dV, n}, {&g->prev_qend, n}, {&g->prev_pend, n},
+        {&g->cache_M, nn}, {&g->Lm, nn}, {&g->v, n}, {&g->acc, n}, {&g->tmp, n},
+        {&g->lu_work, sym_lu_work_size(g->nu)},
+    };
+    g->piv = (int *)sym_lay_out(cur, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 int sym_galerkin_setup(sym_work *w, double *block)
@@ -191,6 +175,7 @@ int sym_galerkin_setup(sym_work *w, double *block)
     layout(g, block);
     sym_galerkin_pick_kernels(g);
     sym_lu_pick(g->nu, &g->lu_factor, &g->lu_solve);
+    g->kinetic = sym_kinetic_pick(g->n);
     sym_newton *nw = &g->newton;
     nw->nu = g->nu;
     nw->X = g->X;

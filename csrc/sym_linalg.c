@@ -1,8 +1,8 @@
 /*
  * sym_linalg.c -- dense linear algebra: LU with partial pivoting (unblocked
  * for small matrices, blocked with SSE2 / run-time AVX trailing updates for
- * larger ones, instances for the small Newton sizes), Cholesky, and the
- * kinetic energy by L D L^T.  Nothing here allocates except the public
+ * larger ones, instances for the small Newton sizes), Cholesky, and
+ * instances of the kinetic energy by L D L^T.  Nothing here allocates except the public
  * convenience sym_lu_factor (the schemes call sym_lu_factor_ws with a
  * buffer from their workspace).
  */
@@ -117,7 +117,7 @@ static int lu_panel_row_avx(double *restrict ri, const double *A, int m, int k0,
 
 #if defined(__SSE2__)
 /* The same four-row update two columns at a time (the SSE2 baseline). */
-static int lu_update4_sse2(double *restrict r0, double *restrict r1, double *restrict r2,
+SYM_INLINE int lu_update4_sse2(double *restrict r0, double *restrict r1, double *restrict r2,
                            double *restrict r3, const double *A, int m, int k0, int j)
 {
     __m128d L0[LU_NB], L1[LU_NB], L2[LU_NB], L3[LU_NB];
@@ -147,7 +147,7 @@ static int lu_update4_sse2(double *restrict r0, double *restrict r1, double *res
  * panel's column segments of A, m doubles apart, fall into a few cache sets
  * and evict each other, which made the panel cost as much as the whole
  * trailing update.  Columns outside the panel only see the row swaps here. */
-static int lu_panel(const int m, double *A, int *piv, const int k0, const int k1, double *P)
+SYM_INLINE int lu_panel(const int m, double *A, int *piv, const int k0, const int k1, double *P)
 {
     const int w = k1 - k0, rows = m - k0;
     for (int i = 0; i < rows; i++)
@@ -161,7 +161,7 @@ static int lu_panel(const int m, double *A, int *piv, const int k0, const int k1
 
 /* Columns >= k1 of the panel's own rows: the forward substitution with the
  * panel's unit lower triangle, A_ij -= sum_{k0 <= k < i} l_ik U_kj. */
-static void lu_panel_rows(const int m, double *A, const int k0, const int k1, const int avx)
+SYM_INLINE void lu_panel_rows(const int m, double *A, const int k0, const int k1, const int avx)
 {
     (void)avx;
     for (int i = k0 + 1; i < k1 && i < m; i++) {
@@ -179,7 +179,7 @@ static void lu_panel_rows(const int m, double *A, const int k0, const int k1, co
 }
 
 /* Rows i0..m-1, columns k1..m-1: A_ij -= sum_{k0 <= k < k1} l_ik U_kj. */
-static void lu_update_rows(const int m, double *A, const int k0, const int k1, const int i0)
+SYM_INLINE void lu_update_rows(const int m, double *A, const int k0, const int k1, const int i0)
 {
     for (int i = i0; i < m; i++) {
         double *ri = A + i * m;
@@ -193,7 +193,7 @@ static void lu_update_rows(const int m, double *A, const int k0, const int k1, c
 
 /* The trailing update after a full panel: four rows at a time, each element
  * kept in a register through the NB pivot rows (same order of operations). */
-static void lu_update_full(const int m, double *A, const int k0, const int k1, const int avx)
+SYM_INLINE void lu_update_full(const int m, double *A, const int k0, const int k1, const int avx)
 {
     (void)avx;
     int i = k1;
@@ -332,32 +332,27 @@ void sym_cholesky_solve(int m, const double *L, double *b)
     }
 }
 
-/* M = L D L^T column by column: D_j = M_jj - sum_{k<j} U_jk^2 / D_k,
- * U_ij = M_ij - sum_{k<j} U_ik U_jk / D_k (i > j, U = L D), and the forward
- * substitution y_j = p_j - sum_{k<j} (U_jk / D_k) y_k alongside. */
-int sym_kinetic_ldlt(int n, const double *M, const double *p, double *U, double *y,
-                     double *inv, double *T)
-{
-    double kin = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *uj = U + (size_t)j * n;
-        double d = M[(size_t)j * n + j], v = p[j];
-        for (int k = 0; k < j; k++) {
-            const double ljk = uj[k] * inv[k];
-            d -= ljk * uj[k];
-            v -= ljk * y[k];
-        }
-        if (!(d > 0.0)) return SYM_EMASS;
-        inv[j] = 1.0 / d;
-        y[j] = v;
-        kin += v * v * inv[j];
-        for (int i = j + 1; i < n; i++) {
-            double *ui = U + (size_t)i * n;
-            double u = M[(size_t)i * n + j];
-            for (int k = 0; k < j; k++) u -= ui[k] * uj[k] * inv[k];
-            ui[j] = u;
-        }
+/* Instances of the kinetic energy for fixed n. */
+#define SYM_KIN_SET(N)                                                                  \
+    static int kinetic_##N(int n, const double *M, const double *p, double *U, double *y, \
+                           double *inv, double *T)                                      \
+    {                                                                                   \
+        (void)n;                                                                        \
+        return sym_kinetic_k(N, M, p, U, y, inv, T);                                    \
     }
-    *T = 0.5 * kin;
-    return SYM_OK;
+SYM_KIN_SET(1)
+SYM_KIN_SET(2)
+SYM_KIN_SET(3)
+SYM_KIN_SET(4)
+
+static int kinetic_any(int n, const double *M, const double *p, double *U, double *y,
+                       double *inv, double *T)
+{
+    return sym_kinetic_k(n, M, p, U, y, inv, T);
+}
+
+sym_kinetic_fn sym_kinetic_pick(int n)
+{
+    static const sym_kinetic_fn inst[4] = {kinetic_1, kinetic_2, kinetic_3, kinetic_4};
+    return (n >= 1 && n <= 4) ? inst[n - 1] : kinetic_any;
 }

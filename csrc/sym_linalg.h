@@ -11,17 +11,10 @@
 #define SYM_LINALG_H
 
 #include "symplectic.h"
+#include "sym_util.h"
 
 #include <math.h>
 #include <stddef.h>
-
-/* Force inlining where a kernel is instantiated for small fixed sizes, so
- * that the compiler unrolls its loops (n = 1..4 covers the papers' systems). */
-#if defined(__GNUC__) || defined(__clang__)
-#define SYM_INLINE static inline __attribute__((always_inline))
-#else
-#define SYM_INLINE static inline
-#endif
 
 /* Vector updates written in pairs so that the compiler's straight-line
  * (SLP) vectoriser, active at -O2, uses two-lane SIMD; same operations and
@@ -144,11 +137,44 @@ int sym_lu_factor_ws(int m, double *A, int *piv, double *work);
 void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve);
 
 /* Kinetic energy T = 1/2 p^T M^{-1} p by the square-root-free factorisation
- * M = L D L^T: L y = p, T = 1/2 sum_j y_j^2 / D_j.  M (n x n, read-only, its
- * lower triangle used); U receives L D below the diagonal (n x n scratch);
- * y and inv (the 1/D_j) are n scratch doubles.  SYM_EMASS when a pivot D_j
- * is not positive. */
-int sym_kinetic_ldlt(int n, const double *M, const double *p, double *U, double *y,
-                     double *inv, double *T);
+ * M = L D L^T, column by column:
+ *   D_j = M_jj - sum_{k<j} U_jk^2 / D_k,
+ *   U_ij = M_ij - sum_{k<j} U_ik U_jk / D_k   (i > j, U = L D),
+ * with the forward substitution y_j = p_j - sum_{k<j} (U_jk / D_k) y_k
+ * alongside; T = 1/2 sum_j y_j^2 / D_j.  M (n x n, read-only, its lower
+ * triangle used); U receives L D below the diagonal (n x n scratch); y and
+ * inv (the 1/D_j) are n scratch doubles.  SYM_EMASS when a pivot D_j is not
+ * positive. */
+SYM_INLINE int sym_kinetic_k(const int n, const double *M, const double *p, double *U,
+                             double *y, double *inv, double *T)
+{
+    double kin = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *uj = U + (size_t)j * n;
+        double d = M[(size_t)j * n + j], v = p[j];
+        for (int k = 0; k < j; k++) {
+            const double ljk = uj[k] * inv[k];
+            d -= ljk * uj[k];
+            v -= ljk * y[k];
+        }
+        if (!(d > 0.0)) return SYM_EMASS;
+        inv[j] = 1.0 / d;
+        y[j] = v;
+        kin += v * v * inv[j];
+        for (int i = j + 1; i < n; i++) {
+            double *ui = U + (size_t)i * n;
+            double u = M[(size_t)i * n + j];
+            for (int k = 0; k < j; k++) u -= ui[k] * uj[k] * inv[k];
+            ui[j] = u;
+        }
+    }
+    *T = 0.5 * kin;
+    return SYM_OK;
+}
+
+/* sym_kinetic_k for size n: unrolled instances for n = 1..4, else general. */
+typedef int (*sym_kinetic_fn)(int n, const double *M, const double *p, double *U, double *y,
+                              double *inv, double *T);
+sym_kinetic_fn sym_kinetic_pick(int n);
 
 #endif /* SYM_LINALG_H */

@@ -46,8 +46,6 @@
  */
 #include "sym_scheme.h"
 
-#include <string.h>
-
 static const sym_galerkin_table simpson_table = {
     3, 3, {0.0, 0.5, 1.0}, {0.0, 0.5, 1.0}, {1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0},
 };
@@ -102,23 +100,8 @@ static const sym_method registry[] = {
      0, &sym_galerkin_ops},
 };
 
-int sym_method_count(void)
-{
-    return (int)(sizeof(registry) / sizeof(registry[0]));
-}
-
-const sym_method *sym_method_at(int i)
-{
-    return (i >= 0 && i < sym_method_count()) ? &registry[i] : NULL;
-}
-
-const sym_method *sym_method_find(const char *name)
-{
-    if (!name) return NULL;
-    for (int i = 0; i < sym_method_count(); i++)
-        if (strcmp(registry[i].name, name) == 0) return &registry[i];
-    return NULL;
-}
+/* sym_method_count, sym_method_at, sym_method_find */
+SYM_ROW_ACCESS(sym_method, registry, sym_method)
 
 int sym_method_nodes(const sym_method *m, double *c)
 {

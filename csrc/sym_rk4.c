@@ -33,16 +33,11 @@ static int rk4_setup(sym_work *w, double *cur)
 {
     rk4_work *k = (rk4_work *)w;
     const size_t n = (size_t)w->n, nn = n * n;
-    k->kq = sym_take(&cur, 4 * n);
-    k->kp = sym_take(&cur, 4 * n);
-    k->qs = sym_take(&cur, n);
-    k->ps = sym_take(&cur, n);
-    k->vs = sym_take(&cur, n);
-    k->dVs = sym_take(&cur, n);
-    k->acc = sym_take(&cur, n);
-    k->tmp = sym_take(&cur, n);
-    k->Ms = sym_take(&cur, nn);
-    k->As = sym_take(&cur, nn);
+    const sym_slice parts[] = {
+        {&k->kq, 4 * n}, {&k->kp, 4 * n}, {&k->qs, n}, {&k->ps, n}, {&k->vs, n},
+        {&k->dVs, n}, {&k->acc, n}, {&k->tmp, n}, {&k->Ms, nn}, {&k->As, nn},
+    };
+    (void)sym_lay_out(cur, parts, sizeof(parts) / sizeof(parts[0]));
     return SYM_OK;
 }
 

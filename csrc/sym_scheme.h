@@ -18,6 +18,7 @@
 #define SYM_SCHEME_H
 
 #include "symplectic.h"
+#include "sym_util.h"
 
 #include <stddef.h>
 
@@ -60,19 +61,5 @@ typedef struct sym_scheme_ops {
 /* The schemes (each method row points to one of these). */
 extern const sym_scheme_ops sym_galerkin_ops;   /* sym_galerkin*.c */
 extern const sym_scheme_ops sym_rk4_ops;        /* sym_rk4.c */
-
-/* Hand out consecutive slices of a scheme's block. */
-static inline double *sym_take(double **cursor, size_t count)
-{
-    double *p = *cursor;
-    *cursor += count;
-    return p;
-}
-
-/* Doubles that hold k ints (int arrays live in the same block). */
-static inline size_t sym_int_doubles(size_t k)
-{
-    return (k * sizeof(int) + sizeof(double) - 1) / sizeof(double);
-}
 
 #endif /* SYM_SCHEME_H */

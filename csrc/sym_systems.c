@@ -6,6 +6,7 @@
  * one system may be integrated by several threads at once.
  */
 #include "symplectic.h"
+#include "sym_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -421,23 +422,8 @@ static const sym_builtin builtins[] = {
      "m (n values), l (n values), g", chain_make, EXAMPLE(3, chain_ex, chain_q0, chain_p0)},
 };
 
-int sym_builtin_count(void)
-{
-    return (int)(sizeof(builtins) / sizeof(builtins[0]));
-}
-
-const sym_builtin *sym_builtin_at(int i)
-{
-    return (i >= 0 && i < sym_builtin_count()) ? &builtins[i] : NULL;
-}
-
-const sym_builtin *sym_builtin_find(const char *name)
-{
-    if (!name) return NULL;
-    for (int i = 0; i < sym_builtin_count(); i++)
-        if (strcmp(builtins[i].name, name) == 0) return &builtins[i];
-    return NULL;
-}
+/* sym_builtin_count, sym_builtin_at, sym_builtin_find */
+SYM_ROW_ACCESS(sym_builtin, builtins, sym_builtin)
 
 int sym_builtin_make(const char *name, int n, const double *par, size_t npar,
                      sym_system *out)
