@@ -14,9 +14,7 @@
 #define DEFAULT_RTOL 1e-13
 #define DEFAULT_MAX_ITER 25
 
-/* Offsets within the workspace block are multiples of this (a cache line,
- * and a multiple of every alignment the state structs need). */
-#define BLOCK_ALIGN 64u
+#define LINE_BYTES (SYM_LINE * sizeof(double))
 
 void sym_options_default(sym_options *opt)
 {
@@ -44,7 +42,8 @@ static int system_ok(const sym_system *sys)
            (sys->eval || sys->eval_batch || (sys->mass && sys->potential_grad));
 }
 
-/* One block: [state struct | eval scratch | the scheme's arrays]. */
+/* One block: [state struct | eval scratch | the scheme's arrays], the
+ * scratch and the arrays starting on cache lines. */
 sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
                        const sym_options *opt, int *status)
 {
@@ -59,9 +58,9 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     double doubles = 0.0;
     int st = ops->work_size(method, sys->n, &doubles);
     if (st) { *status = st; return NULL; }
-    const size_t head = (ops->state_size + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN;
-    const size_t nscratch = sym_eval_scratch_size(sys);
-    doubles += (double)nscratch;
+    const double nscratch = sym_line_up((double)sym_eval_scratch_size(sys));
+    const size_t head = ops->state_size + LINE_BYTES;   /* room to align the scratch */
+    doubles += nscratch;
     if (!(doubles < (double)((SIZE_MAX - head) / sizeof(double)))) {
         *status = SYM_ENOMEM;
         return NULL;
@@ -74,8 +73,9 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     w->ops = ops;
     w->opt = o;
     w->n = sys->n;
-    w->scratch = (double *)((char *)w + head);
-    st = ops->setup(w, w->scratch + nscratch);
+    const uintptr_t end = (uintptr_t)w + ops->state_size;
+    w->scratch = (double *)((char *)w + ops->state_size + (LINE_BYTES - end % LINE_BYTES) % LINE_BYTES);
+    st = ops->setup(w, w->scratch + (size_t)nscratch);
     if (st) { free(w); *status = st; return NULL; }
     *status = SYM_OK;
     return w;

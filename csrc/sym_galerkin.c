@@ -74,7 +74,7 @@ int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need)
  * M and grad V come from the cache. */
 int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
 {
-    const int n = g->n, r = g->tab.r;
+    const int n = g->n, r = g->tab->r;
     const size_t nn = (size_t)n * (size_t)n;
     sym_eval_out out[SYM_MAX_NODES];
     for (int i = 0; i < r; i++) out[i] = point_out(g, i);
@@ -112,7 +112,7 @@ int sym_galerkin_left_cache(sym_gwork *g, const double *q)
  */
 static int taylor_predict(sym_gwork *g, const double *q, const double *p, double h)
 {
-    const int n = g->n, s = g->tab.s;
+    const int n = g->n, s = g->tab->s;
     const size_t nn = (size_t)n * (size_t)n;
     int st = sym_galerkin_left_cache(g, q);
     if (st) return st;
@@ -137,7 +137,7 @@ static int taylor_predict(sym_gwork *g, const double *q, const double *p, double
     }
     sym_cholesky_solve(n, L, g->acc);
     for (int a = 1; a < s; a++) {
-        const double tau = g->tab.c[a] * h;
+        const double tau = g->tab->c[a] * h;
         double *Xa = g->X + (size_t)(a - 1) * n;
         for (int k = 0; k < n; k++) Xa[k] = tau * g->v[k] + 0.5 * tau * tau * g->acc[k];
     }
@@ -148,14 +148,14 @@ static int taylor_predict(sym_gwork *g, const double *q, const double *p, double
  * Q_a(new) = sum_b l_b(1 + c_a) Q_b(prev), written in increments. */
 static void poly_predict(sym_gwork *g)
 {
-    const int n = g->n, s = g->tab.s;
+    const int n = g->n, s = g->tab->s;
     const double *Xe = g->prev_X + (size_t)(s - 2) * n;   /* X_{s-1}(prev) */
     for (int a = 1; a < s; a++) {
         double *Xa = g->X + (size_t)(a - 1) * n;
         for (int k = 0; k < n; k++) {
-            double v = g->tab.E[a][0] * (-Xe[k]);
+            double v = g->tab->E[a][0] * (-Xe[k]);
             for (int b = 1; b < s - 1; b++)
-                v += g->tab.E[a][b] * (g->prev_X[(size_t)(b - 1) * n + k] - Xe[k]);
+                v += g->tab->E[a][b] * (g->prev_X[(size_t)(b - 1) * n + k] - Xe[k]);
             Xa[k] = v;
         }
     }
@@ -174,13 +174,13 @@ static void poly_predict(sym_gwork *g)
  */
 static int step_outputs(sym_gwork *g, int converged)
 {
-    const int n = g->n, s = g->tab.s, r = g->tab.r;
+    const int n = g->n, s = g->tab->s, r = g->tab->r;
     const double *q = g->q, *p = g->p, h = g->h;
     double *q1 = g->q1, *p1 = g->p1;
     if (converged == 2) g->k.correct(g, h);
     for (int k = 0; k < n; k++) {
         double acc = 0.0;
-        for (int i = 0; i < r; i++) acc += g->tab.b[i] * g->f[(size_t)i * n + k];
+        for (int i = 0; i < r; i++) acc += g->tab->b[i] * g->f[(size_t)i * n + k];
         p1[k] = p[k] + h * acc;
     }
     for (int k = 0; k < n; k++) q1[k] = q[k] + g->X[(size_t)(s - 2) * n + k];
@@ -247,7 +247,7 @@ static int step_outputs(sym_gwork *g, int converged)
  */
 static int plausible(sym_gwork *g)
 {
-    const int n = g->n, r = g->tab.r;
+    const int n = g->n, r = g->tab->r;
     const size_t nn = (size_t)n * (size_t)n;
     const double *q = g->q, *p = g->p;
     double work = 0.0;   /* W / h */
@@ -255,7 +255,7 @@ static int plausible(sym_gwork *g)
     for (int i = 0; i < r; i++, dV += n, G += n) {
         double dot = 0.0;
         for (int k = 0; k < n; k++) dot += dV[k] * G[k];
-        work += g->tab.b[i] * dot;
+        work += g->tab->b[i] * dot;
     }
     work *= g->h;
     double T0, T1;

@@ -11,24 +11,26 @@
 #include "sym_newton.h"
 #include "sym_scheme.h"
 
-/* Derived tables of a Galerkin scheme (computed from nodes and weights). */
+/* Derived tables of a Galerkin scheme (computed from nodes and weights).
+ * It lives in the workspace block on a cache-line boundary, and every row of
+ * its 8-double arrays is one cache line (the double arrays come first). */
 typedef struct sym_gtab {
-    int s, r;
-    double b[SYM_MAX_NODES];
     double B[SYM_MAX_NODES][SYM_MAX_NODES];
     double D[SYM_MAX_NODES][SYM_MAX_NODES];
     double E[SYM_MAX_NODES][SYM_MAX_NODES];
-    int unit[SYM_MAX_NODES];   /* point i coincides with node unit[i], or -1 */
-    double c[SYM_MAX_NODES];
-    int lobatto;               /* points are the nodes: B = I          */
     double bD[SYM_MAX_NODES][SYM_MAX_NODES];                 /* b_i D_ia      */
     double bDD[SYM_MAX_NODES][SYM_MAX_NODES][SYM_MAX_NODES]; /* b_i D_ia D_ib */
+    double b[SYM_MAX_NODES];
+    double c[SYM_MAX_NODES];
     /* Nonzero terms of the Newton matrix and the residual, precomputed so
      * that assembly touches only what contributes (sym_galerkin_kernels.c). */
-    int njt, nrt;
     struct sym_jterm { short i, a, b, kind; double c; }
         jt[4 * (SYM_MAX_NODES - 1) * (SYM_MAX_NODES - 1) * SYM_MAX_NODES];
     struct sym_rterm { short i, a, kind; double c; } rt[2 * (SYM_MAX_NODES - 1) * SYM_MAX_NODES];
+    int s, r;
+    int unit[SYM_MAX_NODES];   /* point i coincides with node unit[i], or -1 */
+    int lobatto;               /* points are the nodes: B = I          */
+    int njt, nrt;
 } sym_gtab;
 
 typedef struct sym_gwork sym_gwork;
@@ -43,7 +45,7 @@ typedef struct sym_gkernels {
 
 struct sym_gwork {
     sym_work base;                   /* first: the driver's part          */
-    sym_gtab tab;
+    sym_gtab *tab;                   /* in the block                      */
     int n, nu;                       /* dof, (s-1) n unknowns             */
     unsigned need_full[SYM_MAX_NODES];
     int left_point, right_point;     /* points equal to Q_0 / Q_{s-1}    */
@@ -74,22 +76,22 @@ struct sym_gwork {
 };
 
 /* sym_galerkin_setup.c */
-int sym_galerkin_work_size(const sym_method *m, int n, double *doubles);
-int sym_galerkin_setup(sym_work *w, double *block);
-int sym_galerkin_unknowns(const sym_method *m, int n);
+SYM_PRIVATE int sym_galerkin_work_size(const sym_method *m, int n, double *doubles);
+SYM_PRIVATE int sym_galerkin_setup(sym_work *w, double *block);
+SYM_PRIVATE int sym_galerkin_unknowns(const sym_method *m, int n);
 /* sym_galerkin_kernels.c */
-void sym_galerkin_pick_kernels(sym_gwork *g);
+SYM_PRIVATE void sym_galerkin_pick_kernels(sym_gwork *g);
 /* sym_galerkin.c */
-int sym_galerkin_left_cache(sym_gwork *g, const double *q);
-int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need);
-int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need);
-int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, double *q1,
-                      double *p1, double *qmid, sym_step_info *info);
-void sym_galerkin_reset(sym_work *w);
+SYM_PRIVATE int sym_galerkin_left_cache(sym_gwork *g, const double *q);
+SYM_PRIVATE int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need);
+SYM_PRIVATE int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need);
+SYM_PRIVATE int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
+                                  double *q1, double *p1, double *qmid, sym_step_info *info);
+SYM_PRIVATE void sym_galerkin_reset(sym_work *w);
 /* sym_galerkin_diag.c */
-int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
-                         double *q1, double *p1, double *D, sym_step_info *info);
-int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, double h,
-                               const double *X, double *R, double *J);
+SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
+                                     double *q1, double *p1, double *D, sym_step_info *info);
+SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
+                                           double h, const double *X, double *R, double *J);
 
 #endif /* SYM_GALERKIN_H */

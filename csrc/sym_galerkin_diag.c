@@ -13,14 +13,14 @@
  * (rows of B sum to 1, rows of D to 0). */
 static void tangent_rq(const sym_gwork *g, double h, double *Rq)
 {
-    const int n = g->n, s = g->tab.s, r = g->tab.r;
+    const int n = g->n, s = g->tab->s, r = g->tab->r;
     const size_t nn = (size_t)n * (size_t)n;
     memset(Rq, 0, sizeof(double) * (size_t)g->nu * n);
     for (int i = 0; i < r; i++) {
         const double *A = g->Ap + i * nn, *H = g->Hp + i * nn, *K = g->Kp + i * nn;
         for (int a = 0; a <= s - 2; a++) {
-            const double cA = g->tab.b[i] * g->tab.D[i][a];
-            const double cH = g->tab.b[i] * h * g->tab.B[i][a];
+            const double cA = g->tab->b[i] * g->tab->D[i][a];
+            const double cH = g->tab->b[i] * h * g->tab->B[i][a];
             double *Ra = Rq + (size_t)a * n * n;
             for (int c = 0; c < n; c++)
                 for (int d = 0; d < n; d++)
@@ -33,21 +33,21 @@ static void tangent_rq(const sym_gwork *g, double h, double *Rq)
  * dq_i = dq + sum_a B_ia dX_a, dg_i = sum_a D_ia dX_a / h. */
 static double tangent_dp(const sym_gwork *g, double h, int c, const double *dq, const double *dX)
 {
-    const int n = g->n, s = g->tab.s;
+    const int n = g->n, s = g->tab->s;
     const size_t nn = (size_t)n * (size_t)n;
     double acc = 0.0;
-    for (int i = 0; i < g->tab.r; i++) {
+    for (int i = 0; i < g->tab->r; i++) {
         const double *Ai = g->Ap + i * nn, *Hc = g->Hp + i * nn + c * n, *Kc = g->Kp + i * nn + c * n;
         double sum = 0.0;
         for (int d = 0; d < n; d++) {
             double dqd = dq[d], dgd = 0.0;
             for (int a = 1; a < s; a++) {
-                dqd += g->tab.B[i][a] * dX[(size_t)(a - 1) * n + d];
-                dgd += g->tab.D[i][a] * dX[(size_t)(a - 1) * n + d];
+                dqd += g->tab->B[i][a] * dX[(size_t)(a - 1) * n + d];
+                dgd += g->tab->D[i][a] * dX[(size_t)(a - 1) * n + d];
             }
             sum += (Hc[d] - Kc[d]) * dqd + Ai[d * n + c] * dgd / h;
         }
-        acc += g->tab.b[i] * sum;
+        acc += g->tab->b[i] * sum;
     }
     return acc;
 }
@@ -62,14 +62,14 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
                          double *q1, double *p1, double *D, sym_step_info *info)
 {
     sym_gwork *g = (sym_gwork *)w;
-    const int n = g->n, s = g->tab.s, nu = g->nu, m = 2 * n;
+    const int n = g->n, s = g->tab->s, nu = g->nu, m = 2 * n;
     int st = sym_galerkin_step(w, q, p, h, q1, p1, NULL, info);
     if (st) return st;
     /* Full evaluation of every point at the converged increments (the
      * left node needs H and K here, unlike in Newton). */
     g->k.form_points(g, q, h);
     const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
-    for (int i = 0; i < g->tab.r; i++) {
+    for (int i = 0; i < g->tab->r; i++) {
         st = sym_galerkin_eval_point(g, i, all);
         if (st) return st;
     }

@@ -48,13 +48,13 @@ SYM_INLINE void point_sums_k(const sym_gtab *t, const double *Y, const int i, co
 SYM_INLINE void form_points_k(sym_gwork *w, const double *q, double h, const int s,
                               const int n)
 {
-    const int r = w->tab.r;
+    const int r = w->tab->r;
     for (int i = 0; i < r; i++) {
         double *Qi = w->Qp + (size_t)i * n, *Gi = w->Gp + (size_t)i * n;
-        const int u = w->tab.unit[i];
+        const int u = w->tab->unit[i];
         for (int k = 0; k < n; k++) {
             double bq, gq;
-            point_sums_k(&w->tab, w->X, i, k, s, n, &bq, &gq);
+            point_sums_k(w->tab, w->X, i, k, s, n, &bq, &gq);
             Gi[k] = gq / h;
             if (u == 0) Qi[k] = q[k];
             else if (u > 0) Qi[k] = q[k] + w->X[(size_t)(u - 1) * n + k];
@@ -94,11 +94,11 @@ SYM_INLINE double residual_k(sym_gwork *w, const double *p, double h, double *Rn
                              const int s, const int n)
 {
     (void)s;
-    const double scale = point_forces_k(w, p, h, w->tab.r, n);
+    const double scale = point_forces_k(w, p, h, w->tab->r, n);
     memset(w->R, 0, sizeof(double) * (size_t)w->nu);
     for (int k = 0; k < n; k++) w->R[k] = p[k];
-    for (int t = 0; t < w->tab.nrt; t++) {
-        const struct sym_rterm *T = &w->tab.rt[t];
+    for (int t = 0; t < w->tab->nrt; t++) {
+        const struct sym_rterm *T = &w->tab->rt[t];
         const double c = T->kind ? T->c * h : T->c;
         const double *v = (T->kind ? w->f : w->P) + (size_t)T->i * n;
         double *Ra = w->R + (size_t)T->a * n;
@@ -119,8 +119,8 @@ SYM_INLINE int jacobian_k(sym_gwork *w, double h, const int s, const int n)
     const int nu = w->nu;
     const size_t nn = (size_t)n * (size_t)n;
     memset(w->J, 0, sizeof(double) * (size_t)nu * nu);
-    for (int t = 0; t < w->tab.njt; t++) {
-        const struct sym_jterm *T = &w->tab.jt[t];
+    for (int t = 0; t < w->tab->njt; t++) {
+        const struct sym_jterm *T = &w->tab->jt[t];
         double *Jb = w->J + (size_t)T->a * n * nu + (size_t)(T->b - 1) * n;
         const size_t off = (size_t)T->i * nn;
         const double *M = w->Mp + off, *A = w->Ap + off, *H = w->Hp + off, *K = w->Kp + off;
@@ -169,14 +169,14 @@ SYM_INLINE void correct_f_k(const int n, const double *A, const double *H, const
 
 SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
 {
-    const int r = w->tab.r;
+    const int r = w->tab->r;
     const size_t nn = (size_t)n * (size_t)n;
     for (int i = 0; i < r; i++) {
         const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
         double *f = w->f + (size_t)i * n, *dq = w->tmp, *dg = w->acc;
         for (int k = 0; k < n; k++) {
             double vq, vg;
-            point_sums_k(&w->tab, w->dX, i, k, s, n, &vq, &vg);
+            point_sums_k(w->tab, w->dX, i, k, s, n, &vq, &vg);
             dq[k] = vq;
             dg[k] = vg / h;
         }
@@ -199,7 +199,7 @@ SYM_INLINE void form_points_lob_k(sym_gwork *w, const double *q, double h, const
     for (int i = 0; i < s; i++)
         for (int k = 0; k < n; k++) {
             double v = 0.0;
-            for (int a = 1; a < s; a++) v += w->tab.D[i][a] * w->X[(size_t)(a - 1) * n + k];
+            for (int a = 1; a < s; a++) v += w->tab->D[i][a] * w->X[(size_t)(a - 1) * n + k];
             w->Gp[(size_t)i * n + k] = v * ih;
         }
 }
@@ -211,10 +211,10 @@ SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double
     double rn = 0.0;
     for (int a = 0; a <= s - 2; a++) {
         double *Ra = w->R + (size_t)a * n;
-        const double cf = h * w->tab.b[a];
+        const double cf = h * w->tab->b[a];
         for (int c = 0; c < n; c++) {
             double v = (a == 0 ? p[c] : 0.0) + cf * w->f[(size_t)a * n + c];
-            for (int i = 0; i < s; i++) v += w->tab.bD[i][a] * w->P[(size_t)i * n + c];
+            for (int i = 0; i < s; i++) v += w->tab->bD[i][a] * w->P[(size_t)i * n + c];
             Ra[c] = v;
             const double av = fabs(v);
             if (!(av <= rn)) rn = av;   /* propagates nan */
@@ -233,10 +233,10 @@ SYM_INLINE int jacobian_lob_k(sym_gwork *w, double h, const int s, const int n)
         const double *Aa = w->Ap + a * nn, *Ha = w->Hp + a * nn, *Ka = w->Kp + a * nn;
         for (int b = 1; b <= s - 1; b++) {
             const double *Ab = w->Ap + b * nn;
-            const double cA = w->tab.b[b] * w->tab.D[b][a], cAT = w->tab.b[a] * w->tab.D[a][b];
-            const double cH = (a == b) ? h * w->tab.b[a] : 0.0;
+            const double cA = w->tab->b[b] * w->tab->D[b][a], cAT = w->tab->b[a] * w->tab->D[a][b];
+            const double cH = (a == b) ? h * w->tab->b[a] : 0.0;
             double cM[SYM_MAX_NODES];
-            for (int i = 0; i < s; i++) cM[i] = w->tab.bDD[a][b][i] * ih;
+            for (int i = 0; i < s; i++) cM[i] = w->tab->bDD[a][b][i] * ih;
             double *Jb = w->J + (size_t)a * n * nu + (size_t)(b - 1) * n;
             for (int g = 0; g < n; g++) {
                 double *Jg = Jb + (size_t)g * nu;
@@ -267,7 +267,7 @@ SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
         double *f = w->f + (size_t)i * n, *dg = w->acc;
         for (int k = 0; k < n; k++) {
             double v = 0.0;
-            for (int a = 1; a < s; a++) v += w->tab.D[i][a] * w->dX[(size_t)(a - 1) * n + k];
+            for (int a = 1; a < s; a++) v += w->tab->D[i][a] * w->dX[(size_t)(a - 1) * n + k];
             dg[k] = v * ih;
         }
         correct_f_k(n, A, H, K, dg, dq, i != 0, f);
@@ -295,11 +295,11 @@ SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
         correct_##FAM##k(w, h, S, N);                                                   \
     }
 
-SYM_KERNEL_SET(, 1, w->tab.s, 1)
-SYM_KERNEL_SET(, 2, w->tab.s, 2)
-SYM_KERNEL_SET(, 3, w->tab.s, 3)
-SYM_KERNEL_SET(, 4, w->tab.s, 4)
-SYM_KERNEL_SET(, any, w->tab.s, w->n)
+SYM_KERNEL_SET(, 1, w->tab->s, 1)
+SYM_KERNEL_SET(, 2, w->tab->s, 2)
+SYM_KERNEL_SET(, 3, w->tab->s, 3)
+SYM_KERNEL_SET(, 4, w->tab->s, 4)
+SYM_KERNEL_SET(, any, w->tab->s, w->n)
 SYM_KERNEL_SET(lob_, 3_1, 3, 1)
 SYM_KERNEL_SET(lob_, 3_2, 3, 2)
 SYM_KERNEL_SET(lob_, 3_3, 3, 3)
@@ -313,7 +313,7 @@ SYM_KERNEL_SET(lob_, 5_1, 5, 1)
 SYM_KERNEL_SET(lob_, 5_2, 5, 2)
 SYM_KERNEL_SET(lob_, 5_3, 5, 3)
 SYM_KERNEL_SET(lob_, 5_4, 5, 4)
-SYM_KERNEL_SET(lob_, any, w->tab.s, w->n)
+SYM_KERNEL_SET(lob_, any, w->tab->s, w->n)
 
 #define KSET(FAM, NAME)                                                                 \
     {form_points_##FAM##NAME, residual_##FAM##NAME, jacobian_##FAM##NAME, correct_##FAM##NAME}
@@ -333,9 +333,9 @@ static const sym_gkernels gen_any = KSET(, any);
  * method row asks for the general code (SYM_METHOD_GENERIC). */
 void sym_galerkin_pick_kernels(sym_gwork *w)
 {
-    const int s = w->tab.s, n = w->n;
+    const int s = w->tab->s, n = w->n;
     const int fixed = !(w->base.method->flags & SYM_METHOD_GENERIC);
-    if (w->tab.lobatto) {
+    if (w->tab->lobatto) {
         w->k = lob_any;
         if (fixed && s == 3) w->k = n <= 4 ? lob_fixed[0][n - 1] : lob_3_any;
         if (fixed && s >= 4 && s <= 5 && n <= 4) w->k = lob_fixed[s - 3][n - 1];

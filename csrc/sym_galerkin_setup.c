@@ -110,7 +110,7 @@ static void term_lists(sym_gtab *t)
  * at each point. */
 static void point_roles(sym_gwork *g)
 {
-    const sym_gtab *t = &g->tab;
+    const sym_gtab *t = g->tab;
     g->left_point = g->right_point = -1;
     for (int i = 0; i < t->r; i++) {
         if (t->unit[i] == 0) g->left_point = i;
@@ -130,49 +130,62 @@ static void point_roles(sym_gwork *g)
     }
 }
 
-/* The workspace: unknowns, update, residual, predictor history (nu each),
- * the Newton matrix (nu^2) and the LU panel buffer; at each of the r points
- * q_i, g_i, grad V, f_i, P_i (n each) and M, A, H, K (n^2 each); the left
- * node cache and the previous end (4 n), two n x n and three n buffers; the
- * pivots (nu ints). */
+/* The workspace, in the order layout() hands it out: the derived tables;
+ * unknowns, update, residual, predictor history (nu each), the Newton matrix
+ * (nu^2); at each of the r points q_i, g_i, grad V, f_i, P_i (n each) and
+ * M, A, H, K (n^2 each); the left node cache and the previous end (4 n), two
+ * n x n and three n buffers; the LU panel buffer and the pivots (nu ints). */
+#define PARTS 26
+
+static void part_sizes(const sym_method *m, int n, double *c)
+{
+    const double dn = (double)n, nn = dn * dn, nu = (double)(m->table->s - 1) * dn;
+    const double r = (double)m->table->r;
+    const double lu = nu <= SYM_MAX_DOF ? (double)sym_lu_work_size((int)nu) : 8.0 * nu;
+    const double tab = (double)((sizeof(sym_gtab) + sizeof(double) - 1) / sizeof(double));
+    const double sizes[PARTS] = {
+        tab, nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
+        r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu, (double)sym_int_doubles((size_t)nu),
+    };
+    memcpy(c, sizes, sizeof(sizes));
+}
+
 int sym_galerkin_work_size(const sym_method *m, int n, double *doubles)
 {
     *doubles = 0.0;
     if (!table_ok(m->table)) return SYM_EINVAL;
-    /* in double arithmetic, exact for every size that can be allocated */
-    const double dn = (double)n, nu = (double)(m->table->s - 1) * dn, r = (double)m->table->r;
-    const double lu = nu <= SYM_MAX_DOF ? (double)sym_lu_work_size((int)nu) : 0.0;
-    *doubles = 4.0 * nu + nu * nu + lu + 5.0 * r * dn + 4.0 * r * dn * dn + 7.0 * dn +
-               2.0 * dn * dn + (double)sym_int_doubles((size_t)nu);
+    double c[PARTS];
+    part_sizes(m, n, c);
+    *doubles = sym_slices_size(c, PARTS);   /* exact for every size that can be allocated */
     /* the Newton matrix is nu x nu, indexed with int arithmetic: beyond
      * SYM_MAX_DOF it would need > 16 GiB and overflow those indices */
-    if (nu > SYM_MAX_DOF) return SYM_ENOMEM;
-    return SYM_OK;
+    return (double)(m->table->s - 1) * n > SYM_MAX_DOF ? SYM_ENOMEM : SYM_OK;
 }
 
 static void layout(sym_gwork *g, double *cur)
 {
-    const size_t n = (size_t)g->n, nn = n * n, nu = (size_t)g->nu, r = (size_t)g->tab.r;
-    const sym_slice parts[] = {
-        {&g->X, nu}, {&g->dX, nu}, {&g->R, nu}, {&g->prev_X, nu}, {&g->J, nu * nu},
-        {&g->Qp, r * n}, {&g->Gp, r * n}, {&g->dVp, r * n}, {&g->f, r * n}, {&g->P, r * n},
-        {&g->Mp, r * nn}, {&g->Ap, r * nn}, {&g->Hp, r * nn}, {&g->Kp, r * nn},
-        {&g->cache_q, n}, {&g->cache_dV, n}, {&g->prev_qend, n}, {&g->prev_pend, n},
-        {&g->cache_M, nn}, {&g->Lm, nn}, {&g->v, n}, {&g->acc, n}, {&g->tmp, n},
-        {&g->lu_work, sym_lu_work_size(g->nu)},
+    double *tab, *piv, c[PARTS];
+    double **const slot[] = {
+        &tab, &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
+        &g->Mp, &g->Ap, &g->Hp, &g->Kp, &g->cache_q, &g->cache_dV, &g->prev_qend, &g->prev_pend,
+        &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv,
     };
-    g->piv = (int *)sym_lay_out(cur, parts, sizeof(parts) / sizeof(parts[0]));
+    SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
+    part_sizes(g->base.method, g->n, c);
+    sym_lay_out(cur, slot, c, PARTS);
+    g->tab = (sym_gtab *)tab;
+    g->piv = (int *)piv;
 }
 
 int sym_galerkin_setup(sym_work *w, double *block)
 {
     sym_gwork *g = (sym_gwork *)w;
-    basis_tables(&g->tab, w->method->table);
-    term_lists(&g->tab);
     g->n = w->n;
-    g->nu = (g->tab.s - 1) * w->n;
-    point_roles(g);
+    g->nu = (w->method->table->s - 1) * w->n;
     layout(g, block);
+    basis_tables(g->tab, w->method->table);
+    term_lists(g->tab);
+    point_roles(g);
     sym_galerkin_pick_kernels(g);
     sym_lu_pick(g->nu, &g->lu_factor, &g->lu_solve);
     g->kinetic = sym_kinetic_pick(g->n);

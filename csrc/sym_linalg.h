@@ -130,11 +130,11 @@ SYM_INLINE void sym_lu_solve_k(const int m, const double *LU, const int *piv, do
 typedef int (*sym_lu_factor_fn)(int m, double *A, int *piv, double *work);
 typedef void (*sym_lu_solve_fn)(int m, const double *LU, const int *piv, double *b);
 
-size_t sym_lu_work_size(int m);
-int sym_lu_factor_ws(int m, double *A, int *piv, double *work);
+SYM_PRIVATE size_t sym_lu_work_size(int m);
+SYM_PRIVATE int sym_lu_factor_ws(int m, double *A, int *piv, double *work);
 /* The pair for size m: instances unrolled for the small Newton sizes of the
  * papers' systems (1, 2, 3, 4, 6, 8, 9, 12), the general code otherwise. */
-void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve);
+SYM_PRIVATE void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve);
 
 /* Kinetic energy T = 1/2 p^T M^{-1} p by the square-root-free factorisation
  * M = L D L^T, column by column:
@@ -175,6 +175,6 @@ SYM_INLINE int sym_kinetic_k(const int n, const double *M, const double *p, doub
 /* sym_kinetic_k for size n: unrolled instances for n = 1..4, else general. */
 typedef int (*sym_kinetic_fn)(int n, const double *M, const double *p, double *U, double *y,
                               double *inv, double *T);
-sym_kinetic_fn sym_kinetic_pick(int n);
+SYM_PRIVATE sym_kinetic_fn sym_kinetic_pick(int n);
 
 #endif /* SYM_LINALG_H */

@@ -9,6 +9,8 @@
 #ifndef SYM_NEWTON_H
 #define SYM_NEWTON_H
 
+#include "sym_util.h"
+
 typedef struct sym_newton_ops {
     /* R = R(X) at the current X; *rnorm = |R|_inf, *rscale = the size of the
      * terms R is made of (the scale of the rounding test); both untouched on
@@ -47,7 +49,7 @@ typedef struct sym_newton_out {
  * fresh Taylor start may replace), call finish, and once more from
  * ops->restart when an extrapolated start fails in a way another start may
  * avoid.  o->iters counts the iterations of both attempts. */
-int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
-                    int extrapolated, sym_newton_out *o);
+SYM_PRIVATE int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx,
+                                double h, int extrapolated, sym_newton_out *o);
 
 #endif /* SYM_NEWTON_H */

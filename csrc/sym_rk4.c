@@ -21,23 +21,35 @@ typedef struct rk4_work {
     double *Ms, *As;                 /* n x n each                       */
 } rk4_work;
 
+/* The workspace: the stages kq, kp (4 n each), qs, ps, vs, dVs, acc, tmp
+ * (n each), M and A (n x n each). */
+#define PARTS 10
+
+static void part_sizes(int n, double *c)
+{
+    const double dn = (double)n;
+    const double sizes[PARTS] = {4 * dn, 4 * dn, dn, dn, dn, dn, dn, dn, dn * dn, dn * dn};
+    memcpy(c, sizes, sizeof(sizes));
+}
+
 static int rk4_work_size(const sym_method *m, int n, double *doubles)
 {
+    double c[PARTS];
     (void)m;
-    const double dn = (double)n;
-    *doubles = 14.0 * dn + 2.0 * dn * dn;
+    part_sizes(n, c);
+    *doubles = sym_slices_size(c, PARTS);
     return SYM_OK;
 }
 
 static int rk4_setup(sym_work *w, double *cur)
 {
     rk4_work *k = (rk4_work *)w;
-    const size_t n = (size_t)w->n, nn = n * n;
-    const sym_slice parts[] = {
-        {&k->kq, 4 * n}, {&k->kp, 4 * n}, {&k->qs, n}, {&k->ps, n}, {&k->vs, n},
-        {&k->dVs, n}, {&k->acc, n}, {&k->tmp, n}, {&k->Ms, nn}, {&k->As, nn},
-    };
-    (void)sym_lay_out(cur, parts, sizeof(parts) / sizeof(parts[0]));
+    double c[PARTS];
+    double **const slot[] = {&k->kq, &k->kp, &k->qs, &k->ps, &k->vs,
+                             &k->dVs, &k->acc, &k->tmp, &k->Ms, &k->As};
+    SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
+    part_sizes(w->n, c);
+    sym_lay_out(cur, slot, c, PARTS);
     return SYM_OK;
 }
 

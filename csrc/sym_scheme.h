@@ -59,7 +59,7 @@ typedef struct sym_scheme_ops {
 } sym_scheme_ops;
 
 /* The schemes (each method row points to one of these). */
-extern const sym_scheme_ops sym_galerkin_ops;   /* sym_galerkin*.c */
-extern const sym_scheme_ops sym_rk4_ops;        /* sym_rk4.c */
+extern SYM_PRIVATE const sym_scheme_ops sym_galerkin_ops;   /* sym_galerkin*.c */
+extern SYM_PRIVATE const sym_scheme_ops sym_rk4_ops;        /* sym_rk4.c */
 
 #endif /* SYM_SCHEME_H */

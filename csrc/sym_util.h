@@ -4,6 +4,7 @@
 #ifndef SYM_UTIL_H
 #define SYM_UTIL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -15,21 +16,45 @@
 #define SYM_INLINE static inline
 #endif
 
-/* One slice of a workspace block: *slot receives `count` doubles. */
-typedef struct sym_slice {
-    double **slot;
-    size_t count;
-} sym_slice;
+/* Functions and data shared between the core's files but not part of its
+ * API: hidden from a shared object's dynamic symbols, so that calls to them
+ * are direct and may be inlined (no interposition through the PLT). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SYM_PRIVATE __attribute__((visibility("hidden")))
+#else
+#define SYM_PRIVATE
+#endif
 
-/* Hand out consecutive slices of a block from `cur`; returns the end. */
-static inline double *sym_lay_out(double *cur, const sym_slice *s, size_t k)
+/* A workspace block is handed out in slices that each start on a 64-byte
+ * cache line (the block itself is aligned so): small matrices (n = 2: 32
+ * bytes) then never straddle two lines, and the layout of one scheme does
+ * not shift with the sizes of the others' arrays. */
+#define SYM_LINE 8   /* doubles per cache line */
+
+static inline double sym_line_up(double count)
 {
-    for (size_t i = 0; i < k; i++) {
-        *s[i].slot = cur;
-        cur += s[i].count;
-    }
-    return cur;
+    return ceil(count / SYM_LINE) * SYM_LINE;
 }
+
+/* Doubles of k slices of count[i] doubles each. */
+static inline double sym_slices_size(const double *count, int k)
+{
+    double total = 0.0;
+    for (int i = 0; i < k; i++) total += sym_line_up(count[i]);
+    return total;
+}
+
+/* Hand out the k slices from cur: *slot[i] receives count[i] doubles. */
+static inline void sym_lay_out(double *cur, double **const *slot, const double *count, int k)
+{
+    for (int i = 0; i < k; i++) {
+        *slot[i] = cur;
+        cur += (size_t)sym_line_up(count[i]);
+    }
+}
+
+/* Compile-time check (C99): an array of negative size when COND is false. */
+#define SYM_STATIC_CHECK(COND) ((void)sizeof(char[(COND) ? 1 : -1]))
 
 /* Doubles that hold k ints (int arrays live in the same block). */
 static inline size_t sym_int_doubles(size_t k)
