@@ -74,7 +74,8 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     w->opt = o;
     w->n = sys->n;
     const uintptr_t end = (uintptr_t)w + ops->state_size;
-    w->scratch = (double *)((char *)w + ops->state_size + (LINE_BYTES - end % LINE_BYTES) % LINE_BYTES);
+    const size_t pad = (LINE_BYTES - end % LINE_BYTES) % LINE_BYTES;
+    w->scratch = (double *)((char *)w + ops->state_size + pad);
     st = ops->setup(w, w->scratch + (size_t)nscratch);
     if (st) { free(w); *status = st; return NULL; }
     *status = SYM_OK;

@@ -32,7 +32,8 @@
  * "difference form" keeps the momentum of a cyclic coordinate bitwise
  * constant (TOP eq. (18arb); docs/errata.md#momentum-in-difference-form).  The node
  * velocities are formed from increments, g_i = sum_{a>=1} D_ia X_a / h,
- * which lowers the round-off floor when |q| is large (docs/errata.md#node-velocities-from-increments).
+ * which lowers the round-off floor when |q| is large
+ * (docs/errata.md#node-velocities-from-increments).
  *
  * Simpson (s = 3 Lobatto nodes 0, 1/2, 1 with weights 1/6, 2/3, 1/6; order
  * 4), the implicit midpoint rule (s = 2, one Gauss point; order 2) and the
@@ -403,7 +404,8 @@ void sym_galerkin_reset(sym_work *w)
 }
 
 const sym_scheme_ops sym_galerkin_ops = {
-    sizeof(sym_gwork),         sym_galerkin_work_size, sym_galerkin_setup,
-    sym_galerkin_reset,        sym_galerkin_step,      sym_galerkin_tangent,
-    sym_galerkin_unknowns,     sym_galerkin_newton_system,
+    .state_size = sizeof(sym_gwork), .work_size = sym_galerkin_work_size,
+    .setup = sym_galerkin_setup, .reset = sym_galerkin_reset, .step = sym_galerkin_step,
+    .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
+    .newton_system = sym_galerkin_newton_system,
 };

@@ -37,7 +37,8 @@ static double tangent_dp(const sym_gwork *g, double h, int c, const double *dq, 
     const size_t nn = (size_t)n * (size_t)n;
     double acc = 0.0;
     for (int i = 0; i < g->tab->r; i++) {
-        const double *Ai = g->Ap + i * nn, *Hc = g->Hp + i * nn + c * n, *Kc = g->Kp + i * nn + c * n;
+        const double *Ai = g->Ap + i * nn;
+        const double *Hc = g->Hp + i * nn + c * n, *Kc = g->Kp + i * nn + c * n;
         double sum = 0.0;
         for (int d = 0; d < n; d++) {
             double dqd = dq[d], dgd = 0.0;

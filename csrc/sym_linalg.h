@@ -80,7 +80,11 @@ SYM_INLINE int sym_lu_panel_k(const int rows, const int cols, const int ld, doub
             if (A) {
                 double *ak = A + (k0 + k) * m, *ap = A + (k0 + p) * m;
                 for (int j = 0; j < k0; j++) { const double t = ak[j]; ak[j] = ap[j]; ap[j] = t; }
-                for (int j = k0 + cols; j < m; j++) { const double t = ak[j]; ak[j] = ap[j]; ap[j] = t; }
+                for (int j = k0 + cols; j < m; j++) {
+                    const double t = ak[j];
+                    ak[j] = ap[j];
+                    ap[j] = t;
+                }
             }
         }
         /* the diagonal keeps the reciprocal pivot 1/U_kk */

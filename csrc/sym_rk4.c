@@ -189,7 +189,8 @@ static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h,
         if (st) break;
         for (int i = 0; i < m; i++)
             for (int j = 0; j < m; j++)
-                Y[(size_t)i * m + j] = (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * m + j] : 0.0);
+                Y[(size_t)i * m + j] =
+                    (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * m + j] : 0.0);
         for (int i = 0; i < m; i++)
             for (int j = 0; j < m; j++) {
                 double v = 0.0;
@@ -203,7 +204,8 @@ static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h,
     return st;
 }
 
+/* explicit: no Newton system (unknowns and newton_system NULL) */
 const sym_scheme_ops sym_rk4_ops = {
-    sizeof(rk4_work), rk4_work_size, rk4_setup, rk4_reset, rk4_step, rk4_tangent,
-    NULL,             NULL,
+    .state_size = sizeof(rk4_work), .work_size = rk4_work_size, .setup = rk4_setup,
+    .reset = rk4_reset, .step = rk4_step, .tangent = rk4_tangent,
 };
