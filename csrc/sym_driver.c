@@ -14,7 +14,6 @@
 #define DEFAULT_RTOL 1e-13
 #define DEFAULT_MAX_ITER 25
 
-#define LINE_BYTES (SYM_LINE * sizeof(double))
 
 void sym_options_default(sym_options *opt)
 {
@@ -42,8 +41,7 @@ static int system_ok(const sym_system *sys)
            (sys->eval || sys->eval_batch || (sys->mass && sys->potential_grad));
 }
 
-/* One block: [state struct | eval scratch | the scheme's arrays], the
- * scratch and the arrays starting on cache lines. */
+/* One block: [state struct | eval scratch | the scheme's arrays]. */
 sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
                        const sym_options *opt, int *status)
 {
@@ -58,9 +56,10 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     double doubles = 0.0;
     int st = ops->work_size(method, sys->n, &doubles);
     if (st) { *status = st; return NULL; }
-    const double nscratch = sym_line_up((double)sym_eval_scratch_size(sys));
-    const size_t head = ops->state_size + LINE_BYTES;   /* room to align the scratch */
-    doubles += nscratch;
+    const size_t nscratch = sym_eval_scratch_size(sys);
+    /* the arrays start at a multiple of sizeof(double) after the struct */
+    const size_t head = (ops->state_size + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    doubles += (double)nscratch;
     if (!(doubles < (double)((SIZE_MAX - head) / sizeof(double)))) {
         *status = SYM_ENOMEM;
         return NULL;
@@ -73,10 +72,8 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     w->ops = ops;
     w->opt = o;
     w->n = sys->n;
-    const uintptr_t end = (uintptr_t)w + ops->state_size;
-    const size_t pad = (LINE_BYTES - end % LINE_BYTES) % LINE_BYTES;
-    w->scratch = (double *)((char *)w + ops->state_size + pad);
-    st = ops->setup(w, w->scratch + (size_t)nscratch);
+    w->scratch = (double *)((char *)w + head);
+    st = ops->setup(w, w->scratch + nscratch);
     if (st) { free(w); *status = st; return NULL; }
     *status = SYM_OK;
     return w;

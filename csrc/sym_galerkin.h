@@ -11,9 +11,8 @@
 #include "sym_newton.h"
 #include "sym_scheme.h"
 
-/* Derived tables of a Galerkin scheme (computed from nodes and weights).
- * It lives in the workspace block on a cache-line boundary, and every row of
- * its 8-double arrays is one cache line (the double arrays come first). */
+/* Derived tables of a Galerkin scheme (computed from nodes and weights),
+ * kept in the workspace block. */
 typedef struct sym_gtab {
     double B[SYM_MAX_NODES][SYM_MAX_NODES];
     double D[SYM_MAX_NODES][SYM_MAX_NODES];

@@ -126,6 +126,5 @@ double sym_method_work_doubles(const sym_method *m, int n)
     double d = 0.0;
     (void)m->ops->work_size(m, n, &d);
     const double dn = (double)n;
-    const double state = (double)m->ops->state_size / sizeof(double) + SYM_LINE;
-    return d + state + sym_line_up(dn * dn + 4.0 * dn);
+    return d + (double)m->ops->state_size / sizeof(double) + dn * dn + 4.0 * dn;
 }

@@ -4,7 +4,6 @@
 #ifndef SYM_UTIL_H
 #define SYM_UTIL_H
 
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -25,31 +24,21 @@
 #define SYM_PRIVATE
 #endif
 
-/* A workspace block is handed out in slices that each start on a 64-byte
- * cache line (the block itself is aligned so): small matrices (n = 2: 32
- * bytes) then never straddle two lines, and the layout of one scheme does
- * not shift with the sizes of the others' arrays. */
-#define SYM_LINE 8   /* doubles per cache line */
-
-static inline double sym_line_up(double count)
-{
-    return ceil(count / SYM_LINE) * SYM_LINE;
-}
-
-/* Doubles of k slices of count[i] doubles each. */
+/* Doubles of k consecutive slices of count[i] doubles each. */
 static inline double sym_slices_size(const double *count, int k)
 {
     double total = 0.0;
-    for (int i = 0; i < k; i++) total += sym_line_up(count[i]);
+    for (int i = 0; i < k; i++) total += count[i];
     return total;
 }
 
-/* Hand out the k slices from cur: *slot[i] receives count[i] doubles. */
+/* Hand out k consecutive slices of a block from cur: *slot[i] receives
+ * count[i] doubles. */
 static inline void sym_lay_out(double *cur, double **const *slot, const double *count, int k)
 {
     for (int i = 0; i < k; i++) {
         *slot[i] = cur;
-        cur += (size_t)sym_line_up(count[i]);
+        cur += (size_t)count[i];
     }
 }
 
