@@ -130,11 +130,18 @@ static void point_roles(sym_gwork *g)
     }
 }
 
-/* The workspace, in the order layout() hands it out: the derived tables;
- * unknowns, update, residual, predictor history (nu each), the Newton matrix
- * (nu^2); at each of the r points q_i, g_i, grad V, f_i, P_i (n each) and
- * M, A, H, K (n^2 each); the left node cache and the previous end (4 n), two
- * n x n and three n buffers; the LU panel buffer and the pivots (nu ints). */
+/* The workspace, in the order layout() hands it out: unknowns, update,
+ * residual, predictor history (nu each), the Newton matrix (nu^2); at each of
+ * the r points q_i, g_i, grad V, f_i, P_i (n each) and M, A, H, K (n^2 each);
+ * the left node cache and the previous end (4 n), two n x n and three n
+ * buffers; the LU panel buffer, the pivots (nu ints) and the derived tables
+ * (last: the arrays start right after the evaluation scratch, as before the
+ * tables moved here).  The speed of the small dense kernels depends on where
+ * the arrays fall relative to cache lines and pages: placements tried for
+ * this layout (tables first, 16-byte or 64-byte aligned slices, a page-
+ * aligned block) moved the 8- and 16-link chain by up to 25 % either way,
+ * differently in a C program and inside Python; this one measured closest
+ * to the previous layout overall (benchmarks: see the report of issue 15). */
 #define PARTS 26
 
 static void part_sizes(const sym_method *m, int n, double *c)
@@ -144,8 +151,9 @@ static void part_sizes(const sym_method *m, int n, double *c)
     const double lu = nu <= SYM_MAX_DOF ? (double)sym_lu_work_size((int)nu) : 8.0 * nu;
     const double tab = (double)((sizeof(sym_gtab) + sizeof(double) - 1) / sizeof(double));
     const double sizes[PARTS] = {
-        tab, nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
-        r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu, (double)sym_int_doubles((size_t)nu),
+        nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
+        r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu,
+        (double)sym_int_doubles((size_t)nu), tab,
     };
     memcpy(c, sizes, sizeof(sizes));
 }
@@ -166,9 +174,9 @@ static void layout(sym_gwork *g, double *cur)
 {
     double *tab, *piv, c[PARTS];
     double **const slot[] = {
-        &tab, &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
+        &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
         &g->Mp, &g->Ap, &g->Hp, &g->Kp, &g->cache_q, &g->cache_dV, &g->prev_qend, &g->prev_pend,
-        &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv,
+        &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv, &tab,
     };
     SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
     part_sizes(g->base.method, g->n, c);
