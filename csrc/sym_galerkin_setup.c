@@ -141,7 +141,7 @@ static void point_roles(sym_gwork *g)
  * this layout (tables first, 16-byte or 64-byte aligned slices, a page-
  * aligned block) moved the 8- and 16-link chain by up to 25 % either way,
  * differently in a C program and inside Python; this one measured closest
- * to the previous layout overall (benchmarks: see the report of issue 15). */
+ * to the previous layout overall. */
 #define PARTS 26
 
 static void part_sizes(const sym_method *m, int n, double *c)
