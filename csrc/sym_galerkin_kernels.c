@@ -1,6 +1,6 @@
 /*
  * sym_galerkin_kernels.c -- the inner loops of the Galerkin engine
- * (sym_galerkin.c holds the formulas and the Newton iteration).
+ * (sym_galerkin.c holds the formulas; sym_newton.c the Newton iteration).
  *
  * Each kernel is written once for a runtime size and instantiated for small
  * compile-time sizes, where the compiler unrolls the loops completely: the
@@ -22,7 +22,7 @@
  *   J_ab = sum_i (b_i D_ia D_ib / h) M_i + b_b D_ba A_b + b_a D_ab A_a^T
  *          + [a = b] h b_a (H_a - K_a).
  */
-#include "sym_internal.h"
+#include "sym_galerkin.h"
 
 #include <float.h>
 #include <math.h>
@@ -31,20 +31,30 @@
 /* ------------------------------------------------------------------ */
 /* General quadrature (e.g. the midpoint rule): term lists             */
 /* ------------------------------------------------------------------ */
-SYM_INLINE void form_points_k(sym_work *w, const double *q, double h, const int s,
+/* sum_{a>=1} B_ia Y_ak and sum_{a>=1} D_ia Y_ak for increments Y (X or dX) */
+SYM_INLINE void point_sums_k(const sym_gtab *t, const double *Y, const int i, const int k,
+                             const int s, const int n, double *bsum, double *dsum)
+{
+    double vb = 0.0, vd = 0.0;
+    for (int a = 1; a < s; a++) {
+        const double ya = Y[(size_t)(a - 1) * n + k];
+        vd += t->D[i][a] * ya;
+        vb += t->B[i][a] * ya;
+    }
+    *bsum = vb;
+    *dsum = vd;
+}
+
+SYM_INLINE void form_points_k(sym_gwork *w, const double *q, double h, const int s,
                               const int n)
 {
-    const int r = w->tab.r;
+    const int r = w->tab->r;
     for (int i = 0; i < r; i++) {
         double *Qi = w->Qp + (size_t)i * n, *Gi = w->Gp + (size_t)i * n;
-        const int u = w->tab.unit[i];
+        const int u = w->tab->unit[i];
         for (int k = 0; k < n; k++) {
-            double gq = 0.0, bq = 0.0;
-            for (int a = 1; a < s; a++) {
-                const double xa = w->X[(size_t)(a - 1) * n + k];
-                gq += w->tab.D[i][a] * xa;
-                bq += w->tab.B[i][a] * xa;
-            }
+            double bq, gq;
+            point_sums_k(w->tab, w->X, i, k, s, n, &bq, &gq);
             Gi[k] = gq / h;
             if (u == 0) Qi[k] = q[k];
             else if (u > 0) Qi[k] = q[k] + w->X[(size_t)(u - 1) * n + k];
@@ -54,7 +64,7 @@ SYM_INLINE void form_points_k(sym_work *w, const double *q, double h, const int 
 }
 
 /* f_i, P_i at every point; returns the largest of |p|, |P_i|, |h f_i|. */
-SYM_INLINE double point_forces_k(sym_work *w, const double *p, double h, const int r,
+SYM_INLINE double point_forces_k(sym_gwork *w, const double *p, double h, const int r,
                                  const int n)
 {
     const size_t nn = (size_t)n * (size_t)n;
@@ -80,15 +90,15 @@ SYM_INLINE double point_forces_k(sym_work *w, const double *p, double h, const i
     return scale > 0.0 ? scale : DBL_MIN;
 }
 
-SYM_INLINE double residual_k(sym_work *w, const double *p, double h, double *Rnorm,
+SYM_INLINE double residual_k(sym_gwork *w, const double *p, double h, double *Rnorm,
                              const int s, const int n)
 {
     (void)s;
-    const double scale = point_forces_k(w, p, h, w->tab.r, n);
+    const double scale = point_forces_k(w, p, h, w->tab->r, n);
     memset(w->R, 0, sizeof(double) * (size_t)w->nu);
     for (int k = 0; k < n; k++) w->R[k] = p[k];
-    for (int t = 0; t < w->tab.nrt; t++) {
-        const struct sym_rterm *T = &w->tab.rt[t];
+    for (int t = 0; t < w->tab->nrt; t++) {
+        const struct sym_rterm *T = &w->tab->rt[t];
         const double c = T->kind ? T->c * h : T->c;
         const double *v = (T->kind ? w->f : w->P) + (size_t)T->i * n;
         double *Ra = w->R + (size_t)T->a * n;
@@ -103,14 +113,14 @@ SYM_INLINE double residual_k(sym_work *w, const double *p, double h, double *Rno
     return scale;
 }
 
-SYM_INLINE int jacobian_k(sym_work *w, double h, const int s, const int n)
+SYM_INLINE int jacobian_k(sym_gwork *w, double h, const int s, const int n)
 {
     (void)s;
     const int nu = w->nu;
     const size_t nn = (size_t)n * (size_t)n;
     memset(w->J, 0, sizeof(double) * (size_t)nu * nu);
-    for (int t = 0; t < w->tab.njt; t++) {
-        const struct sym_jterm *T = &w->tab.jt[t];
+    for (int t = 0; t < w->tab->njt; t++) {
+        const struct sym_jterm *T = &w->tab->jt[t];
         double *Jb = w->J + (size_t)T->a * n * nu + (size_t)(T->b - 1) * n;
         const size_t off = (size_t)T->i * nn;
         const double *M = w->Mp + off, *A = w->Ap + off, *H = w->Hp + off, *K = w->Kp + off;
@@ -143,41 +153,43 @@ SYM_INLINE int jacobian_k(sym_work *w, double h, const int s, const int n)
     return SYM_OK;
 }
 
-SYM_INLINE void correct_k(sym_work *w, double h, const int s, const int n)
+/* f_c += sum_k A_kc dg_k + [moves] sum_k (H - K)_ck dq_k at one point */
+SYM_INLINE void correct_f_k(const int n, const double *A, const double *H, const double *K,
+                            const double *dg, const double *dq, const int moves, double *f)
 {
-    const int r = w->tab.r;
+    for (int c = 0; c < n; c++) {
+        double v = 0.0;
+        for (int k = 0; k < n; k++) {
+            v += A[k * n + c] * dg[k];
+            if (moves) v += (H[c * n + k] - K[c * n + k]) * dq[k];
+        }
+        f[c] += v;
+    }
+}
+
+SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
+{
+    const int r = w->tab->r;
     const size_t nn = (size_t)n * (size_t)n;
     for (int i = 0; i < r; i++) {
         const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
         double *f = w->f + (size_t)i * n, *dq = w->tmp, *dg = w->acc;
         for (int k = 0; k < n; k++) {
-            double vq = 0.0, vg = 0.0;
-            for (int a = 1; a < s; a++) {
-                const double da = w->dX[(size_t)(a - 1) * n + k];
-                vq += w->tab.B[i][a] * da;
-                vg += w->tab.D[i][a] * da;
-            }
+            double vq, vg;
+            point_sums_k(w->tab, w->dX, i, k, s, n, &vq, &vg);
             dq[k] = vq;
             dg[k] = vg / h;
         }
         /* the left node does not move (only its velocity does); its H and
          * K are not evaluated */
-        const int moves = i != w->left_point;
-        for (int c = 0; c < n; c++) {
-            double v = 0.0;
-            for (int k = 0; k < n; k++) {
-                v += A[k * n + c] * dg[k];
-                if (moves) v += (H[c * n + k] - K[c * n + k]) * dq[k];
-            }
-            f[c] += v;
-        }
+        correct_f_k(n, A, H, K, dg, dq, i != w->left_point, f);
     }
 }
 
 /* ------------------------------------------------------------------ */
 /* Lobatto quadrature at the nodes (B = I): Simpson and its family      */
 /* ------------------------------------------------------------------ */
-SYM_INLINE void form_points_lob_k(sym_work *w, const double *q, double h, const int s,
+SYM_INLINE void form_points_lob_k(sym_gwork *w, const double *q, double h, const int s,
                                   const int n)
 {
     const double ih = 1.0 / h;
@@ -187,22 +199,22 @@ SYM_INLINE void form_points_lob_k(sym_work *w, const double *q, double h, const 
     for (int i = 0; i < s; i++)
         for (int k = 0; k < n; k++) {
             double v = 0.0;
-            for (int a = 1; a < s; a++) v += w->tab.D[i][a] * w->X[(size_t)(a - 1) * n + k];
+            for (int a = 1; a < s; a++) v += w->tab->D[i][a] * w->X[(size_t)(a - 1) * n + k];
             w->Gp[(size_t)i * n + k] = v * ih;
         }
 }
 
-SYM_INLINE double residual_lob_k(sym_work *w, const double *p, double h, double *Rnorm,
+SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double *Rnorm,
                                  const int s, const int n)
 {
     const double scale = point_forces_k(w, p, h, s, n);
     double rn = 0.0;
     for (int a = 0; a <= s - 2; a++) {
         double *Ra = w->R + (size_t)a * n;
-        const double cf = h * w->tab.b[a];
+        const double cf = h * w->tab->b[a];
         for (int c = 0; c < n; c++) {
             double v = (a == 0 ? p[c] : 0.0) + cf * w->f[(size_t)a * n + c];
-            for (int i = 0; i < s; i++) v += w->tab.bD[i][a] * w->P[(size_t)i * n + c];
+            for (int i = 0; i < s; i++) v += w->tab->bD[i][a] * w->P[(size_t)i * n + c];
             Ra[c] = v;
             const double av = fabs(v);
             if (!(av <= rn)) rn = av;   /* propagates nan */
@@ -212,7 +224,7 @@ SYM_INLINE double residual_lob_k(sym_work *w, const double *p, double h, double 
     return scale;
 }
 
-SYM_INLINE int jacobian_lob_k(sym_work *w, double h, const int s, const int n)
+SYM_INLINE int jacobian_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
     const int nu = w->nu;
     const size_t nn = (size_t)n * (size_t)n;
@@ -221,10 +233,10 @@ SYM_INLINE int jacobian_lob_k(sym_work *w, double h, const int s, const int n)
         const double *Aa = w->Ap + a * nn, *Ha = w->Hp + a * nn, *Ka = w->Kp + a * nn;
         for (int b = 1; b <= s - 1; b++) {
             const double *Ab = w->Ap + b * nn;
-            const double cA = w->tab.b[b] * w->tab.D[b][a], cAT = w->tab.b[a] * w->tab.D[a][b];
-            const double cH = (a == b) ? h * w->tab.b[a] : 0.0;
+            const double cA = w->tab->b[b] * w->tab->D[b][a], cAT = w->tab->b[a] * w->tab->D[a][b];
+            const double cH = (a == b) ? h * w->tab->b[a] : 0.0;
             double cM[SYM_MAX_NODES];
-            for (int i = 0; i < s; i++) cM[i] = w->tab.bDD[a][b][i] * ih;
+            for (int i = 0; i < s; i++) cM[i] = w->tab->bDD[a][b][i] * ih;
             double *Jb = w->J + (size_t)a * n * nu + (size_t)(b - 1) * n;
             for (int g = 0; g < n; g++) {
                 double *Jg = Jb + (size_t)g * nu;
@@ -245,7 +257,7 @@ SYM_INLINE int jacobian_lob_k(sym_work *w, double h, const int s, const int n)
     return SYM_OK;   /* non-finite entries surface in the LU or the update */
 }
 
-SYM_INLINE void correct_lob_k(sym_work *w, double h, const int s, const int n)
+SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
     const size_t nn = (size_t)n * (size_t)n;
     const double ih = 1.0 / h;
@@ -255,17 +267,10 @@ SYM_INLINE void correct_lob_k(sym_work *w, double h, const int s, const int n)
         double *f = w->f + (size_t)i * n, *dg = w->acc;
         for (int k = 0; k < n; k++) {
             double v = 0.0;
-            for (int a = 1; a < s; a++) v += w->tab.D[i][a] * w->dX[(size_t)(a - 1) * n + k];
+            for (int a = 1; a < s; a++) v += w->tab->D[i][a] * w->dX[(size_t)(a - 1) * n + k];
             dg[k] = v * ih;
         }
-        for (int c = 0; c < n; c++) {
-            double v = 0.0;
-            for (int k = 0; k < n; k++) {
-                v += A[k * n + c] * dg[k];
-                if (i) v += (H[c * n + k] - K[c * n + k]) * dq[k];
-            }
-            f[c] += v;
-        }
+        correct_f_k(n, A, H, K, dg, dq, i != 0, f);
     }
 }
 
@@ -273,28 +278,28 @@ SYM_INLINE void correct_lob_k(sym_work *w, double h, const int s, const int n)
 /* Instances                                                            */
 /* ------------------------------------------------------------------ */
 #define SYM_KERNEL_SET(FAM, NAME, S, N)                                                 \
-    static void form_points_##FAM##NAME(sym_work *w, const double *q, double h)          \
+    static void form_points_##FAM##NAME(sym_gwork *w, const double *q, double h)          \
     {                                                                                   \
         form_points_##FAM##k(w, q, h, S, N);                                            \
     }                                                                                   \
-    static double residual_##FAM##NAME(sym_work *w, const double *p, double h, double *rn) \
+    static double residual_##FAM##NAME(sym_gwork *w, const double *p, double h, double *rn) \
     {                                                                                   \
         return residual_##FAM##k(w, p, h, rn, S, N);                                    \
     }                                                                                   \
-    static int jacobian_##FAM##NAME(sym_work *w, double h)                               \
+    static int jacobian_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
         return jacobian_##FAM##k(w, h, S, N);                                           \
     }                                                                                   \
-    static void correct_##FAM##NAME(sym_work *w, double h)                               \
+    static void correct_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
         correct_##FAM##k(w, h, S, N);                                                   \
     }
 
-SYM_KERNEL_SET(, 1, w->tab.s, 1)
-SYM_KERNEL_SET(, 2, w->tab.s, 2)
-SYM_KERNEL_SET(, 3, w->tab.s, 3)
-SYM_KERNEL_SET(, 4, w->tab.s, 4)
-SYM_KERNEL_SET(, any, w->tab.s, w->n)
+SYM_KERNEL_SET(, 1, w->tab->s, 1)
+SYM_KERNEL_SET(, 2, w->tab->s, 2)
+SYM_KERNEL_SET(, 3, w->tab->s, 3)
+SYM_KERNEL_SET(, 4, w->tab->s, 4)
+SYM_KERNEL_SET(, any, w->tab->s, w->n)
 SYM_KERNEL_SET(lob_, 3_1, 3, 1)
 SYM_KERNEL_SET(lob_, 3_2, 3, 2)
 SYM_KERNEL_SET(lob_, 3_3, 3, 3)
@@ -308,80 +313,33 @@ SYM_KERNEL_SET(lob_, 5_1, 5, 1)
 SYM_KERNEL_SET(lob_, 5_2, 5, 2)
 SYM_KERNEL_SET(lob_, 5_3, 5, 3)
 SYM_KERNEL_SET(lob_, 5_4, 5, 4)
-SYM_KERNEL_SET(lob_, any, w->tab.s, w->n)
+SYM_KERNEL_SET(lob_, any, w->tab->s, w->n)
 
-#define SYM_LU_SET(M)                                                                   \
-    static int lu_factor_##M(int m, double *A, int *piv)                                \
-    {                                                                                   \
-        (void)m;                                                                        \
-        return sym_lu_factor_k(M, A, piv);                                              \
-    }                                                                                   \
-    static void lu_solve_##M(int m, const double *LU, const int *piv, double *b)        \
-    {                                                                                   \
-        (void)m;                                                                        \
-        sym_lu_solve_k(M, LU, piv, b);                                                  \
-    }
-SYM_LU_SET(1)
-SYM_LU_SET(2)
-SYM_LU_SET(3)
-SYM_LU_SET(4)
-SYM_LU_SET(6)
-SYM_LU_SET(8)
-SYM_LU_SET(9)
-SYM_LU_SET(12)
+#define KSET(FAM, NAME)                                                                 \
+    {form_points_##FAM##NAME, residual_##FAM##NAME, jacobian_##FAM##NAME, correct_##FAM##NAME}
 
-#define PICK(FAM, NAME)                                                                 \
-    do {                                                                                \
-        w->form_points = form_points_##FAM##NAME;                                       \
-        w->residual = residual_##FAM##NAME;                                             \
-        w->jacobian = jacobian_##FAM##NAME;                                             \
-        w->correct = correct_##FAM##NAME;                                               \
-    } while (0)
+/* Lobatto instances by [s - 3][n - 1] for s = 3, 4, 5 and n = 1..4. */
+static const sym_gkernels lob_fixed[3][4] = {
+    {KSET(lob_, 3_1), KSET(lob_, 3_2), KSET(lob_, 3_3), KSET(lob_, 3_4)},
+    {KSET(lob_, 4_1), KSET(lob_, 4_2), KSET(lob_, 4_3), KSET(lob_, 4_4)},
+    {KSET(lob_, 5_1), KSET(lob_, 5_2), KSET(lob_, 5_3), KSET(lob_, 5_4)},
+};
+static const sym_gkernels lob_3_any = KSET(lob_, 3_any), lob_any = KSET(lob_, any);
+static const sym_gkernels gen_fixed[4] = {KSET(, 1), KSET(, 2), KSET(, 3), KSET(, 4)};
+static const sym_gkernels gen_any = KSET(, any);
 
-void sym_galerkin_pick_kernels(sym_work *w)
+/* Lobatto quadrature at the nodes (B = I) runs the collapsed kernels, others
+ * the term lists; instances for fixed s and n where they exist, unless the
+ * method row asks for the general code (SYM_METHOD_GENERIC). */
+void sym_galerkin_pick_kernels(sym_gwork *w)
 {
-    if (w->tab.lobatto && w->tab.s == 3 && strcmp(w->method->name, "simpson") == 0) {
-        switch (w->n) {
-        case 1: PICK(lob_, 3_1); break;
-        case 2: PICK(lob_, 3_2); break;
-        case 3: PICK(lob_, 3_3); break;
-        case 4: PICK(lob_, 3_4); break;
-        default: PICK(lob_, 3_any);
-        }
-    } else if (w->tab.lobatto && w->tab.s == 4 && w->n <= 4) {
-        switch (w->n) {
-        case 1: PICK(lob_, 4_1); break;
-        case 2: PICK(lob_, 4_2); break;
-        case 3: PICK(lob_, 4_3); break;
-        default: PICK(lob_, 4_4);
-        }
-    } else if (w->tab.lobatto && w->tab.s == 5 && w->n <= 4) {
-        switch (w->n) {
-        case 1: PICK(lob_, 5_1); break;
-        case 2: PICK(lob_, 5_2); break;
-        case 3: PICK(lob_, 5_3); break;
-        default: PICK(lob_, 5_4);
-        }
-    } else if (w->tab.lobatto) {
-        PICK(lob_, any);
+    const int s = w->tab->s, n = w->n;
+    const int fixed = !(w->base.method->flags & SYM_METHOD_GENERIC);
+    if (w->tab->lobatto) {
+        w->k = lob_any;
+        if (fixed && s == 3) w->k = n <= 4 ? lob_fixed[0][n - 1] : lob_3_any;
+        if (fixed && s >= 4 && s <= 5 && n <= 4) w->k = lob_fixed[s - 3][n - 1];
     } else {
-        switch (w->n) {
-        case 1: PICK(, 1); break;
-        case 2: PICK(, 2); break;
-        case 3: PICK(, 3); break;
-        case 4: PICK(, 4); break;
-        default: PICK(, any);
-        }
-    }
-    switch (w->nu) {
-    case 1: w->lu_factor = lu_factor_1; w->lu_solve = lu_solve_1; break;
-    case 2: w->lu_factor = lu_factor_2; w->lu_solve = lu_solve_2; break;
-    case 3: w->lu_factor = lu_factor_3; w->lu_solve = lu_solve_3; break;
-    case 4: w->lu_factor = lu_factor_4; w->lu_solve = lu_solve_4; break;
-    case 6: w->lu_factor = lu_factor_6; w->lu_solve = lu_solve_6; break;
-    case 8: w->lu_factor = lu_factor_8; w->lu_solve = lu_solve_8; break;
-    case 9: w->lu_factor = lu_factor_9; w->lu_solve = lu_solve_9; break;
-    case 12: w->lu_factor = lu_factor_12; w->lu_solve = lu_solve_12; break;
-    default: w->lu_factor = sym_lu_factor; w->lu_solve = sym_lu_solve;
+        w->k = (fixed && n <= 4) ? gen_fixed[n - 1] : gen_any;
     }
 }

@@ -1,54 +1,107 @@
 /*
- * sym_methods.c -- the method registry.  Adding a scheme: one file that
- * defines its sym_method, plus one line here.
+ * sym_methods.c -- the method registry: every method is one row (name, doc,
+ * order, symplectic, internal nodes per step, its Galerkin node/quadrature
+ * table or NULL, flags, and the scheme's function table).
+ *
+ * Galerkin variational integrators (sym_galerkin.c) differ only in their
+ * table: s interpolation nodes c_0 = 0 < ... < c_{s-1} = 1 and r quadrature
+ * points x_i with weights b_i.  The engine derives everything else (Lagrange
+ * basis values and derivatives, predictor, term lists) once per workspace,
+ * and picks kernels unrolled for small sizes where they exist (Lobatto
+ * quadrature at the nodes with s = 3, 4, 5 and n <= 4, or n <= 4 for other
+ * quadratures) unless the row has SYM_METHOD_GENERIC.
+ *
+ * Simpson (FVCA eq. (15), AXIOMS Section 3, TOP eq. (6)): quadratic (P2)
+ * interpolation through q_j, q_{j+1/2}, q_{j+1} and Simpson's rule for the
+ * action,
+ *   L_d = h [ 1/6 L(q_j, g_l) + 2/3 L(q_m, g_m) + 1/6 L(q_{j+1}, g_r) ],
+ *   g_l = (-3 q_j + 4 q_m - q_{j+1})/h,  g_m = (q_{j+1} - q_j)/h,
+ *   g_r = (q_j - 4 q_m + 3 q_{j+1})/h:
+ * the 3-node Lobatto member, nodes 0, 1/2, 1 with weights 1/6, 2/3, 1/6.
+ * Newton runs on the 2n unknowns (q_m, q_{j+1})
+ * (docs/errata.md#simpson-newton-on-2n-unknowns); the printed equations of
+ * TOP Appendix A need the corrections listed there.
+ *
+ * Implicit midpoint (FVCA eq. (5), AXIOMS Section 2, TOP Appendix B with the
+ * docs/errata.md#top-appendix-b sign and missing-term corrections):
+ *   L_d(q_l, q_r) = h [ 1/2 g^T M(q_m) g - V(q_m) ],
+ *   q_m = (q_l + q_r)/2,  g = (q_r - q_l)/h,
+ * linear interpolation (nodes 0, 1) and the one-point Gauss rule at 1/2; on
+ * quadratic Lagrangians it is Newmark's average-acceleration scheme.
+ *
+ * The Lobatto family (Marsden & West 2001, Section 2.6; Ober-Bloebaum &
+ * Saake 2015): interpolation of degree s-1 through the s Gauss-Lobatto
+ * nodes of [0, 1] (the ends and the roots of P'_{s-1}(2c - 1)) and the
+ * Lobatto quadrature of the action at those nodes, exact for polynomials of
+ * degree 2s - 3; symplectic, symmetric, order 2s - 2:
+ *   s = 2: c = 0, 1;                      b = 1/2, 1/2                (2)
+ *   s = 3: Simpson                                                    (4)
+ *   s = 4: c = 0, 1/2 -+ sqrt(5)/10, 1;   b = 1/12, 5/12, 5/12, 1/12  (6)
+ *   s = 5: c = 0, 1/2 -+ sqrt(21)/14, 1/2, 1;
+ *          b = 1/20, 49/180, 16/45, 49/180, 1/20                       (8)
+ * Nodes are given to 21 significant digits (exact values above).  A further
+ * order is one more row with its nodes and weights (s <= SYM_MAX_NODES).
+ *
+ * RK4 (sym_rk4.c) has no table.
  */
-#include "symplectic.h"
+#include "sym_scheme.h"
 
-#include <string.h>
-
-extern const sym_method sym_method_simpson;
-extern const sym_method sym_method_midpoint;
-extern const sym_method sym_method_lobatto2;
-extern const sym_method sym_method_lobatto3;
-extern const sym_method sym_method_lobatto4;
-extern const sym_method sym_method_lobatto5;
-
-/* RK4 has no table: its step lives in sym_rk4.c. */
-static const sym_method sym_method_rk4 = {
-    "rk4",
-    "Classical explicit Runge-Kutta 4 on Hamilton's equations "
-    "qdot = M^-1 p, pdot = -grad V + 1/2 qdot^T dM qdot; order 4; not "
-    "symplectic (the papers' reference method).",
-    4, SYM_KIND_RK4, 0, 0, NULL,
+static const sym_galerkin_table simpson_table = {
+    3, 3, {0.0, 0.5, 1.0}, {0.0, 0.5, 1.0}, {1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0},
 };
 
-static const sym_method *const registry[] = {
-    &sym_method_simpson,
-    &sym_method_midpoint,
-    &sym_method_rk4,
-    &sym_method_lobatto2,
-    &sym_method_lobatto3,
-    &sym_method_lobatto4,
-    &sym_method_lobatto5,
+/* Rows: name, doc, order, symplectic, n_mid (s - 2 for a Galerkin scheme),
+ * table, flags, scheme.  Tables other than Simpson's are written in place
+ * (C99 compound literals with static storage). */
+static const sym_method registry[] = {
+    {"simpson",
+     "Simpson variational integrator: quadratic interpolation, Simpson "
+     "quadrature of the action; symplectic, symmetric, order 4; Newton on "
+     "(q_mid, q_next). Conditionally stable on linear systems: "
+     "omega_max h < 2 sqrt(2).",
+     4, 1, 1, &simpson_table, 0, &sym_galerkin_ops},
+    {"midpoint",
+     "Implicit-midpoint variational integrator (Newmark on quadratic "
+     "Lagrangians): linear interpolation, midpoint quadrature; symplectic, "
+     "symmetric, order 2; Newton on q_next.",
+     2, 1, 0, &(const sym_galerkin_table){2, 1, {0.0, 1.0}, {0.5}, {1.0}}, 0, &sym_galerkin_ops},
+    {"rk4",
+     "Classical explicit Runge-Kutta 4 on Hamilton's equations "
+     "qdot = M^-1 p, pdot = -grad V + 1/2 qdot^T dM qdot; order 4; not "
+     "symplectic (the papers' reference method).",
+     4, 0, 0, NULL, 0, &sym_rk4_ops},
+    {"lobatto2",
+     "2-node Lobatto variational integrator (linear interpolation, trapezoidal "
+     "quadrature of the action); symplectic, symmetric, order 2.",
+     2, 1, 0, &(const sym_galerkin_table){2, 2, {0.0, 1.0}, {0.0, 1.0}, {0.5, 0.5}}, 0,
+     &sym_galerkin_ops},
+    {"lobatto3",
+     "3-node Lobatto variational integrator: the Simpson scheme computed by the "
+     "generic Lobatto kernels (a cross-check of 'simpson'); order 4.",
+     4, 1, 1, &simpson_table, SYM_METHOD_GENERIC, &sym_galerkin_ops},
+    {"lobatto4",
+     "4-node Lobatto variational integrator (cubic interpolation, Lobatto "
+     "quadrature); symplectic, symmetric, order 6; Newton on 3n unknowns.",
+     6, 1, 2,
+     &(const sym_galerkin_table){4, 4,
+                                 {0.0, 0.276393202250021030359, 0.723606797749978969641, 1.0},
+                                 {0.0, 0.276393202250021030359, 0.723606797749978969641, 1.0},
+                                 {1.0 / 12.0, 5.0 / 12.0, 5.0 / 12.0, 1.0 / 12.0}},
+     0, &sym_galerkin_ops},
+    {"lobatto5",
+     "5-node Lobatto variational integrator (quartic interpolation, Lobatto "
+     "quadrature); symplectic, symmetric, order 8; Newton on 4n unknowns.",
+     8, 1, 3,
+     &(const sym_galerkin_table){
+         5, 5,
+         {0.0, 0.172673164646011428101, 0.5, 0.827326835353988571899, 1.0},
+         {0.0, 0.172673164646011428101, 0.5, 0.827326835353988571899, 1.0},
+         {1.0 / 20.0, 49.0 / 180.0, 16.0 / 45.0, 49.0 / 180.0, 1.0 / 20.0}},
+     0, &sym_galerkin_ops},
 };
 
-int sym_method_count(void)
-{
-    return (int)(sizeof(registry) / sizeof(registry[0]));
-}
-
-const sym_method *sym_method_at(int i)
-{
-    return (i >= 0 && i < sym_method_count()) ? registry[i] : NULL;
-}
-
-const sym_method *sym_method_find(const char *name)
-{
-    if (!name) return NULL;
-    for (int i = 0; i < sym_method_count(); i++)
-        if (strcmp(registry[i]->name, name) == 0) return registry[i];
-    return NULL;
-}
+/* sym_method_count, sym_method_at, sym_method_find */
+SYM_ROW_ACCESS(sym_method, registry, sym_method)
 
 int sym_method_nodes(const sym_method *m, double *c)
 {
@@ -63,16 +116,15 @@ int sym_method_nodes(const sym_method *m, double *c)
 
 int sym_method_unknowns(const sym_method *m, int n)
 {
-    return m->table ? (m->table->s - 1) * n : 0;
+    return m->ops->unknowns ? m->ops->unknowns(m, n) : 0;
 }
 
-/* The O(n^2) terms of sym_work_new's block: for a Galerkin scheme the Newton
- * matrix (nu^2) and M, A, H, K at each of the r quadrature points plus two
- * n x n buffers; for RK4 two n x n buffers. */
+/* The scheme's state and arrays plus the evaluation scratch of a system
+ * without scratch of its own (n^2 + 4 n). */
 double sym_method_work_doubles(const sym_method *m, int n)
 {
+    double d = 0.0;
+    (void)m->ops->work_size(m, n, &d);
     const double dn = (double)n;
-    if (!m->table) return 2.0 * dn * dn;
-    const double nu = (double)(m->table->s - 1) * dn;
-    return nu * nu + (4.0 * m->table->r + 2.0) * dn * dn;
+    return d + (double)m->ops->state_size / sizeof(double) + dn * dn + 4.0 * dn;
 }

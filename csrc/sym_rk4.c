@@ -8,21 +8,65 @@
  * TOP Sections 3-4).  Order 4.  It conserves linear invariants exactly: for
  * a cyclic coordinate pdot_c is exactly zero at every stage.
  */
-#include "sym_internal.h"
+#include "sym_scheme.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct rk4_work {
+    sym_work base;                   /* first: the driver's part          */
+    double *kq, *kp;                 /* the four stages, 4 n each        */
+    double *qs, *ps, *vs, *dVs, *acc, *tmp;   /* n each                  */
+    double *Ms, *As;                 /* n x n each                       */
+} rk4_work;
+
+/* The workspace: the stages kq, kp (4 n each), qs, ps, vs, dVs, acc, tmp
+ * (n each), M and A (n x n each). */
+#define PARTS 10
+
+static void part_sizes(int n, double *c)
+{
+    const double dn = (double)n;
+    const double sizes[PARTS] = {4 * dn, 4 * dn, dn, dn, dn, dn, dn, dn, dn * dn, dn * dn};
+    memcpy(c, sizes, sizeof(sizes));
+}
+
+static int rk4_work_size(const sym_method *m, int n, double *doubles)
+{
+    double c[PARTS];
+    (void)m;
+    part_sizes(n, c);
+    *doubles = sym_slices_size(c, PARTS);
+    return SYM_OK;
+}
+
+static int rk4_setup(sym_work *w, double *cur)
+{
+    rk4_work *k = (rk4_work *)w;
+    double c[PARTS];
+    double **const slot[] = {&k->kq, &k->kp, &k->qs, &k->ps, &k->vs,
+                             &k->dVs, &k->acc, &k->tmp, &k->Ms, &k->As};
+    SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
+    part_sizes(w->n, c);
+    sym_lay_out(cur, slot, c, PARTS);
+    return SYM_OK;
+}
+
+static void rk4_reset(sym_work *w)
+{
+    (void)w;   /* nothing carries over between steps */
+}
+
 /* One stage: (qs, ps) -> (kq, kp) = (M^{-1} ps, 1/2 A(qs, v)^T v - grad V). */
-static int rhs(sym_work *w, const double *qs, const double *ps, double *kq,
+static int rhs(rk4_work *w, const double *qs, const double *ps, double *kq,
                double *kp)
 {
-    const int n = w->n;
+    const int n = w->base.n;
     sym_eval_out out = {0};
     out.M = w->Ms;
     out.dV = w->dVs;
-    int st = sym_eval(w->sys, qs, NULL, SYM_NEED_M | SYM_NEED_DV, &out, w->scratch);
+    int st = sym_eval(w->base.sys, qs, NULL, SYM_NEED_M | SYM_NEED_DV, &out, w->base.scratch);
     if (st) return st;
     st = sym_cholesky(n, w->Ms);
     if (st) return st;
@@ -30,7 +74,7 @@ static int rhs(sym_work *w, const double *qs, const double *ps, double *kq,
     sym_cholesky_solve(n, w->Ms, kq);
     sym_eval_out oa = {0};
     oa.A = w->As;
-    st = sym_eval(w->sys, qs, kq, SYM_NEED_A, &oa, w->scratch);
+    st = sym_eval(w->base.sys, qs, kq, SYM_NEED_A, &oa, w->base.scratch);
     if (st) return st;
     for (int c = 0; c < n; c++) {
         double sa = 0.0;
@@ -40,14 +84,15 @@ static int rhs(sym_work *w, const double *qs, const double *ps, double *kq,
     return SYM_OK;
 }
 
-int sym_rk4_step(sym_work *w, const double *q, const double *p, double h,
-                 double *q1, double *p1, sym_step_info *info)
+static int rk4_step(sym_work *ws, const double *q, const double *p, double h, double *q1,
+                    double *p1, double *qmid, sym_step_info *info)
 {
-    const int n = w->n;
+    rk4_work *w = (rk4_work *)ws;
+    const int n = ws->n;
     static const double cst[4] = {0.0, 0.5, 0.5, 1.0};
     int st;
-    if (info) { info->iterations = 0; info->residual = info->residual_rel = info->update = 0.0; }
-    if (!(h != 0.0) || !isfinite(h)) return SYM_EINVAL;
+    (void)qmid;
+    (void)info;   /* no iterations: stays zeroed */
     for (int s = 0; s < 4; s++) {
         double *kq = w->kq + (size_t)s * n, *kp = w->kp + (size_t)s * n;
         if (s == 0) {
@@ -80,16 +125,16 @@ int sym_rk4_step(sym_work *w, const double *q, const double *p, double h,
  *   df/dq = (H - K) + A^T dv/dq,  df/dp = A^T M^{-1}
  * (H = H(q, v), K = hess V).  JF is 2n x 2n, (q, p) ordering.
  */
-static int rhs_jacobian(sym_work *w, const double *qs, const double *ps, double *JF,
+static int rhs_jacobian(rk4_work *w, const double *qs, const double *ps, double *JF,
                         double *Minv, double *Hb, double *Kb)
 {
-    const int n = w->n, m = 2 * n;
+    const int n = w->base.n, m = 2 * n;
     int st = rhs(w, qs, ps, w->vs, w->acc);   /* v in vs; Ms = chol(M); As = A(q, v) */
     if (st) return st;
     sym_eval_out out = {0};
     out.H = Hb;
     out.d2V = Kb;
-    st = sym_eval(w->sys, qs, w->vs, SYM_NEED_H | SYM_NEED_D2V, &out, w->scratch);
+    st = sym_eval(w->base.sys, qs, w->vs, SYM_NEED_H | SYM_NEED_D2V, &out, w->base.scratch);
     if (st) return st;
     /* Minv columns */
     for (int c = 0; c < n; c++) {
@@ -118,14 +163,15 @@ static int rhs_jacobian(sym_work *w, const double *qs, const double *ps, double 
 }
 
 /* D = I + h/6 (K1 + 2 K2 + 2 K3 + K4), K_s = JF(y_s) (I + c_s h K_{s-1}). */
-int sym_rk4_tangent(sym_work *w, const double *q, const double *p, double h,
-                    double *q1, double *p1, double *D, sym_step_info *info)
+static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h, double *q1,
+                       double *p1, double *D, sym_step_info *info)
 {
-    const int n = w->n, m = 2 * n;
+    rk4_work *w = (rk4_work *)ws;
+    const int n = ws->n, m = 2 * n;
     const size_t mm = (size_t)m * (size_t)m, nn = (size_t)n * (size_t)n;
     static const double cst[4] = {0.0, 0.5, 0.5, 1.0};
     static const double wgt[4] = {1.0, 2.0, 2.0, 1.0};
-    int st = sym_rk4_step(w, q, p, h, q1, p1, info);
+    int st = rk4_step(ws, q, p, h, q1, p1, NULL, info);
     if (st) return st;
     double *buf = malloc(sizeof(double) * (4 * mm + 3 * nn));
     if (!buf) return SYM_ENOMEM;
@@ -143,7 +189,8 @@ int sym_rk4_tangent(sym_work *w, const double *q, const double *p, double h,
         if (st) break;
         for (int i = 0; i < m; i++)
             for (int j = 0; j < m; j++)
-                Y[(size_t)i * m + j] = (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * m + j] : 0.0);
+                Y[(size_t)i * m + j] =
+                    (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * m + j] : 0.0);
         for (int i = 0; i < m; i++)
             for (int j = 0; j < m; j++) {
                 double v = 0.0;
@@ -156,3 +203,9 @@ int sym_rk4_tangent(sym_work *w, const double *q, const double *p, double h,
     free(buf);
     return st;
 }
+
+/* explicit: no Newton system (unknowns and newton_system NULL) */
+const sym_scheme_ops sym_rk4_ops = {
+    .state_size = sizeof(rk4_work), .work_size = rk4_work_size, .setup = rk4_setup,
+    .reset = rk4_reset, .step = rk4_step, .tangent = rk4_tangent,
+};

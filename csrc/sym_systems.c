@@ -5,7 +5,8 @@
  * and their derivatives.  Parameters are read-only during integration, so
  * one system may be integrated by several threads at once.
  */
-#include "sym_internal.h"
+#include "symplectic.h"
+#include "sym_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -383,45 +384,46 @@ static int chain_make(int n, const double *par, size_t npar, sym_system *out)
 /* ------------------------------------------------------------------ */
 /* Registry                                                             */
 /* ------------------------------------------------------------------ */
+/* Worked examples (symplectic.h: ex_n, ex_npar, ex_par, ex_q0, ex_p0): a
+ * smooth motion of each system, integrated by tests with every method. */
+static const double pendulum_ex[] = {1.0, 1.0}, pendulum_q0[] = {2.0}, pendulum_p0[] = {0.0};
+static const double linear_ex[] = {2.0, 0.5, 0.5, 1.0, 3.0, -1.0, -1.0, 2.0};
+static const double linear_q0[] = {0.4, -0.2}, linear_p0[] = {0.1, 0.3};
+static const double dp_ex[] = {1.0, 1.0, 1.0, 1.0, 9.81};
+static const double dp_q0[] = {0.7853981633974483, 1.0471975511965976}, dp_p0[] = {0.0, 0.0};
+/* a moderately spinning top: theta stays in [1.0, 2.34] for t <= 4 */
+static const double top_ex[] = {1.0, 1.0, 0.5, 1.0, 9.81};
+static const double top_q0[] = {0.0, 1.0, 0.0}, top_p0[] = {1.75, 0.0, 2.625};
+static const double chain_ex[] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.81};
+static const double chain_q0[] = {0.5, 0.3, -0.2}, chain_p0[] = {0.0, 0.0, 0.0};
+
+#define EXAMPLE(N, PAR, Q0, P0) N, sizeof(PAR) / sizeof(PAR[0]), PAR, Q0, P0
+
 static const sym_builtin builtins[] = {
     {"pendulum",
      "Nonlinear pendulum L = 1/2 m qdot^2 - m omega^2 (1 - cos q) (FVCA).",
-     "m, omega", pendulum_make},
+     "m, omega", pendulum_make, EXAMPLE(1, pendulum_ex, pendulum_q0, pendulum_p0)},
     {"linear",
      "Quadratic Lagrangian L = 1/2 qdot^T M qdot - 1/2 q^T K q with constant "
      "symmetric M (positive definite) and K (AXIOMS).",
-     "M (n*n row-major), K (n*n row-major)", linear_make},
+     "M (n*n row-major), K (n*n row-major)", linear_make,
+     EXAMPLE(2, linear_ex, linear_q0, linear_p0)},
     {"double_pendulum",
      "Planar double pendulum, absolute angles from the downward vertical "
      "(TOP Section 3).",
-     "m1, m2, l1, l2, g", dp_make},
+     "m1, m2, l1, l2, g", dp_make, EXAMPLE(2, dp_ex, dp_q0, dp_p0)},
     {"lagrange_top",
      "Heavy symmetric (Lagrange) top in ZXZ Euler angles (phi, theta, psi), "
      "V = m g l cos(theta) (TOP Section 4).",
-     "m, I, I3, l, g", top_make},
+     "m, I, I3, l, g", top_make, EXAMPLE(3, top_ex, top_q0, top_p0)},
     {"pendulum_chain",
      "Planar chain of n point masses on massless rods, absolute angles from "
      "the downward vertical; O(n^2) per evaluation.",
-     "m (n values), l (n values), g", chain_make},
+     "m (n values), l (n values), g", chain_make, EXAMPLE(3, chain_ex, chain_q0, chain_p0)},
 };
 
-int sym_builtin_count(void)
-{
-    return (int)(sizeof(builtins) / sizeof(builtins[0]));
-}
-
-const sym_builtin *sym_builtin_at(int i)
-{
-    return (i >= 0 && i < sym_builtin_count()) ? &builtins[i] : NULL;
-}
-
-const sym_builtin *sym_builtin_find(const char *name)
-{
-    if (!name) return NULL;
-    for (int i = 0; i < sym_builtin_count(); i++)
-        if (strcmp(builtins[i].name, name) == 0) return &builtins[i];
-    return NULL;
-}
+/* sym_builtin_count, sym_builtin_at, sym_builtin_find */
+SYM_ROW_ACCESS(sym_builtin, builtins, sym_builtin)
 
 int sym_builtin_make(const char *name, int n, const double *par, size_t npar,
                      sym_system *out)

@@ -169,7 +169,9 @@ int sym_energy(const sym_system *sys, const double *q, const double *p,
 /* LU with partial pivoting, in place: A (m x m) -> L\U (unit lower L; the
  * diagonal holds the reciprocal pivots 1/U_kk), piv[m].
  * SYM_ESINGULAR if a pivot column is zero, SYM_ENONFINITE if it holds a
- * non-finite largest entry. */
+ * non-finite largest entry.  For m > 32 (the blocked factorisation) it
+ * allocates an 8 m panel buffer (SYM_ENOMEM); the schemes take that buffer
+ * from their workspace instead, so a step allocates nothing. */
 int sym_lu_factor(int m, double *A, int *piv);
 void sym_lu_solve(int m, const double *LU, const int *piv, double *b);
 /* Cholesky A = L L^T in place (lower triangle); SYM_EMASS if not SPD. */
@@ -201,16 +203,27 @@ typedef struct sym_galerkin_table {
     double b[SYM_MAX_NODES];   /* quadrature weights, sum = 1              */
 } sym_galerkin_table;
 
-enum sym_method_kind { SYM_KIND_GALERKIN = 1, SYM_KIND_RK4 = 2 };
+/* The scheme behind a method (core-private, csrc/sym_scheme.h): how it lays
+ * out its workspace, takes a step, forms its tangent map and Newton system. */
+struct sym_scheme_ops;
 
+enum sym_method_flags {
+    /* run the general kernels even where instances for fixed sizes exist
+     * (a cross-check row: "lobatto3" is Simpson computed this way) */
+    SYM_METHOD_GENERIC = 1u
+};
+
+/* One row of the method registry (csrc/sym_methods.c). */
 typedef struct sym_method {
     const char *name;
     const char *doc;
     int order;
-    int kind;
     int symplectic;                   /* 1 for variational schemes       */
     int n_mid;                        /* internal nodes reported per step */
-    const sym_galerkin_table *table;  /* SYM_KIND_GALERKIN only          */
+    /* read by the core only: */
+    const sym_galerkin_table *table;  /* Galerkin nodes/quadrature, or NULL */
+    unsigned flags;                   /* SYM_METHOD_* */
+    const struct sym_scheme_ops *ops;
 } sym_method;
 
 int sym_method_count(void);
@@ -225,7 +238,8 @@ const sym_method *sym_method_find(const char *name);
  *   sym_method_unknowns  the size of the Newton system for n degrees of
  *                        freedom ((s-1) n), 0 for an explicit method;
  *   sym_method_work_doubles  the doubles of sym_work_new's workspace for n
- *                        (as a double: it may exceed the size_t range). */
+ *                        and a system without scratch of its own (as a
+ *                        double: it may exceed the size_t range). */
 int sym_method_nodes(const sym_method *m, double *c);
 int sym_method_unknowns(const sym_method *m, int n);
 double sym_method_work_doubles(const sym_method *m, int n);
@@ -328,6 +342,12 @@ typedef struct sym_builtin {
     const char *doc;
     const char *params_doc;
     int (*make)(int n, const double *par, size_t npar, sym_system *out);
+    /* A worked example, which tests integrate with every method: n, the
+     * parameters (ex_npar values) and an initial state (q0, p0) of a smooth
+     * motion. */
+    int ex_n;
+    size_t ex_npar;
+    const double *ex_par, *ex_q0, *ex_p0;
 } sym_builtin;
 
 int sym_builtin_count(void);

@@ -1,0 +1,96 @@
+/*
+ * sym_galerkin.h -- the Galerkin engine's workspace (private), shared by
+ * sym_galerkin_setup.c (tables, layout), sym_galerkin.c (the step),
+ * sym_galerkin_diag.c (tangent map, Newton system) and
+ * sym_galerkin_kernels.c (the inner loops).
+ */
+#ifndef SYM_GALERKIN_H
+#define SYM_GALERKIN_H
+
+#include "sym_linalg.h"
+#include "sym_newton.h"
+#include "sym_scheme.h"
+
+/* Derived tables of a Galerkin scheme (computed from nodes and weights),
+ * kept in the workspace block. */
+typedef struct sym_gtab {
+    double B[SYM_MAX_NODES][SYM_MAX_NODES];
+    double D[SYM_MAX_NODES][SYM_MAX_NODES];
+    double E[SYM_MAX_NODES][SYM_MAX_NODES];
+    double bD[SYM_MAX_NODES][SYM_MAX_NODES];                 /* b_i D_ia      */
+    double bDD[SYM_MAX_NODES][SYM_MAX_NODES][SYM_MAX_NODES]; /* b_i D_ia D_ib */
+    double b[SYM_MAX_NODES];
+    double c[SYM_MAX_NODES];
+    /* Nonzero terms of the Newton matrix and the residual, precomputed so
+     * that assembly touches only what contributes (sym_galerkin_kernels.c). */
+    struct sym_jterm { short i, a, b, kind; double c; }
+        jt[4 * (SYM_MAX_NODES - 1) * (SYM_MAX_NODES - 1) * SYM_MAX_NODES];
+    struct sym_rterm { short i, a, kind; double c; } rt[2 * (SYM_MAX_NODES - 1) * SYM_MAX_NODES];
+    int s, r;
+    int unit[SYM_MAX_NODES];   /* point i coincides with node unit[i], or -1 */
+    int lobatto;               /* points are the nodes: B = I          */
+    int njt, nrt;
+} sym_gtab;
+
+typedef struct sym_gwork sym_gwork;
+
+/* The inner loops, instantiated for small sizes (sym_galerkin_kernels.c). */
+typedef struct sym_gkernels {
+    void (*form_points)(sym_gwork *g, const double *q, double h);
+    double (*residual)(sym_gwork *g, const double *p, double h, double *rnorm);
+    int (*jacobian)(sym_gwork *g, double h);
+    void (*correct)(sym_gwork *g, double h);
+} sym_gkernels;
+
+struct sym_gwork {
+    sym_work base;                   /* first: the driver's part          */
+    sym_gtab *tab;                   /* in the block                      */
+    int n, nu;                       /* dof, (s-1) n unknowns             */
+    unsigned need_full[SYM_MAX_NODES];
+    int left_point, right_point;     /* points equal to Q_0 / Q_{s-1}    */
+    sym_newton newton;               /* X, dX, R below; chord state       */
+    double *X, *dX, *R, *J, *lu_work;
+    int *piv;
+    double *Qp, *Gp;                 /* r x n                            */
+    double *Mp, *Ap, *Hp, *Kp;       /* r x n x n                        */
+    double *dVp, *f, *P;             /* r x n                            */
+    double *v, *acc, *tmp, *Lm;      /* n, n, n (predictor, P_i); n x n  */
+    int cache_valid;                 /* M, grad V at cache_q             */
+    double *cache_q, *cache_M, *cache_dV;
+    int prev_valid;                  /* predictor history                */
+    double prev_h;
+    double *prev_X, *prev_qend;
+    double *prev_pend;
+    int kin_known;                   /* the step starts at (prev_qend,    */
+    double kin, kin_end;             /* prev_pend) with kinetic energy kin; */
+                                     /* kin_end: at the root last checked */
+    /* the step in progress (for the Newton callbacks) */
+    const double *q, *p;
+    double h;
+    double *q1, *p1, *qmid;
+    sym_gkernels k;
+    sym_lu_factor_fn lu_factor;
+    sym_lu_solve_fn lu_solve;
+    sym_kinetic_fn kinetic;
+};
+
+/* sym_galerkin_setup.c */
+SYM_PRIVATE int sym_galerkin_work_size(const sym_method *m, int n, double *doubles);
+SYM_PRIVATE int sym_galerkin_setup(sym_work *w, double *block);
+SYM_PRIVATE int sym_galerkin_unknowns(const sym_method *m, int n);
+/* sym_galerkin_kernels.c */
+SYM_PRIVATE void sym_galerkin_pick_kernels(sym_gwork *g);
+/* sym_galerkin.c */
+SYM_PRIVATE int sym_galerkin_left_cache(sym_gwork *g, const double *q);
+SYM_PRIVATE int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need);
+SYM_PRIVATE int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need);
+SYM_PRIVATE int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
+                                  double *q1, double *p1, double *qmid, sym_step_info *info);
+SYM_PRIVATE void sym_galerkin_reset(sym_work *w);
+/* sym_galerkin_diag.c */
+SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
+                                     double *q1, double *p1, double *D, sym_step_info *info);
+SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
+                                           double h, const double *X, double *R, double *J);
+
+#endif /* SYM_GALERKIN_H */

@@ -1,0 +1,210 @@
+/*
+ * sym_galerkin_setup.c -- what the Galerkin engine derives once per
+ * workspace from a method's nodes c_a and quadrature (x_i, b_i) (see
+ * sym_galerkin.c for the scheme), and the layout of its workspace.
+ *
+ *   B_ia = l_a(x_i), D_ia = l_a'(x_i)   (Lagrange basis l_a on the nodes),
+ *   E_ab = l_b(1 + c_a)                 (extrapolation to the next step),
+ *
+ * with B_i0 = 1 - sum_{a>=1} B_ia and D_i0 = -sum_{a>=1} D_ia exactly (the
+ * increment form of the step equations defines L_d with these values).
+ */
+#include "sym_galerkin.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Lagrange basis polynomial l_a on nodes c[0..s-1] and its derivative. */
+static double lagrange(const double *c, int s, int a, double x)
+{
+    double v = 1.0;
+    for (int m = 0; m < s; m++)
+        if (m != a) v *= (x - c[m]) / (c[a] - c[m]);
+    return v;
+}
+
+static double lagrange_d(const double *c, int s, int a, double x)
+{
+    double sum = 0.0;
+    for (int k = 0; k < s; k++) {
+        if (k == a) continue;
+        double v = 1.0 / (c[a] - c[k]);
+        for (int m = 0; m < s; m++)
+            if (m != a && m != k) v *= (x - c[m]) / (c[a] - c[m]);
+        sum += v;
+    }
+    return sum;
+}
+
+static int table_ok(const sym_galerkin_table *gt)
+{
+    return gt && gt->s >= 2 && gt->s <= SYM_MAX_NODES && gt->r >= 1 && gt->r <= SYM_MAX_NODES;
+}
+
+int sym_galerkin_unknowns(const sym_method *m, int n)
+{
+    return table_ok(m->table) ? (m->table->s - 1) * n : 0;
+}
+
+/* B, D (exact partition of unity and zero row sums), E, and the Lobatto
+ * structure (points = nodes: B = I) with its precombined weights. */
+static void basis_tables(sym_gtab *t, const sym_galerkin_table *gt)
+{
+    const int s = gt->s, r = gt->r;
+    t->s = s;
+    t->r = r;
+    for (int a = 0; a < s; a++) t->c[a] = gt->c[a];
+    for (int i = 0; i < r; i++) {
+        t->b[i] = gt->b[i];
+        t->unit[i] = -1;
+        double bsum = 0.0, dsum = 0.0;
+        for (int a = 0; a < s; a++) {
+            t->B[i][a] = lagrange(gt->c, s, a, gt->x[i]);
+            t->D[i][a] = lagrange_d(gt->c, s, a, gt->x[i]);
+            if (gt->x[i] == gt->c[a]) t->unit[i] = a;
+            if (a > 0) { bsum += t->B[i][a]; dsum += t->D[i][a]; }
+        }
+        t->B[i][0] = 1.0 - bsum;
+        t->D[i][0] = -dsum;
+        if (t->unit[i] >= 0)
+            for (int a = 0; a < s; a++) t->B[i][a] = (a == t->unit[i]) ? 1.0 : 0.0;
+    }
+    for (int a = 0; a < s; a++)
+        for (int b = 0; b < s; b++) t->E[a][b] = lagrange(gt->c, s, b, 1.0 + gt->c[a]);
+    t->lobatto = (r == s);
+    for (int i = 0; i < r; i++) if (t->unit[i] != i) t->lobatto = 0;
+    if (t->lobatto)
+        for (int i = 0; i < s; i++)
+            for (int a = 0; a < s; a++) {
+                t->bD[i][a] = t->b[i] * t->D[i][a];
+                for (int b = 0; b < s; b++) t->bDD[a][b][i] = t->b[i] * t->D[i][a] * t->D[i][b];
+            }
+}
+
+/* Term lists: J_ab += c X_i with X in {M/h, A, A^T, h (H - K)} and
+ * R_a += c P_i or c h f_i, keeping only nonzero coefficients. */
+static void term_lists(sym_gtab *t)
+{
+    const int s = t->s, r = t->r;
+    t->njt = t->nrt = 0;
+    for (int a = 0; a <= s - 2; a++) {
+        for (int i = 0; i < r; i++) {
+            const double cP = t->b[i] * t->D[i][a], cf = t->b[i] * t->B[i][a];
+            if (cP != 0.0) t->rt[t->nrt++] = (struct sym_rterm){(short)i, (short)a, 0, cP};
+            if (cf != 0.0) t->rt[t->nrt++] = (struct sym_rterm){(short)i, (short)a, 1, cf};
+        }
+        for (int b = 1; b <= s - 1; b++)
+            for (int i = 0; i < r; i++) {
+                const double bi = t->b[i];
+                const double cs[4] = {bi * t->D[i][a] * t->D[i][b], bi * t->D[i][a] * t->B[i][b],
+                                      bi * t->B[i][a] * t->D[i][b], bi * t->B[i][a] * t->B[i][b]};
+                for (int kind = 0; kind < 4; kind++)
+                    if (cs[kind] != 0.0)
+                        t->jt[t->njt++] = (struct sym_jterm){(short)i, (short)a, (short)b,
+                                                             (short)kind, cs[kind]};
+            }
+    }
+}
+
+/* The points that coincide with the end nodes, and what Newton evaluates
+ * at each point. */
+static void point_roles(sym_gwork *g)
+{
+    const sym_gtab *t = g->tab;
+    g->left_point = g->right_point = -1;
+    for (int i = 0; i < t->r; i++) {
+        if (t->unit[i] == 0) g->left_point = i;
+        if (t->unit[i] == t->s - 1) g->right_point = i;
+    }
+    for (int i = 0; i < t->r; i++) {
+        if (i == g->left_point) {
+            /* M and grad V at q_j are cached; A depends on g_0.  H and K of
+             * the left node enter neither the Newton matrix (B_0b = 0 for
+             * the unknowns b >= 1) nor the final momentum correction. */
+            g->need_full[i] = SYM_NEED_A;
+        } else {
+            /* H and K enter the Newton matrix (through B_ia B_ib) and the
+             * linearised final momentum (through B_ia, a >= 1). */
+            g->need_full[i] = SYM_NEED_M | SYM_NEED_A | SYM_NEED_DV | SYM_NEED_H | SYM_NEED_D2V;
+        }
+    }
+}
+
+/* The workspace, in the order layout() hands it out: unknowns, update,
+ * residual, predictor history (nu each), the Newton matrix (nu^2); at each of
+ * the r points q_i, g_i, grad V, f_i, P_i (n each) and M, A, H, K (n^2 each);
+ * the left node cache and the previous end (4 n), two n x n and three n
+ * buffers; the LU panel buffer, the pivots (nu ints) and the derived tables
+ * (last: the arrays start right after the evaluation scratch, as before the
+ * tables moved here).  The speed of the small dense kernels depends on where
+ * the arrays fall relative to cache lines and pages: placements tried for
+ * this layout (tables first, 16-byte or 64-byte aligned slices, a page-
+ * aligned block) moved the 8- and 16-link chain by up to 25 % either way,
+ * differently in a C program and inside Python; this one measured closest
+ * to the previous layout overall. */
+#define PARTS 26
+
+static void part_sizes(const sym_method *m, int n, double *c)
+{
+    const double dn = (double)n, nn = dn * dn, nu = (double)(m->table->s - 1) * dn;
+    const double r = (double)m->table->r;
+    const double lu = nu <= SYM_MAX_DOF ? (double)sym_lu_work_size((int)nu) : 8.0 * nu;
+    const double tab = (double)((sizeof(sym_gtab) + sizeof(double) - 1) / sizeof(double));
+    const double sizes[PARTS] = {
+        nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
+        r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu,
+        (double)sym_int_doubles((size_t)nu), tab,
+    };
+    memcpy(c, sizes, sizeof(sizes));
+}
+
+int sym_galerkin_work_size(const sym_method *m, int n, double *doubles)
+{
+    *doubles = 0.0;
+    if (!table_ok(m->table)) return SYM_EINVAL;
+    double c[PARTS];
+    part_sizes(m, n, c);
+    *doubles = sym_slices_size(c, PARTS);   /* exact for every size that can be allocated */
+    /* the Newton matrix is nu x nu, indexed with int arithmetic: beyond
+     * SYM_MAX_DOF it would need > 16 GiB and overflow those indices */
+    return (double)(m->table->s - 1) * n > SYM_MAX_DOF ? SYM_ENOMEM : SYM_OK;
+}
+
+static void layout(sym_gwork *g, double *cur)
+{
+    double *tab, *piv, c[PARTS];
+    double **const slot[] = {
+        &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
+        &g->Mp, &g->Ap, &g->Hp, &g->Kp, &g->cache_q, &g->cache_dV, &g->prev_qend, &g->prev_pend,
+        &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv, &tab,
+    };
+    SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
+    part_sizes(g->base.method, g->n, c);
+    sym_lay_out(cur, slot, c, PARTS);
+    g->tab = (sym_gtab *)tab;
+    g->piv = (int *)piv;
+}
+
+int sym_galerkin_setup(sym_work *w, double *block)
+{
+    sym_gwork *g = (sym_gwork *)w;
+    g->n = w->n;
+    g->nu = (w->method->table->s - 1) * w->n;
+    layout(g, block);
+    basis_tables(g->tab, w->method->table);
+    term_lists(g->tab);
+    point_roles(g);
+    sym_galerkin_pick_kernels(g);
+    sym_lu_pick(g->nu, &g->lu_factor, &g->lu_solve);
+    g->kinetic = sym_kinetic_pick(g->n);
+    sym_newton *nw = &g->newton;
+    nw->nu = g->nu;
+    nw->X = g->X;
+    nw->dX = g->dX;
+    nw->R = g->R;
+    nw->X0 = g->prev_X;
+    nw->rtol = w->opt.rtol;
+    nw->max_iter = w->opt.max_iter;
+    nw->chord = w->opt.newton == SYM_NEWTON_CHORD;
+    return SYM_OK;
+}

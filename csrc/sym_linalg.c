@@ -1,0 +1,358 @@
+/*
+ * sym_linalg.c -- dense linear algebra: LU with partial pivoting (unblocked
+ * for small matrices, blocked with SSE2 / run-time AVX trailing updates for
+ * larger ones, instances for the small Newton sizes), Cholesky, and
+ * instances of the kinetic energy by L D L^T.  Nothing here allocates except the public
+ * convenience sym_lu_factor (the schemes call sym_lu_factor_ws with a
+ * buffer from their workspace).
+ */
+#include "sym_linalg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+/* AVX (256-bit, no FMA) for the LU trailing update, chosen at run time on
+ * x86-64 with GCC or Clang: the binary stays baseline x86-64. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(SYM_NO_AVX)
+#define SYM_AVX_DISPATCH 1
+#include <immintrin.h>
+#else
+#define SYM_AVX_DISPATCH 0
+#endif
+
+/*
+ * Blocked right-looking LU for m > LU_BLOCK_MIN: factor a panel of LU_NB
+ * columns, form the panel's rows of U, then update the trailing matrix four
+ * rows at a time with all LU_NB pivots while the rows sit in registers (two
+ * columns per SSE2 register, four per AVX register when the CPU has AVX:
+ * separate multiply and subtract, exactly the scalar operations).  Every
+ * element receives the same updates in the same order as in the unblocked
+ * kernel, so the factors are bitwise identical; only memory traffic and
+ * instruction count drop.
+ */
+#define LU_NB 8
+#define LU_BLOCK_MIN (4 * LU_NB)
+
+size_t sym_lu_work_size(int m)
+{
+    return m > LU_BLOCK_MIN ? (size_t)m * LU_NB : 0;
+}
+
+#if SYM_AVX_DISPATCH
+/* Rows r0..r3 -= their panel multipliers (columns k0..k0+NB-1) times the
+ * panel rows, for columns from j on in blocks of eight, then of four, while
+ * a whole block remains; returns the first column not done.  Separate
+ * multiply and subtract in the scalar order, so the results are bitwise
+ * those of the SSE2 and scalar loops. */
+__attribute__((target("avx")))
+static int lu_update4_avx(double *restrict r0, double *restrict r1, double *restrict r2,
+                          double *restrict r3, const double *A, int m, int k0, int j)
+{
+    /* 4 rows x 8 columns: eight accumulators stay in registers through the
+     * NB pivot rows; the multipliers are broadcast from memory as needed */
+    for (; j + 7 < m; j += 8) {
+        __m256d a0 = _mm256_loadu_pd(r0 + j), b0 = _mm256_loadu_pd(r0 + j + 4);
+        __m256d a1 = _mm256_loadu_pd(r1 + j), b1 = _mm256_loadu_pd(r1 + j + 4);
+        __m256d a2 = _mm256_loadu_pd(r2 + j), b2 = _mm256_loadu_pd(r2 + j + 4);
+        __m256d a3 = _mm256_loadu_pd(r3 + j), b3 = _mm256_loadu_pd(r3 + j + 4);
+        for (int k = 0; k < LU_NB; k++) {
+            const double *t = A + (k0 + k) * m + j;
+            const __m256d t0 = _mm256_loadu_pd(t), t1 = _mm256_loadu_pd(t + 4);
+            __m256d l = _mm256_broadcast_sd(r0 + k0 + k);
+            a0 = _mm256_sub_pd(a0, _mm256_mul_pd(l, t0));
+            b0 = _mm256_sub_pd(b0, _mm256_mul_pd(l, t1));
+            l = _mm256_broadcast_sd(r1 + k0 + k);
+            a1 = _mm256_sub_pd(a1, _mm256_mul_pd(l, t0));
+            b1 = _mm256_sub_pd(b1, _mm256_mul_pd(l, t1));
+            l = _mm256_broadcast_sd(r2 + k0 + k);
+            a2 = _mm256_sub_pd(a2, _mm256_mul_pd(l, t0));
+            b2 = _mm256_sub_pd(b2, _mm256_mul_pd(l, t1));
+            l = _mm256_broadcast_sd(r3 + k0 + k);
+            a3 = _mm256_sub_pd(a3, _mm256_mul_pd(l, t0));
+            b3 = _mm256_sub_pd(b3, _mm256_mul_pd(l, t1));
+        }
+        _mm256_storeu_pd(r0 + j, a0); _mm256_storeu_pd(r0 + j + 4, b0);
+        _mm256_storeu_pd(r1 + j, a1); _mm256_storeu_pd(r1 + j + 4, b1);
+        _mm256_storeu_pd(r2 + j, a2); _mm256_storeu_pd(r2 + j + 4, b2);
+        _mm256_storeu_pd(r3 + j, a3); _mm256_storeu_pd(r3 + j + 4, b3);
+    }
+    __m256d L0[LU_NB], L1[LU_NB], L2[LU_NB], L3[LU_NB];
+    for (int k = 0; k < LU_NB; k++) {
+        L0[k] = _mm256_set1_pd(r0[k0 + k]); L1[k] = _mm256_set1_pd(r1[k0 + k]);
+        L2[k] = _mm256_set1_pd(r2[k0 + k]); L3[k] = _mm256_set1_pd(r3[k0 + k]);
+    }
+    for (; j + 3 < m; j += 4) {
+        __m256d a0 = _mm256_loadu_pd(r0 + j), a1 = _mm256_loadu_pd(r1 + j);
+        __m256d a2 = _mm256_loadu_pd(r2 + j), a3 = _mm256_loadu_pd(r3 + j);
+        for (int k = 0; k < LU_NB; k++) {
+            const __m256d t = _mm256_loadu_pd(A + (k0 + k) * m + j);
+            a0 = _mm256_sub_pd(a0, _mm256_mul_pd(L0[k], t));
+            a1 = _mm256_sub_pd(a1, _mm256_mul_pd(L1[k], t));
+            a2 = _mm256_sub_pd(a2, _mm256_mul_pd(L2[k], t));
+            a3 = _mm256_sub_pd(a3, _mm256_mul_pd(L3[k], t));
+        }
+        _mm256_storeu_pd(r0 + j, a0); _mm256_storeu_pd(r1 + j, a1);
+        _mm256_storeu_pd(r2 + j, a2); _mm256_storeu_pd(r3 + j, a3);
+    }
+    return j;
+}
+
+/* Row i of the panel (k0 < i < k0 + NB), columns j, j+4, ...:
+ * A_ij -= sum_{k0 <= k < i} l_ik U_kj, k ascending as in the scalar loop. */
+__attribute__((target("avx")))
+static int lu_panel_row_avx(double *restrict ri, const double *A, int m, int k0, int i, int j)
+{
+    for (; j + 3 < m; j += 4) {
+        __m256d a = _mm256_loadu_pd(ri + j);
+        for (int k = k0; k < i; k++)
+            a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_broadcast_sd(ri + k),
+                                               _mm256_loadu_pd(A + k * m + j)));
+        _mm256_storeu_pd(ri + j, a);
+    }
+    return j;
+}
+#endif
+
+#if defined(__SSE2__)
+/* The same four-row update two columns at a time (the SSE2 baseline). */
+SYM_INLINE int lu_update4_sse2(double *restrict r0, double *restrict r1, double *restrict r2,
+                           double *restrict r3, const double *A, int m, int k0, int j)
+{
+    __m128d L0[LU_NB], L1[LU_NB], L2[LU_NB], L3[LU_NB];
+    for (int k = 0; k < LU_NB; k++) {
+        L0[k] = _mm_set1_pd(r0[k0 + k]); L1[k] = _mm_set1_pd(r1[k0 + k]);
+        L2[k] = _mm_set1_pd(r2[k0 + k]); L3[k] = _mm_set1_pd(r3[k0 + k]);
+    }
+    for (; j + 1 < m; j += 2) {
+        __m128d a0 = _mm_loadu_pd(r0 + j), a1 = _mm_loadu_pd(r1 + j);
+        __m128d a2 = _mm_loadu_pd(r2 + j), a3 = _mm_loadu_pd(r3 + j);
+        for (int k = 0; k < LU_NB; k++) {
+            const __m128d t = _mm_loadu_pd(A + (k0 + k) * m + j);
+            a0 = _mm_sub_pd(a0, _mm_mul_pd(L0[k], t));
+            a1 = _mm_sub_pd(a1, _mm_mul_pd(L1[k], t));
+            a2 = _mm_sub_pd(a2, _mm_mul_pd(L2[k], t));
+            a3 = _mm_sub_pd(a3, _mm_mul_pd(L3[k], t));
+        }
+        _mm_storeu_pd(r0 + j, a0); _mm_storeu_pd(r1 + j, a1);
+        _mm_storeu_pd(r2 + j, a2); _mm_storeu_pd(r3 + j, a3);
+    }
+    return j;
+}
+#endif
+
+/* Panel factorisation (columns [k0, k1), rows k0..m-1) by sym_lu_panel_k in
+ * a contiguous copy P (stride LU_NB, rows m - k0): with a power-of-two m the
+ * panel's column segments of A, m doubles apart, fall into a few cache sets
+ * and evict each other, which made the panel cost as much as the whole
+ * trailing update.  Columns outside the panel only see the row swaps here. */
+SYM_INLINE int lu_panel(const int m, double *A, int *piv, const int k0, const int k1, double *P)
+{
+    const int w = k1 - k0, rows = m - k0;
+    for (int i = 0; i < rows; i++)
+        for (int c = 0; c < w; c++) P[i * LU_NB + c] = A[(k0 + i) * m + k0 + c];
+    const int st = sym_lu_panel_k(rows, w, LU_NB, P, piv + k0, k0, A, m, k0);
+    if (st) return st;
+    for (int i = 0; i < rows; i++)
+        for (int c = 0; c < w; c++) A[(k0 + i) * m + k0 + c] = P[i * LU_NB + c];
+    return SYM_OK;
+}
+
+/* Columns >= k1 of the panel's own rows: the forward substitution with the
+ * panel's unit lower triangle, A_ij -= sum_{k0 <= k < i} l_ik U_kj. */
+SYM_INLINE void lu_panel_rows(const int m, double *A, const int k0, const int k1, const int avx)
+{
+    (void)avx;
+    for (int i = k0 + 1; i < k1 && i < m; i++) {
+        double *ri = A + i * m;
+        int j = k1;
+#if SYM_AVX_DISPATCH
+        if (avx) j = lu_panel_row_avx(ri, A, m, k0, i, j);
+#endif
+        for (; j < m; j++) {
+            double a = ri[j];
+            for (int k = k0; k < i; k++) a -= ri[k] * A[k * m + j];
+            ri[j] = a;
+        }
+    }
+}
+
+/* Rows i0..m-1, columns k1..m-1: A_ij -= sum_{k0 <= k < k1} l_ik U_kj. */
+SYM_INLINE void lu_update_rows(const int m, double *A, const int k0, const int k1, const int i0)
+{
+    for (int i = i0; i < m; i++) {
+        double *ri = A + i * m;
+        for (int k = k0; k < k1; k++) {
+            const double l = ri[k];
+            const double *rk = A + k * m;
+            for (int j = k1; j < m; j++) ri[j] -= l * rk[j];
+        }
+    }
+}
+
+/* The trailing update after a full panel: four rows at a time, each element
+ * kept in a register through the NB pivot rows (same order of operations). */
+SYM_INLINE void lu_update_full(const int m, double *A, const int k0, const int k1, const int avx)
+{
+    (void)avx;
+    int i = k1;
+    for (; i + 3 < m; i += 4) {
+        double *restrict r0 = A + i * m, *restrict r1 = r0 + m;
+        double *restrict r2 = r1 + m, *restrict r3 = r2 + m;
+        int j = k1;
+#if SYM_AVX_DISPATCH
+        if (avx) j = lu_update4_avx(r0, r1, r2, r3, A, m, k0, j);
+#endif
+#if defined(__SSE2__)
+        j = lu_update4_sse2(r0, r1, r2, r3, A, m, k0, j);
+#endif
+        for (; j < m; j++) {
+            double a0 = r0[j], a1 = r1[j], a2 = r2[j], a3 = r3[j];
+            for (int k = 0; k < LU_NB; k++) {
+                const double t = A[(k0 + k) * m + j];
+                a0 -= r0[k0 + k] * t;
+                a1 -= r1[k0 + k] * t;
+                a2 -= r2[k0 + k] * t;
+                a3 -= r3[k0 + k] * t;
+            }
+            r0[j] = a0; r1[j] = a1; r2[j] = a2; r3[j] = a3;
+        }
+    }
+    lu_update_rows(m, A, k0, k1, i);
+}
+
+int sym_lu_factor_ws(int m, double *A, int *piv, double *work)
+{
+    if (m <= LU_BLOCK_MIN) return sym_lu_factor_k(m, A, piv);
+#if SYM_AVX_DISPATCH
+    const int avx = __builtin_cpu_supports("avx");
+#else
+    const int avx = 0;
+#endif
+    for (int k0 = 0; k0 < m; k0 += LU_NB) {
+        const int k1 = (k0 + LU_NB < m) ? k0 + LU_NB : m;   /* panel [k0, k1) */
+        const int st = lu_panel(m, A, piv, k0, k1, work);
+        if (st) return st;
+        lu_panel_rows(m, A, k0, k1, avx);
+        if (k1 - k0 == LU_NB)
+            lu_update_full(m, A, k0, k1, avx);
+        else
+            lu_update_rows(m, A, k0, k1, k1);
+    }
+    return SYM_OK;
+}
+
+/* The public form: the blocked factorisation's panel buffer is allocated
+ * here (the schemes use sym_lu_factor_ws with their workspace instead). */
+int sym_lu_factor(int m, double *A, int *piv)
+{
+    const size_t nw = sym_lu_work_size(m);
+    if (!nw) return sym_lu_factor_k(m, A, piv);
+    double *P = malloc(sizeof(double) * nw);
+    if (!P) return SYM_ENOMEM;
+    const int st = sym_lu_factor_ws(m, A, piv, P);
+    free(P);
+    return st;
+}
+
+void sym_lu_solve(int m, const double *LU, const int *piv, double *b)
+{
+    sym_lu_solve_k(m, LU, piv, b);
+}
+
+/* Instances for fixed sizes: the loops unroll completely. */
+#define SYM_LU_SET(M)                                                                   \
+    static int lu_factor_##M(int m, double *A, int *piv, double *work)                  \
+    {                                                                                   \
+        (void)m;                                                                        \
+        (void)work;                                                                     \
+        return sym_lu_factor_k(M, A, piv);                                              \
+    }                                                                                   \
+    static void lu_solve_##M(int m, const double *LU, const int *piv, double *b)        \
+    {                                                                                   \
+        (void)m;                                                                        \
+        sym_lu_solve_k(M, LU, piv, b);                                                  \
+    }
+SYM_LU_SET(1)
+SYM_LU_SET(2)
+SYM_LU_SET(3)
+SYM_LU_SET(4)
+SYM_LU_SET(6)
+SYM_LU_SET(8)
+SYM_LU_SET(9)
+SYM_LU_SET(12)
+
+void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve)
+{
+    static const struct { int m; sym_lu_factor_fn f; sym_lu_solve_fn s; } inst[] = {
+        {1, lu_factor_1, lu_solve_1}, {2, lu_factor_2, lu_solve_2},
+        {3, lu_factor_3, lu_solve_3}, {4, lu_factor_4, lu_solve_4},
+        {6, lu_factor_6, lu_solve_6}, {8, lu_factor_8, lu_solve_8},
+        {9, lu_factor_9, lu_solve_9}, {12, lu_factor_12, lu_solve_12},
+    };
+    *factor = sym_lu_factor_ws;
+    *solve = sym_lu_solve;
+    for (size_t i = 0; i < sizeof(inst) / sizeof(inst[0]); i++)
+        if (inst[i].m == m) {
+            *factor = inst[i].f;
+            *solve = inst[i].s;
+        }
+}
+
+/* Cholesky A = L L^T, lower triangle overwritten with L. */
+int sym_cholesky(int m, double *A)
+{
+    for (int j = 0; j < m; j++) {
+        double d = A[j * m + j];
+        for (int k = 0; k < j; k++) d -= A[j * m + k] * A[j * m + k];
+        if (!(d > 0.0) || !isfinite(d)) return SYM_EMASS;
+        d = sqrt(d);
+        A[j * m + j] = d;
+        for (int i = j + 1; i < m; i++) {
+            double s = A[i * m + j];
+            for (int k = 0; k < j; k++) s -= A[i * m + k] * A[j * m + k];
+            A[i * m + j] = s / d;
+        }
+    }
+    return SYM_OK;
+}
+
+void sym_cholesky_solve(int m, const double *L, double *b)
+{
+    for (int i = 0; i < m; i++) {
+        double s = b[i];
+        for (int k = 0; k < i; k++) s -= L[i * m + k] * b[k];
+        b[i] = s / L[i * m + i];
+    }
+    for (int i = m - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int k = i + 1; k < m; k++) s -= L[k * m + i] * b[k];
+        b[i] = s / L[i * m + i];
+    }
+}
+
+/* Instances of the kinetic energy for fixed n. */
+#define SYM_KIN_SET(N)                                                                  \
+    static int kinetic_##N(int n, const double *M, const double *p, double *U, double *y, \
+                           double *inv, double *T)                                      \
+    {                                                                                   \
+        (void)n;                                                                        \
+        return sym_kinetic_k(N, M, p, U, y, inv, T);                                    \
+    }
+SYM_KIN_SET(1)
+SYM_KIN_SET(2)
+SYM_KIN_SET(3)
+SYM_KIN_SET(4)
+
+static int kinetic_any(int n, const double *M, const double *p, double *U, double *y,
+                       double *inv, double *T)
+{
+    return sym_kinetic_k(n, M, p, U, y, inv, T);
+}
+
+sym_kinetic_fn sym_kinetic_pick(int n)
+{
+    static const sym_kinetic_fn inst[4] = {kinetic_1, kinetic_2, kinetic_3, kinetic_4};
+    return (n >= 1 && n <= 4) ? inst[n - 1] : kinetic_any;
+}

@@ -1,0 +1,148 @@
+/*
+ * sym_newton.c -- Newton's method (full or chord) for the step equations,
+ * with its safeguards: the stopping rule, the chord restart, and the second
+ * start from the Taylor predictor when an extrapolated start fails or ends
+ * at a root the scheme rejects as implausible.
+ *
+ * Full Newton forms and factorises the Newton matrix at every iterate (the
+ * exact Jacobian: quadratic convergence).  The chord (simplified Newton)
+ * method keeps the factors of an earlier iterate, possibly of an earlier
+ * step, while they contract well (linear convergence at rate theta), and
+ * refreshes them when h changed, the previous solve needed more than
+ * CHORD_MAX_ITERS iterations, or the observed contraction exceeds
+ * CHORD_THETA.
+ */
+#include "sym_newton.h"
+
+#include "symplectic.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define ROUNDING_RES (16.0 * DBL_EPSILON)
+#define CHORD_THETA 0.25      /* refresh the chord matrix above this rate  */
+#define CHORD_MAX_ITERS 6     /* ... or after a solve that needed more     */
+
+/* X += dX; *dk = |dX|_inf / |X|_inf (1 when X = 0 and dX != 0). */
+static int apply_update(sym_newton *nw, double *dk)
+{
+    double xn = 0.0, dn = 0.0;
+    for (int k = 0; k < nw->nu; k++) {
+        nw->X[k] += nw->dX[k];
+        double ax = fabs(nw->X[k]), ad = fabs(nw->dX[k]);
+        if (!(ax <= xn)) xn = ax;
+        if (!(ad <= dn)) dn = ad;
+    }
+    if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
+    *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
+    return SYM_OK;
+}
+
+/*
+ * The stopping rule: the update d_k is below rtol, or the observed
+ * contraction theta = d_k/d_{k-1} predicts that the error left after this
+ * update is below rtol, without spending another evaluation: Newton's
+ * quadratic convergence, d_{k+1} ~ d_k^3/d_{k-1}^2 = theta^2 d_k, once
+ * theta <= 0.01 (needs exact Newton steps: fresh matrices at both updates);
+ * otherwise the general contraction bound theta/(1-theta) d_k.
+ */
+static int small_update(double dk, double dprev, int iters, int exact, double rtol)
+{
+    if (dk <= rtol) return 1;
+    if (iters > 1 && dk < dprev) {
+        const double th = dk / dprev;
+        return (exact && th <= 0.01 ? th * th : th / (1.0 - th)) * dk <= rtol;
+    }
+    return 0;
+}
+
+/* Newton from the start in nw->X (chord: also in nw->X0).  Converged when
+ * the residual is at rounding level (|R| <= 16 eps * scale, after at least
+ * one update) or by the stopping rule above. */
+static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
+                        sym_newton_out *o)
+{
+    const int nu = nw->nu, chord = nw->chord;
+    int st, iters = 0;
+    double rnorm = 0.0, rscale = 1.0, dprev = 0.0, dk = 0.0, rprev = 0.0;
+    int refresh = !chord || !nw->lu_valid || nw->lu_h != h || nw->prev_iters > CHORD_MAX_ITERS;
+    /* Chord safeguard: an update made with a matrix factorised at another
+     * iterate (or step) that does not decrease the residual means that
+     * matrix no longer describes this step; the iterate it produced may
+     * already be far off.  Restart once from the start X0 with a fresh
+     * matrix. */
+    int fresh_prev = 0, stale = 0, restarted = 0;
+    o->converged = 0;
+    for (;;) {
+        st = ops->residual(ctx, &rnorm, &rscale);
+        if (st) break;
+        if (chord && stale && !restarted && !(rnorm < rprev)) {
+            memcpy(nw->X, nw->X0, sizeof(double) * (size_t)nu);
+            restarted = refresh = 1;
+            stale = fresh_prev = 0;
+            dprev = 0.0;
+            continue;
+        }
+        if (!isfinite(rnorm)) { st = SYM_ENONFINITE; break; }
+        if (iters > 0 && rnorm <= ROUNDING_RES * rscale) { o->converged = 1; break; }
+        if (iters >= nw->max_iter) { st = SYM_ENOCONV; break; }
+        const int fresh = refresh;
+        if (refresh) {
+            nw->lu_valid = 0;
+            st = ops->factor(ctx);
+            if (st) break;
+            nw->lu_valid = 1;
+            nw->lu_h = h;
+            refresh = !chord;
+        }
+        for (int k = 0; k < nu; k++) nw->dX[k] = -nw->R[k];
+        ops->solve(ctx, nw->dX);
+        iters++;
+        st = apply_update(nw, &dk);
+        if (st) break;
+        const int small = small_update(dk, dprev, iters, fresh && fresh_prev, nw->rtol);
+        if (chord && iters > 1 && !(dk <= CHORD_THETA * dprev)) refresh = 1;
+        dprev = dk;
+        fresh_prev = fresh;
+        stale = !fresh;
+        rprev = rnorm;
+        if (small) { o->converged = 2; break; }
+    }
+    if (!st) nw->prev_iters = iters;
+    o->iters = iters;
+    o->rnorm = rnorm;
+    o->rscale = rscale;
+    o->dk = dk;
+    return st;
+}
+
+/* Failures that another start of Newton may avoid. */
+static int retryable(int st)
+{
+    return st == SYM_ENOCONV || st == SYM_ESINGULAR || st == SYM_ENONFINITE ||
+           st == SYM_EIMPLAUSIBLE;
+}
+
+/* A root from the extrapolated predictor that Newton does not reach, or
+ * that the scheme finds implausible, is sought once more from the Taylor
+ * predictor (what predictor=False does), so that the predictor never makes
+ * a run fail where starting afresh would not. */
+int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
+                    int extrapolated, sym_newton_out *o)
+{
+    int st, iters = 0;
+    for (;;) {
+        if (nw->chord) memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
+        st = newton_solve(nw, ops, ctx, h, o);
+        iters += o->iters;
+        if (!st) st = ops->finish(ctx, o->converged);
+        if (!st || !extrapolated || !retryable(st)) break;
+        extrapolated = 0;
+        nw->lu_valid = 0;
+        st = ops->restart(ctx);
+        if (st) break;
+    }
+    o->iters = iters;
+    return st;
+}

@@ -1,0 +1,55 @@
+/*
+ * sym_newton.h -- Newton's method for the step equations of an implicit
+ * scheme (private; sym_newton.c).
+ *
+ * The solver sees the nu unknowns X, the residual R(X) and a factorised
+ * Newton matrix only through the callbacks below; the scheme (e.g. the
+ * Galerkin engine) supplies them with its workspace as ctx.
+ */
+#ifndef SYM_NEWTON_H
+#define SYM_NEWTON_H
+
+#include "sym_util.h"
+
+typedef struct sym_newton_ops {
+    /* R = R(X) at the current X; *rnorm = |R|_inf, *rscale = the size of the
+     * terms R is made of (the scale of the rounding test); both untouched on
+     * failure */
+    int (*residual)(void *ctx, double *rnorm, double *rscale);
+    /* form the Newton matrix at the current X and factorise it */
+    int (*factor)(void *ctx);
+    /* b <- J^{-1} b with the factors of the last `factor` */
+    void (*solve)(void *ctx, double *b);
+    /* after convergence: the step's outputs and the plausibility of the
+     * root (SYM_EIMPLAUSIBLE rejects it); `converged` as in sym_newton_out */
+    int (*finish)(void *ctx, int converged);
+    /* the fallback start: X <- the Taylor predictor */
+    int (*restart)(void *ctx);
+} sym_newton_ops;
+
+typedef struct sym_newton {
+    int nu;                   /* unknowns                                   */
+    double *X, *dX, *R;       /* iterate, last update, residual (nu each)   */
+    double *X0;               /* chord: the start, kept for one restart     */
+    double rtol;              /* update tolerance relative to |X|           */
+    int max_iter;
+    int chord;                /* keep the factors across iterations/steps   */
+    int lu_valid;             /* chord: factors of an earlier iterate ...   */
+    double lu_h;              /* ... for step size lu_h                     */
+    int prev_iters;           /* iterations of the last converged solve     */
+} sym_newton;
+
+typedef struct sym_newton_out {
+    int iters;
+    int converged;            /* 1 residual test, 2 update test             */
+    double rnorm, rscale, dk; /* last residual, its scale, last update      */
+} sym_newton_out;
+
+/* Solve from the start in X (extrapolated: 1 when it is a prediction that a
+ * fresh Taylor start may replace), call finish, and once more from
+ * ops->restart when an extrapolated start fails in a way another start may
+ * avoid.  o->iters counts the iterations of both attempts. */
+SYM_PRIVATE int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx,
+                                double h, int extrapolated, sym_newton_out *o);
+
+#endif /* SYM_NEWTON_H */

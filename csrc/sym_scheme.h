@@ -1,0 +1,65 @@
+/*
+ * sym_scheme.h -- the contract between the driver (sym_driver.c) and a
+ * scheme (private).
+ *
+ * A method is a row of the registry (sym_methods.c) whose `ops` point to a
+ * scheme's function table.  The driver allocates ONE block per workspace:
+ *
+ *   [ the scheme's state struct (ops->state_size bytes; it begins with
+ *     struct sym_work) | sym_eval scratch | the scheme's arrays ]
+ *
+ * asks ops->work_size how many doubles the arrays take, hands ops->setup its
+ * slice (zeroed) to lay out as it likes, and then only calls the ops: it
+ * never looks at a scheme's layout or switches on the kind of scheme.  The
+ * driver checks every argument at the public entry points; the ops receive
+ * valid arguments (h finite and nonzero, q and p finite at sym_step).
+ */
+#ifndef SYM_SCHEME_H
+#define SYM_SCHEME_H
+
+#include "symplectic.h"
+#include "sym_util.h"
+
+#include <stddef.h>
+
+/* The part of every workspace that the driver fills. */
+struct sym_work {
+    const sym_system *sys;
+    const sym_method *method;
+    const struct sym_scheme_ops *ops;
+    sym_options opt;
+    int n;
+    double *scratch;   /* sym_eval_scratch_size(sys) doubles for sym_eval */
+};
+
+typedef struct sym_scheme_ops {
+    /* bytes of the scheme's workspace struct, whose first member is the
+     * struct sym_work (so a sym_work * is a pointer to it) */
+    size_t state_size;
+    /* *doubles: the doubles of the scheme's arrays for method m and n
+     * degrees of freedom (as a double: it may exceed the size_t range; set
+     * even on failure).  SYM_EINVAL for a malformed row, SYM_ENOMEM for a
+     * problem beyond the supported sizes. */
+    int (*work_size)(const sym_method *m, int n, double *doubles);
+    /* precompute and lay out `block` (the work_size doubles, zeroed) */
+    int (*setup)(sym_work *w, double *block);
+    /* forget what a step carries over to the next (sym_work_reset) */
+    void (*reset)(sym_work *w);
+    /* one step; info, when not NULL, starts zeroed */
+    int (*step)(sym_work *w, const double *q, const double *p, double h, double *q1,
+                double *p1, double *qmid, sym_step_info *info);
+    /* one step and its tangent map (symplectic.h: sym_step_tangent) */
+    int (*tangent)(sym_work *w, const double *q, const double *p, double h, double *q1,
+                   double *p1, double *D, sym_step_info *info);
+    /* the Newton system of an implicit scheme (NULL for an explicit one):
+     * its size for n degrees of freedom, and R, J at increments X */
+    int (*unknowns)(const sym_method *m, int n);
+    int (*newton_system)(sym_work *w, const double *q, const double *p, double h,
+                         const double *X, double *R, double *J);
+} sym_scheme_ops;
+
+/* The schemes (each method row points to one of these). */
+extern SYM_PRIVATE const sym_scheme_ops sym_galerkin_ops;   /* sym_galerkin*.c */
+extern SYM_PRIVATE const sym_scheme_ops sym_rk4_ops;        /* sym_rk4.c */
+
+#endif /* SYM_SCHEME_H */

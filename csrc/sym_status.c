@@ -1,0 +1,28 @@
+/*
+ * sym_status.c -- the text of each status code (symplectic.h, enum
+ * sym_status).  The binding passes these strings on, so a new code needs a
+ * line here and nowhere else.
+ */
+#include "symplectic.h"
+
+const char *sym_strerror(int status)
+{
+    switch (status) {
+    case SYM_OK: return "success";
+    case SYM_ECALLBACK: return "a system callback reported an error";
+    case SYM_ENOCONV: return "Newton iteration did not converge";
+    case SYM_ESINGULAR: return "Newton matrix is singular";
+    case SYM_ENONFINITE: return "a non-finite value (nan or inf) appeared";
+    case SYM_EMASS: return "mass matrix is not symmetric positive definite";
+    case SYM_EINVAL: return "invalid argument";
+    case SYM_ENOMEM: return "out of memory";
+    case SYM_EMETHOD: return "unknown method";
+    case SYM_ESYSTEM: return "unknown built-in system or invalid parameters";
+    case SYM_EINTERRUPT: return "interrupted";
+    case SYM_EIMPLAUSIBLE:
+        return "implausible Newton root: the step's final kinetic energy exceeds 10 times its "
+               "initial kinetic energy plus the work of the potential along it (a spurious "
+               "solution of the step equations, or h beyond the stability limit; reduce h)";
+    default: return "unknown status code";
+    }
+}

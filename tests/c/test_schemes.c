@@ -1,0 +1,441 @@
+/*
+ * test_schemes.c -- a plain-C test of the schemes, driven by the registries
+ * (compiled and run by tests/test_c_core.py with csrc/sym_*.c and without
+ * the Python binding).  Every method of sym_method_at() and every built-in
+ * of sym_builtin_at() is exercised, so a new row is picked up without a
+ * change here.  The program prints one line per result; the pytest side
+ * checks them.
+ *
+ *   method NAME ORDER SYMPLECTIC S N_MID UNKNOWNS(n=1)
+ *   builtin NAME N
+ *   order KIND METHOD SYSTEM REGISTERED FITTED POINTS
+ *       KIND pendulum:   the state after one exact period of the pendulum
+ *                        (T = 4 K(sin(theta0/2)) / omega, K by the AGM);
+ *            energy:     max |H - H0| over that period, H written out here;
+ *            linear:     the state of the linear oscillator at t = 5 against
+ *                        its modal solution (a 2 x 2 generalised eigenproblem
+ *                        solved here);
+ *            self:       max_k |y_N(t_k) - y_2N(t_k)| over [0, 2] for each
+ *                        built-in's example (N and 2N steps);
+ *       FITTED: least-squares slope of log(error) against log(h) over the
+ *       four smallest step sizes h = T/N, N = N0 2^(k/2), whose error lies
+ *       in [100 N eps, 1e-5] with N <= 20000 where that gives four (POINTS
+ *       of them: fewer when fewer qualify).
+ *   energy_fn SYSTEM MAXDIFF      sym_energy against H written out here
+ *   alloc METHOD N NEWTON WORK STEPS NSTEPS ITERATIONS
+ *       allocator calls (malloc, calloc, realloc, free) inside sym_work_new
+ *       (WORK) and inside the sym_step calls (STEPS) of NSTEPS steps of the
+ *       n-link chain, which took ITERATIONS Newton iterations in all (-1 for
+ *       WORK and STEPS when the linker cannot count: no --wrap); n = 1 ... 300
+ *       and, where 300 does not give it, the smallest n with a Newton system
+ *       of more than 512 unknowns;
+ *   done
+ *
+ * Compiled with -DSYM_COUNT_ALLOC and linked with
+ * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free, every
+ * allocator call made by the core goes through the __wrap_ functions below.
+ */
+#include "symplectic.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Allocation counting                                                  */
+/* ------------------------------------------------------------------ */
+static long alloc_calls = 0;
+static int verbose = 0;   /* SYM_TEST_VERBOSE set: print every error */
+
+#ifdef SYM_COUNT_ALLOC
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t count, size_t size);
+void *__real_realloc(void *p, size_t size);
+void __real_free(void *p);
+
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void __wrap_free(void *p);
+
+void *__wrap_malloc(size_t size)
+{
+    alloc_calls++;
+    return __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t count, size_t size)
+{
+    alloc_calls++;
+    return __real_calloc(count, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+    alloc_calls++;
+    return __real_realloc(p, size);
+}
+
+void __wrap_free(void *p)
+{
+    alloc_calls++;
+    __real_free(p);
+}
+#define COUNTING 1
+#else
+#define COUNTING 0
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Running a method                                                     */
+/* ------------------------------------------------------------------ */
+typedef struct trajectory {
+    int n;
+    long steps;
+    double *t, *q, *p;   /* (steps + 1) rows */
+} trajectory;
+
+/* N steps of size h from (q0, p0); SYM_OK or the failure status. */
+static int run(const sym_system *sys, const sym_method *m, const double *q0, const double *p0,
+               double h, long N, trajectory *tr)
+{
+    const size_t rows = (size_t)N + 1, n = (size_t)sys->n;
+    tr->n = sys->n;
+    tr->steps = N;
+    tr->t = malloc(sizeof(double) * rows);
+    tr->q = malloc(sizeof(double) * rows * n);
+    tr->p = malloc(sizeof(double) * rows * n);
+    if (!tr->t || !tr->q || !tr->p) return SYM_ENOMEM;
+    long done = 0;
+    return sym_integrate(sys, m, NULL, q0, p0, 0.0, h, N, tr->t, tr->q, tr->p, NULL, NULL, NULL,
+                         NULL, 0, NULL, &done);
+}
+
+static void release(trajectory *tr)
+{
+    free(tr->t);
+    free(tr->q);
+    free(tr->p);
+}
+
+static double max_abs_diff(int n, const double *a, const double *b)
+{
+    double e = 0.0;
+    for (int k = 0; k < n; k++)
+        if (fabs(a[k] - b[k]) > e) e = fabs(a[k] - b[k]);
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* Problems with known answers                                          */
+/* ------------------------------------------------------------------ */
+typedef struct problem {
+    const char *kind, *system;
+    sym_system sys;
+    const double *q0, *p0;
+    double T;          /* time span of one run                          */
+    long N0;           /* fewest steps tried                            */
+    double ref[8];     /* problem data (exact values)                   */
+} problem;
+
+#define HALF_PI 1.57079632679489661923
+
+/* Complete elliptic integral of the first kind, K(k) = pi / (2 AGM(1, k')). */
+static double ellip_k(double k)
+{
+    double a = 1.0, b = sqrt(1.0 - k * k);
+    for (int i = 0; i < 40 && fabs(a - b) > 1e-16 * a; i++) {
+        const double an = 0.5 * (a + b);
+        b = sqrt(a * b);
+        a = an;
+    }
+    return HALF_PI / a;
+}
+
+/* The pendulum L = 1/2 m qdot^2 - m w^2 (1 - cos q): ref = {m, w, H0}. */
+static double pendulum_H(const problem *pb, double q, double p)
+{
+    const double m = pb->ref[0], w = pb->ref[1];
+    return p * p / (2.0 * m) + m * w * w * (1.0 - cos(q));
+}
+
+/* Errors of one run with N steps (status in *st). */
+static double err_pendulum(const problem *pb, const sym_method *m, long N, int *st)
+{
+    trajectory tr;
+    *st = run(&pb->sys, m, pb->q0, pb->p0, pb->T / (double)N, N, &tr);
+    double e = 0.0;
+    if (!*st) {
+        const double dq = fabs(tr.q[N] - pb->q0[0]), dp = fabs(tr.p[N] - pb->p0[0]);
+        e = dq > dp ? dq : dp;   /* one period: back at (q0, p0) */
+    }
+    release(&tr);
+    return e;
+}
+
+static double err_energy(const problem *pb, const sym_method *m, long N, int *st)
+{
+    trajectory tr;
+    *st = run(&pb->sys, m, pb->q0, pb->p0, pb->T / (double)N, N, &tr);
+    double e = 0.0;
+    for (long k = 0; !*st && k <= N; k++) {
+        const double d = fabs(pendulum_H(pb, tr.q[k], tr.p[k]) - pb->ref[2]);
+        if (d > e) e = d;
+    }
+    release(&tr);
+    return e;
+}
+
+/*
+ * The linear oscillator M qdd + K q = 0 (2 x 2): with K v = lambda M v,
+ * v^T M v = 1, the modes q(t) = sum_j v_j (a_j cos w_j t + b_j sin w_j t / w_j),
+ * a_j = v_j^T M q0, b_j = v_j^T p0, w_j = sqrt(lambda_j); p = M qdot.
+ */
+static void linear_exact(const double *M, const double *K, const double *q0, const double *p0,
+                         double t, double *q, double *p)
+{
+    /* det(K - lambda M) = 0: A lambda^2 + B lambda + C = 0 */
+    const double A = M[0] * M[3] - M[1] * M[2];
+    const double B = -(K[0] * M[3] + K[3] * M[0] - K[1] * M[2] - K[2] * M[1]);
+    const double C = K[0] * K[3] - K[1] * K[2];
+    const double disc = sqrt(B * B - 4.0 * A * C);
+    const double lam[2] = {(-B - disc) / (2.0 * A), (-B + disc) / (2.0 * A)};
+    double qd[2] = {0.0, 0.0};
+    q[0] = q[1] = 0.0;
+    for (int j = 0; j < 2; j++) {
+        /* (K - lambda M) v = 0 from its first row */
+        double v[2] = {-(K[1] - lam[j] * M[1]), K[0] - lam[j] * M[0]};
+        const double nrm = sqrt(v[0] * (M[0] * v[0] + M[1] * v[1]) + v[1] * (M[2] * v[0] + M[3] * v[1]));
+        v[0] /= nrm;
+        v[1] /= nrm;
+        const double a = v[0] * (M[0] * q0[0] + M[1] * q0[1]) + v[1] * (M[2] * q0[0] + M[3] * q0[1]);
+        const double b = v[0] * p0[0] + v[1] * p0[1], w = sqrt(lam[j]);
+        const double c = a * cos(w * t) + b * sin(w * t) / w;
+        const double cd = -a * w * sin(w * t) + b * cos(w * t);
+        for (int k = 0; k < 2; k++) { q[k] += v[k] * c; qd[k] += v[k] * cd; }
+    }
+    p[0] = M[0] * qd[0] + M[1] * qd[1];
+    p[1] = M[2] * qd[0] + M[3] * qd[1];
+}
+
+static double err_linear(const problem *pb, const sym_method *m, long N, int *st)
+{
+    trajectory tr;
+    *st = run(&pb->sys, m, pb->q0, pb->p0, pb->T / (double)N, N, &tr);
+    double e = 0.0;
+    if (!*st) {
+        double q[2], p[2];
+        linear_exact(pb->ref, pb->ref + 4, pb->q0, pb->p0, pb->T, q, p);
+        const double eq = max_abs_diff(2, tr.q + 2 * N, q), ep = max_abs_diff(2, tr.p + 2 * N, p);
+        e = eq > ep ? eq : ep;
+    }
+    release(&tr);
+    return e;
+}
+
+/* Self-convergence: max_k |y_N(t_k) - y_2N(t_k)| over the coarse run's
+ * times (the same order as the error; the maximum over the run does not
+ * hinge on one time where the error's leading term happens to be small). */
+static double err_self(const problem *pb, const sym_method *m, long N, int *st)
+{
+    trajectory a, b;
+    const int n = pb->sys.n;
+    *st = run(&pb->sys, m, pb->q0, pb->p0, pb->T / (double)N, N, &a);
+    int st2 = run(&pb->sys, m, pb->q0, pb->p0, pb->T / (double)(2 * N), 2 * N, &b);
+    if (!*st) *st = st2;
+    double e = 0.0;
+    for (long k = 0; !*st && k <= N; k++) {
+        const double eq = max_abs_diff(n, a.q + (size_t)k * n, b.q + (size_t)2 * k * n);
+        const double ep = max_abs_diff(n, a.p + (size_t)k * n, b.p + (size_t)2 * k * n);
+        if (eq > e) e = eq;
+        if (ep > e) e = ep;
+    }
+    release(&a);
+    release(&b);
+    return e;
+}
+
+typedef double (*error_fn)(const problem *pb, const sym_method *m, long N, int *st);
+
+/* The asymptotic range: errors below ERR_HI and above rounding, which
+ * grows with the number of steps (ERR_FLOOR N eps); beyond ENOUGH_STEPS
+ * (low orders) the points already in it suffice. */
+#define ERR_HI 1e-5
+#define ERR_FLOOR 100.0
+#define ENOUGH_STEPS 20000L
+#define FIT_POINTS 4
+#define MAX_STEPS 200000L
+
+/* The fitted order over the FIT_POINTS smallest step sizes whose error
+ * lies in the asymptotic range, and the number of points it rests on. */
+static double fit_order(const problem *pb, const sym_method *m, error_fn err, int *points)
+{
+    double x[FIT_POINTS], y[FIT_POINTS];
+    int k = 0;
+    for (int j = 0;; j++) {
+        const long N = lround((double)pb->N0 * pow(2.0, 0.5 * j));
+        if (N > MAX_STEPS) break;
+        int st;
+        const double e = err(pb, m, N, &st);
+        if (verbose) printf("# %s %s %s N=%ld st=%d e=%.3e\n", pb->kind, m->name, pb->system, N, st, e);
+        if (st) continue;   /* no convergence at this large h: try smaller */
+        if (e < ERR_FLOOR * (double)N * DBL_EPSILON) break;
+        if (e <= ERR_HI) {
+            x[k % FIT_POINTS] = log(pb->T / (double)N);
+            y[k % FIT_POINTS] = log(e);
+            k++;
+        }
+        if (k >= FIT_POINTS && N > ENOUGH_STEPS) break;
+    }
+    *points = k < FIT_POINTS ? k : FIT_POINTS;
+    const int np = *points;
+    if (np < 2) return NAN;
+    double mx = 0.0, my = 0.0, sxy = 0.0, sxx = 0.0;
+    for (int i = 0; i < np; i++) { mx += x[i] / np; my += y[i] / np; }
+    for (int i = 0; i < np; i++) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+    }
+    return sxy / sxx;
+}
+
+static void report_order(const problem *pb, const sym_method *m, error_fn err)
+{
+    int points;
+    const double p = fit_order(pb, m, err, &points);
+    printf("order %s %s %s %d %.4f %d\n", pb->kind, m->name, pb->system, m->order, p, points);
+}
+
+/* ------------------------------------------------------------------ */
+/* The tests                                                            */
+/* ------------------------------------------------------------------ */
+static int make(const char *name, int n, const double *par, size_t npar, sym_system *sys)
+{
+    const int st = sym_builtin_make(name, n, par, npar, sys);
+    if (st) printf("error make %s %s\n", name, sym_strerror(st));
+    return st;
+}
+
+static void pendulum_orders(void)
+{
+    /* from the bottom with amplitude theta0 = 2: p0 = 2 m w sin(theta0 / 2) */
+    static const double par[2] = {1.0, 1.0}, q0[1] = {0.0}, p0[1] = {1.682941969615793};
+    problem pb = {"pendulum", "pendulum", {0}, q0, p0, 0.0, 2, {0}};
+    if (make("pendulum", 1, par, 2, &pb.sys)) return;
+    pb.T = 4.0 * ellip_k(sin(1.0)) / par[1];
+    pb.ref[0] = par[0];
+    pb.ref[1] = par[1];
+    pb.ref[2] = pendulum_H(&pb, q0[0], p0[0]);
+    /* sym_energy against H written out here, at a few states */
+    double *scratch = malloc(sizeof(double) * sym_energy_scratch_size(&pb.sys)), dmax = 0.0;
+    for (int k = 0; k < 5; k++) {
+        const double q = -2.0 + 1.1 * k, p = 0.7 - 0.4 * k;
+        double H;
+        if (sym_energy(&pb.sys, &q, &p, &H, scratch)) dmax = INFINITY;
+        else if (fabs(H - pendulum_H(&pb, q, p)) > dmax) dmax = fabs(H - pendulum_H(&pb, q, p));
+    }
+    free(scratch);
+    printf("energy_fn pendulum %.3e\n", dmax);
+    for (int i = 0; i < sym_method_count(); i++) {
+        pb.kind = "pendulum";
+        report_order(&pb, sym_method_at(i), err_pendulum);
+        pb.kind = "energy";
+        report_order(&pb, sym_method_at(i), err_energy);
+    }
+    sym_builtin_free(&pb.sys);
+}
+
+static void linear_orders(void)
+{
+    static const double par[8] = {2.0, 0.5, 0.5, 1.0, 3.0, -1.0, -1.0, 2.0};
+    static const double q0[2] = {0.4, -0.2}, p0[2] = {0.1, 0.3};
+    problem pb = {"linear", "linear", {0}, q0, p0, 5.0, 2, {0}};
+    if (make("linear", 2, par, 8, &pb.sys)) return;
+    memcpy(pb.ref, par, sizeof(par));
+    for (int i = 0; i < sym_method_count(); i++) report_order(&pb, sym_method_at(i), err_linear);
+    sym_builtin_free(&pb.sys);
+}
+
+static void self_orders(void)
+{
+    for (int b = 0; b < sym_builtin_count(); b++) {
+        const sym_builtin *B = sym_builtin_at(b);
+        printf("builtin %s %d\n", B->name, B->ex_n);
+        problem pb = {"self", B->name, {0}, B->ex_q0, B->ex_p0, 2.0, 2, {0}};
+        if (make(B->name, B->ex_n, B->ex_par, B->ex_npar, &pb.sys)) continue;
+        for (int i = 0; i < sym_method_count(); i++) report_order(&pb, sym_method_at(i), err_self);
+        sym_builtin_free(&pb.sys);
+    }
+}
+
+/* Allocator calls inside sym_work_new and inside `steps` sym_step calls. */
+static void alloc_counts(const sym_method *m, int n, int newton, int steps)
+{
+    double *par = malloc(sizeof(double) * (2 * (size_t)n + 1));
+    double *q = malloc(sizeof(double) * 2 * (size_t)n), *p = malloc(sizeof(double) * 2 * (size_t)n);
+    double *qmid = malloc(sizeof(double) * (size_t)(m->n_mid + 1) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        par[i] = 1.0;
+        par[n + i] = 1.0;
+        q[i] = 0.5 * sin(1.3 * i);
+        p[i] = 0.0;
+    }
+    par[2 * n] = 9.81;
+    sym_system sys;
+    if (make("pendulum_chain", n, par, 2 * (size_t)n + 1, &sys)) return;
+    sym_options opt;
+    sym_options_default(&opt);
+    opt.newton = newton;
+    int st;
+    long before = alloc_calls;
+    sym_work *w = sym_work_new(&sys, m, &opt, &st);
+    const long in_work = alloc_calls - before;
+    long in_steps = 0, iters = 0;
+    sym_step_info info;
+    for (int k = 0; w && !st && k < steps; k++) {
+        double *q0 = q + (size_t)(k % 2) * n, *p0 = p + (size_t)(k % 2) * n;
+        double *q1 = q + (size_t)((k + 1) % 2) * n, *p1 = p + (size_t)((k + 1) % 2) * n;
+        before = alloc_calls;
+        st = sym_step(w, q0, p0, 0.01, q1, p1, qmid, &info);
+        in_steps += alloc_calls - before;
+        iters += info.iterations;
+    }
+    if (st) printf("error step %s n=%d %s\n", m->name, n, sym_strerror(st));
+    printf("alloc %s %d %s %ld %ld %d %ld\n", m->name, n, newton ? "chord" : "full",
+           COUNTING ? in_work : -1L, COUNTING ? in_steps : -1L, steps, iters);
+    sym_work_free(w);
+    sym_builtin_free(&sys);
+    free(par);
+    free(q);
+    free(p);
+    free(qmid);
+}
+
+int main(void)
+{
+    verbose = getenv("SYM_TEST_VERBOSE") != NULL;
+    static const int sizes[] = {1, 2, 3, 4, 5, 8, 17, 64, 300};
+    for (int i = 0; i < sym_method_count(); i++) {
+        const sym_method *m = sym_method_at(i);
+        double c[SYM_MAX_NODES];
+        printf("method %s %d %d %d %d %d\n", m->name, m->order, m->symplectic,
+               sym_method_nodes(m, c), m->n_mid, sym_method_unknowns(m, 1));
+    }
+    pendulum_orders();
+    linear_orders();
+    self_orders();
+    for (int i = 0; i < sym_method_count(); i++) {
+        const sym_method *m = sym_method_at(i);
+        /* and the smallest n whose Newton system exceeds 512 unknowns */
+        const int u = sym_method_unknowns(m, 1), big = u ? 512 / u + 1 : 0;
+        for (size_t j = 0; j <= sizeof(sizes) / sizeof(sizes[0]); j++) {
+            const int n = j < sizeof(sizes) / sizeof(sizes[0]) ? sizes[j] : big;
+            if (n < 1 || (j == sizeof(sizes) / sizeof(sizes[0]) && big <= 300)) continue;
+            for (int newton = 0; newton < 2; newton++) alloc_counts(m, n, newton, n > 100 ? 2 : 6);
+        }
+    }
+    printf("done\n");
+    return 0;
+}
