@@ -387,6 +387,8 @@ def convergence_study(system, q0, p0, method, hs, T, reference=None,
 
     Each run uses n = round(T / h) steps (T / h must be an integer to 1e-9).
 
+    Parameters
+    ----------
     reference : callable or Trajectory or None
         ``reference(t) -> (q, p)`` with arrays (len(t), n) -- an exact solution
         (e.g. ``symplectic.exact.LagrangeTop``) or a dense solver output -- or a
@@ -398,9 +400,13 @@ def convergence_study(system, q0, p0, method, hs, T, reference=None,
         (:func:`energy_error_norm`); a callable ``f(traj, q_ref, p_ref) -> float``
         for anything else (e.g. TOP's relative nutation error
         ``error_norm(traj.q[:, 1], q_ref[:, 1], "relative")``).
-    plateau : see :func:`convergence_order` (used for the fitted orders).
+    plateau : None, float or "auto"
+        See :func:`convergence_order` (used for the fitted orders).
 
-    Returns a :class:`ConvergenceTable` (``print(table)`` renders it).
+    Returns
+    -------
+    ConvergenceTable
+        ``print(table)`` renders it.
     """
     _validate.method(method)
     T = float(T)

@@ -139,7 +139,9 @@ class LagrangeTop:
     period : float
         Nutation period 2 K(k^2) / lambda (s).
 
-    Example: ``LagrangeTop.from_velocities([0, pi/3, 0], [9.2, 0, 252]).period``
+    Examples
+    --------
+    ``LagrangeTop.from_velocities([0, pi/3, 0], [9.2, 0, 252]).period``
     is 1.8472390... s for the Table 3 parameters.
     """
 

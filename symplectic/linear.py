@@ -415,8 +415,10 @@ def exact(M, K, q0, p0, t):
     Parameters
     ----------
     M, K : array_like (n, n)
-    q0, p0 : array_like (n,)   initial coordinates and momenta p = M qdot
-    t : array_like             times (s) measured from the initial state
+    q0, p0 : array_like (n,)
+        Initial coordinates and momenta p = M qdot.
+    t : array_like
+        Times (s) measured from the initial state.
 
     Returns
     -------
