@@ -2,8 +2,11 @@
  * sym_driver.c -- the public entry points of a run: workspace allocation,
  * one step, the tangent map and Newton diagnostics, a whole integration.
  * Every argument is checked here, once; the schemes (through their
- * sym_scheme_ops) receive valid arguments.
+ * sym_scheme_ops) receive valid arguments.  Before every step the driver
+ * sets the workspace's time t_k and step index k, which a force
+ * (sym_forces.c) is evaluated with.
  */
+#include "sym_forces.h"
 #include "sym_scheme.h"
 
 #include <math.h>
@@ -81,6 +84,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
 
 void sym_work_free(sym_work *w)
 {
+    if (w) sym_force_free(w->force);
     free(w);
 }
 
@@ -106,9 +110,27 @@ static void clear_info(sym_step_info *info)
 int sym_step(sym_work *w, const double *q, const double *p, double h,
              double *q1, double *p1, double *qmid, sym_step_info *info)
 {
+    return sym_step_at(w, 0.0, 0, q, p, h, q1, p1, qmid, info);
+}
+
+/* The time and index of a step: t finite, k >= 0 and within a held force. */
+int sym_work_set_time(sym_work *w, double t, long k)
+{
+    if (!w) return SYM_EINVAL;
+    if (!isfinite(t) || k < 0) return SYM_EINVAL;
+    if (w->force && w->force->f.hold && k >= w->force->f.hold_rows) return SYM_EINVAL;
+    w->t = t;
+    w->k = k;
+    return SYM_OK;
+}
+
+int sym_step_at(sym_work *w, double t, long k, const double *q, const double *p, double h,
+                double *q1, double *p1, double *qmid, sym_step_info *info)
+{
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1) return SYM_EINVAL;
-    const int st = step_args(w, q, p, h);
+    int st = sym_work_set_time(w, t, k);
+    if (!st) st = step_args(w, q, p, h);
     return st ? st : w->ops->step(w, q, p, h, q1, p1, qmid, info);
 }
 
@@ -117,7 +139,8 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 {
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1 || !D) return SYM_EINVAL;
-    const int st = step_args(w, q, p, h);
+    int st = sym_work_set_time(w, 0.0, 0);
+    if (!st) st = step_args(w, q, p, h);
     return st ? st : w->ops->tangent(w, q, p, h, q1, p1, D, info);
 }
 
@@ -146,17 +169,34 @@ static void set_failure(sym_failure *fail, long k, double t, const sym_step_info
     fail->residual_rel = info->residual_rel;
 }
 
+/* The work and impulse of the forces accumulated over step k (row k + 1). */
+static void accumulate_work(const sym_work *w, long k, double *work, double *impulse)
+{
+    const size_t n = (size_t)w->n, o = (size_t)k * n;
+    double dw;
+    if (impulse) {
+        sym_step_force_work(w, &dw, impulse + o + n);
+        for (size_t c = 0; c < n; c++) impulse[o + n + c] += impulse[o + c];
+    } else {
+        sym_step_force_work(w, &dw, NULL);
+    }
+    if (work) work[k + 1] = work[k] + dw;
+}
+
 /* The steps of sym_integrate (arguments checked): every step starts where
  * the previous one ended, so only the first state needs checking. */
 static int run_steps(sym_work *w, double t0, double h, long n_steps, double *t, double *q,
-                     double *p, double *qmid, int *iters, sym_progress_fn progress, void *ctx,
-                     long progress_every, sym_failure *fail, long *done)
+                     double *p, double *qmid, int *iters, double *work, double *impulse,
+                     sym_progress_fn progress, void *ctx, long progress_every,
+                     sym_failure *fail, long *done)
 {
     const size_t n = (size_t)w->n, mid = (size_t)w->method->n_mid * n;
     sym_step_info info;
     for (long k = 0; k < n_steps; k++) {
         const size_t o = (size_t)k * n;
         clear_info(&info);
+        w->t = t0 + (double)k * h;
+        w->k = k;
         const int st = w->ops->step(w, q + o, p + o, h, q + o + n, p + o + n,
                                     qmid ? qmid + (size_t)k * mid : NULL, &info);
         if (iters) iters[k] = info.iterations;
@@ -165,6 +205,7 @@ static int run_steps(sym_work *w, double t0, double h, long n_steps, double *t, 
             return st;
         }
         t[k + 1] = t0 + (double)(k + 1) * h;
+        if (work || impulse) accumulate_work(w, k, work, impulse);
         *done = k + 1;
         if (progress && progress_every > 0 && *done % progress_every == 0 &&
             progress(ctx, *done)) {
@@ -173,6 +214,31 @@ static int run_steps(sym_work *w, double t0, double h, long n_steps, double *t, 
         }
     }
     return SYM_OK;
+}
+
+int sym_integrate_work(sym_work *w, const double *q0, const double *p0, double t0, double h,
+                       long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
+                       double *work, double *impulse, sym_progress_fn progress, void *ctx,
+                       long progress_every, sym_failure *fail, long *n_done)
+{
+    long done = 0;
+    if (n_done) *n_done = 0;
+    if (fail) memset(fail, 0, sizeof(*fail));
+    if (!w || !q0 || !p0 || !t || !q || !p || n_steps < 0) return SYM_EINVAL;
+    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
+    if (w->force && w->force->f.hold && n_steps > w->force->f.hold_rows) return SYM_EINVAL;
+    const int n = w->n;
+    for (int k = 0; k < n; k++)
+        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
+    memcpy(q, q0, sizeof(double) * (size_t)n);
+    memcpy(p, p0, sizeof(double) * (size_t)n);
+    t[0] = t0;
+    if (work) work[0] = 0.0;
+    if (impulse) memset(impulse, 0, sizeof(double) * (size_t)n);
+    const int st = run_steps(w, t0, h, n_steps, t, q, p, qmid, iters, work, impulse, progress,
+                             ctx, progress_every, fail, &done);
+    if (n_done) *n_done = done;
+    return st;
 }
 
 int sym_integrate(const sym_system *sys, const sym_method *method,
@@ -196,8 +262,8 @@ int sym_integrate(const sym_system *sys, const sym_method *method,
     memcpy(q, q0, sizeof(double) * (size_t)sys->n);
     memcpy(p, p0, sizeof(double) * (size_t)sys->n);
     t[0] = t0;
-    st = run_steps(w, t0, h, n_steps, t, q, p, qmid, iters, progress, ctx, progress_every, fail,
-                   &done);
+    st = run_steps(w, t0, h, n_steps, t, q, p, qmid, iters, NULL, NULL, progress, ctx,
+                   progress_every, fail, &done);
     if (n_done) *n_done = done;
     sym_work_free(w);
     return st;

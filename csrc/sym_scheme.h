@@ -30,6 +30,11 @@ struct sym_work {
     sym_options opt;
     int n;
     double *scratch;   /* sym_eval_scratch_size(sys) doubles for sym_eval */
+    /* forces (sym_forces.h): NULL without one; the time t_k and index k of
+     * the step in progress (set by the driver before every step) */
+    struct sym_fwork *force;
+    double t;
+    long k;
 };
 
 typedef struct sym_scheme_ops {

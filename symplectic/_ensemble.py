@@ -28,6 +28,9 @@ class Ensemble:
         ``errors="mark"``; their rows after the failure are nan).
     errors : dict
         {member index: the ConvergenceError} for failed members.
+    work, impulse : ndarray (K, M) and (K, M, n), or None
+        With a force: the work and impulse of the forces from t0 to the
+        stored times (see :class:`symplectic.Trajectory`); None without.
     """
     t: np.ndarray
     q: np.ndarray
@@ -35,6 +38,8 @@ class Ensemble:
     newton_iterations: object
     failed: np.ndarray
     errors: dict
+    work: object = None
+    impulse: object = None
 
     def __len__(self):
         return self.q.shape[0]
@@ -47,7 +52,7 @@ class Ensemble:
 @_docs.fill
 def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
                    t0=0.0, threads=None, store="all", errors="raise", rtol=None, max_iter=None,
-                   newton="full", closed_form=True, check=True):
+                   newton="full", closed_form=True, check=True, force=None, force_jac=None):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 
     Parameters
@@ -84,6 +89,10 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         first member's initial state (about 0.5 ms per new System); False
         suits sweeps that build many compiled Systems for short runs, once
         one of them has been checked.
+    {{force}}
+        Here also one per member: an array of shape (K, n_steps, n) (one held
+        force each) or a sequence of K forces.  A Python callable in any
+        member's force holds the GIL (threads is then forced to 1).
 
     Returns
     -------
@@ -101,17 +110,21 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     members = members or [system] * K
     errors = _validate.choice("errors", errors, ("raise", "mark"))
     options = _validate.newton(rtol, max_iter, newton)
+    fs = _validate.member_forces(members, force, force_jac, n_steps)
+    forced = any(f is not None for f in fs)
     _derivcheck.ensure_many(members, Q0, check)
     threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
-    if not all(s.nogil for s in members):
+    if not all(s.nogil for s in members) or any(f is not None and f.python for f in fs):
         threads = 1                    # Python callables hold the GIL: one at a time
-    out = _Stack(K, n, n_steps, m, store, threads)
-    closed = {id(s): _integrate.linear_stepper(s, m, h, closed_form) for s in members}
+    out = _Stack(K, n, n_steps, m, store, threads, forced)
+    closed = {(id(s), f is None): _integrate.linear_stepper(s, m, h, closed_form and f is None)
+              for s, f in zip(members, fs)}
     cancel = threading.Event()
 
     def run_one(k):
         s = members[k]
-        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options, closed[id(s)], cancel)
+        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options,
+                           closed[id(s), fs[k] is None], cancel, force=fs[k])
         out.keep(k, r)
         if r.failure is not None:
             return _integrate.convergence_error(m, h, r.failure, member=k)
@@ -143,12 +156,13 @@ def _initial_states(members, system, q0, p0, qdot0, n):
 class _Stack:
     """The stored rows of every member (nan after a failure)."""
 
-    def __init__(self, K, n, n_steps, method, store, threads):
+    def __init__(self, K, n, n_steps, method, store, threads, forced=False):
         rows = _validate.stored_rows(store, n_steps)
         store_all = isinstance(store, str) and store == "all"
         # stored arrays, plus one full trajectory in flight per worker thread
         _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
-                         + min(threads, K) * _validate.output_bytes(n_steps, n, method),
+                         + (8 * K * rows * (1 + n) if forced else 0)
+                         + min(threads, K) * _validate.output_bytes(n_steps, n, method, forced),
                          f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
                          "integrate in chunks of steps (each worker holds one member's whole "
                          "trajectory while it runs; store= only shrinks the returned arrays), "
@@ -162,11 +176,16 @@ class _Stack:
         self.q = np.full((K, rows, n), np.nan)
         self.p = np.full((K, rows, n), np.nan)
         self.iters = np.zeros((K, n_steps), dtype=np.intc) if store_all else None
+        self.work = np.full((K, rows), np.nan) if forced else None
+        self.impulse = np.full((K, rows, n), np.nan) if forced else None
 
     def keep(self, k, r):
         ok = self.idx <= r.done if r.failure is not None else slice(None)
         self.q[k, ok] = r.q[self.idx[ok]]
         self.p[k, ok] = r.p[self.idx[ok]]
+        if self.work is not None:
+            self.work[k, ok] = 0.0 if r.work is None else r.work[self.idx[ok]]
+            self.impulse[k, ok] = 0.0 if r.impulse is None else r.impulse[self.idx[ok]]
         if self.iters is not None and r.failure is None:
             self.iters[k] = r.iterations
 
@@ -174,7 +193,8 @@ class _Stack:
         failed = np.zeros(len(self.q), dtype=bool)
         failed[list(errs)] = True
         t = t0 + h * np.arange(self.n_steps + 1)
-        return Ensemble(t[self.idx], self.q, self.p, self.iters, failed, errs)
+        return Ensemble(t[self.idx], self.q, self.p, self.iters, failed, errs, self.work,
+                        self.impulse)
 
 
 def _run_pool(run_one, K, threads, cancel, stop_on_error):

@@ -23,11 +23,11 @@ __all__ = ["step", "integrate"]
 
 @_docs.fill
 def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
-         closed_form=True, check=True):
+         closed_form=True, check=True, force=None, force_jac=None, t=0.0):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     The states are bitwise those of row 1 of :func:`integrate` run for one
-    step from ``(q, p)`` with the same options.
+    step from ``(q, p)`` at ``t0 = t`` with the same options.
 
     Parameters
     ----------
@@ -41,6 +41,11 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     {{newton_tolerances}}
     {{closed_form}}
     {{check}}
+    {{force}}
+        An array is one row (n,) or (1, n) here: the force held over this
+        step (a sampled controller calls ``step`` in a loop).
+    t : float
+        The time of ``(q, p)`` (default 0), for a time-dependent force.
 
     Returns
     -------
@@ -59,9 +64,11 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
     options = _validate.newton(rtol, max_iter)
+    t = _validate.real("t", t)
+    f = _validate.force(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
-    closed = linear_stepper(system, m, h, closed_form)
-    q1, p1, failure = run_step(system, q, p, h, m, options, closed)
+    closed = linear_stepper(system, m, h, closed_form and f is None)
+    q1, p1, failure = run_step(system, q, p, h, m, options, closed, f, t)
     if failure is not None:
         raise convergence_error(m, h, failure)
     return q1, p1
@@ -70,7 +77,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 @_docs.fill
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
               t0=0.0, rtol=None, max_iter=None, predictor=True, newton="full",
-              closed_form=True, check=True):
+              closed_form=True, check=True, force=None, force_jac=None):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``.
 
     Parameters
@@ -100,13 +107,14 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     {{newton}}
     {{closed_form}}
     {{check}}
+    {{force}}
 
     Returns
     -------
     Trajectory
         with ``t``, ``q``, ``p``, ``qdot``, ``q_mid`` (None, (N, n) or
         (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
-        ``energy``.
+        ``energy``, and the ``work`` and ``impulse`` of the forces.
 
     Raises
     ------
@@ -132,28 +140,34 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0")
     options = _validate.newton(rtol, max_iter, newton, predictor)
-    _validate.memory(_validate.output_bytes(n_steps, system.n, m),
+    f = _validate.force(system, force, force_jac, n_steps)
+    _validate.memory(_validate.output_bytes(n_steps, system.n, m, f is not None),
                      f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
-    closed = linear_stepper(system, m, h, closed_form)
+    closed = linear_stepper(system, m, h, closed_form and f is None)
+    outputs = force_outputs(f, n_steps, system.n)
     try:
-        r = run(system, q0, p0, h, n_steps, m, t0, options, closed)
+        r = run(system, q0, p0, h, n_steps, m, t0, options, closed, force=f, outputs=outputs)
     except BaseException as exc:
         # a callback raised, or Ctrl-C: keep the steps completed before it
         part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
         if part is not None:
-            exc.trajectory = make_trajectory(system, m, h, Run(*part, None), part[-1])
+            exc.trajectory = make_trajectory(system, m, h, Run(*part, None, *outputs), part[-1],
+                                             force=f)
         raise
     if r.failure is None:
-        return make_trajectory(system, m, h, r)
-    raise convergence_error(m, h, r.failure, trajectory=make_trajectory(system, m, h, r, r.done))
+        return make_trajectory(system, m, h, r, force=f)
+    raise convergence_error(m, h, r.failure,
+                            trajectory=make_trajectory(system, m, h, r, r.done, force=f))
 
 
 # ---------------------------------------------------------------- running
 #: What one run computed: the arrays (t (N+1,), q, p (N+1, n), q_mid
-#: (N, n_mid, n) or None, iterations (N,)), the steps done and the failure
-#: (None, or a Failure).
-Run = collections.namedtuple("Run", "t q p q_mid iterations done failure")
+#: (N, n_mid, n) or None, iterations (N,)), the steps done, the failure
+#: (None, or a Failure), and with a force its accumulated work (N+1,) and
+#: impulse (N+1, n) (None without one).
+Run = collections.namedtuple("Run", "t q p q_mid iterations done failure work impulse",
+                             defaults=(None, None))
 
 #: A failed step, as the binding reports it (reason: the C core's
 #: sym_strerror text; status None for the closed form).
@@ -180,27 +194,48 @@ def linear_stepper(system, method, h, closed_form):
     return linear.stepper(M, K, h, "simpson" if method.name == "simpson" else "newmark")
 
 
-def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None):
+def force_outputs(force, n_steps, n):
+    """The arrays a forced run fills with its work and impulse, (None, None)
+    without a force."""
+    if force is None:
+        return None, None
+    return np.zeros(n_steps + 1), np.zeros((n_steps + 1, n))
+
+
+def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
+        force=None, outputs=None):
     """Integrate validated inputs: the C core's run, or the closed form's when
     ``closed`` is a stepper from :func:`linear_stepper`.  A failed step is
     returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
     ``cancel.is_set()``) propagates with the partial arrays attached by the
-    binding."""
+    binding.  ``force`` (a symplectic.forces.Force, or None) rides along,
+    its work and impulse going to ``outputs`` (from :func:`force_outputs`)."""
     if closed is not None:
         return _run_closed(closed, q0, p0, h, n_steps, method, t0)
+    kw = dict(options or {})
+    work = impulse = None
+    if force is not None:
+        work, impulse = outputs if outputs is not None else force_outputs(force, n_steps,
+                                                                          system.n)
+        kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
     t, q, p, qm, iters, done, fail = _core.integrate(
-        system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **(options or {}))
-    return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail))
+        system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **kw)
+    return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), work, impulse)
 
 
-def run_step(system, q, p, h, method, options=None, closed=None):
+def run_step(system, q, p, h, method, options=None, closed=None, force=None, t=0.0):
     """One step from validated inputs: (q1, p1, failure)."""
     if closed is not None:
         r = _run_closed(closed, q, p, h, 1, method, 0.0)
         return r.q[1].copy(), r.p[1].copy(), r.failure
+    kw = dict(options or {})
+    if force is not None:
+        kw["force"] = force.spec(system.n)
+    if t != 0.0:
+        kw["t"] = t
     q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.step(
-        system, q, p, h, method.name, **(options or {}))
-    failure = None if status == 0 else Failure(status, reason, 0, 0.0, iters, res, res_rel)
+        system, q, p, h, method.name, **kw)
+    failure = None if status == 0 else Failure(status, reason, 0, t, iters, res, res_rel)
     return q1, p1, failure
 
 
@@ -251,14 +286,20 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None):
                             iterations=f.iterations, reason=f.reason, trajectory=trajectory)
 
 
-def make_trajectory(system, method, h, r, done=None):
+def make_trajectory(system, method, h, r, done=None, force=None):
     """The Trajectory of a Run: all of it, or (``done``) the steps before a
     failure or an exception (copies, so that the full arrays can go)."""
     q_mid = r.q_mid
     if q_mid is not None and q_mid.shape[1] == 1:
         q_mid = q_mid[:, 0, :]                  # one internal node: (N, n)
     if done is None:
-        return Trajectory(system, method.name, h, r.t, r.q, r.p, q_mid, r.iterations)
+        return Trajectory(system, method.name, h, r.t, r.q, r.p, q_mid, r.iterations,
+                          work=r.work, impulse=r.impulse, force=force)
+
+    def head(a, rows):
+        return None if a is None else a[:rows].copy()
+
     return Trajectory(system, method.name, h, r.t[:done + 1].copy(), r.q[:done + 1].copy(),
-                      r.p[:done + 1].copy(), None if q_mid is None else q_mid[:done].copy(),
-                      r.iterations[:done].copy())
+                      r.p[:done + 1].copy(), head(q_mid, done), r.iterations[:done].copy(),
+                      work=head(r.work, done + 1), impulse=head(r.impulse, done + 1),
+                      force=force)

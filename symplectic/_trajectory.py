@@ -1,4 +1,6 @@
 """The Trajectory that :func:`symplectic.integrate` returns."""
+import numpy as np
+
 from . import _dense
 
 
@@ -24,11 +26,26 @@ class Trajectory:
         Newton iterations of each step (0 for rk4).
     energy : ndarray (N+1,)
         H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).
+    work : ndarray (N+1,)
+        The work done by the non-conservative forces from t_0 to t_k, summed
+        step by step with the scheme's own quadrature,
+        W_{k+1} = W_k + h sum_i b_i F_i . qdot_i (RK4: its stages), so that
+        ``energy - work`` is what a forced run conserves, to the order of the
+        method (:func:`symplectic.analysis.energy_balance`); zeros without a
+        force.
+    impulse : ndarray (N+1, n)
+        The generalized impulse of the forces from t_0 to t_k with the same
+        quadrature, h sum_i b_i F_i per step: along a cyclic coordinate c,
+        p_c(t_k) - p_c(t_0) = impulse[k, c] to rounding
+        (:func:`symplectic.analysis.momentum_balance`); zeros without a force.
+    force : symplectic.forces.Force or None
+        The force of the run (the system's own included), None without one.
     method, h, system
         What produced it.
     """
 
-    def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations):
+    def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, work=None,
+                 impulse=None, force=None):
         self.system = system
         self.method = method
         self.h = h
@@ -39,6 +56,21 @@ class Trajectory:
         self.newton_iterations = newton_iterations
         self._energy = None
         self._qdot = None
+        self._work = work
+        self._impulse = impulse
+        self.force = force
+
+    @property
+    def work(self):
+        if self._work is None:
+            self._work = np.zeros(len(self.t))
+        return self._work
+
+    @property
+    def impulse(self):
+        if self._impulse is None:
+            self._impulse = np.zeros(self.q.shape)
+        return self._impulse
 
     @property
     def energy(self):
