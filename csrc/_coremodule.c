@@ -73,8 +73,9 @@ static PyMethodDef module_methods[] = {
      "Newton matrix of a variational scheme at increments X ((s-1) n) -- a diagnostic for "
      "tests."},
     {"step_tangent", (PyCFunction)(void (*)(void))mod_step_tangent, METH_VARARGS | METH_KEYWORDS,
-     "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0) -> (q1, p1, D): one "
-     "step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) ordering."},
+     "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
+     "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
+     "ordering."},
     {"methods", mod_methods, METH_NOARGS,
      "[(name, doc, order, symplectic, n_mid, nodes)]: nodes are the interpolation nodes "
      "c_a in [0, 1] of one step ((0, 1) for rk4)"},

@@ -81,7 +81,7 @@ static int python_term(double t, long k, const double *q, const double *v, unsig
         PyObject *res = call3(pt->jac, t, q, v, n);
         if (!res) return -1;
         label(name, sizeof name, "force_jac(t, q, qdot)", t, k);
-        if (!PyTuple_Check(res) && !PyList_Check(res)) {
+        if (!PyTuple_Check(res) && !PyList_Check(res) && !PyArray_Check(res)) {
             PyErr_Format(PyExc_TypeError, "%s returned %S; expected a pair (dF/dq, dF/dqdot) of "
                          "(%d, %d) arrays", name, (PyObject *)Py_TYPE(res), n, n);
             Py_DECREF(res);
@@ -97,8 +97,8 @@ static int python_term(double t, long k, const double *q, const double *v, unsig
             st = -1;
         }
         char nq[200], nv[200];
-        snprintf(nq, sizeof nq, "%s[0] (dF/dq)", name);
-        snprintf(nv, sizeof nv, "%s[1] (dF/dqdot)", name);
+        label(nq, sizeof nq, "force_jac(t, q, qdot)[0] (dF/dq)", t, k);
+        label(nv, sizeof nv, "force_jac(t, q, qdot)[1] (dF/dqdot)", t, k);
         if (!st && (need & SYM_FORCE_DQ))
             st = take(PySequence_Fast_GET_ITEM(seq, 0), nq, 2, n, q, Fq);
         if (!st && (need & SYM_FORCE_DV))

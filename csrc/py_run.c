@@ -153,12 +153,10 @@ static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r
 {
     static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", "force",
                              "t", NULL};
-    static char *kwlist_tangent[] = {"system", "q", "p", "h", "method", "rtol", "max_iter",
-                                     NULL};
     r->force_in = Py_None;
     r->force_steps = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, tangent ? "OOOd|sdi" : "OOOd|sdiOd",
-                                     tangent ? kwlist_tangent : kwlist, &r->system, &r->q_in,
+    (void)tangent;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOd", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
                                      &r->force_in, &r->t0))
         return -1;
@@ -442,15 +440,18 @@ done:
     return ret;
 }
 
-/* step_tangent(system, q, p, h, method, rtol, max_iter) -> (q1, p1, D) */
+/* step_tangent(system, q, p, h, method, rtol, max_iter, force, t) -> (q1, p1, D) */
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
 {
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, D */
     if (one_step_begin(module, args, kw, &r, out, 1) < 0) goto done;
     sym_step_info info = {0};
-    const int st = sym_step_tangent(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
-                                    data_of(out[0]), data_of(out[1]), data_of(out[2]), &info);
+    int st = sym_work_set_time(r.w, r.t0, 0);
+    if (!st)
+        st = sym_step_tangent(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h, data_of(out[0]),
+                              data_of(out[1]), data_of(out[2]), &info);
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
     if (st) {
         char after[48];
         snprintf(after, sizeof after, " (residual %.3g)", info.residual);

@@ -139,8 +139,7 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 {
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1 || !D) return SYM_EINVAL;
-    int st = sym_work_set_time(w, 0.0, 0);
-    if (!st) st = step_args(w, q, p, h);
+    const int st = step_args(w, q, p, h);   /* at the workspace's time (sym_work_set_time) */
     return st ? st : w->ops->tangent(w, q, p, h, q1, p1, D, info);
 }
 

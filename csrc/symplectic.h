@@ -292,10 +292,10 @@ int sym_step(sym_work *w, const double *q, const double *p, double h,
  * beyond the rows of a held force. */
 int sym_step_at(sym_work *w, double t, long k, const double *q, const double *p, double h,
                 double *q1, double *p1, double *qmid, sym_step_info *info);
-/* Set the time t and step index k of the workspace without stepping (the
- * ones sym_newton_system evaluates a force with; sym_step_at, sym_step,
- * sym_step_tangent and sym_integrate set their own).  SYM_EINVAL as for
- * sym_step_at. */
+/* Set the time t and step index k of the workspace without stepping: the
+ * ones sym_newton_system and sym_step_tangent evaluate a force with (0 on a
+ * new workspace; sym_step_at, sym_step and sym_integrate set their own).
+ * SYM_EINVAL as for sym_step_at. */
 int sym_work_set_time(sym_work *w, double t, long k);
 
 /* Diagnostics of a Galerkin scheme (SYM_EMETHOD for rk4): the number of
