@@ -255,19 +255,27 @@ def _run_closed(closed, q0, p0, h, n_steps, method, t0):
     return Run(t, q, p, q_mid, iters, done, fail)
 
 
-def step_tangent(system, q, p, h, method="simpson", check=True):
+def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, force_jac=None,
+                 t=0.0):
     """One step and its exact tangent map: (q1, p1, D), D = d(q1, p1)/d(q, p)
     (2n, 2n) in (q, p) ordering (the implicit function theorem on the
-    discrete Euler-Lagrange equations; the linearised stages for RK4).
-    Inputs are checked as :func:`step` checks them; a failed step raises the
-    binding's RuntimeError ("step_tangent failed: <reason> (residual r)")."""
+    discrete Euler-Lagrange equations, with the force's terms dF/dq, dF/dqdot
+    when there is one; the linearised stages for RK4).  ``force``,
+    ``force_jac`` and ``t`` as for :func:`step`; the system's own force
+    (``System.force``) is included.  Inputs are checked as :func:`step`
+    checks them; a failed step raises the binding's RuntimeError
+    ("step_tangent failed: <reason> (residual r)")."""
     system = _validate.system(system)
     m = _validate.method(method)
     h = _validate.step_size(h)
     q = _validate.state("q", q, system.n)
     p = _validate.state("p", p, system.n)
+    t = _validate.real("t", t)
+    f = _validate.force(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
-    return _core.step_tangent(system, q, p, h, m.name)
+    if f is None:
+        return _core.step_tangent(system, q, p, h, m.name)
+    return _core.step_tangent(system, q, p, h, m.name, force=f.spec(system.n), t=t)
 
 
 # ---------------------------------------------------------------- results

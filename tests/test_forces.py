@@ -641,3 +641,24 @@ def test_partial_trajectory_keeps_the_work():
     tr = ei.value.trajectory
     assert tr.n_steps == 4 and len(tr.work) == 5 and tr.work[-1] < 0
     assert "at step 4" in "".join(getattr(ei.value, "__notes__", []))
+
+
+@pytest.mark.parametrize("method", ["simpson", "midpoint", "lobatto4", "rk4"])
+def test_step_tangent_includes_the_systems_force_and_force_arg(method):
+    """sp.step_tangent (and analysis.tangent_map "exact") of a damped system
+    is the tangent map of its forced step: it agrees with central
+    differences of sp.step (tangent="fd"), and force=/t= pass through."""
+    S = sp.systems.double_pendulum(damping=(0.3, 0.2))
+    q, p, h = np.array([0.6, -0.4]), np.array([0.7, 0.3]), 0.05
+    De = sp.analysis.tangent_map(S, q, p, h, method)
+    Dfd = sp.analysis.tangent_map(S, q, p, h, method, tangent="fd")
+    D0 = sp.analysis.tangent_map(sp.systems.double_pendulum(), q, p, h, method)
+    assert np.max(np.abs(De - D0)) > 1e-3
+    assert np.max(np.abs(De - Dfd)) <= 1e-7 * np.max(np.abs(De))
+    plain = sp.systems.double_pendulum(**DP)
+    _, _, D = sp._integrate.step_tangent(plain, q, p, h, method, force=dp_force,
+                                         force_jac=dp_force_jac,
+                                         t=0.37)
+    spec = forces.from_callable(dp_force, dp_force_jac).spec(2)
+    _, _, Dc = _core.step_tangent(plain, q, p, h, method, force=spec, t=0.37)
+    assert np.array_equal(D, Dc)
