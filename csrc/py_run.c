@@ -155,7 +155,6 @@ static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r
                              "t", NULL};
     r->force_in = Py_None;
     r->force_steps = -1;
-    (void)tangent;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOd", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
                                      &r->force_in, &r->t0))
