@@ -15,12 +15,14 @@
  * The per-step mode (simplified Newton within one step) forms and factorises
  * the matrix at the step's start iterate only and reuses the factors for the
  * step's later iterations; it refreshes them at the current iterate when the
- * observed contraction theta = d_k / d_{k-1} exceeds CHORD_THETA, and keeps
+ * observed contraction theta = d_k / d_{k-1} exceeds STEP_THETA, and keeps
  * the chord's restart safeguard.  With a predictor accurate to e_0 the first
  * update is an exact Newton step (e_1 ~ C e_0^2) and the later ones contract
- * at rate ~ C e_0 (Kelley, Iterative Methods for Linear and Nonlinear
- * Equations, SIAM 1995, Thm 5.4.2 for the chord method): at small h one
- * factorisation serves the whole step.
+ * at rate ~ 2 C e_0, the chord method's local rate for a matrix taken e_0
+ * from the root (Kelley, Iterative Methods for Linear and Nonlinear
+ * Equations, SIAM 1995, ch. 5): at small h one factorisation serves the
+ * whole step.  The stopping rule then uses the linear-convergence bound
+ * theta/(1 - theta) d_k (small_update with exact = 0).
  */
 #include "sym_newton.h"
 
