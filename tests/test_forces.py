@@ -662,3 +662,18 @@ def test_step_tangent_includes_the_systems_force_and_force_arg(method):
     spec = forces.from_callable(dp_force, dp_force_jac).spec(2)
     _, _, Dc = _core.step_tangent(plain, q, p, h, method, force=spec, t=0.37)
     assert np.array_equal(D, Dc)
+
+
+@pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto5"])
+@pytest.mark.parametrize("newton", ["chord", "step"])
+def test_forced_runs_with_chord_and_per_step_newton(method, newton):
+    """newton="chord" and "step" reuse a Newton matrix that includes the
+    force's Jacobian terms: the same root as full Newton, to the Newton
+    tolerance (q, p to 1e-11, the work to 1e-10 of its size)."""
+    S = sp.systems.double_pendulum(**DP)
+    p0 = S.mass(DP_Q0) @ DP_V0
+    a = sp.integrate(S, DP_Q0, p0, 0.01, 300, method, force=dp_force, force_jac=dp_force_jac)
+    b = sp.integrate(S, DP_Q0, p0, 0.01, 300, method, force=dp_force, force_jac=dp_force_jac,
+                     newton=newton)
+    assert np.max(np.abs(a.q - b.q)) <= 1e-11 and np.max(np.abs(a.p - b.p)) <= 1e-11
+    assert np.max(np.abs(a.work - b.work)) <= 1e-10 * np.max(np.abs(a.work))
