@@ -30,6 +30,8 @@ struct sym_work {
     sym_options opt;
     int n;
     double *scratch;   /* sym_eval_scratch_size(sys) doubles for sym_eval */
+    sym_counts counts; /* the schemes add evaluations and factorisations;
+                          the driver steps and iterations */
 };
 
 typedef struct sym_scheme_ops {
