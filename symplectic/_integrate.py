@@ -194,6 +194,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     try:
         r = run(system, q0, p0, h, n_steps, m, t0, options, closed, store_every=every,
                 observer=observer, report=bar.report if bar else None)
+        if bar:
+            bar.report(r.done)
     except BaseException as exc:
         # a callback raised, or Ctrl-C: keep the steps completed before it
         part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)

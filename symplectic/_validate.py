@@ -445,13 +445,13 @@ def t_eval(times, t0, tf):
     if outside.any():
         k = int(np.argmax(outside))
         raise ValueError(f"t_eval must lie within the integrated interval [{lo!r}, {hi!r}]; "
-                         f"t_eval[{k}] = {a[k]!r} is outside")
+                         f"t_eval[{k}] = {float(a[k])!r} is outside")
     d = np.diff(a) * (1.0 if tf >= t0 else -1.0)
     if (d < 0).any():
         k = int(np.argmax(d < 0))
         way = "increasing" if tf >= t0 else "decreasing (the run goes backward in time)"
-        raise ValueError(f"t_eval must be sorted, {way}: t_eval[{k}] = {a[k]!r} then "
-                         f"t_eval[{k + 1}] = {a[k + 1]!r}")
+        raise ValueError(f"t_eval must be sorted, {way}: t_eval[{k}] = {float(a[k])!r} then "
+                         f"t_eval[{k + 1}] = {float(a[k + 1])!r}")
     return np.clip(a, lo, hi)
 
 
