@@ -18,6 +18,8 @@ has min(s + 1, 2s - 2) (rk4: the cubic Hermite through (q, qdot) at both
 ends, q of order 4, qdot and p of order 3); measured in
 tests/test_timespans.py.
 """
+import functools
+
 import numpy as np
 
 from . import _registry
@@ -36,9 +38,10 @@ def _lagrange_values(c, theta):
     return out
 
 
-def _hermite_values(c, theta):
-    """(len(theta), s + 2) values of the basis of the degree-(s+1) polynomial
-    fixed by its values at the nodes c and its theta-derivatives at 0 and 1."""
+@functools.lru_cache(maxsize=32)
+def _hermite_coef(c):
+    """Monomial coefficients (column j: basis j) of the degree-(s+1) Hermite
+    basis on the nodes c (a tuple): values at the nodes, P'(0), P'(1)."""
     c = np.asarray(c, dtype=float)
     s = len(c)
     deg = s + 1
@@ -47,7 +50,16 @@ def _hermite_values(c, theta):
     V[:s] = c[:, None] ** k[None, :]
     V[s, 1] = 1.0                                     # P'(0)
     V[s + 1, 1:] = k[1:]                              # P'(1)
-    coef = np.linalg.inv(V)                           # basis j has coefficients coef[:, j]
+    coef = np.linalg.inv(V)
+    coef.flags.writeable = False
+    return coef
+
+
+def _hermite_values(c, theta):
+    """(len(theta), s + 2) values of the basis of the degree-(s+1) polynomial
+    fixed by its values at the nodes c and its theta-derivatives at 0 and 1."""
+    coef = _hermite_coef(tuple(float(x) for x in c))
+    k = np.arange(coef.shape[0])
     theta = np.asarray(theta, dtype=float)
     powers = theta[:, None] ** k[None, :]
     return powers @ coef
@@ -55,15 +67,9 @@ def _hermite_values(c, theta):
 
 def _hermite_derivatives(c, theta):
     """(len(theta), s + 2) theta-derivatives of the basis of _hermite_values."""
-    c = np.asarray(c, dtype=float)
-    s = len(c)
-    deg = s + 1
+    coef = _hermite_coef(tuple(float(x) for x in c))
+    deg = coef.shape[0] - 1
     k = np.arange(deg + 1)
-    V = np.zeros((deg + 1, deg + 1))
-    V[:s] = c[:, None] ** k[None, :]
-    V[s, 1] = 1.0
-    V[s + 1, 1:] = k[1:]
-    coef = np.linalg.inv(V)
     theta = np.asarray(theta, dtype=float)
     dpow = np.zeros((theta.shape[0], deg + 1))
     dpow[:, 1:] = k[1:] * theta[:, None] ** (k[1:] - 1)[None, :]
