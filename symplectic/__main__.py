@@ -213,8 +213,8 @@ def main(argv=None):
                           "backward in time; with --t-span the largest step, adjusted down to "
                           f"divide the span (default: {DEFAULT_H})")
     run.add_argument("--steps", type=int, default=None,
-                     help=f"number of steps, >= 0 (default: {DEFAULT_STEPS}, or with --t-span "
-                          "as many as --h needs)")
+                     help=f"number of steps, >= 0; with --t-span as many as --h needs "
+                          f"(default: {DEFAULT_STEPS})")
     run.add_argument("--t-span", type=float, nargs=2, metavar=("T0", "TF"), default=None,
                      help="integrate from T0 to TF instead of --steps; the last time is TF "
                           "exactly (default: none: --steps steps from 0)")

@@ -394,3 +394,19 @@ def test_bad_inputs_of_integrate_many_and_the_nan_inside_a_step():
 
     with pytest.raises(ValueError, match="returned nan at t = "):
         sp.integrate(PEND, [1.0], [0.0], 0.1, 10, events=sneaky)
+
+
+def test_reproduce_progress_bar(capsys, monkeypatch):
+    from symplectic import reproduce
+    monkeypatch.setattr(_progress, "_tqdm", lambda: None)
+    monkeypatch.setattr(reproduce, "TASKS", [("a", lambda ctx: 1, False, True),
+                                             ("b", lambda ctx: 2, False, True),
+                                             ("fig", lambda ctx: 3, True, True)])
+    res = reproduce.run(progress=True)
+    err = capsys.readouterr().err
+    assert res == {"a": 1, "b": 2}
+    last = err.rstrip("\n").split("\r")[-1]
+    assert last.startswith("reproduce: 100.0% 3/3 tasks") and "left" in last, err
+    assert "[1/3]" not in err                     # the bar replaces the per-task lines
+    reproduce.run()
+    assert "[1/3] a ..." in capsys.readouterr().err
