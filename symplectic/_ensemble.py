@@ -209,7 +209,7 @@ class _Stack:
         else:
             rows = _validate.stored_rows(store, n_steps)
             if not isinstance(store, str):
-                self.every = int(store)
+                self.every = min(int(store), max(n_steps, 1))   # k > n_steps: first and last
                 self.idx = np.unique(np.r_[np.arange(0, n_steps + 1, self.every), n_steps])
             elif store == "all":
                 self.every, self.idx = 1, np.arange(n_steps + 1)

@@ -171,7 +171,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     h, n_steps, t0, tf, h_req = _validate.time_grid(h, n_steps, t0, t_span)
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0")
-    every = _validate.store_every(store_every)
+    # a k beyond the step count keeps the first and the last state, as k = n_steps does
+    every = min(_validate.store_every(store_every), max(n_steps, 1))
     t_end = t0 + n_steps * h if tf is None else tf
     times = _validate.t_eval(t_eval, t0, t_end)
     if times is not None and store_every is not None:

@@ -207,6 +207,12 @@ def test_run_time_span_output_times_and_thinning(tmp_path):
     (["--t-span", "0", "1", "--t-eval", "2"], "t_eval must lie within the integrated interval"),
     (["--t-span", "0", "1", "--steps", "7", "--h", "0.1"], "7 steps of h = 0.1 span"),
     (["--t-eval", "0.5", "0.2"], "t_eval must be sorted"),
+    (["--t-eval", "nan"], "t_eval contains non-finite values"),
+    (["--t-span", "0"], "argument --t-span: expected 2 arguments"),
+    (["--t-span", "1", "1"], "t_span must have t0 != tf"),
+    (["--t-span", "0", "inf"], "t_span[1] must be finite"),
+    (["--store-every", "2.5"], "argument --store-every: invalid int value"),
+    (["--t-span", "0", "1", "--t-eval", "0.5", "--store-every", "2"], "not both"),
 ])
 def test_run_bad_time_arguments_are_usage_errors(tmp_path, args, message):
     r = cli("run", "pendulum", *args, "--out", "x.npz", cwd=tmp_path)

@@ -220,6 +220,19 @@ def test_store_every_rows_are_bitwise_the_full_runs(system, q0, method):
         assert thin.n_steps == 1003
 
 
+def test_store_every_beyond_the_step_count_keeps_the_first_and_last_state():
+    # any k >= n_steps is k = n_steps (no overflow of the C loop's index for a huge k)
+    for n in (0, 1, 10):
+        ref = sp.integrate(PEND, [Q0], [0.0], 0.1, n)
+        tr = sp.integrate(PEND, [Q0], [0.0], 0.1, n, store_every=10 ** 30)
+        assert np.array_equal(tr.t, ref.t[[0, -1]] if n else ref.t)
+        assert np.array_equal(tr.q, ref.q[[0, -1]] if n else ref.q)
+        assert list(tr.newton_iterations) == ([int(ref.newton_iterations.sum())] if n else [])
+    for kw in (dict(store=10 ** 30), dict(store_every=10 ** 30)):
+        ens = sp.integrate_many(PEND, [[1.0], [2.0]], [[0.0], [0.0]], 0.1, 10, **kw)
+        assert ens.t.tolist() == [0.0, 1.0] and ens.q.shape == (2, 2, 1)
+
+
 def test_store_every_memory_is_that_of_the_kept_states():
     """10^7 steps with store_every=10: the arrays of 10^6 + 1 states, measured."""
     n_steps, k = 10 ** 7, 10
@@ -386,6 +399,18 @@ def test_bad_inputs_of_integrate_many_and_the_nan_inside_a_step():
         sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, 10, progress=None)
     with pytest.raises(ValueError, match=r"t_eval\[0\] = 5.0 is outside"):
         sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, 10, t_eval=[5.0])
+    with pytest.raises(ValueError, match="t_eval must be sorted, increasing"):
+        sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, 10, t_eval=[0.5, 0.2])
+    with pytest.raises(TypeError, match=r"t_span must be a pair \(t0, tf\)"):
+        sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, t_span=(0, 1, 2))
+    with pytest.raises(ValueError, match="store_every must be >= 1, got 0"):
+        sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, 10, store_every=0)
+    with pytest.raises(TypeError, match="events must be a callable g"):
+        sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, 10, events=3)
+    with pytest.raises(ValueError, match=r"event function 0 \(<lambda>\) returned nan"):
+        sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, 10, events=lambda t, q, p: math.nan)
+    with pytest.raises(TypeError, match=r"must return a real scalar, got an array of shape"):
+        sp.integrate_many(PEND, [[1.0]], [[0.0]], 0.1, 10, events=lambda t, q, p: [1.0, 2.0])
 
     # nan only between the nodes: found while locating a sign change
     def sneaky(t, q, p):
