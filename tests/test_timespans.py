@@ -435,3 +435,27 @@ def test_reproduce_progress_bar(capsys, monkeypatch):
     assert "[1/3]" not in err                     # the bar replaces the per-task lines
     reproduce.run()
     assert "[1/3] a ..." in capsys.readouterr().err
+
+
+def test_ctrl_c_with_progress_and_thinning_keeps_the_completed_steps(capsys, monkeypatch):
+    """progress=True leaves Ctrl-C as it is: KeyboardInterrupt, partial trajectory kept."""
+    import os
+    import signal
+    import threading
+    monkeypatch.setattr(_progress, "_tqdm", lambda: None)
+    chain = sp.systems.pendulum_chain(16)
+    q0 = np.linspace(0.1, 0.5, 16)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as info:
+            sp.integrate(chain, q0, np.zeros(16), 1e-3, 1_000_000, progress=True,
+                         store_every=10)
+    finally:
+        timer.cancel()
+    part = info.value.trajectory
+    assert part.status == -1 and len(part.t) > 1 and np.all(np.isfinite(part.q))
+    ref = sp.integrate(chain, q0, np.zeros(16), 1e-3, 10 * min(len(part.t) - 1, 100),
+                       store_every=10)
+    np.testing.assert_array_equal(part.q[:len(ref.q) - 1], ref.q[:-1])
+    assert "integrate (simpson):" in capsys.readouterr().err      # the bar was drawn
