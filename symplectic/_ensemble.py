@@ -210,12 +210,10 @@ class _Stack:
             rows = _validate.stored_rows(store, n_steps)
             if not isinstance(store, str):
                 self.every = min(int(store), max(n_steps, 1))   # k > n_steps: first and last
-                self.idx = np.unique(np.r_[np.arange(0, n_steps + 1, self.every), n_steps])
             elif store == "all":
-                self.every, self.idx = 1, np.arange(n_steps + 1)
+                self.every = 1
             else:                              # "final": the run keeps its first and last row
-                self.every, self.idx = max(n_steps, 1), np.array([n_steps])
-            assert len(self.idx) == rows
+                self.every = max(n_steps, 1)
         store_all = isinstance(store, str) and store == "all"
         # stored arrays, plus one run's stored rows in flight per worker thread
         _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
@@ -224,6 +222,12 @@ class _Stack:
                          f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
                          "integrate in chunks of steps, store fewer rows (store=, "
                          "store_every=, t_eval=), or use fewer threads")
+        if times is None:                      # the stored steps, after the memory check
+            if not isinstance(store, str):
+                self.idx = np.unique(np.r_[np.arange(0, n_steps + 1, self.every), n_steps])
+            else:
+                self.idx = np.arange(n_steps + 1) if store_all else np.array([n_steps])
+            assert len(self.idx) == rows
         self.n_steps = n_steps
         self.q = np.full((K, rows, n), np.nan)
         self.p = np.full((K, rows, n), np.nan)
