@@ -90,7 +90,8 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     r->opt.rtol = r->rtol;
     r->opt.max_iter = r->max_iter;
     r->opt.predictor = r->predictor;
-    r->opt.newton = r->chord ? SYM_NEWTON_CHORD : SYM_NEWTON_FULL;
+    /* chord: 0 full, 1 chord, 2 per step (the enum's values; checked by the core) */
+    r->opt.newton = r->chord;
     return py_call_begin(r->S, &r->call);
 }
 
@@ -464,7 +465,7 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
     PyObject *hook = Py_None, *hook_buf = Py_None, *hook_steps = Py_None, *report = Py_None;
     long store_every = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddippOlOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &cancel,
                                      &store_every, &hook, &hook_buf, &hook_steps, &report))

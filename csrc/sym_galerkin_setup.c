@@ -206,5 +206,6 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->rtol = w->opt.rtol;
     nw->max_iter = w->opt.max_iter;
     nw->chord = w->opt.newton == SYM_NEWTON_CHORD;
+    nw->per_step = w->opt.newton == SYM_NEWTON_STEP;
     return SYM_OK;
 }
