@@ -133,7 +133,14 @@ int sym_step_at(sym_work *w, double t, long k, const double *q, const double *p,
     if (!w || !q || !p || !q1 || !p1) return SYM_EINVAL;
     int st = sym_work_set_time(w, t, k);
     if (!st) st = step_args(w, q, p, h);
-    return st ? st : w->ops->step(w, q, p, h, q1, p1, qmid, info);
+    if (st) return st;
+    sym_step_info local;
+    if (!info) info = &local;
+    clear_info(info);
+    st = w->ops->step(w, q, p, h, q1, p1, qmid, info);
+    w->counts.iterations += info->iterations;
+    if (!st) w->counts.steps++;
+    return st;
 }
 
 int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
@@ -170,76 +177,245 @@ static void set_failure(sym_failure *fail, long k, double t, const sym_step_info
     fail->residual_rel = info->residual_rel;
 }
 
-/* The work and impulse of the forces accumulated over step k (row k + 1). */
-static void accumulate_work(const sym_work *w, long k, double *work, double *impulse)
+/* One run's loop (arguments checked): where the states go, the hook, and
+ * the progress callback. */
+typedef struct loop {
+    double t0, h;
+    long n_steps, every;           /* every >= 1                               */
+    double *t, *q, *p, *qmid;      /* outputs (qmid: every step's, or NULL)    */
+    int *iters;
+    double *ring;                  /* every > 1: two states (q, p) not stored  */
+    double *mid;                   /* internal nodes for the hook, or NULL     */
+    sym_run_extras *x;             /* NULL: sym_integrate                      */
+    double *work, *impulse;        /* forces: accumulated work (rows) and
+                                      impulse (rows x n) of the stored rows,
+                                      or NULL                                  */
+    double *isum;                  /* with impulse: 2n doubles (running sum,
+                                      the step's)                              */
+    sym_progress_fn progress;
+    void *ctx;
+    long progress_every;
+} loop;
+
+/* Store node k (q, p, iterations since the last stored row) as the next row
+ * unless it is stored already. */
+static void store_row(const loop *L, long k, const double *qk, const double *pk, long *row,
+                      long *row_step, int *acc, size_t n, double wsum)
 {
-    const size_t n = (size_t)w->n, o = (size_t)k * n;
-    double dw;
-    if (impulse) {
-        sym_step_force_work(w, &dw, impulse + o + n);
-        for (size_t c = 0; c < n; c++) impulse[o + n + c] += impulse[o + c];
-    } else {
-        sym_step_force_work(w, &dw, NULL);
-    }
-    if (work) work[k + 1] = work[k] + dw;
+    if (*row_step == k) return;
+    if (L->work) L->work[*row + 1] = wsum;
+    if (L->impulse) memcpy(L->impulse + (size_t)(*row + 1) * n, L->isum, sizeof(double) * n);
+    double *qr = L->q + (size_t)(*row + 1) * n, *pr = L->p + (size_t)(*row + 1) * n;
+    if (qr != qk) memcpy(qr, qk, sizeof(double) * n);
+    if (pr != pk) memcpy(pr, pk, sizeof(double) * n);
+    L->t[*row + 1] = L->t0 + (double)k * L->h;
+    if (L->iters) L->iters[*row] = *acc;
+    *acc = 0;
+    (*row)++;
+    *row_step = k;
 }
 
-/* The steps of sym_integrate (arguments checked): every step starts where
- * the previous one ended, so only the first state needs checking. */
-static int run_steps(sym_work *w, double t0, double h, long n_steps, double *t, double *q,
-                     double *p, double *qmid, int *iters, double *work, double *impulse,
-                     sym_progress_fn progress, void *ctx, long progress_every,
-                     sym_failure *fail, long *done)
+/*
+ * The steps: node k+1 is written straight into the next output row when it
+ * is kept, else into the ring (two slots, so that a step never writes over
+ * its own start).  Every step starts where the previous one ended, so only
+ * the first state needs checking.  With every = 1, no hook and no extras
+ * this is the plain loop of sym_integrate: the same calls on the same
+ * arguments, hence bitwise the same states.
+ */
+static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, long *rows)
 {
     const size_t n = (size_t)w->n, mid = (size_t)w->method->n_mid * n;
+    const sym_run_extras *x = L->x;
+    const sym_step_hook hook = x ? x->hook : NULL;
+    long row = 0, row_step = 0, next_hook = 0;
+    int acc = 0, st = SYM_OK;
+    const double *qk = L->q, *pk = L->p;
+    double wsum = 0.0;   /* the forces' work from t0 */
     sym_step_info info;
-    for (long k = 0; k < n_steps; k++) {
-        const size_t o = (size_t)k * n;
-        clear_info(&info);
-        w->t = t0 + (double)k * h;
-        w->k = k;
-        const int st = w->ops->step(w, q + o, p + o, h, q + o + n, p + o + n,
-                                    qmid ? qmid + (size_t)k * mid : NULL, &info);
-        if (iters) iters[k] = info.iterations;
-        if (st) {
-            set_failure(fail, k, t0 + (double)k * h, &info);
-            return st;
+    for (long k = 0; k < L->n_steps; k++) {
+        const long k1 = k + 1;
+        const int keep = L->every == 1 || k1 % L->every == 0 || k1 == L->n_steps;
+        double *q1, *p1;
+        if (keep) {
+            q1 = L->q + (size_t)(row + 1) * n;
+            p1 = L->p + (size_t)(row + 1) * n;
+        } else {
+            q1 = L->ring + (size_t)(k1 & 1) * 2 * n;
+            p1 = q1 + n;
         }
-        t[k + 1] = t0 + (double)(k + 1) * h;
-        if (work || impulse) accumulate_work(w, k, work, impulse);
-        *done = k + 1;
-        if (progress && progress_every > 0 && *done % progress_every == 0 &&
-            progress(ctx, *done)) {
-            set_failure(fail, *done, t0 + (double)*done * h, NULL);
-            return SYM_EINTERRUPT;
+        double *qm = L->qmid ? L->qmid + (size_t)k * mid : L->mid;
+        clear_info(&info);
+        w->t = L->t0 + (double)k * L->h;   /* the time and index a force sees */
+        w->k = k;
+        st = w->ops->step(w, qk, pk, L->h, q1, p1, qm, &info);
+        w->counts.iterations += info.iterations;
+        if (L->every == 1 && L->iters) L->iters[k] = info.iterations;
+        if (st) {
+            set_failure(fail, k, L->t0 + (double)k * L->h, &info);
+            break;
+        }
+        w->counts.steps++;
+        acc += info.iterations;
+        *done = k1;
+        if (L->work || L->impulse) {   /* W_{k+1} = W_k + W_step, I likewise */
+            double dw;
+            sym_step_force_work(w, &dw, L->isum ? L->isum + n : NULL);
+            wsum += dw;
+            if (L->isum)
+                for (size_t c = 0; c < n; c++) L->isum[c] += L->isum[n + c];
+        }
+        if (keep) {
+            if (L->work) L->work[row + 1] = wsum;
+            if (L->impulse)
+                memcpy(L->impulse + (size_t)(row + 1) * n, L->isum, sizeof(double) * n);
+            L->t[row + 1] = L->t0 + (double)k1 * L->h;
+            if (L->iters) L->iters[row] = acc;
+            acc = 0;
+            row++;
+            row_step = k1;
+        }
+        const double *qprev = qk, *pprev = pk;
+        qk = q1;
+        pk = p1;
+        if (hook && (!x->hook_steps ||
+                     (next_hook < x->n_hook_steps && x->hook_steps[next_hook] == k))) {
+            if (x->hook_steps) next_hook++;
+            const int r = hook(x->hook_ctx, k, qprev, pprev, qm, q1, p1);
+            if (r < 0) {
+                set_failure(fail, k, L->t0 + (double)k * L->h, NULL);
+                st = SYM_ECALLBACK;
+                break;
+            }
+            if (r > 0) {
+                L->x->stopped = 1;
+                break;
+            }
+        }
+        if (L->progress && L->progress_every > 0 && *done % L->progress_every == 0 &&
+            L->progress(L->ctx, *done)) {
+            set_failure(fail, *done, L->t0 + (double)*done * L->h, NULL);
+            st = SYM_EINTERRUPT;
+            break;
         }
     }
+    /* the last completed state closes the stored rows (a no-op when kept) */
+    if (L->every > 1) store_row(L, *done, qk, pk, &row, &row_step, &acc, n, wsum);
+    *rows = row + 1;
+    return st;
+}
+
+long sym_stored_rows(long n_steps, long every)
+{
+    if (n_steps < 0) return 0;
+    if (every <= 1) return n_steps + 1;
+    return n_steps / every + 1 + (n_steps % every != 0);
+}
+
+void sym_work_counts(const sym_work *w, sym_counts *out)
+{
+    if (!out) return;
+    if (w)
+        *out = w->counts;
+    else
+        memset(out, 0, sizeof(*out));
+}
+
+/* A run on a prepared workspace (arguments checked, the state copied by
+ * the caller's rules below): the ring, the hook's nodes and the forces'
+ * running impulse are allocated once per run, never inside a step. */
+static int integrate_on(sym_work *w, const double *q0, const double *p0, double t0, double h,
+                        long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
+                        double *work, double *impulse, sym_progress_fn progress, void *ctx,
+                        long progress_every, sym_run_extras *x, sym_failure *fail, long *n_done)
+{
+    long done = 0, rows = 1;
+    int st = SYM_OK;
+    const long every = x && x->store_every > 1 ? x->store_every : 1;
+    const size_t n = (size_t)w->n, nmid = (size_t)w->method->n_mid * n;
+    const size_t nring = every > 1 ? 4 * n : 0;
+    const size_t nm = x && x->hook && !qmid ? nmid : 0;
+    const size_t ni = impulse ? 2 * n : 0;
+    double *extra = NULL;
+    if (nring + nm + ni > 0 && !(extra = malloc(sizeof(double) * (nring + nm + ni))))
+        return SYM_ENOMEM;
+    loop L = {t0, h, n_steps, every, t, q, p, qmid, iters,
+              nring ? extra : NULL, nm ? extra + nring : NULL, x, work, impulse,
+              ni ? extra + nring + nm : NULL, progress, ctx, progress_every};
+    memcpy(q, q0, sizeof(double) * n);
+    memcpy(p, p0, sizeof(double) * n);
+    t[0] = t0;
+    if (work) work[0] = 0.0;
+    if (impulse) {
+        memset(impulse, 0, sizeof(double) * n);
+        memset(L.isum, 0, sizeof(double) * 2 * n);
+    }
+    st = run_steps(w, &L, fail, &done, &rows);
+    if (n_done) *n_done = done;
+    if (x) {
+        x->rows = rows;
+        x->counts = w->counts;
+    }
+    free(extra);
+    return st;
+}
+
+static void clear_run(sym_run_extras *x, sym_failure *fail, long *n_done)
+{
+    if (n_done) *n_done = 0;
+    if (fail) memset(fail, 0, sizeof(*fail));
+    if (x) {
+        x->rows = 0;
+        x->stopped = 0;
+        memset(&x->counts, 0, sizeof(x->counts));
+    }
+}
+
+static int run_args(const double *q0, const double *p0, const double *t, const double *q,
+                    const double *p, const double *qmid, long n_steps, double t0, double h,
+                    const sym_run_extras *x, int n)
+{
+    if (!q0 || !p0 || !t || !q || !p || n_steps < 0) return SYM_EINVAL;
+    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
+    if (x && x->store_every > 1 && qmid) return SYM_EINVAL;
+    if (x && x->hook_steps && x->n_hook_steps < 0) return SYM_EINVAL;
+    for (int k = 0; k < n; k++)
+        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
     return SYM_OK;
+}
+
+int sym_integrate_ex(const sym_system *sys, const sym_method *method,
+                     const sym_options *opt, const double *q0, const double *p0,
+                     double t0, double h, long n_steps, double *t, double *q,
+                     double *p, double *qmid, int *iters,
+                     sym_progress_fn progress, void *ctx, long progress_every,
+                     sym_run_extras *x, sym_failure *fail, long *n_done)
+{
+    clear_run(x, fail, n_done);
+    if (!sys || !method) return SYM_EINVAL;
+    int st = run_args(q0, p0, t, q, p, qmid, n_steps, t0, h, x, sys->n);
+    if (st) return st;
+    sym_work *w = sym_work_new(sys, method, opt, &st);
+    if (!w) return st;
+    st = integrate_on(w, q0, p0, t0, h, n_steps, t, q, p, qmid, iters, NULL, NULL, progress,
+                      ctx, progress_every, x, fail, n_done);
+    sym_work_free(w);
+    return st;
 }
 
 int sym_integrate_work(sym_work *w, const double *q0, const double *p0, double t0, double h,
                        long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
                        double *work, double *impulse, sym_progress_fn progress, void *ctx,
-                       long progress_every, sym_failure *fail, long *n_done)
+                       long progress_every, sym_run_extras *x, sym_failure *fail,
+                       long *n_done)
 {
-    long done = 0;
-    if (n_done) *n_done = 0;
-    if (fail) memset(fail, 0, sizeof(*fail));
-    if (!w || !q0 || !p0 || !t || !q || !p || n_steps < 0) return SYM_EINVAL;
-    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
+    clear_run(x, fail, n_done);
+    if (!w) return SYM_EINVAL;
+    const int st = run_args(q0, p0, t, q, p, qmid, n_steps, t0, h, x, w->n);
+    if (st) return st;
     if (w->force && w->force->f.hold && n_steps > w->force->f.hold_rows) return SYM_EINVAL;
-    const int n = w->n;
-    for (int k = 0; k < n; k++)
-        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
-    memcpy(q, q0, sizeof(double) * (size_t)n);
-    memcpy(p, p0, sizeof(double) * (size_t)n);
-    t[0] = t0;
-    if (work) work[0] = 0.0;
-    if (impulse) memset(impulse, 0, sizeof(double) * (size_t)n);
-    const int st = run_steps(w, t0, h, n_steps, t, q, p, qmid, iters, work, impulse, progress,
-                             ctx, progress_every, fail, &done);
-    if (n_done) *n_done = done;
-    return st;
+    return integrate_on(w, q0, p0, t0, h, n_steps, t, q, p, qmid, iters, work, impulse,
+                        progress, ctx, progress_every, x, fail, n_done);
 }
 
 int sym_integrate(const sym_system *sys, const sym_method *method,
@@ -249,23 +425,6 @@ int sym_integrate(const sym_system *sys, const sym_method *method,
                   sym_progress_fn progress, void *ctx, long progress_every,
                   sym_failure *fail, long *n_done)
 {
-    long done = 0;
-    int st = SYM_OK;
-    if (n_done) *n_done = 0;
-    if (fail) memset(fail, 0, sizeof(*fail));
-    if (!sys || !method || !q0 || !p0 || !t || !q || !p || n_steps < 0)
-        return SYM_EINVAL;
-    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
-    for (int k = 0; k < sys->n; k++)
-        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
-    sym_work *w = sym_work_new(sys, method, opt, &st);
-    if (!w) return st;
-    memcpy(q, q0, sizeof(double) * (size_t)sys->n);
-    memcpy(p, p0, sizeof(double) * (size_t)sys->n);
-    t[0] = t0;
-    st = run_steps(w, t0, h, n_steps, t, q, p, qmid, iters, NULL, NULL, progress, ctx,
-                   progress_every, fail, &done);
-    if (n_done) *n_done = done;
-    sym_work_free(w);
-    return st;
+    return sym_integrate_ex(sys, method, opt, q0, p0, t0, h, n_steps, t, q, p, qmid, iters,
+                            progress, ctx, progress_every, NULL, fail, n_done);
 }

@@ -35,6 +35,8 @@ struct sym_work {
     struct sym_fwork *force;
     double t;
     long k;
+    sym_counts counts; /* the schemes add evaluations and factorisations;
+                          the driver steps and iterations */
 };
 
 typedef struct sym_scheme_ops {

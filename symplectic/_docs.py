@@ -73,7 +73,11 @@ force, force_jac :
     run without Python in the loop).  The variational schemes evaluate it at
     their quadrature points (discrete Lagrange-d'Alembert principle), RK4 at
     its stages.  With a force, linear systems take the Newton path (no
-    closed form).  None (default): the unforced run, unchanged.""",
+    closed form); its work and impulse are kept for every step, so
+    ``t_eval`` is refused with a force, and so is ``store_every`` of
+    :func:`integrate` (``integrate_many`` picks its stored rows from the
+    member's full run); ``t_span`` and ``events`` work.  None (default):
+    the unforced run, unchanged.""",
 }
 
 

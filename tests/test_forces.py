@@ -677,3 +677,48 @@ def test_forced_runs_with_chord_and_per_step_newton(method, newton):
                      newton=newton)
     assert np.max(np.abs(a.q - b.q)) <= 1e-11 and np.max(np.abs(a.p - b.p)) <= 1e-11
     assert np.max(np.abs(a.work - b.work)) <= 1e-10 * np.max(np.abs(a.work))
+
+
+# ---------------------------------------------------------------- with time spans and events
+def test_force_with_t_span_events_and_refused_thinning():
+    """force= works with t_span (the same steps as n_steps) and with events
+    (the forced states are located on; a terminal event ends the work too);
+    t_eval and store_every, which keep only some steps, are refused with a
+    force (its work and impulse are per step)."""
+    S = sp.systems.pendulum(damping=0.3)
+    drive = lambda t, q, v: np.array([0.8 * math.cos(1.1 * t)])          # noqa: E731
+    a = sp.integrate(S, [1.0], [0.0], 0.01, 300, force=drive)
+    b = sp.integrate(S, [1.0], [0.0], 0.01, t_span=(0.0, 3.0), force=drive)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.work, b.work)
+
+    def down(t, q, p):
+        return q[0]
+    down.terminal = True
+    down.direction = -1
+    c = sp.integrate(S, [1.0], [0.0], 0.01, 300, force=drive, events=down)
+    assert c.status == 1 and len(c.t_events[0]) == 1
+    k = len(c.t) - 1
+    assert np.array_equal(c.q, a.q[:k + 1]) and np.array_equal(c.work, a.work[:k + 1])
+    assert len(c.impulse) == k + 1
+    te = c.t_events[0][0]
+    assert c.t[-2] < te <= c.t[-1] and abs(c.q_events[0][0][0]) <= 1e-9
+    for kw in (dict(t_eval=[0.5, 1.0]), dict(store_every=3)):
+        with pytest.raises(ValueError, match="not available with a force"):
+            sp.integrate(S, [1.0], [0.0], 0.01, 300, **kw)
+    with pytest.raises(ValueError, match="not available with a force"):
+        sp.integrate_many(S, [[1.0]], [[0.0]], 0.01, 300, t_eval=[0.5])
+
+
+def test_forced_ensemble_with_store_every_and_events():
+    """integrate_many with a force and store_every/store=k picks the stored
+    rows from the member's full run (work included); unforced members of the
+    same ensemble keep the C loop's thinning; bitwise integrate's rows."""
+    S = sp.systems.double_pendulum()
+    Q0 = np.array([[0.1, 0.2], [0.5, -0.3]])
+    F = [lambda t, q, v: -0.2 * v, None]
+    e = sp.integrate_many(S, Q0, np.zeros((2, 2)), 0.01, 50, force=F, store_every=7)
+    idx = np.r_[np.arange(0, 51, 7), 50]
+    for k in range(2):
+        tr = sp.integrate(S, Q0[k], [0, 0], 0.01, 50, force=F[k])
+        assert np.array_equal(e.q[k], tr.q[idx]) and np.array_equal(e.work[k], tr.work[idx])
+    assert np.all(e.work[1] == 0.0) and np.array_equal(e.t, 0.01 * idx)
