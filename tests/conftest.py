@@ -150,3 +150,25 @@ def fitted_order(hs, errs):
 def top_state():
     top = sp.systems.lagrange_top(**TOP)
     return top, TOP_Q0.copy(), top.mass(TOP_Q0) @ TOP_QDOT0
+
+
+# ---------------------------------------------------------------- Ctrl-C
+@pytest.fixture(autouse=True)
+def _python_sigint_handler():
+    """Every test sees Python's own SIGINT handler (KeyboardInterrupt).
+
+    A shell that starts the suite as a background job without job control
+    (``cmd &`` in a script, nohup) starts Python with SIGINT ignored, and
+    Python then installs no handler: the Ctrl-C tests' SIGINT would be dropped
+    and they would fail for a reason that has nothing to do with the code.
+    """
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
