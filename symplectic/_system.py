@@ -262,7 +262,8 @@ class System(_core.System):
         """A system from a SymPy Lagrangian L(q, qdot) or a pair (M(q), V(q)).
 
         The same as :func:`symplectic.symbolic.system` (see there for the
-        options ``compile``, ``simplify``, ``name``, ``test_point``,
+        options ``constraints`` -- holonomic constraints g_k(q) = 0 as SymPy
+        expressions --, ``compile``, ``simplify``, ``name``, ``test_point``,
         ``cache_dir``): every derivative the core needs is derived
         symbolically and evaluated by compiled C when a C compiler is
         available (cached on disk), else by NumPy.  Needs SymPy

@@ -147,6 +147,22 @@ def four_bar_callables(m, l, d, g=9.81):
                 constraint_hess=constraint_hess)
 
 
+def four_bar_closure(theta1, l, d):
+    """The configuration (theta1, theta2, theta3) of the four-bar with crank
+    angle theta1: B is the intersection of the circles of radius l2 about
+    A = l1 e(theta1) and l3 about D = (d, 0) on the left of A -> D (the
+    assembly with the coupler above the line from A to D)."""
+    l1, l2, l3 = l
+    A = l1 * np.array([math.cos(theta1), math.sin(theta1)])
+    u = np.array([d, 0.0]) - A
+    r = math.hypot(*u)
+    a = (l2 * l2 - l3 * l3 + r * r) / (2 * r)            # along A -> D
+    b = math.sqrt(l2 * l2 - a * a)                      # to the left of it
+    u /= r
+    B = A + a * u + b * np.array([-u[1], u[0]])
+    return np.array([theta1, math.atan2(*(B - A)[::-1]), math.atan2(B[1], B[0] - d)])
+
+
 def builtin_twins(rng):
     """{built-in name: Twin}: the factory's arguments and the same system as callables."""
     M_lin, K_lin = linear_matrices()
@@ -164,14 +180,18 @@ def builtin_twins(rng):
                                                rng.uniform(-3, 3)])),
         "pendulum_chain": Twin(dict(n=5, m=m5, l=l5), 5, chain_callables(5, m5, l5),
                                lambda: rng.uniform(-2, 2, 5)),
+        # constrained systems: states drawn on the constraint manifold
         "pendulum_cartesian": Twin(dict(m=1.3, l=0.7, g=9.81), 2,
                                    cartesian_pendulum_callables(2, 1.3, 0.7),
-                                   lambda: rng.uniform(-1, 1, 2)),
+                                   lambda: 0.7 * unit(rng.normal(size=2))),
         "spherical_pendulum_cartesian": Twin(dict(m=0.8, l=1.2, g=9.81), 3,
                                              cartesian_pendulum_callables(3, 0.8, 1.2),
-                                             lambda: rng.uniform(-1, 1, 3)),
+                                             lambda: 1.2 * unit(rng.normal(size=3))),
         "four_bar": Twin(dict(m1=0.4, m2=1.1, m3=0.7, l1=0.35, l2=1.05, l3=0.75, d=0.95),
                          3, four_bar_callables([0.4, 1.1, 0.7], [0.35, 1.05, 0.75], 0.95),
-                         lambda: np.array([rng.uniform(-3, 3), 0.6, 1.6])
-                         + rng.uniform(-0.05, 0.05, 3)),
+                         lambda: four_bar_closure(rng.uniform(-3, 3), (0.35, 1.05, 0.75), 0.95)),
     }
+
+
+def unit(v):
+    return v / np.linalg.norm(v)
