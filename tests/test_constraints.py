@@ -375,10 +375,29 @@ def _agree(systems, q0, p0, method, h=0.01, N=300):
     return trs
 
 
+def combined_and_vectorized_pendulum():
+    """The Cartesian pendulum in the combined and vectorized forms."""
+    c = cartesian_pendulum_callables(2, M_P, L_P, G)
+    cons = {k: c[k] for k in ("constraint", "constraint_jac", "constraint_hess")}
+
+    def combined(q, M, dM, dV, d2M, d2V):
+        M[...] = M_P * np.eye(2)
+        dV[1] = M_P * G
+        return M_P * G * q[1]
+
+    def vectorized(Q):
+        k = len(Q)
+        return dict(mass=np.broadcast_to(M_P * np.eye(2), (k, 2, 2)).copy(),
+                    mass_grad=np.zeros((k, 2, 2, 2)), potential=M_P * G * Q[:, 1],
+                    potential_grad=np.tile([0.0, M_P * G], (k, 1)))
+    return [sp.System.combined(2, combined, **cons), sp.System.vectorized(2, vectorized, **cons)]
+
+
 @pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4"])
 def test_forms_agree_pendulum(clib, method):
     forms = [sp.systems.pendulum_cartesian(m=M_P, l=L_P, g=G),
              sp.System(2, **cartesian_pendulum_callables(2, M_P, L_P, G)),
+             *combined_and_vectorized_pendulum(),
              cfunc_pendulum(clib), sympy_pendulum(False)]
     try:
         forms.append(sympy_pendulum(True))
