@@ -574,3 +574,16 @@ def test_command_line(tmp_path):
     assert np.allclose(np.hypot(*np.load(out)["q"].T), 2.0, rtol=0, atol=1e-12)
     assert main(["run", "pendulum_cartesian", "--method", "rk4", "--out", str(out)]) == 2
     assert main(["run", "pendulum_cartesian", "--q0", "0.5", "0", "--out", str(out)]) == 2
+
+
+def test_sympy_constrained_with_params_and_pickle():
+    import pickle
+    s = sympy_pendulum(False)
+    assert s.constraint([L_P, 0.0])[0] == pytest.approx(0.0, abs=1e-15)
+    s2 = s.with_params(l=2.0)                      # a parameter of the constraint only
+    assert s2.constraint([2.0, 0.0])[0] == pytest.approx(0.0, abs=1e-15)
+    assert s2.constraint([L_P, 0.0])[0] == pytest.approx(0.5 * (L_P ** 2 - 4.0))
+    s3 = pickle.loads(pickle.dumps(s))
+    q0, p0 = pendulum_state(0.7, 1.0)
+    a, b = sp.integrate(s, q0, p0, 0.01, 50), sp.integrate(s3, q0, p0, 0.01, 50)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.multipliers, b.multipliers)
