@@ -31,10 +31,11 @@ from twins import cartesian_pendulum_callables, four_bar_callables, four_bar_clo
 M_P, L_P, G = 1.3, 0.7, 9.81                 # the Cartesian pendulum
 TH0 = math.pi / 2                           # its amplitude
 OMEGA, INERTIA = math.sqrt(G / L_P), M_P * L_P ** 2
-METHODS = ["midpoint", "simpson", "lobatto4", "lobatto5"]
+METHODS = ["midpoint", "lobatto2", "simpson", "lobatto4", "lobatto5"]
 
 # (order, steps per two periods): the asymptotic range, above rounding
-ORDERS = {"midpoint": (2, (200, 400, 800, 1600)), "simpson": (4, (40, 80, 160, 320)),
+ORDERS = {"midpoint": (2, (200, 400, 800, 1600)), "lobatto2": (2, (200, 400, 800, 1600)),
+          "simpson": (4, (40, 80, 160, 320)),
           "lobatto4": (6, (20, 40, 80, 160)), "lobatto5": (8, (16, 32, 64, 128))}
 
 
