@@ -341,7 +341,8 @@ def sympy_pendulum(compile):
     x, y, xd, yd, m, l, g = sy.symbols("x y xd yd m l g")
     L = m * (xd ** 2 + yd ** 2) / 2 - m * g * y
     return sp.System.from_sympy(L, [x, y], [xd, yd], {m: M_P, l: L_P, g: G},
-                                constraints=[sy.Eq((x ** 2 + y ** 2) / 2, l ** 2 / 2)], compile=compile)
+                                constraints=[sy.Eq((x ** 2 + y ** 2) / 2, l ** 2 / 2)],
+                                compile=compile)
 
 
 def sympy_four_bar(compile):
@@ -588,3 +589,16 @@ def test_sympy_constrained_with_params_and_pickle():
     q0, p0 = pendulum_state(0.7, 1.0)
     a, b = sp.integrate(s, q0, p0, 0.01, 50), sp.integrate(s3, q0, p0, 0.01, 50)
     assert np.array_equal(a.q, b.q) and np.array_equal(a.multipliers, b.multipliers)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_time_reversible(method):
+    """The constrained schemes are symmetric: 100 steps back with -h return to
+    the start to rounding."""
+    sys = sp.systems.pendulum_cartesian(m=M_P, l=L_P)
+    q0, p0 = pendulum_state(1.9, 1.5)
+    f = sp.integrate(sys, q0, p0, 0.02, 100, method=method)
+    b = sp.integrate(sys, f.q[-1], f.p[-1], -0.02, 100, method=method)
+    ps = np.max(np.abs(f.p))                    # (relative to the sizes of q and p)
+    assert np.max(np.abs(b.q[-1] - q0)) < 1e-13 * L_P and np.max(np.abs(b.p[-1] - p0)) < 1e-13 * ps
+    assert np.allclose(b.q[::-1], f.q, rtol=0, atol=1e-13 * L_P)
