@@ -559,6 +559,9 @@ def test_ensemble_checks_every_member():
     ens = sp.integrate_many(sys, np.array([q0, q0]), np.array([p0, -p0]), 0.01, 50)
     one = sp.integrate(sys, q0, -p0, 0.01, 50)
     assert np.array_equal(ens.q[1], one.q)
+    threaded = sp.integrate_many(sys, np.array([q0, q0]), np.array([p0, -p0]), 0.01, 50,
+                                 threads=2)
+    assert np.array_equal(threaded.q, ens.q)
     with pytest.raises(ValueError, match=r"violates the constraints: \|g\(q0\[1\]\)\|"):
         sp.integrate_many(sys, np.array([q0, [0.9, 0.0]]), np.zeros((2, 2)), 0.01, 5)
 
