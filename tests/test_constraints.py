@@ -605,3 +605,17 @@ def test_time_reversible(method):
     ps = np.max(np.abs(f.p))                    # (relative to the sizes of q and p)
     assert np.max(np.abs(b.q[-1] - q0)) < 1e-13 * L_P and np.max(np.abs(b.p[-1] - p0)) < 1e-13 * ps
     assert np.allclose(b.q[::-1], f.q, rtol=0, atol=1e-13 * L_P)
+
+
+@pytest.mark.parametrize("newton", ["chord", "step"])
+def test_newton_modes(newton):
+    """The chord and per-step Newton modes solve the same constrained equations:
+    the same trajectory to the Newton tolerance, constraints at rounding."""
+    sys = sp.systems.pendulum_cartesian(m=M_P, l=L_P)
+    q0, p0 = pendulum_state(1.9, 1.5)
+    for method in ("midpoint", "simpson", "lobatto4", "lobatto5"):
+        a = sp.integrate(sys, q0, p0, 0.01, 500, method=method)
+        b = sp.integrate(sys, q0, p0, 0.01, 500, method=method, newton=newton)
+        assert np.max(np.abs(a.q - b.q)) < 1e-11 and np.max(np.abs(a.p - b.p)) < 1e-11
+        assert np.max(np.abs(0.5 * (np.sum(nodes(b) ** 2, axis=1) - L_P ** 2))) <= 1e-12
+        assert np.max(np.abs(np.sum(b.q * b.p, axis=1))) / M_P <= 1e-12
