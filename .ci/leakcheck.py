@@ -332,6 +332,10 @@ def scenarios():
             return sp.System(2, np.eye(2), lambda x: 9.81 * x[1],
                              potential_grad=lambda x: np.array([0.0, 9.81]), **c)
         sp.integrate(csys(), q, p, 0.01, 5, method="simpson")
+        # with the time-span words: thinned multipliers, events, t_eval
+        sp.integrate(cp, q, p, 0.01, 23, method="lobatto4", store_every=5)
+        sp.integrate(cp, q, p, 0.01, 30, events=lambda t, x, v: x[0])
+        sp.integrate(cp, q, p, 0.01, t_span=(0, 0.2), t_eval=[0.05, 0.15])
         calls = [0]
 
         def later(x):
@@ -354,8 +358,49 @@ def scenarios():
                                  constraints=[(x ** 2 + y ** 2 - 1) / 2], compile="auto")
         sp.integrate(s, q, p, 0.01, 5, method="lobatto4")
 
+    def s_timespans():
+        # the per-step hook (events, t_eval), the thinned C loop, the progress report
+        import io
+        import contextlib
+        from symplectic import _progress
+        pend = sp.systems.pendulum()
+
+        def g(t, q, p):
+            return q[0]
+        g.direction = -1
+        stop = lambda t, q, p: q[0]                                   # noqa: E731
+        stop.terminal = True
+        py = py_system()
+        with contextlib.redirect_stderr(io.StringIO()):
+            for s, q0, p0 in ((pend, [2.0], [0.0]), (dp, Q0, P0), (py, Q0, P0)):
+                for m in ("simpson", "midpoint", "lobatto4", "rk4"):
+                    sp.integrate(s, q0, p0, 0.05, 30, m, events=[g, stop])
+                    sp.integrate(s, q0, p0, 0.05, t_span=(0, 1), t_eval=[0.1, 0.33, 0.9], method=m)
+                    sp.integrate(s, q0, p0, 0.05, 31, m, store_every=4, progress=True)
+            sp.integrate_many(pend, [[1.0], [2.0]], [[0.0], [0.0]], 0.05, 30, events=g,
+                              store_every=3, threads=2, progress=True)
+            sp.integrate_many(pend, [[1.0], [2.0]], [[0.0], [0.0]], 0.05, t_span=(0, 1),
+                              t_eval=[0.5], threads=2)
+            expect(ValueError, sp.integrate, pend, [2.0], [0.0], 0.05, 30,
+                   events=lambda t, q, p: float("nan"))
+            expect(TypeError, sp.integrate, pend, [2.0], [0.0], 0.05, 30,
+                   events=lambda t, q, p: [1.0, 2.0])
+
+            def boom(t, q, p):
+                if t > 0.5:
+                    raise ZeroDivisionError
+                return q[0]
+            expect(ZeroDivisionError, sp.integrate, pend, [2.0], [0.0], 0.05, 30, events=boom)
+            old = _progress.PLAIN_INTERVAL
+            _progress.PLAIN_INTERVAL = 0.0
+            try:
+                sp.integrate(pend, [2.0], [0.0], 0.05, 30, progress=True)
+            finally:
+                _progress.PLAIN_INTERVAL = old
+
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
-            s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_constraints]
+            s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_timespans,
+            s_constraints]
 
 
 def child(mode):

@@ -191,7 +191,15 @@ done:
 typedef struct {
     PyThreadState *ts;   /* non-NULL while the GIL is released */
     PyObject *cancel;    /* object with is_set(), or NULL       */
+    PyObject *report;    /* report(steps_done) (progress=True), or NULL */
+    long checks;         /* progress checks so far (the report runs at every REPORT_EVERY-th) */
 } progress_ctx;
+
+/* The report rides every 16th Ctrl-C check: the checks come every ~0.1 ms of
+ * work on the cheapest systems, the bar redraws at most every 0.2 s, and the
+ * C-to-Python call per report is then well below 1 % of the run
+ * (benchmarks/RESULTS_progress.md).  The caller reports the final count. */
+#define REPORT_EVERY 16
 
 /* Signals (Ctrl-C, in the main thread) and an optional cancellation event
  * (for worker threads, which never see signals). */
@@ -212,12 +220,20 @@ static int progress_check(progress_ctx *ctx)
     return 0;
 }
 
+/* The progress report (progress=True): report(done); an exception stops. */
+static int progress_report(progress_ctx *ctx, long done)
+{
+    if (!ctx->report || ++ctx->checks % REPORT_EVERY != 0) return 0;
+    PyObject *r = PyObject_CallFunction(ctx->report, "l", done);
+    Py_XDECREF(r);
+    return r ? 0 : 1;
+}
+
 static int progress_cb(void *vctx, long done)
 {
     progress_ctx *ctx = vctx;
-    (void)done;
     if (ctx->ts) PyEval_RestoreThread(ctx->ts);
-    const int r = progress_check(ctx);
+    const int r = progress_check(ctx) || progress_report(ctx, done);
     if (ctx->ts) ctx->ts = PyEval_SaveThread();
     return r;
 }
@@ -271,38 +287,51 @@ static void add_note_where(const char *method, long step, double t, long n_steps
  * the arrays and the number of completed steps go on the pending exception
  * as `_symplectic_partial`; symplectic.integrate turns them into
  * `exc.trajectory`. */
-static void attach_partial(PyObject *const out[5], long done)
+static void attach_partial(PyObject *const out[5], long done, PyObject *extras)
 {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
-    if (value) {
-        PyObject *part = Py_BuildValue("(OOOOOl)", out[0], out[1], out[2], out[3], out[4], done);
+    if (value && extras) {
+        PyObject *part = Py_BuildValue("(OOOOOlO)", out[0], out[1], out[2], out[3], out[4],
+                                       done, extras);
         if (!part || PyObject_SetAttrString(value, "_symplectic_partial", part) < 0)
             PyErr_Clear();
         Py_XDECREF(part);
     }
+    Py_XDECREF(extras);
     PyErr_Restore(type, value, tb);
 }
 
-/* The optional output of each step's multipliers (a constrained system): a
- * writeable C-contiguous float64 array (n_steps, s, m), filled in place. */
-static int multipliers_out(run *r, PyObject *o)
+/* The optional output of the multipliers (a constrained system): a writeable
+ * C-contiguous float64 array (rows - 1, s, m), filled in place -- row k - 1
+ * the multipliers of the step that ends at stored row k (every step's with
+ * store_every = 1). */
+static int multipliers_out(run *r, PyObject *o, npy_intp nrows)
 {
     double c[SYM_MAX_NODES];
     const int s = sym_method_nodes(r->m, c), m = r->S->sys.m;
     PyArrayObject *a = (PyArrayObject *)o;
     int ok = m > 0 && PyArray_Check(o) && PyArray_TYPE(a) == NPY_DOUBLE &&
              PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3;
-    ok = ok && PyArray_DIM(a, 0) == r->n_steps && PyArray_DIM(a, 1) == s && PyArray_DIM(a, 2) == m;
+    ok = ok && PyArray_DIM(a, 0) == nrows && PyArray_DIM(a, 1) == s && PyArray_DIM(a, 2) == m;
     if (!ok) {
         PyErr_Format(PyExc_ValueError, "multipliers must be a writeable C-contiguous float64 "
-                     "array of shape (n_steps, s, m) = (%ld, %d, %d) for a constrained system",
-                     r->n_steps, s, m);
+                     "array of shape (stored rows - 1, s, m) = (%ld, %d, %d) for a "
+                     "constrained system", (long)nrows, s, m);
         return -1;
     }
     r->opt.multipliers = PyArray_DATA(a);
     return 0;
+}
+
+/* What sym_integrate_ex reports besides the arrays: (rows, stopped, (steps,
+ * evaluations, iterations, factorizations)). */
+static PyObject *extras_tuple(const sym_run_extras *x)
+{
+    const sym_counts *c = &x->counts;
+    return Py_BuildValue("(li(llll))", x->rows, x->stopped, c->steps, c->evaluations,
+                         c->iterations, c->factorizations);
 }
 
 static int integrate_check(const run *r)
@@ -331,55 +360,170 @@ static int integrate_check(const run *r)
  * residual, residual_rel); or the exception, with the partial trajectory and
  * a note when a callback raised or the run was interrupted. */
 static PyObject *integrate_result(const run *r, int st, PyObject *const out[5],
-                                  const sym_failure *fail, long done)
+                                  const sym_failure *fail, long done, const sym_run_extras *x)
 {
     if (st == SYM_ECALLBACK || st == SYM_EINTERRUPT || PyErr_Occurred()) {
         py_raise_status(st, &r->call, NULL, NULL);
         const long at = st == SYM_EINTERRUPT ? done : fail->step;
         add_note_where(r->m->name, at, r->t0 + (double)at * r->h, r->n_steps, done);
-        attach_partial(out, done);
+        PyObject *type, *value, *tb;      /* extras_tuple needs no exception pending */
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *ex = extras_tuple(x);
+        if (!ex) PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+        attach_partial(out, done, ex);
         return NULL;
     }
     if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD)
         return py_raise_work_status(st, r->S->sys.n, r->m);
+    PyObject *ex = extras_tuple(x);
+    if (!ex) return NULL;
+    PyObject *ret;
     if (!st)
-        return Py_BuildValue("(OOOOOlO)", out[0], out[1], out[2], out[3], out[4], done, Py_None);
-    return Py_BuildValue("(OOOOOl(isldidd))", out[0], out[1], out[2], out[3], out[4], done, st,
-                         sym_strerror(st), fail->step, fail->t, fail->iterations,
-                         fail->residual, fail->residual_rel);
+        ret = Py_BuildValue("(OOOOOlOO)", out[0], out[1], out[2], out[3], out[4], done, Py_None,
+                            ex);
+    else
+        ret = Py_BuildValue("(OOOOOl(isldidd)O)", out[0], out[1], out[2], out[3], out[4], done,
+                            st, sym_strerror(st), fail->step, fail->t, fail->iterations,
+                            fail->residual, fail->residual_rel, ex);
+    Py_DECREF(ex);
+    return ret;
 }
 
+/* The per-step hook of integrate (events, output times): the step's data
+ * are copied into the caller's buffer buf (rows q_k, the n_mid internal
+ * nodes, q_{k+1}, p_k, p_{k+1}; n columns), then hook(k) is called with the
+ * GIL held; a true result stops the run after this step. */
+typedef struct {
+    PyObject *fn;
+    double *buf;
+    int n, n_mid;
+    progress_ctx *pc;   /* holds the released thread state */
+} hook_ctx;
+
+static int step_hook(void *vctx, long k, const double *q, const double *p, const double *qmid,
+                     const double *q1, const double *p1)
+{
+    hook_ctx *hc = vctx;
+    const size_t n = (size_t)hc->n, nm = (size_t)hc->n_mid;
+    double *b = hc->buf;
+    memcpy(b, q, sizeof(double) * n);
+    if (nm) memcpy(b + n, qmid, sizeof(double) * nm * n);
+    memcpy(b + (nm + 1) * n, q1, sizeof(double) * n);
+    memcpy(b + (nm + 2) * n, p, sizeof(double) * n);
+    memcpy(b + (nm + 3) * n, p1, sizeof(double) * n);
+    if (hc->pc->ts) PyEval_RestoreThread(hc->pc->ts);
+    PyObject *r = PyObject_CallFunction(hc->fn, "l", k);
+    int ret = -1;
+    if (r) {
+        ret = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (ret > 0) ret = 1;
+    }
+    if (hc->pc->ts) hc->pc->ts = PyEval_SaveThread();
+    return ret;
+}
+
+/* The optional arguments of integrate's extras: store_every >= 1, hook a
+ * callable or None with its buffer (float64, C-contiguous, writable,
+ * (n_mid + 4) n values) and its steps (None, or int64 increasing). */
+static int extras_args(const run *r, long store_every, PyObject *hook, PyObject *buf,
+                       PyObject *steps, sym_run_extras *x, hook_ctx *hc)
+{
+    const int n = r->S->sys.n, nm = r->m->n_mid;
+    if (store_every < 1) {
+        PyErr_Format(PyExc_ValueError, "store_every must be >= 1, got %ld", store_every);
+        return -1;
+    }
+    x->store_every = store_every;
+    if (hook == Py_None) return 0;
+    if (!PyCallable_Check(hook)) {
+        PyErr_SetString(PyExc_TypeError, "hook must be callable");
+        return -1;
+    }
+    PyArrayObject *b = (PyArrayObject *)buf;
+    if (!PyArray_Check(buf) || PyArray_TYPE(b) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(b) ||
+        !PyArray_ISWRITEABLE(b) || PyArray_SIZE(b) != (npy_intp)(nm + 4) * n) {
+        PyErr_Format(PyExc_ValueError, "hook_buf must be a writable C-contiguous float64 array "
+                     "of %d values", (nm + 4) * n);
+        return -1;
+    }
+    if (steps != Py_None) {
+        PyArrayObject *sa = (PyArrayObject *)steps;
+        if (!PyArray_Check(steps) || PyArray_TYPE(sa) != NPY_LONG || PyArray_NDIM(sa) != 1 ||
+            !PyArray_IS_C_CONTIGUOUS(sa)) {
+            PyErr_SetString(PyExc_ValueError, "hook_steps must be a 1-d C-contiguous array "
+                            "of C longs");
+            return -1;
+        }
+        const long *v = PyArray_DATA(sa);
+        const npy_intp m = PyArray_SIZE(sa);
+        for (npy_intp i = 1; i < m; i++)
+            if (v[i] <= v[i - 1]) {
+                PyErr_SetString(PyExc_ValueError, "hook_steps must be increasing");
+                return -1;
+            }
+        x->hook_steps = v;
+        x->n_hook_steps = (long)m;
+    }
+    hc->fn = hook;
+    hc->buf = PyArray_DATA(b);
+    hc->n = n;
+    hc->n_mid = nm;
+    x->hook = step_hook;
+    x->hook_ctx = hc;
+    return 0;
+}
+
+/* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
+ * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
+ * report=None, multipliers=None) -> (t, q, p, q_mid, iters, n_done, failure,
+ * (rows, stopped, counts)).  With store_every > 1 the arrays have
+ * sym_stored_rows rows and q_mid is None; multipliers (a constrained system)
+ * is filled in place, one row per stored row after the first. */
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
-                             "rtol", "max_iter", "predictor", "chord", "cancel", "multipliers",
-                             NULL};
+                             "rtol", "max_iter", "predictor", "chord", "cancel",
+                             "store_every", "hook", "hook_buf", "hook_steps", "report",
+                             "multipliers", NULL};
     run r = {.method = "simpson", .predictor = 1, .check = integrate_check};
-    PyObject *cancel = Py_None, *lam = Py_None, *out[5] = {NULL}, *ret = NULL;
-    /* out: t, q, p, q_mid, iters */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOO", kwlist, &r.system, &r.q_in,
-                                     &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0, &r.rtol,
-                                     &r.max_iter, &r.predictor, &r.chord, &cancel, &lam))
+    PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
+    PyObject *hook = Py_None, *hook_buf = Py_None, *hook_steps = Py_None, *report = Py_None;
+    PyObject *lam = Py_None;
+    long store_every = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOO", kwlist, &r.system,
+                                     &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
+                                     &r.rtol, &r.max_iter, &r.predictor, &r.chord, &cancel,
+                                     &store_every, &hook, &hook_buf, &hook_steps, &report,
+                                     &lam))
         return NULL;
-    if (run_begin(module, &r, "q0", "p0") < 0) goto done;
-    if (lam != Py_None && multipliers_out(&r, lam) < 0) goto done;
-    const npy_intp N = r.n_steps, n = r.S->sys.n;
-    const npy_intp dt = N + 1, dq[2] = {N + 1, n}, dm[3] = {N, r.m->n_mid, n};
+    sym_run_extras x = {0};
+    progress_ctx ctx = {NULL, cancel == Py_None ? NULL : cancel,
+                        report == Py_None ? NULL : report, 0};
+    hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
+    if (run_begin(module, &r, "q0", "p0") < 0 ||
+        extras_args(&r, store_every, hook, hook_buf, hook_steps, &x, &hc) < 0)
+        goto done;
+    const int thin = store_every > 1;
+    const npy_intp N = r.n_steps, n = r.S->sys.n, rows = sym_stored_rows(N, store_every);
+    if (lam != Py_None && multipliers_out(&r, lam, rows - 1) < 0) goto done;
+    const npy_intp dt = rows, dq[2] = {rows, n}, dm[3] = {N, r.m->n_mid, n}, di = rows - 1;
     if (!(out[0] = new_array(1, &dt, 0)) || !(out[1] = new_array(2, dq, 0)) ||
-        !(out[2] = new_array(2, dq, 0)) || !(out[3] = new_array(r.m->n_mid ? 3 : -1, dm, 1)) ||
-        !(out[4] = PyArray_ZEROS(1, (npy_intp *)&N, NPY_INT, 0)))
+        !(out[2] = new_array(2, dq, 0)) ||
+        !(out[3] = new_array(r.m->n_mid && !thin ? 3 : -1, dm, 1)) ||
+        !(out[4] = PyArray_ZEROS(1, (npy_intp *)&di, NPY_INT, 0)))
         goto done;
     sym_failure fail;
     long done_steps = 0;
-    progress_ctx ctx = {NULL, cancel == Py_None ? NULL : cancel};
     if (r.S->nogil) ctx.ts = PyEval_SaveThread();
-    const int st = sym_integrate(&r.call.sys, r.m, &r.opt, PyArray_DATA(r.q), PyArray_DATA(r.p),
-                                 r.t0, r.h, r.n_steps, data_of(out[0]), data_of(out[1]),
-                                 data_of(out[2]), data_of(out[3]),
-                                 PyArray_DATA((PyArrayObject *)out[4]), progress_cb, &ctx,
-                                 progress_every(&r), &fail, &done_steps);
+    const int st = sym_integrate_ex(&r.call.sys, r.m, &r.opt, PyArray_DATA(r.q),
+                                    PyArray_DATA(r.p), r.t0, r.h, r.n_steps, data_of(out[0]),
+                                    data_of(out[1]), data_of(out[2]), data_of(out[3]),
+                                    PyArray_DATA((PyArrayObject *)out[4]), progress_cb, &ctx,
+                                    progress_every(&r), &x, &fail, &done_steps);
     if (ctx.ts) PyEval_RestoreThread(ctx.ts);
-    ret = integrate_result(&r, st, out, &fail, done_steps);
+    ret = integrate_result(&r, st, out, &fail, done_steps, &x);
 done:
     run_end(&r);
     for (int k = 0; k < 5; k++) Py_XDECREF(out[k]);

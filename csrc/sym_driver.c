@@ -123,8 +123,15 @@ int sym_step(sym_work *w, const double *q, const double *p, double h,
 {
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1) return SYM_EINVAL;
-    const int st = step_args(w, q, p, h);
-    return st ? st : w->ops->step(w, q, p, h, q1, p1, qmid, info);
+    int st = step_args(w, q, p, h);
+    if (st) return st;
+    sym_step_info local;
+    if (!info) info = &local;
+    clear_info(info);
+    st = w->ops->step(w, q, p, h, q1, p1, qmid, info);
+    w->counts.iterations += info->iterations;
+    if (!st) w->counts.steps++;
+    return st;
 }
 
 int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
@@ -168,38 +175,188 @@ static void set_failure(sym_failure *fail, long k, double t, const sym_step_info
     fail->residual_rel = info->residual_rel;
 }
 
-/* The steps of sym_integrate (arguments checked): every step starts where
- * the previous one ended, so only the first state needs checking. */
-static int run_steps(sym_work *w, double t0, double h, long n_steps, double *t, double *q,
-                     double *p, double *qmid, int *iters, sym_progress_fn progress, void *ctx,
-                     long progress_every, sym_failure *fail, long *done)
+/* One run's loop (arguments checked): where the states go, the hook, and
+ * the progress callback. */
+typedef struct loop {
+    double t0, h;
+    long n_steps, every;           /* every >= 1                               */
+    double *t, *q, *p, *qmid;      /* outputs (qmid: every step's, or NULL)    */
+    int *iters;
+    double *ring;                  /* every > 1: two states (q, p) not stored  */
+    double *mid;                   /* internal nodes for the hook, or NULL     */
+    sym_run_extras *x;             /* NULL: sym_integrate                      */
+    sym_progress_fn progress;
+    void *ctx;
+    long progress_every;
+} loop;
+
+/* Store node k (q, p, iterations since the last stored row) as the next row
+ * unless it is stored already. */
+static void store_row(const loop *L, long k, const double *qk, const double *pk, long *row,
+                      long *row_step, int *acc, size_t n)
+{
+    if (*row_step == k) return;
+    double *qr = L->q + (size_t)(*row + 1) * n, *pr = L->p + (size_t)(*row + 1) * n;
+    if (qr != qk) memcpy(qr, qk, sizeof(double) * n);
+    if (pr != pk) memcpy(pr, pk, sizeof(double) * n);
+    L->t[*row + 1] = L->t0 + (double)k * L->h;
+    if (L->iters) L->iters[*row] = *acc;
+    *acc = 0;
+    (*row)++;
+    *row_step = k;
+}
+
+/*
+ * The steps: node k+1 is written straight into the next output row when it
+ * is kept, else into the ring (two slots, so that a step never writes over
+ * its own start).  Every step starts where the previous one ended, so only
+ * the first state needs checking.  With every = 1, no hook and no extras
+ * this is the plain loop of sym_integrate: the same calls on the same
+ * arguments, hence bitwise the same states.
+ */
+static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, long *rows)
 {
     const size_t n = (size_t)w->n, mid = (size_t)w->method->n_mid * n;
+    const sym_run_extras *x = L->x;
+    const sym_step_hook hook = x ? x->hook : NULL;
+    long row = 0, row_step = 0, next_hook = 0;
+    int acc = 0, st = SYM_OK;
+    const double *qk = L->q, *pk = L->p;
     double c[SYM_MAX_NODES];
-    /* each step's multipliers: s nodes, m each (constrained systems) */
+    /* the multipliers (constrained systems): s nodes, m each, in the slot of
+     * the next stored row -- overwritten until a step is kept, so that the
+     * slot of each stored row holds the step that ends there */
     double *lam = w->sys->m > 0 ? w->opt.multipliers : NULL;
     const size_t nlam = lam ? (size_t)sym_method_nodes(w->method, c) * (size_t)w->sys->m : 0;
     sym_step_info info;
-    for (long k = 0; k < n_steps; k++) {
-        const size_t o = (size_t)k * n;
-        clear_info(&info);
-        const int st = w->ops->step(w, q + o, p + o, h, q + o + n, p + o + n,
-                                    qmid ? qmid + (size_t)k * mid : NULL, &info);
-        if (iters) iters[k] = info.iterations;
-        if (st) {
-            set_failure(fail, k, t0 + (double)k * h, &info);
-            return st;
+    for (long k = 0; k < L->n_steps; k++) {
+        const long k1 = k + 1;
+        const int keep = L->every == 1 || k1 % L->every == 0 || k1 == L->n_steps;
+        double *q1, *p1;
+        if (keep) {
+            q1 = L->q + (size_t)(row + 1) * n;
+            p1 = L->p + (size_t)(row + 1) * n;
+        } else {
+            q1 = L->ring + (size_t)(k1 & 1) * 2 * n;
+            p1 = q1 + n;
         }
-        if (lam) (void)w->ops->multipliers(w, lam + (size_t)k * nlam);
-        t[k + 1] = t0 + (double)(k + 1) * h;
-        *done = k + 1;
-        if (progress && progress_every > 0 && *done % progress_every == 0 &&
-            progress(ctx, *done)) {
-            set_failure(fail, *done, t0 + (double)*done * h, NULL);
-            return SYM_EINTERRUPT;
+        double *qm = L->qmid ? L->qmid + (size_t)k * mid : L->mid;
+        clear_info(&info);
+        st = w->ops->step(w, qk, pk, L->h, q1, p1, qm, &info);
+        w->counts.iterations += info.iterations;
+        if (L->every == 1 && L->iters) L->iters[k] = info.iterations;
+        if (st) {
+            set_failure(fail, k, L->t0 + (double)k * L->h, &info);
+            break;
+        }
+        w->counts.steps++;
+        acc += info.iterations;
+        *done = k1;
+        if (lam) (void)w->ops->multipliers(w, lam + (size_t)row * nlam);
+        if (keep) {
+            L->t[row + 1] = L->t0 + (double)k1 * L->h;
+            if (L->iters) L->iters[row] = acc;
+            acc = 0;
+            row++;
+            row_step = k1;
+        }
+        const double *qprev = qk, *pprev = pk;
+        qk = q1;
+        pk = p1;
+        if (hook && (!x->hook_steps ||
+                     (next_hook < x->n_hook_steps && x->hook_steps[next_hook] == k))) {
+            if (x->hook_steps) next_hook++;
+            const int r = hook(x->hook_ctx, k, qprev, pprev, qm, q1, p1);
+            if (r < 0) {
+                set_failure(fail, k, L->t0 + (double)k * L->h, NULL);
+                st = SYM_ECALLBACK;
+                break;
+            }
+            if (r > 0) {
+                L->x->stopped = 1;
+                break;
+            }
+        }
+        if (L->progress && L->progress_every > 0 && *done % L->progress_every == 0 &&
+            L->progress(L->ctx, *done)) {
+            set_failure(fail, *done, L->t0 + (double)*done * L->h, NULL);
+            st = SYM_EINTERRUPT;
+            break;
         }
     }
-    return SYM_OK;
+    /* the last completed state closes the stored rows (a no-op when kept) */
+    if (L->every > 1) store_row(L, *done, qk, pk, &row, &row_step, &acc, n);
+    *rows = row + 1;
+    return st;
+}
+
+long sym_stored_rows(long n_steps, long every)
+{
+    if (n_steps < 0) return 0;
+    if (every <= 1) return n_steps + 1;
+    return n_steps / every + 1 + (n_steps % every != 0);
+}
+
+void sym_work_counts(const sym_work *w, sym_counts *out)
+{
+    if (!out) return;
+    if (w)
+        *out = w->counts;
+    else
+        memset(out, 0, sizeof(*out));
+}
+
+int sym_integrate_ex(const sym_system *sys, const sym_method *method,
+                     const sym_options *opt, const double *q0, const double *p0,
+                     double t0, double h, long n_steps, double *t, double *q,
+                     double *p, double *qmid, int *iters,
+                     sym_progress_fn progress, void *ctx, long progress_every,
+                     sym_run_extras *x, sym_failure *fail, long *n_done)
+{
+    long done = 0, rows = 1;
+    int st = SYM_OK;
+    if (n_done) *n_done = 0;
+    if (fail) memset(fail, 0, sizeof(*fail));
+    if (x) {
+        x->rows = 0;
+        x->stopped = 0;
+        memset(&x->counts, 0, sizeof(x->counts));
+    }
+    if (!sys || !method || !q0 || !p0 || !t || !q || !p || n_steps < 0)
+        return SYM_EINVAL;
+    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
+    const long every = x && x->store_every > 1 ? x->store_every : 1;
+    if (every > 1 && qmid) return SYM_EINVAL;
+    if (x && x->hook_steps && x->n_hook_steps < 0) return SYM_EINVAL;
+    for (int k = 0; k < sys->n; k++)
+        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
+    sym_work *w = sym_work_new(sys, method, opt, &st);
+    if (!w) return st;
+    /* the ring (every > 1) and the hook's internal nodes (when qmid is not
+     * stored): allocated once per run, never inside a step */
+    const size_t n = (size_t)sys->n, nmid = (size_t)method->n_mid * n;
+    const size_t nring = every > 1 ? 4 * n : 0;
+    const size_t nm = x && x->hook && !qmid ? nmid : 0;
+    double *extra = NULL;
+    if (nring + nm > 0 && !(extra = malloc(sizeof(double) * (nring + nm)))) {
+        sym_work_free(w);
+        return SYM_ENOMEM;
+    }
+    loop L = {t0, h, n_steps, every, t, q, p, qmid, iters,
+              nring ? extra : NULL, nm ? extra + nring : NULL, x, progress, ctx,
+              progress_every};
+    memcpy(q, q0, sizeof(double) * n);
+    memcpy(p, p0, sizeof(double) * n);
+    t[0] = t0;
+    st = run_steps(w, &L, fail, &done, &rows);
+    if (n_done) *n_done = done;
+    if (x) {
+        x->rows = rows;
+        x->counts = w->counts;
+    }
+    free(extra);
+    sym_work_free(w);
+    return st;
 }
 
 int sym_integrate(const sym_system *sys, const sym_method *method,
@@ -209,23 +366,6 @@ int sym_integrate(const sym_system *sys, const sym_method *method,
                   sym_progress_fn progress, void *ctx, long progress_every,
                   sym_failure *fail, long *n_done)
 {
-    long done = 0;
-    int st = SYM_OK;
-    if (n_done) *n_done = 0;
-    if (fail) memset(fail, 0, sizeof(*fail));
-    if (!sys || !method || !q0 || !p0 || !t || !q || !p || n_steps < 0)
-        return SYM_EINVAL;
-    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
-    for (int k = 0; k < sys->n; k++)
-        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
-    sym_work *w = sym_work_new(sys, method, opt, &st);
-    if (!w) return st;
-    memcpy(q, q0, sizeof(double) * (size_t)sys->n);
-    memcpy(p, p0, sizeof(double) * (size_t)sys->n);
-    t[0] = t0;
-    st = run_steps(w, t0, h, n_steps, t, q, p, qmid, iters, progress, ctx, progress_every, fail,
-                   &done);
-    if (n_done) *n_done = done;
-    sym_work_free(w);
-    return st;
+    return sym_integrate_ex(sys, method, opt, q0, p0, t0, h, n_steps, t, q, p, qmid, iters,
+                            progress, ctx, progress_every, NULL, fail, n_done);
 }

@@ -67,6 +67,7 @@ static sym_eval_out point_out(const sym_gwork *g, int i)
 int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need)
 {
     const sym_eval_out out = point_out(g, i);
+    g->base.counts.evaluations++;
     return sym_eval(g->base.sys, g->Qp + (size_t)i * g->n, g->Gp + (size_t)i * g->n, need, &out,
                     g->base.scratch);
 }
@@ -79,6 +80,7 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
     const size_t nn = (size_t)n * (size_t)n;
     sym_eval_out out[SYM_MAX_NODES];
     for (int i = 0; i < r; i++) out[i] = point_out(g, i);
+    g->base.counts.evaluations += r;
     const int st = sym_eval_points(g->base.sys, r, g->Qp, g->Gp, need, out, g->base.scratch);
     if (st) return st;
     if (g->left_point >= 0) {
@@ -99,6 +101,7 @@ int sym_galerkin_left_cache(sym_gwork *g, const double *q)
     sym_eval_out out = {0};
     out.M = g->cache_M;
     out.dV = g->cache_dV;
+    g->base.counts.evaluations++;
     int st = sym_eval(g->base.sys, q, NULL, SYM_NEED_M | SYM_NEED_DV, &out, g->base.scratch);
     if (st) return st;
     memcpy(g->cache_q, q, sizeof(double) * (size_t)n);
@@ -126,6 +129,7 @@ static int taylor_predict(sym_gwork *g, const double *q, const double *p, double
     sym_cholesky_solve(n, L, g->v);
     sym_eval_out out = {0};
     out.A = A;
+    g->base.counts.evaluations++;
     st = sym_eval(g->base.sys, q, g->v, SYM_NEED_A, &out, g->base.scratch);
     if (st) return st;
     for (int i = 0; i < n; i++) {
@@ -309,6 +313,7 @@ static int nt_factor(void *ctx)
     sym_gwork *g = ctx;
     const int st = g->k.jacobian(g, g->h);
     if (st) return st;
+    g->base.counts.factorizations++;
     if (g->con) return sym_gcon_factor(g);
     return g->lu_factor(g->nu, g->J, g->piv, g->lu_work);
 }

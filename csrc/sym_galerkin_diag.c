@@ -77,7 +77,10 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
     }
     g->newton.lu_valid = 0;
     st = g->k.jacobian(g, h);
-    if (!st) st = g->lu_factor(nu, g->J, g->piv, g->lu_work);
+    if (!st) {
+        g->base.counts.factorizations++;
+        st = g->lu_factor(nu, g->J, g->piv, g->lu_work);
+    }
     if (st) return st;
     double *Rq = malloc(sizeof(double) * ((size_t)nu * n + (size_t)nu + (size_t)n));
     if (!Rq) return SYM_ENOMEM;

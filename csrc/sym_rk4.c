@@ -66,6 +66,7 @@ static int rhs(rk4_work *w, const double *qs, const double *ps, double *kq,
     sym_eval_out out = {0};
     out.M = w->Ms;
     out.dV = w->dVs;
+    w->base.counts.evaluations++;
     int st = sym_eval(w->base.sys, qs, NULL, SYM_NEED_M | SYM_NEED_DV, &out, w->base.scratch);
     if (st) return st;
     st = sym_cholesky(n, w->Ms);
@@ -74,6 +75,7 @@ static int rhs(rk4_work *w, const double *qs, const double *ps, double *kq,
     sym_cholesky_solve(n, w->Ms, kq);
     sym_eval_out oa = {0};
     oa.A = w->As;
+    w->base.counts.evaluations++;
     st = sym_eval(w->base.sys, qs, kq, SYM_NEED_A, &oa, w->base.scratch);
     if (st) return st;
     for (int c = 0; c < n; c++) {
@@ -134,6 +136,7 @@ static int rhs_jacobian(rk4_work *w, const double *qs, const double *ps, double 
     sym_eval_out out = {0};
     out.H = Hb;
     out.d2V = Kb;
+    w->base.counts.evaluations++;
     st = sym_eval(w->base.sys, qs, w->vs, SYM_NEED_H | SYM_NEED_D2V, &out, w->base.scratch);
     if (st) return st;
     /* Minv columns */

@@ -31,6 +31,8 @@ struct sym_work {
     sym_options opt;
     int n;
     double *scratch;   /* sym_eval_scratch_size(sys) doubles for sym_eval */
+    sym_counts counts; /* the schemes add evaluations and factorisations;
+                          the driver steps and iterations */
     double *cblock;    /* sys->m > 0: ops->constraint_size doubles (zeroed),
                           laid out by setup; NULL otherwise */
 };

@@ -409,6 +409,65 @@ int sym_integrate(const sym_system *sys, const sym_method *method,
                   sym_failure *fail, long *n_done);
 
 /* ------------------------------------------------------------------ */
+/* Thinned output, a per-step observer and the counts of a run          */
+/* ------------------------------------------------------------------ */
+/* The work of a run: accepted steps, points at which the system was
+ * evaluated (one point may ask for several quantities: M, A, H, grad V,
+ * ...; finite-difference fallbacks inside one request are not counted),
+ * Newton iterations, and factorisations of the Newton matrix (LU). */
+typedef struct sym_counts {
+    long steps;
+    long evaluations;
+    long iterations;
+    long factorizations;
+} sym_counts;
+
+/* The counts accumulated by a workspace since sym_work_new. */
+void sym_work_counts(const sym_work *w, sym_counts *out);
+
+/* Called after the accepted step k (t_k -> t_{k+1}) with the step's data:
+ * (q, p) at t_k, the method's n_mid internal nodes qmid (NULL when it has
+ * none), (q1, p1) at t_{k+1}.  Returns 0 to go on, > 0 to stop after this
+ * step, < 0 for an error (the run returns SYM_ECALLBACK). */
+typedef int (*sym_step_hook)(void *ctx, long k, const double *q, const double *p,
+                             const double *qmid, const double *q1, const double *p1);
+
+/* The optional part of sym_integrate_ex (zeroed: sym_integrate). */
+typedef struct sym_run_extras {
+    /* in */
+    long store_every;        /* keep the states of steps 0, k, 2k, ... and the
+                                last one (k > 1); <= 1: every step          */
+    sym_step_hook hook;      /* NULL, or called after accepted steps:       */
+    void *hook_ctx;
+    const long *hook_steps;  /* ... only these, increasing (NULL: every step) */
+    long n_hook_steps;
+    /* out */
+    long rows;               /* rows of t, q, p filled (iters: rows - 1)    */
+    int stopped;             /* 1 when the hook stopped the run             */
+    sym_counts counts;       /* the work of the run                         */
+} sym_run_extras;
+
+/* Rows stored for n_steps steps keeping every k-th state and the last. */
+long sym_stored_rows(long n_steps, long every);
+
+/*
+ * sym_integrate with thinned output and a per-step hook.  With
+ * store_every = k > 1 the outputs hold sym_stored_rows(n_steps, k) rows:
+ * t, q, p at steps 0, k, 2k, ... and at the last step done (also when the
+ * run stops early: at a failure, an interruption or the hook's stop, the
+ * last completed state is stored), iters[i] the Newton iterations of the
+ * steps between rows i and i + 1; qmid must be NULL (nothing but the stored
+ * rows is kept; the hook still sees every step's internal nodes).  The
+ * states are bitwise those of sym_integrate.
+ */
+int sym_integrate_ex(const sym_system *sys, const sym_method *method,
+                     const sym_options *opt, const double *q0, const double *p0,
+                     double t0, double h, long n_steps, double *t, double *q,
+                     double *p, double *qmid, int *iters,
+                     sym_progress_fn progress, void *ctx, long progress_every,
+                     sym_run_extras *extras, sym_failure *fail, long *n_done);
+
+/* ------------------------------------------------------------------ */
 /* Built-in systems                                                     */
 /* ------------------------------------------------------------------ */
 /*

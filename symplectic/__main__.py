@@ -1,7 +1,10 @@
 """Command line: ``python -m symplectic`` (or ``symplectic``).
 
-  reproduce [--out DIR] [--quick]   the papers' tables and figures, side by side
+  reproduce [--out DIR] [--quick] [--progress]
+                                    the papers' tables and figures, side by side
   run SYSTEM [options] --out FILE   integrate a built-in system, write .npz or .csv
+                                    (--h, --steps or --t-span T0 TF, --t-eval T..,
+                                    --store-every K, --progress)
   methods                           list the integration methods
   systems                           list the built-in systems and their parameters
 
@@ -42,6 +45,10 @@ CONSTRAINED_DEFAULTS = {
     "four_bar": ([0.4, 0.6, 1.6], [8.0, 0.0, 0.0]),
 }
 
+
+#: The step and the step count of ``run`` without --t-span.
+DEFAULT_H = 0.01
+DEFAULT_STEPS = 1000
 
 #: Exit status of a usage error and of a runtime failure.
 EXIT_USAGE = 2
@@ -113,11 +120,18 @@ def cmd_run(args):
     import symplectic as sp
     system = _build_system(args.system, args.param)
     n = system.n
-    if not (math.isfinite(args.h) and args.h != 0):
+    if args.t_span is None:                 # the defaults of --h and --steps
+        args.h = DEFAULT_H if args.h is None else args.h
+        args.steps = DEFAULT_STEPS if args.steps is None else args.steps
+    elif args.h is None and args.steps is None:
+        args.h = DEFAULT_H
+    if args.h is not None and not (math.isfinite(args.h) and args.h != 0):
         raise CLIError(f"--h must be a finite nonzero number (negative integrates backward), "
                        f"got {args.h}")
-    if args.steps < 0:
+    if args.steps is not None and args.steps < 0:
         raise CLIError(f"--steps must be >= 0, got {args.steps}")
+    if args.store_every is not None and args.store_every < 1:
+        raise CLIError(f"--store-every must be >= 1, got {args.store_every}")
     methods = list(sp.methods())
     if args.method not in methods:
         raise CLIError(f"unknown method {args.method!r}; available: {', '.join(methods)}")
@@ -144,16 +158,21 @@ def cmd_run(args):
             raise CLIError(f"the default state cannot be projected onto the constraints "
                            f"({str(exc).splitlines()[0]}); give --q0") from None
     try:
-        traj = sp.integrate(system, q0, p0, args.h, args.steps, method=args.method)
+        traj = sp.integrate(system, q0, p0, args.h, args.steps, method=args.method,
+                            t_span=args.t_span, t_eval=args.t_eval, store_every=args.store_every,
+                            progress=args.progress)
     except (ValueError, TypeError) as exc:        # an input the API refuses: a usage error
         raise CLIError(str(exc).splitlines()[0]) from None
     out = args.out
     try:
         if out.endswith(".npz"):
-            np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy,
-                     newton_iterations=traj.newton_iterations, method=args.method, h=args.h,
-                     system=args.system, params=json.dumps(_jsonable(system.params)),
-                     **({} if traj.multipliers is None else {"multipliers": traj.multipliers}))
+            extra = ({} if traj.newton_iterations is None
+                     else {"newton_iterations": traj.newton_iterations})
+            if traj.multipliers is not None:
+                extra["multipliers"] = traj.multipliers
+            np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy, method=args.method,
+                     h=traj.h, system=args.system, params=json.dumps(_jsonable(system.params)),
+                     **extra)
         elif out.endswith(".csv"):
             cols = ["t"] + [f"q{i}" for i in range(n)] + [f"p{i}" for i in range(n)] + ["energy"]
             data = np.column_stack([traj.t, traj.q, traj.p, traj.energy])
@@ -161,7 +180,7 @@ def cmd_run(args):
     except OSError as exc:
         raise OSError(f"cannot write {out!r}: {exc.strerror or exc}") from None
     e = np.max(np.abs(traj.energy - traj.energy[0])) / max(abs(traj.energy[0]), 1e-300)
-    print(f"{args.system}: {args.steps} {args.method} steps of h = {args.h:g}; "
+    print(f"{args.system}: {traj.counts.steps} {args.method} steps of h = {traj.h:g}; "
           f"max relative energy error {e:.3e}; wrote {out}")
 
 
@@ -196,6 +215,9 @@ def main(argv=None):
                           "the tables, write no files)")
     rep.add_argument("--quick", action="store_true",
                      help="skip the 100- and 1000-period runs (default: off, the full run)")
+    rep.add_argument("--progress", action="store_true",
+                     help="a progress bar over the tasks with the time left, instead of a line "
+                          "per task (default: off)")
     run = sub.add_parser("run", help="integrate a built-in system and write t, q, p, energy",
                          description="Integrate a built-in system and write t, q, p and the "
                                      "energy to a .npz or .csv file.")
@@ -203,11 +225,23 @@ def main(argv=None):
                      + " (parameters: symplectic systems)")
     run.add_argument("--method", default="simpson",
                      help="integration method, see: symplectic methods (default: %(default)s)")
-    run.add_argument("--h", type=float, default=0.01,
+    run.add_argument("--h", type=float, default=None,
                      help="step size in s, finite and nonzero; a negative step integrates "
-                          "backward in time (default: %(default)s)")
-    run.add_argument("--steps", type=int, default=1000,
-                     help="number of steps, >= 0 (default: %(default)s)")
+                          "backward in time; with --t-span the largest step, adjusted down to "
+                          f"divide the span (default: {DEFAULT_H})")
+    run.add_argument("--steps", type=int, default=None,
+                     help=f"number of steps, >= 0; with --t-span as many as --h needs "
+                          f"(default: {DEFAULT_STEPS})")
+    run.add_argument("--t-span", type=float, nargs=2, metavar=("T0", "TF"), default=None,
+                     help="integrate from T0 to TF instead of --steps; the last time is TF "
+                          "exactly (default: none: --steps steps from 0)")
+    run.add_argument("--t-eval", type=float, nargs="+", metavar="T", default=None,
+                     help="write the states at these times (sorted, inside the interval; from "
+                          "the dense output) instead of every step (default: every step)")
+    run.add_argument("--store-every", type=int, metavar="K", default=None,
+                     help="write every K-th step and the last one (default: every step)")
+    run.add_argument("--progress", action="store_true",
+                     help="show a progress bar with the time left on stderr (default: off)")
     run.add_argument("--param", action="append", metavar="NAME=VALUE",
                      help="system parameter (repeatable), e.g. --param m1=2 or --param "
                           "'m=[1,2,3]' (default: the system's defaults, shown by: symplectic "
@@ -230,7 +264,8 @@ def main(argv=None):
         args = parser.parse_args(argv)
         if args.command == "reproduce":
             from . import reproduce
-            reproduce.run(out=args.out, quick=args.quick)
+            reproduce.run(out=args.out, quick=args.quick,
+                          progress=True if args.progress else None)
         elif args.command == "run":
             cmd_run(args)
         elif args.command == "methods":

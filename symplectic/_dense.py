@@ -7,7 +7,19 @@ q_j, q_{j+1/2}, q_{j+1}).  Evaluating it between the nodes ("lagrange") is
 accurate to order s, below the scheme's order 2s - 2 at the nodes.  The
 "hermite" variant also matches the end velocities qdot = M(q)^-1 p of the
 step (degree s + 1) and reaches order min(s + 1, 2s - 2).
+
+The *state* between the nodes (:meth:`Trajectory.dense_state`, ``t_eval=``,
+event location) is that Hermite polynomial and its time derivative: q(t),
+qdot(t) = dq/dt, and p(t) = M(q(t)) qdot(t).  So qdot = M(q)^-1 p holds
+exactly between the nodes as at them, and at a step's ends the state is the
+step's own (q_j, p_j) (the polynomial matches q_j and M(q_j)^-1 p_j).  qdot
+and p lose one order to the differentiation: order min(s, 2s - 2) where q
+has min(s + 1, 2s - 2) (rk4: the cubic Hermite through (q, qdot) at both
+ends, q of order 4, qdot and p of order 3); measured in
+tests/test_timespans.py.
 """
+import functools
+
 import numpy as np
 
 from . import _registry
@@ -26,9 +38,10 @@ def _lagrange_values(c, theta):
     return out
 
 
-def _hermite_values(c, theta):
-    """(len(theta), s + 2) values of the basis of the degree-(s+1) polynomial
-    fixed by its values at the nodes c and its theta-derivatives at 0 and 1."""
+@functools.lru_cache(maxsize=32)
+def _hermite_coef(c):
+    """Monomial coefficients (column j: basis j) of the degree-(s+1) Hermite
+    basis on the nodes c (a tuple): values at the nodes, P'(0), P'(1)."""
     c = np.asarray(c, dtype=float)
     s = len(c)
     deg = s + 1
@@ -37,10 +50,87 @@ def _hermite_values(c, theta):
     V[:s] = c[:, None] ** k[None, :]
     V[s, 1] = 1.0                                     # P'(0)
     V[s + 1, 1:] = k[1:]                              # P'(1)
-    coef = np.linalg.inv(V)                           # basis j has coefficients coef[:, j]
+    coef = np.linalg.inv(V)
+    coef.flags.writeable = False
+    return coef
+
+
+def _hermite_values(c, theta):
+    """(len(theta), s + 2) values of the basis of the degree-(s+1) polynomial
+    fixed by its values at the nodes c and its theta-derivatives at 0 and 1."""
+    coef = _hermite_coef(tuple(float(x) for x in c))
+    k = np.arange(coef.shape[0])
     theta = np.asarray(theta, dtype=float)
     powers = theta[:, None] ** k[None, :]
     return powers @ coef
+
+
+def _hermite_derivatives(c, theta):
+    """(len(theta), s + 2) theta-derivatives of the basis of _hermite_values."""
+    coef = _hermite_coef(tuple(float(x) for x in c))
+    deg = coef.shape[0] - 1
+    k = np.arange(deg + 1)
+    theta = np.asarray(theta, dtype=float)
+    dpow = np.zeros((theta.shape[0], deg + 1))
+    dpow[:, 1:] = k[1:] * theta[:, None] ** (k[1:] - 1)[None, :]
+    return dpow @ coef
+
+
+def hermite_state(c, theta, nodes, v0, v1, h):
+    """q and qdot of the Hermite dense polynomial of steps at theta in [0, 1].
+
+    nodes (m, s, n): each point's step nodes; v0, v1 (m, n): the velocities
+    M^-1 p at the step's ends; h the step.  Returns q, qdot (m, n)."""
+    s = len(c)
+    w = _hermite_values(c, theta)
+    dw = _hermite_derivatives(c, theta)
+    q = (np.einsum("ma,man->mn", w[:, :s], nodes)
+         + h * (w[:, s, None] * v0 + w[:, s + 1, None] * v1))
+    qdot = (np.einsum("ma,man->mn", dw[:, :s], nodes) / h
+            + dw[:, s, None] * v0 + dw[:, s + 1, None] * v1)
+    return q, qdot
+
+
+def dense_state(traj, t):
+    """(q, p, qdot) at the times t from the steps of ``traj`` (module doc)."""
+    c = _registry.METHODS[traj.method].nodes
+    t, scalar, j, theta = _locate(traj, t)
+    nodes = _nodes(traj)
+    v = traj.qdot
+    q, qdot = hermite_state(c, theta, nodes[j], v[j], v[j + 1], traj.h)
+    p = traj.system.momentum(q, qdot)
+    return (q[0], p[0], qdot[0]) if scalar else (q, p, qdot)
+
+
+def _locate(traj, t):
+    """The times as an array, whether a scalar was given, and each time's step
+    index j and position theta in it."""
+    t = np.asarray(t, dtype=float)
+    scalar = t.ndim == 0
+    t = np.atleast_1d(t)
+    N = traj.n_steps
+    if N == 0:
+        raise ValueError("dense output needs at least one step")
+    lo, hi = min(traj.t[0], traj.t[-1]), max(traj.t[0], traj.t[-1])
+    tol = 1e-12 * max(1.0, abs(hi), abs(lo))
+    if np.any(t < lo - tol) or np.any(t > hi + tol):
+        raise ValueError(f"times must lie in [{lo:g}, {hi:g}], the integrated interval")
+    u = (t - traj.t[0]) / traj.h
+    j = np.clip(np.floor(u).astype(int), 0, N - 1)
+    return t, scalar, j, u - j
+
+
+def _nodes(traj):
+    """(N, s, n): the nodes of every step."""
+    s = len(_registry.METHODS[traj.method].nodes)
+    N, n = traj.n_steps, traj.q.shape[1]
+    nodes = np.empty((N, s, n))
+    nodes[:, 0] = traj.q[:-1]
+    nodes[:, -1] = traj.q[1:]
+    if s > 2:
+        mid = traj.q_mid if traj.q_mid.ndim == 3 else traj.q_mid[:, None, :]
+        nodes[:, 1:-1] = mid
+    return nodes
 
 
 def dense(traj, t, kind="lagrange"):

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _derivcheck, _docs, _integrate, _validate
+from . import _derivcheck, _docs, _events, _integrate, _progress, _validate
 
 
 @dataclasses.dataclass(repr=False)
@@ -22,7 +22,7 @@ class Ensemble:
     ----------
     t : ndarray (M,)
         The stored times (all N + 1 step times, or every ``store_every``-th
-        and the last, or only the final time).
+        and the last, or only the final time, or the ``t_eval`` times).
     q, p : ndarray (K, M, n)
         Coordinates and momenta of the K members at those times.
     newton_iterations : ndarray (K, N) of int, or None
@@ -32,6 +32,14 @@ class Ensemble:
         ``errors="mark"``; their rows after the failure are nan).
     errors : dict
         {member index: the ConvergenceError} for failed members.
+    status : ndarray (K,) of int
+        0: the member reached the end; 1: a terminal event stopped it (its
+        rows after the end of that step are nan); -1: it failed.
+    t_events, q_events, p_events : list or None
+        With ``events=``: for member k, ``t_events[k]`` is the list over the
+        event functions of the times found (as ``Trajectory.t_events``).
+    counts : list of Counts
+        The work of each member's run (``Trajectory.counts``).
     """
     t: np.ndarray
     q: np.ndarray
@@ -39,6 +47,11 @@ class Ensemble:
     newton_iterations: object
     failed: np.ndarray
     errors: dict
+    status: np.ndarray = None
+    t_events: list = None
+    q_events: list = None
+    p_events: list = None
+    counts: list = None
 
     def __len__(self):
         return self.q.shape[0]
@@ -50,8 +63,9 @@ class Ensemble:
 
 @_docs.fill
 def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
-                   t0=0.0, threads=None, store="all", errors="raise", rtol=None, max_iter=None,
-                   newton="full", closed_form=True, check=True):
+                   t0=0.0, t_span=None, t_eval=None, store_every=None, events=None,
+                   progress=False, threads=None, store="all", errors="raise", rtol=None,
+                   max_iter=None, newton="full", closed_form=True, check=True):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 
     Parameters
@@ -66,8 +80,22 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         Initial velocities instead of ``p0`` (exactly one of the two): each
         member starts from p0 = M(q0) qdot0 with its own system's M.
     {{h}}
-    n_steps, t0 :
+    n_steps, t0, t_span :
         As for :func:`symplectic.integrate`, for every member.
+    t_eval : array_like, optional
+        The states at these times (as for :func:`symplectic.integrate`)
+        instead of the stored steps; not with ``store``/``store_every``.
+    store_every : int, optional
+        The same as ``store=k`` (keep every k-th step and the last); the
+        thinning happens in the C loop, so a member in flight holds only
+        the rows kept.
+    events : callable or list of callables, optional
+        As for :func:`symplectic.integrate`, for each member (the event
+        functions hold the GIL: members with events run their event calls
+        one at a time); results per member in ``t_events``, ``q_events``,
+        ``p_events``; a terminal event ends that member (``status`` 1).
+    progress : bool
+        One progress bar over all members' steps (default off).
     {{method}}
     {{newton_tolerances}}
     {{newton}}
@@ -97,9 +125,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     """
     members, n = _validate.systems(system)
     m = _validate.method(method)
-    h = _validate.step_size(h)
-    t0 = _validate.real("t0", t0)
-    n_steps = _validate.step_count(n_steps)
+    h, n_steps, t0, tf, _h_req = _validate.time_grid(h, n_steps, t0, t_span)
     Q0, P0 = _initial_states(members, system, q0, p0, qdot0, n)
     K = len(Q0)
     members = members or [system] * K
@@ -107,26 +133,56 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check)
     errors = _validate.choice("errors", errors, ("raise", "mark"))
     options = _validate.newton(rtol, max_iter, newton)
+    times = _validate.t_eval(t_eval, t0, t0 + n_steps * h if tf is None else tf)
+    store = _store(store, store_every, times)
+    evs = _validate.events(events)
+    show = _validate.flag("progress", progress)
     _derivcheck.ensure_many(members, Q0, check)
     threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
     if not all(s.nogil for s in members):
         threads = 1                    # Python callables hold the GIL: one at a time
-    out = _Stack(K, n, n_steps, m, store, threads)
+    out = _Stack(K, n, n_steps, m, store, threads, times)
     closed = {id(s): _integrate.linear_stepper(s, m, h, closed_form) for s in members}
     cancel = threading.Event()
+    bar = _progress.bar(show, K * n_steps, f"integrate_many ({K} x {m.name})")
 
     def run_one(k):
         s = members[k]
-        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options, closed[id(s)], cancel)
-        out.keep(k, r)
+        obs = (_events.Observer(s, m, t0, h, n_steps, Q0[k], P0[k], evs, times)
+               if evs or times is not None else None)
+        report = (lambda done, k=k: bar.report(done, k)) if bar else None
+        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options, closed[id(s)], cancel,
+                           store_every=out.every, observer=obs, report=report)
+        out.keep(k, r, obs)
+        if bar:
+            bar.report(r.done, k)
         if r.failure is not None:
             return _integrate.convergence_error(m, h, r.failure, member=k, system=members[k])
         return None
 
-    errs = _run_pool(run_one, K, threads, cancel, stop_on_error=errors == "raise")
+    try:
+        errs = _run_pool(run_one, K, threads, cancel, stop_on_error=errors == "raise")
+    finally:
+        if bar:
+            bar.close()
     if errs and errors == "raise":
         raise errs[min(errs)]
-    return out.ensemble(t0, h, errs)
+    return out.ensemble(t0, h, errs, tf, evs)
+
+
+def _store(store, store_every, times):
+    """The one storage rule from store=, store_every= and t_eval=."""
+    default = isinstance(store, str) and store == "all"
+    if store_every is not None:
+        k = _validate.store_every(store_every)
+        if not default:
+            raise TypeError("give store= or store_every=, not both (store_every=k is store=k)")
+        store = k
+    if times is not None:
+        if not default:
+            raise TypeError("give t_eval (states at those times) or store/store_every, not both")
+        return "t_eval"
+    return store
 
 
 def _initial_states(members, system, q0, p0, qdot0, n):
@@ -147,40 +203,90 @@ def _initial_states(members, system, q0, p0, qdot0, n):
 
 
 class _Stack:
-    """The stored rows of every member (nan after a failure)."""
+    """The stored rows of every member (nan after a failure or a terminal
+    event).  Each member's run keeps only its stored rows (the C loop thins
+    them: ``every``)."""
 
-    def __init__(self, K, n, n_steps, method, store, threads):
-        rows = _validate.stored_rows(store, n_steps)
-        store_all = isinstance(store, str) and store == "all"
-        # stored arrays, plus one full trajectory in flight per worker thread
-        _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
-                         + min(threads, K) * _validate.output_bytes(n_steps, n, method),
-                         f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
-                         "integrate in chunks of steps (each worker holds one member's whole "
-                         "trajectory while it runs; store= only shrinks the returned arrays), "
-                         "or use fewer threads")
-        if not isinstance(store, str):
-            self.idx = np.unique(np.r_[np.arange(0, n_steps + 1, int(store)), n_steps])
+    def __init__(self, K, n, n_steps, method, store, threads, times=None):
+        self.t_eval = times
+        if times is not None:
+            rows, self.every = len(times), max(n_steps, 1)
+            self.idx = None
         else:
-            self.idx = np.arange(n_steps + 1) if store_all else np.array([n_steps])
-        assert len(self.idx) == rows
+            rows = _validate.stored_rows(store, n_steps)
+            if not isinstance(store, str):
+                self.every = min(int(store), max(n_steps, 1))   # k > n_steps: first and last
+            elif store == "all":
+                self.every = 1
+            else:                              # "final": the run keeps its first and last row
+                self.every = max(n_steps, 1)
+        store_all = isinstance(store, str) and store == "all"
+        # stored arrays, plus one run's stored rows in flight per worker thread
+        _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
+                         + min(threads, K) * _validate.output_bytes(n_steps, n, method,
+                                                                     self.every),
+                         f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
+                         "integrate in chunks of steps, store fewer rows (store=, "
+                         "store_every=, t_eval=), or use fewer threads")
+        if times is None:                      # the stored steps, after the memory check
+            if not isinstance(store, str):
+                self.idx = np.unique(np.r_[np.arange(0, n_steps + 1, self.every), n_steps])
+            else:
+                self.idx = np.arange(n_steps + 1) if store_all else np.array([n_steps])
+            assert len(self.idx) == rows
         self.n_steps = n_steps
         self.q = np.full((K, rows, n), np.nan)
         self.p = np.full((K, rows, n), np.nan)
         self.iters = np.zeros((K, n_steps), dtype=np.intc) if store_all else None
+        self.status = np.zeros(K, dtype=int)
+        self.found = [None] * K
+        self.counts = [None] * K
 
-    def keep(self, k, r):
-        ok = self.idx <= r.done if r.failure is not None else slice(None)
-        self.q[k, ok] = r.q[self.idx[ok]]
-        self.p[k, ok] = r.p[self.idx[ok]]
-        if self.iters is not None and r.failure is None:
-            self.iters[k] = r.iterations
+    def keep(self, k, r, obs=None):
+        self.counts[k] = r.counts
+        if obs is not None and obs.events:
+            self.found[k] = obs.events_found()
+        if r.failure is not None:
+            self.status[k] = -1
+        elif r.stopped:
+            self.status[k] = 1
+        if self.t_eval is not None:
+            _t, q, p, _v = obs.samples()
+            self.q[k, :len(q)], self.p[k, :len(p)] = q, p
+            return
+        if r.failure is None and not r.stopped:
+            sel = slice(None) if self.every > 1 or len(self.idx) == len(r.t) else self.idx
+            if len(self.idx) == 1 and self.n_steps > 0:
+                sel = [-1]                     # "final": the run's last row
+            self.q[k], self.p[k] = r.q[sel], r.p[sel]
+            if self.iters is not None:
+                self.iters[k] = r.iterations
+            return
+        # stopped early: the stored rows at steps up to the last one done (the
+        # run's rows are those steps, then possibly the last state off the grid)
+        last = r.done
+        nk = int(np.searchsorted(self.idx, last, side="right"))
+        if len(self.idx) == 1:
+            nk = 1 if self.idx[0] <= last else 0
+            if nk:
+                self.q[k, 0], self.p[k, 0] = r.q[-1], r.p[-1]
+            return
+        self.q[k, :nk], self.p[k, :nk] = r.q[:nk], r.p[:nk]
 
-    def ensemble(self, t0, h, errs):
+    def ensemble(self, t0, h, errs, tf=None, evs=()):
         failed = np.zeros(len(self.q), dtype=bool)
         failed[list(errs)] = True
-        t = t0 + h * np.arange(self.n_steps + 1)
-        return Ensemble(t[self.idx], self.q, self.p, self.iters, failed, errs)
+        if self.t_eval is not None:
+            t = self.t_eval.copy()
+        else:
+            t = t0 + h * self.idx
+            if tf is not None and len(t) and self.idx[-1] == self.n_steps and self.n_steps > 0:
+                t[-1] = tf
+        found = [f if f is not None else ([], [], []) for f in self.found] if evs else None
+        return Ensemble(t, self.q, self.p, self.iters, failed, errs, self.status,
+                        [f[0] for f in found] if found else None,
+                        [f[1] for f in found] if found else None,
+                        [f[2] for f in found] if found else None, self.counts)
 
 
 def _run_pool(run_one, K, threads, cancel, stop_on_error):

@@ -14,9 +14,9 @@ import collections
 
 import numpy as np
 
-from . import _core, _derivcheck, _docs, _validate, linear
+from . import _core, _derivcheck, _docs, _events, _progress, _validate, linear
 from ._errors import ConvergenceError
-from ._trajectory import Trajectory
+from ._trajectory import Counts, Trajectory
 
 __all__ = ["step", "integrate"]
 
@@ -70,9 +70,16 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 
 @_docs.fill
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
-              t0=0.0, rtol=None, max_iter=None, predictor=True, newton="full",
-              closed_form=True, check=True):
-    """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``.
+              t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
+              rtol=None, max_iter=None, predictor=True, newton="full", closed_form=True,
+              check=True):
+    """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
+    or over ``t_span``.
+
+    The steps are fixed (a variational integrator keeps its long-time
+    behaviour only at a constant step: docs/theory.md, *Why fixed steps*);
+    ``t_span``, ``t_eval``, ``store_every``, ``events`` and ``progress``
+    work around the fixed step, never change it.
 
     Parameters
     ----------
@@ -85,14 +92,49 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     q0, p0 : array_like (n,)
         Initial coordinates and canonical momenta p = M(q) qdot.
     {{h}}
+        With ``t_span``: the largest step, adjusted down so that a whole
+        number of steps spans it (the step used is ``traj.h``).
     n_steps : int
         Number of steps (>= 0); the trajectory has n_steps + 1 points.
+        With ``t_span`` instead of h: h = (tf - t0) / n_steps.
     {{method}}
     qdot0 : array_like (n,), optional
         Initial velocities instead of ``p0`` (exactly one of the two):
         p0 = M(q0) qdot0.
     t0 : float
-        Initial time (default 0).
+        Initial time (default 0; with ``t_span``, ``t_span[0]``: a nonzero
+        t0 must then equal it).
+    t_span : (t0, tf), optional
+        The interval to integrate, instead of ``n_steps``: n = ceil(|tf -
+        t0| / |h|) steps of h = (tf - t0) / n, so that the last time is tf
+        exactly.  Given with both h and n_steps, they must agree with it
+        (ValueError otherwise).  tf < t0 integrates backward (h < 0).
+    t_eval : array_like, optional
+        Return the states at these times instead of the step nodes: sorted
+        in the direction of integration, inside the interval.  q, qdot and
+        p come from each step's Hermite dense polynomial (p = M(q) qdot;
+        see :meth:`Trajectory.dense_state` for the orders); only these
+        states are kept.
+    store_every : int, optional
+        Keep every k-th step and the last one (memory for those rows only:
+        the C loop keeps nothing else); ``traj.newton_iterations`` then
+        sums the steps between rows.  Not with ``t_eval``.
+    events : callable or list of callables, optional
+        Functions g(t, q, p) -> float whose zeros are located (as in
+        scipy.integrate.solve_ivp): attribute ``terminal`` (True, or the
+        number of occurrences that stop the run) and ``direction`` (> 0:
+        only upward crossings, < 0: downward, 0: both).  Each is evaluated
+        once per step at the step's end; a sign change is located on the
+        step's dense polynomial by Brent's method to 1e-12 in t (4 ulp of t
+        beyond |t| = 1e3).  Results in ``traj.t_events``, ``q_events``,
+        ``p_events``; a terminal event ends the trajectory at the end of
+        the step that contains it (``status`` 1, the event state in the
+        ``*_events`` lists; ``t_eval`` times after it are dropped).
+    progress : bool
+        Show a progress bar with the rate and the time left (tqdm when
+        installed, else one line on stderr).  Off by default; it costs
+        nothing when off and about 2 % or less when on (measured on the
+        cheapest step there is: benchmarks/RESULTS_progress.md).
     {{newton_tolerances}}
     predictor : bool
         Start Newton from the extrapolated interpolating polynomial of the
@@ -105,9 +147,11 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     Returns
     -------
     Trajectory
-        with ``t``, ``q``, ``p``, ``qdot``, ``q_mid`` (None, (N, n) or
-        (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
-        ``energy``.
+        with ``t``, ``q``, ``p``, ``qdot``, ``y``, ``q_mid`` (None, (N, n)
+        or (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
+        ``energy``, ``status``, ``message``, ``counts``, with events
+        ``t_events``, ``q_events``, ``p_events``, and for a constrained
+        system ``multipliers``.
 
     Raises
     ------
@@ -118,7 +162,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         A supplied derivative disagrees with finite differences (first use
         only; the message names the callback, the entry, both values and the
         layout it looks like).
-    Exception from a callback, KeyboardInterrupt
+    Exception from a callback or an event function, KeyboardInterrupt
         Propagate unchanged, with a note naming the step and time, and the
         steps completed before it in ``exc.trajectory``.
     MemoryError
@@ -127,39 +171,63 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     """
     system = _validate.system(system)
     m = _validate.method(method)
-    h = _validate.step_size(h)
-    t0 = _validate.real("t0", t0)
-    n_steps = _validate.step_count(n_steps)
+    h, n_steps, t0, tf, h_req = _validate.time_grid(h, n_steps, t0, t_span)
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0")
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+    # a k beyond the step count keeps the first and the last state, as k = n_steps does
+    every = min(_validate.store_every(store_every), max(n_steps, 1))
+    t_end = t0 + n_steps * h if tf is None else tf
+    times = _validate.t_eval(t_eval, t0, t_end)
+    if times is not None and store_every is not None:
+        raise TypeError("give t_eval (states at those times) or store_every (every k-th "
+                        "step), not both")
+    evs = _validate.events(events)
+    show = _validate.flag("progress", progress)
     options = _validate.newton(rtol, max_iter, newton, predictor)
-    _validate.memory(_validate.output_bytes(n_steps, system.n, m, system.n_constraints),
-                     f"integrate(n_steps={n_steps}) with n = {system.n}")
+    if times is not None:
+        every = max(n_steps, 1)            # the C loop keeps the first and the last state only
+        kept = 8 * len(times) * (1 + 3 * system.n)
+    else:
+        kept = _validate.output_bytes(n_steps, system.n, m, every, system.n_constraints)
+    _validate.memory(kept, f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
     closed = linear_stepper(system, m, h, closed_form)
+    observer = (_events.Observer(system, m, t0, h, n_steps, q0, p0, evs, times)
+                if evs or times is not None else None)
+    bar = _progress.bar(show, n_steps, f"integrate ({m.name})")
     try:
-        r = run(system, q0, p0, h, n_steps, m, t0, options, closed, multipliers=True)
+        r = run(system, q0, p0, h, n_steps, m, t0, options, closed, store_every=every,
+                observer=observer, report=bar.report if bar else None,
+                multipliers=times is None)
+        if bar:
+            bar.report(r.done)
     except BaseException as exc:
         # a callback raised, or Ctrl-C: keep the steps completed before it
         part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
         if part is not None:
-            exc.trajectory = make_trajectory(system, m, h, Run(*part[:6], None, *part[6:]),
-                                             part[5])
+            exc.trajectory = make_trajectory(system, m, h, _partial_run(part), part[5],
+                                             every=every, observer=observer)
         raise
+    finally:
+        if bar:
+            bar.close()
+    if tf is not None and r.failure is None and not r.stopped and n_steps > 0:
+        r.t[-1] = tf                       # t0 + n h is tf to rounding: the span's end exactly
     if r.failure is None:
-        return make_trajectory(system, m, h, r)
-    raise convergence_error(m, h, r.failure, trajectory=make_trajectory(system, m, h, r, r.done),
-                            system=system)
+        return make_trajectory(system, m, h, r, every=every, observer=observer, h_req=h_req)
+    raise convergence_error(m, h, r.failure, trajectory=make_trajectory(
+        system, m, h, r, r.done, every=every, observer=observer), system=system)
 
 
 # ---------------------------------------------------------------- running
 #: What one run computed: the arrays (t (N+1,), q, p (N+1, n), q_mid
 #: (N, n_mid, n) or None, iterations (N,)), the steps done, the failure
-#: (None, or a Failure) and, for a constrained system, the multipliers
-#: (N, s, m) at the nodes of each step (or None).
-Run = collections.namedtuple("Run", "t q p q_mid iterations done failure multipliers",
-                             defaults=(None,))
+#: (None, or a Failure), the rows stored, whether an event stopped the run,
+#: the counts and, for a constrained system, the multipliers (rows - 1, s, m)
+#: at the nodes of the step ending at each stored row (or None).
+Run = collections.namedtuple("Run", "t q p q_mid iterations done failure rows stopped counts "
+                             "multipliers", defaults=(None, False, None, None))
 
 #: A failed step, as the binding reports it (reason: the C core's
 #: sym_strerror text; status None for the closed form).
@@ -187,28 +255,69 @@ def linear_stepper(system, method, h, closed_form):
 
 
 def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
-        multipliers=False):
+        *, store_every=1, observer=None, report=None, multipliers=False):
     """Integrate validated inputs: the C core's run, or the closed form's when
     ``closed`` is a stepper from :func:`linear_stepper`.  A failed step is
     returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
     ``cancel.is_set()``) propagates with the partial arrays attached by the
-    binding (and the multipliers, when asked for, appended to them)."""
+    binding.  ``store_every`` thins the stored rows (in the C loop),
+    ``observer`` (an :class:`symplectic._events.Observer`) is called after
+    the steps it asks for, ``report(steps_done)`` with the periodic Ctrl-C
+    check.  The arrays hold ``Run.rows`` valid rows.  ``multipliers``: keep a
+    constrained system's multipliers (appended to the partial arrays of an
+    exception too)."""
+    hook = observer.hook if observer is not None else None
     if closed is not None:
-        return _run_closed(closed, q0, p0, h, n_steps, method, t0)
+        if store_every == 1 and hook is None and report is None:
+            return _run_closed(closed, q0, p0, h, n_steps, method, t0)
+        return _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, store_every, observer,
+                              report)
     kw = dict(options or {})
+    if store_every > 1:
+        kw["store_every"] = store_every
+    if hook is not None:
+        kw.update(hook=hook, hook_buf=observer.buf, hook_steps=observer.hook_steps)
+    if report is not None:
+        kw["report"] = report
     lam = None
     if multipliers and system.n_constraints:
-        lam = np.zeros((n_steps, len(method.nodes), system.n_constraints))
+        rows_max = _stored_rows(n_steps, store_every)
+        lam = np.zeros((rows_max - 1, len(method.nodes), system.n_constraints))
         kw["multipliers"] = lam
     try:
-        t, q, p, qm, iters, done, fail = _core.integrate(
+        t, q, p, qm, iters, done, fail, extras = _core.integrate(
             system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **kw)
     except BaseException as exc:
         part = getattr(exc, "__dict__", {}).get("_symplectic_partial")
         if part is not None and lam is not None:
             exc._symplectic_partial = tuple(part) + (lam,)
         raise
-    return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), lam)
+    rows, stopped, counts = extras
+    if rows < len(t):                      # stopped early: the rows filled
+        t, q, p, iters = t[:rows], q[:rows], p[:rows], iters[:rows - 1]
+        if qm is not None:
+            qm = qm[:rows - 1]
+    if lam is not None:
+        lam = lam[:rows - 1]
+    return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), rows,
+               bool(stopped), Counts(*counts), lam)
+
+
+def _stored_rows(n_steps, every):
+    """Rows of a run that keeps every ``every``-th state and the last (the C
+    core's sym_stored_rows)."""
+    if every <= 1:
+        return n_steps + 1
+    return n_steps // every + 1 + (n_steps % every != 0)
+
+
+def _partial_run(part):
+    """The Run of the partial arrays an exception carries (py_run.c
+    attach_partial: t, q, p, q_mid, iters, done, (rows, stopped, counts), and
+    the multipliers when :func:`run` appended them)."""
+    t, q, p, qm, iters, done, (rows, stopped, counts), *lam = part
+    return Run(t, q, p, qm, iters, done, None, rows, bool(stopped), Counts(*counts),
+               lam[0] if lam else None)
 
 
 def run_step(system, q, p, h, method, options=None, closed=None):
@@ -232,10 +341,80 @@ def _run_closed(closed, q0, p0, h, n_steps, method, t0):
     iters = np.zeros(n_steps, dtype=np.intc)
     bad = ~(np.isfinite(q).all(axis=1) & np.isfinite(p).all(axis=1))
     if not bad.any():
-        return Run(t, q, p, q_mid, iters, n_steps, None)
+        return Run(t, q, p, q_mid, iters, n_steps, None, n_steps + 1, False,
+                   Counts(n_steps, 0, 0, 0))
     done = int(np.argmax(bad)) - 1
     fail = Failure(None, _NONFINITE, done, float(t[done]), 0, float("nan"), float("nan"))
-    return Run(t, q, p, q_mid, iters, done, fail)
+    return Run(t, q, p, q_mid, iters, done, fail, done + 1, False, Counts(done, 0, 0, 0))
+
+
+#: Steps of the closed form per chunk in _run_closed_ex.
+_CHUNK = 4096
+
+
+def _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, every, observer, report):
+    """The closed form with thinned rows, the observer's hook and progress
+    reports: what sym_integrate_ex does in C, in chunks of _CHUNK steps
+    (each chunk starts from the last state: the recursion is the same, so
+    the states are bitwise those of _run_closed)."""
+    n, mid = len(q0), method.n_mid > 0
+    rows_max = n_steps // every + 1 + (n_steps % every != 0) if every > 1 else n_steps + 1
+    t = np.empty(rows_max)
+    Q = np.empty((rows_max, n))
+    P = np.empty((rows_max, n))
+    t[0], Q[0], P[0] = t0, q0, p0
+    mids = [] if (mid and every == 1) else None
+    hook = observer.hook if observer is not None else None
+    want = (None if hook is None or observer.hook_steps is None
+            else set(observer.hook_steps.tolist()))
+    row, row_step, k0, stopped, fail = 0, 0, 0, False, None
+    q, p = np.array(q0, dtype=float), np.array(p0, dtype=float)
+    while k0 < n_steps:
+        m = min(_CHUNK, n_steps - k0)
+        out = closed(q, p, m, with_midpoint=mid)
+        qc, pc = out[0], out[1]
+        bad = ~(np.isfinite(qc).all(axis=1) & np.isfinite(pc).all(axis=1))
+        valid = m if not bad.any() else int(np.argmax(bad)) - 1
+        if hook is not None:
+            buf = observer.buf
+            for j in range(valid):
+                k = k0 + j
+                if want is not None and k not in want:
+                    continue
+                buf[0] = qc[j]
+                if mid:
+                    buf[1] = out[2][j]
+                buf[-3], buf[-2], buf[-1] = qc[j + 1], pc[j], pc[j + 1]
+                if hook(k):
+                    valid, stopped = j + 1, True
+                    break
+        idx = np.arange(k0 + 1, k0 + valid + 1)
+        keep = idx[(idx % every == 0) | (idx == n_steps)] if every > 1 else idx
+        if keep.size:
+            sl = slice(row + 1, row + 1 + keep.size)
+            t[sl] = t0 + keep * h
+            Q[sl], P[sl] = qc[keep - k0], pc[keep - k0]
+            row, row_step = row + keep.size, int(keep[-1])
+        if mids is not None:
+            mids.append(out[2][:valid])
+        k0 += valid
+        if report is not None:
+            report(k0)
+        if stopped or valid < m:
+            if valid < m and not stopped:
+                fail = Failure(None, _NONFINITE, k0, float(t0 + k0 * h), 0, float("nan"),
+                               float("nan"))
+            if row_step != k0:                 # the last state closes the rows
+                row += 1
+                t[row], Q[row], P[row] = t0 + k0 * h, qc[valid], pc[valid]
+            break
+        q, p = qc[-1].copy(), pc[-1].copy()
+    rows = row + 1
+    q_mid = (np.concatenate(mids)[:, None, :] if mids else np.empty((0, 1, n))) \
+        if mids is not None else None
+    iters = np.zeros(rows - 1, dtype=np.intc)
+    return Run(t[:rows], Q[:rows], P[:rows], q_mid, iters, k0, fail, rows, stopped,
+               Counts(k0, 0, 0, 0))
 
 
 def step_tangent(system, q, p, h, method="simpson", check=True):
@@ -278,17 +457,52 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
                             iterations=f.iterations, reason=f.reason, trajectory=trajectory)
 
 
-def make_trajectory(system, method, h, r, done=None):
+def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, h_req=None):
     """The Trajectory of a Run: all of it, or (``done``) the steps before a
-    failure or an exception (copies, so that the full arrays can go)."""
+    failure or an exception (copies, so that the full arrays can go).  With
+    an observer: its events, and with ``t_eval`` its states as the rows."""
     q_mid = r.q_mid
     if q_mid is not None and q_mid.shape[1] == 1:
         q_mid = q_mid[:, 0, :]                  # one internal node: (N, n)
-    lam = r.multipliers
-    if done is None:
-        return Trajectory(system, method.name, h, r.t, r.q, r.p, q_mid, r.iterations,
-                          multipliers=lam)
-    return Trajectory(system, method.name, h, r.t[:done + 1].copy(), r.q[:done + 1].copy(),
-                      r.p[:done + 1].copy(), None if q_mid is None else q_mid[:done].copy(),
-                      r.iterations[:done].copy(),
-                      multipliers=None if lam is None else lam[:done].copy())
+    partial = done is not None
+    rows = r.rows if r.rows is not None else (len(r.t) if done is None else done + 1)
+    if every == 1 and partial:
+        rows = done + 1
+    t, q, p, iters = r.t[:rows], r.q[:rows], r.p[:rows], r.iterations[:rows - 1]
+    lam = None if r.multipliers is None else r.multipliers[:rows - 1]
+    if q_mid is not None:
+        q_mid = q_mid[:rows - 1]
+    if partial:
+        t, q, p, iters = t.copy(), q.copy(), p.copy(), iters.copy()
+        q_mid = None if q_mid is None else q_mid.copy()
+        lam = None if lam is None else lam.copy()
+    events = qdot = None
+    store = every
+    if observer is not None:
+        if observer.events:
+            events = observer.events_found()
+        if observer.t_eval is not None:
+            t, q, p, qdot = observer.samples()
+            iters, q_mid, store, lam = None, None, None, None
+    status, message = _status(r, partial, observer, h, h_req, method)
+    counts = r.counts if r.counts is not None else Counts(r.done, 0, 0, 0)
+    return Trajectory(system, method.name, h, t, q, p, q_mid, iters, status=status,
+                      message=message, counts=counts, store_every=store, events=events,
+                      qdot=qdot, multipliers=lam)
+
+
+def _status(r, partial, observer, h, h_req, method):
+    """(status, message) of a run."""
+    if partial:
+        f = r.failure
+        why = f.reason if f is not None else "interrupted (an exception)"
+        return -1, f"the steps before a failure at step {r.done}: {why}"
+    if r.stopped and observer is not None and observer.stop is not None:
+        i, te = observer.stop
+        name = getattr(observer.events[i].fn, "__name__", "event")
+        return 1, (f"stopped by terminal event {i} ({name}) at t = {te:.17g}, in the step "
+                   f"ending at t = {float(r.t[-1]):.17g}")
+    msg = f"completed: {r.done} {method.name} steps of h = {h:.17g}"
+    if h_req is not None and h != h_req:
+        msg += f" (adjusted from h = {h_req:.17g} so that whole steps span t_span)"
+    return 0, msg

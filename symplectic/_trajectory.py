@@ -1,5 +1,18 @@
 """The Trajectory that :func:`symplectic.integrate` returns."""
+import collections
+
+import numpy as np
+
 from . import _dense
+
+#: The work of a run (C counters; all zero for the linear closed form but
+#: ``steps``): accepted steps, requests to the system (each at one point, for
+#: one or more of M, A, H, V, grad V, hess V), Newton iterations, LU
+#: factorisations of the Newton matrix.
+Counts = collections.namedtuple("Counts", "steps evaluations newton_iterations factorizations")
+
+#: What :meth:`Trajectory.dense_state` returns.
+DenseState = collections.namedtuple("DenseState", "q p qdot")
 
 
 class Trajectory:
@@ -20,8 +33,10 @@ class Trajectory:
         (N, s - 2, n) array (2 or 3 nodes at t_k + c_a h, with the c_a of
         ``methods(details=True)[method]["nodes"]``); None for ``midpoint``,
         ``lobatto2`` and ``rk4``, which have no internal nodes.
-    newton_iterations : ndarray (N,) of int
-        Newton iterations of each step (0 for rk4).
+    newton_iterations : ndarray (N,) of int, or None
+        Newton iterations of each step (0 for rk4); with ``store_every=k``
+        the iterations of the steps between consecutive rows (rows - 1
+        values); None with ``t_eval``.
     multipliers : ndarray (N, s, m) or None
         For a system with m holonomic constraints g(q) = 0: the Lagrange
         multipliers lambda_a of each step at its s nodes t_k + c_a h (c_a as
@@ -30,15 +45,39 @@ class Trajectory:
         rod tension lambda l of ``systems.pendulum_cartesian``.  Both
         neighbouring steps give a value at t_k (lambda_{s-1} of step k - 1
         and lambda_0 of step k): two approximations of lambda(t_k) of the
-        scheme's order or lower (README, "Constraints").  None without
-        constraints.
+        scheme's order or lower (README, "Constraints").  With
+        ``store_every=k``: those of the step that ends at each stored row
+        after the first (rows - 1 of them).  None without constraints, and
+        with ``t_eval``.
     energy : ndarray (N+1,)
         H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).
+    y : ndarray (N+1, 2n)
+        The stacked state [q, p] of each row (scipy's ``sol.y`` is its
+        transpose).
+    status : int
+        0: the run reached its end; 1: a terminal event stopped it; -1: the
+        steps before a failure (the trajectory of a ConvergenceError or an
+        interrupted run).
+    message : str
+        What ``status`` means for this run (the event, the time it stopped,
+        an adjusted step size).
+    t_events, q_events, p_events : list of ndarray, or None
+        With ``events=``: for each event function, the times (k,) and the
+        states (k, n) where it crossed zero (None without events).
+    counts : Counts
+        The work of the run: ``steps``, ``evaluations`` (requests to the
+        system, each at one point), ``newton_iterations``,
+        ``factorizations`` (LU of the Newton matrix); ``nfev`` and ``nlu``
+        are scipy's names for the second and the fourth.
+    store_every : int or None
+        1: every step is a row; k: every k-th step and the last; None: the
+        rows are the ``t_eval`` times.
     method, h, system
-        What produced it.
+        What produced it (h: the step used, after a ``t_span`` adjustment).
     """
 
-    def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *,
+    def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, status=0,
+                 message="completed", counts=None, store_every=1, events=None, qdot=None,
                  multipliers=None):
         self.system = system
         self.method = method
@@ -48,9 +87,29 @@ class Trajectory:
         self.p = p
         self.q_mid = q_mid
         self.newton_iterations = newton_iterations
+        self.status = status
+        self.message = message
+        self.counts = counts
+        self.store_every = store_every
+        self.t_events, self.q_events, self.p_events = events if events else (None, None, None)
         self.multipliers = multipliers
         self._energy = None
-        self._qdot = None
+        self._qdot = qdot
+
+    @property
+    def y(self):
+        """The stacked state [q, p], (N+1, 2n)."""
+        return np.hstack([self.q, self.p])
+
+    @property
+    def nfev(self):
+        """Requests to the system (``counts.evaluations``)."""
+        return None if self.counts is None else self.counts.evaluations
+
+    @property
+    def nlu(self):
+        """LU factorisations of the Newton matrix (``counts.factorizations``)."""
+        return None if self.counts is None else self.counts.factorizations
 
     @property
     def energy(self):
@@ -67,7 +126,10 @@ class Trajectory:
 
     @property
     def n_steps(self):
-        return len(self.t) - 1
+        """Steps between the first and the last row (all stored: len(t) - 1)."""
+        if self.store_every == 1 or self.counts is None:
+            return len(self.t) - 1
+        return self.counts.steps
 
     def dense(self, t, kind="lagrange"):
         """q at arbitrary times t within the integrated interval (dense output).
@@ -78,9 +140,33 @@ class Trajectory:
         Simpson), or a Hermite variant that also matches the end velocities
         M(q)^-1 p (``kind="hermite"``, degree s + 1, order min(s + 1, 2s - 2)).
         The steps themselves are unchanged.  Returns an array (len(t), n), or
-        (n,) for a scalar t.
+        (n,) for a scalar t.  Needs every step (``store_every=1``, no
+        ``t_eval``).  :meth:`dense_state` gives p and qdot as well.
         """
+        self._need_every_step("dense")
         return _dense.dense(self, t, kind)
+
+    def dense_state(self, t):
+        """The state (q, p, qdot) at arbitrary times t within the integrated
+        interval, from the Hermite dense polynomial of each step.
+
+        q is the polynomial of ``dense(t, kind="hermite")`` (order
+        min(s + 1, 2s - 2); 4 for rk4), qdot its time derivative and p =
+        M(q) qdot, so that qdot = M(q)^-1 p between the nodes as at them;
+        qdot and p have one order less, min(s, 2s - 2) (3 for rk4).  At a
+        node the state is the step's own (q_j, p_j).  The same state as
+        ``integrate(..., t_eval=t)`` and as the event locations.  Returns a
+        DenseState (q, p, qdot), each (len(t), n), or (n,) for a scalar t.
+        """
+        self._need_every_step("dense_state")
+        return DenseState(*_dense.dense_state(self, t))
+
+    def _need_every_step(self, what):
+        if self.store_every != 1:
+            kept = ("the t_eval times only" if self.store_every is None
+                    else f"every {self.store_every}-th step (store_every={self.store_every})")
+            raise ValueError(f"{what}() needs every step of the run, but this trajectory keeps "
+                             f"{kept}; integrate with t_eval= for states between the steps")
 
     def __len__(self):
         return len(self.t)

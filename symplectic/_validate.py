@@ -349,13 +349,18 @@ def available_memory():
         return None
 
 
-def output_bytes(n_steps, n, method, n_constraints=0):
-    """Bytes of the arrays one integration returns: t, q, p (n_steps + 1 rows),
-    the internal nodes, the Newton counts and, with m = ``n_constraints``, the
-    multipliers at the s nodes (n_steps rows); ``method`` a registry row."""
+def output_bytes(n_steps, n, method, every=1, n_constraints=0):
+    """Bytes of the arrays one integration returns: t, q, p (n_steps + 1 rows,
+    or every ``every``-th and the last), the internal nodes (every step only),
+    the Newton counts (rows - 1) and, with m = ``n_constraints``, the
+    multipliers at the s nodes (rows - 1); ``method`` a registry row."""
+    lam = 8 * len(method.nodes) * (n_constraints or 0)
+    if every > 1:
+        rows = n_steps // every + 1 + (n_steps % every != 0)
+        return 8 * rows * (1 + 2 * n) + 4 * (rows - 1) + lam * (rows - 1)
     rows = n_steps + 1
     return (8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
-            + 8 * n_steps * len(method.nodes) * (n_constraints or 0))
+            + lam * n_steps)
 
 
 #: Requests below this many bytes are not checked: asking the kernel (reading
@@ -375,3 +380,159 @@ def memory(nbytes, what, hint="integrate in chunks (start each from the last sta
         raise MemoryError(
             f"{what} needs {nbytes / 2**30:.3g} GiB for its arrays but only "
             f"{avail / 2**30:.3g} GiB of memory is available; {hint}")
+
+
+# ---------------------------------------------------------------- time spans, output, events
+def flag(name, x):
+    """A truth value given as a bool (True/False, a NumPy bool)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {x!r}")
+    return bool(x)
+
+
+def store_every(k):
+    """store_every: None (every step) or an int >= 1."""
+    if k is None:
+        return 1
+    return integer("store_every", k, 1)
+
+
+def time_grid(h, n_steps, t0, t_span):
+    """The steps of a run from ``h``, ``n_steps``, ``t0`` and ``t_span`` (each
+    possibly None): returns (h, n_steps, t0, tf or None, h_requested).
+
+    Without t_span: h and n_steps are required (t0 defaults to 0).  With
+    t_span = (t0, tf), tf != t0: given h, the steps are n = ceil(|tf - t0| /
+    |h|) (to within 1e-12 relative, so that a span that h divides gives that
+    count) of size (tf - t0) / n, at most |h|; given n_steps instead, h =
+    (tf - t0) / n_steps; given both, they must agree (|n h - (tf - t0)| <=
+    1e-9 |tf - t0|).  h must run the way of the span; t0 (default 0) is then
+    t_span[0], and a nonzero t0 must equal it."""
+    t0 = real("t0", t0)
+    if t_span is None:
+        h = step_size(h)
+        n_steps = step_count(n_steps)
+        return h, n_steps, t0, None, h
+    if isinstance(t_span, (str, bytes)) or not hasattr(t_span, "__len__") or len(t_span) != 2:
+        raise TypeError(f"t_span must be a pair (t0, tf) of real numbers, got {t_span!r}")
+    a, b = real("t_span[0]", t_span[0]), real("t_span[1]", t_span[1])
+    if a == b:
+        raise ValueError(f"t_span must have t0 != tf, got {t_span!r}")
+    if t0 != 0.0 and t0 != a:
+        raise ValueError(f"t0 = {t0!r} disagrees with t_span[0] = {a!r}; give one of them")
+    span = b - a
+    if h is None and n_steps is None:
+        raise TypeError("with t_span, give the step h (adjusted down to divide the span) or "
+                        "n_steps")
+    if n_steps is not None:
+        n_steps = integer("n_steps", n_steps, 1)
+    h_req = None
+    if h is not None:
+        h_req = step_size(h)
+        if (h_req > 0) != (span > 0):
+            raise ValueError(f"h = {h_req!r} runs the other way than t_span = ({a!r}, {b!r}); "
+                             f"give h of the sign of tf - t0")
+        if n_steps is None:
+            ratio = abs(span) / abs(h_req)
+            n_steps = max(1, math.ceil(ratio * (1.0 - 1e-12)))
+        elif abs(n_steps * h_req - span) > 1e-9 * abs(span):
+            raise ValueError(f"n_steps = {n_steps} steps of h = {h_req!r} span "
+                             f"{n_steps * h_req!r}, not t_span's {span!r}; give two of h, "
+                             f"n_steps, t_span that agree (or t_span and h: h is then "
+                             f"adjusted down to divide the span)")
+    h = span / n_steps
+    return h, n_steps, a, b, (h if h_req is None else h_req)
+
+
+def t_eval(times, t0, tf):
+    """Output times: a 1-d array of finite reals, sorted in the direction of
+    integration (non-decreasing for tf > t0), inside [t0, tf] (a few rounding
+    units outside are clipped to the bounds)."""
+    if times is None:
+        return None
+    a = _as_floats("t_eval", times, "a 1-d array of real numbers")
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.ndim != 1:
+        raise ValueError(f"t_eval must be 1-d, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError("t_eval contains non-finite values")
+    lo, hi = min(t0, tf), max(t0, tf)
+    slack = 4.0 * np.finfo(float).eps * max(abs(lo), abs(hi), 1.0)
+    outside = (a < lo - slack) | (a > hi + slack)
+    if outside.any():
+        k = int(np.argmax(outside))
+        raise ValueError(f"t_eval must lie within the integrated interval [{lo!r}, {hi!r}]; "
+                         f"t_eval[{k}] = {float(a[k])!r} is outside")
+    d = np.diff(a) * (1.0 if tf >= t0 else -1.0)
+    if (d < 0).any():
+        k = int(np.argmax(d < 0))
+        way = "increasing" if tf >= t0 else "decreasing (the run goes backward in time)"
+        raise ValueError(f"t_eval must be sorted, {way}: t_eval[{k}] = {float(a[k])!r} then "
+                         f"t_eval[{k + 1}] = {float(a[k + 1])!r}")
+    return np.clip(a, lo, hi)
+
+
+class Event:
+    """A validated event: the function, ``terminal`` (0: never stops; k >= 1:
+    stops at its k-th occurrence) and ``direction`` (-1, 0 or 1)."""
+    __slots__ = ("fn", "terminal", "direction")
+
+    def __init__(self, fn, terminal, direction):
+        self.fn, self.terminal, self.direction = fn, terminal, direction
+
+
+def events(evs):
+    """``events=``: None, a callable g(t, q, p) or a sequence of them, each with
+    optional attributes ``terminal`` (bool, or an int k >= 0: stop at the k-th
+    occurrence) and ``direction`` (a real number; its sign)."""
+    if evs is None:
+        return []
+    if callable(evs):
+        evs = [evs]
+    try:
+        evs = list(evs)
+    except TypeError:
+        raise TypeError(f"events must be a callable g(t, q, p) or a sequence of them, "
+                        f"got {type(evs).__name__}") from None
+    out = []
+    for i, g in enumerate(evs):
+        if not callable(g):
+            raise TypeError(f"events[{i}] must be a callable g(t, q, p), got "
+                            f"{type(g).__name__}")
+        term = getattr(g, "terminal", False)
+        if isinstance(term, (bool, np.bool_)):
+            term = int(bool(term))
+        else:
+            try:
+                term = integer(f"events[{i}].terminal", term, 0)
+            except (TypeError, ValueError):
+                raise TypeError(f"events[{i}].terminal must be True, False or an int >= 0, "
+                                f"got {term!r}") from None
+        direction = getattr(g, "direction", 0.0)
+        try:
+            direction = real(f"events[{i}].direction", direction)
+        except (TypeError, ValueError):
+            raise TypeError(f"events[{i}].direction must be a real number (its sign: > 0 "
+                            f"upward, < 0 downward, 0 both), got {direction!r}") from None
+        out.append(Event(g, term, (direction > 0) - (direction < 0)))
+    return out
+
+
+def event_value(i, fn, v, t):
+    """The value an event function returned: a finite real scalar, as a float."""
+    if type(v) is float and math.isfinite(v):
+        return v                                            # the common case, quickly
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        v = v[()]
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        what = (f"an array of shape {np.shape(v)}" if isinstance(v, (np.ndarray, list, tuple))
+                else repr(v))
+        raise TypeError(f"event function {i} ({name}) must return a real scalar, got {what} "
+                        f"at t = {t!r}")
+    x = float(v)
+    if not math.isfinite(x):
+        raise ValueError(f"event function {i} ({name}) returned {x!r} at t = {t!r}; it must "
+                         f"be finite")
+    return x

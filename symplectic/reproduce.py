@@ -144,14 +144,24 @@ TASKS = [
 def run(out=None, quick=False, stream=None, progress=None):
     """Run every reproduction; print the tables; write CSVs and PNGs into ``out``.
 
-    ``quick`` runs the short-horizon subset.  Progress lines go to
-    ``progress`` (default: stderr).  Figures need matplotlib and ``out``;
-    without matplotlib they are skipped with a message and the tables are
-    still produced.  Returns {task name: result}.
+    ``quick`` runs the short-horizon subset.  ``progress``: None (default)
+    writes a line per task to stderr, a stream writes them there, True shows
+    a progress bar over the tasks with the rate and the time left (tqdm when
+    installed, else a line on stderr), False nothing.  Figures need
+    matplotlib and ``out``; without matplotlib they are skipped with a
+    message and the tables are still produced.  Returns {task name: result}.
     """
+    import io
     import sys
     import time
+
+    from . import _progress
     stream = stream or sys.stdout
+    bar = None
+    if progress is True or progress is False:
+        tasks_n = sum(1 for t in TASKS if t[3] or not quick)
+        bar = _progress.bar(progress, tasks_n, "reproduce", unit="task")
+        progress = io.StringIO()               # the per-task lines go nowhere
     progress = progress or sys.stderr
     if out:
         os.makedirs(out, exist_ok=True)
@@ -162,18 +172,26 @@ def run(out=None, quick=False, stream=None, progress=None):
     t_start = time.perf_counter()
     for k, (name, fn, is_figure, _) in enumerate(tasks, 1):
         if is_figure and not out:
+            if bar:
+                bar.advance()
             continue
         if is_figure:
             try:
                 plotting()._plt()
             except ImportError as exc:
                 print(f"[{k}/{len(tasks)}] {name}: skipped ({exc})", file=progress)
+                if bar:
+                    bar.advance()
                 continue
         print(f"[{k}/{len(tasks)}] {name} ...", file=progress, flush=True)
         t0 = time.perf_counter()
         results[name] = fn(ctx)
         print(f"[{k}/{len(tasks)}] {name} done in {time.perf_counter() - t0:.1f} s",
               file=progress, flush=True)
+        if bar:
+            bar.advance()
+    if bar:
+        bar.close()
     if out:
         files = sorted(os.listdir(out))
         ctx.say(f"\nwrote {len(files)} files into {out}: {', '.join(files)}")

@@ -155,7 +155,8 @@ def test_run_help_shows_every_default():
     assert r.returncode == 0, r.stderr
     blocks = _option_blocks(r.stdout)
     assert set(blocks) == {"-h", "--method", "--h", "--steps", "--param", "--q0", "--p0",
-                           "--qdot0", "--out"}, blocks
+                           "--qdot0", "--out", "--t-span", "--t-eval", "--store-every",
+                           "--progress"}, blocks
     for opt, text in blocks.items():
         if opt != "-h":
             assert "default" in text, (opt, text)
@@ -170,7 +171,7 @@ def test_reproduce_help_shows_every_default():
     r = cli("reproduce", "--help")
     assert r.returncode == 0, r.stderr
     blocks = _option_blocks(r.stdout)
-    assert set(blocks) == {"-h", "--out", "--quick"}, blocks
+    assert set(blocks) == {"-h", "--out", "--quick", "--progress"}, blocks
     assert "(default: none: print the tables, write no files)" in blocks["--out"]
     assert "(default: off, the full run)" in blocks["--quick"]
 
@@ -182,3 +183,37 @@ def test_methods_and_systems_listings():
     assert r.returncode == 0
     for name in ("pendulum", "double_pendulum", "lagrange_top", "pendulum_chain", "linear"):
         assert name in r.stdout
+
+
+def test_run_time_span_output_times_and_thinning(tmp_path):
+    out = tmp_path / "span.npz"
+    r = cli("run", "pendulum", "--t-span", "0", "1", "--h", "0.03", "--store-every", "5",
+            "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    d = np.load(out)
+    assert d["t"][-1] == 1.0 and len(d["t"]) == 8 and float(d["h"]) == 1.0 / 34
+    assert "34 simpson steps of h = 0.0294118" in r.stdout
+    out = tmp_path / "teval.csv"
+    r = cli("run", "pendulum", "--t-span", "0", "1", "--t-eval", "0.25", "0.5", "--progress",
+            "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert rows[:, 0].tolist() == [0.25, 0.5]
+    assert "100%" in r.stderr or "100.0%" in r.stderr       # the progress bar, on stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--store-every", "0"], "--store-every must be >= 1, got 0"),
+    (["--t-span", "0", "1", "--t-eval", "2"], "t_eval must lie within the integrated interval"),
+    (["--t-span", "0", "1", "--steps", "7", "--h", "0.1"], "7 steps of h = 0.1 span"),
+    (["--t-eval", "0.5", "0.2"], "t_eval must be sorted"),
+    (["--t-eval", "nan"], "t_eval contains non-finite values"),
+    (["--t-span", "0"], "argument --t-span: expected 2 arguments"),
+    (["--t-span", "1", "1"], "t_span must have t0 != tf"),
+    (["--t-span", "0", "inf"], "t_span[1] must be finite"),
+    (["--store-every", "2.5"], "argument --store-every: invalid int value"),
+    (["--t-span", "0", "1", "--t-eval", "0.5", "--store-every", "2"], "not both"),
+])
+def test_run_bad_time_arguments_are_usage_errors(tmp_path, args, message):
+    r = cli("run", "pendulum", *args, "--out", "x.npz", cwd=tmp_path)
+    assert r.returncode == 2 and message in r.stderr, r.stderr

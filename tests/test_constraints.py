@@ -619,3 +619,42 @@ def test_newton_modes(newton):
         assert np.max(np.abs(a.q - b.q)) < 1e-11 and np.max(np.abs(a.p - b.p)) < 1e-11
         assert np.max(np.abs(0.5 * (np.sum(nodes(b) ** 2, axis=1) - L_P ** 2))) <= 1e-12
         assert np.max(np.abs(np.sum(b.q * b.p, axis=1))) / M_P <= 1e-12
+
+
+# ---------------------------------------------------------------- with time spans and events
+def test_store_every_thins_the_multipliers():
+    """store_every=k keeps the multipliers of the step ending at each stored row."""
+    sys = sp.systems.pendulum_cartesian(m=M_P, l=L_P)
+    q0, p0 = pendulum_state(1.2, 0.5)
+    full = sp.integrate(sys, q0, p0, 0.01, 103, method="lobatto4")
+    thin = sp.integrate(sys, q0, p0, 0.01, 103, method="lobatto4", store_every=10)
+    steps = list(range(9, 103, 10)) + [102]             # the steps ending at the stored rows
+    assert thin.multipliers.shape == (len(steps), 4, 1)
+    assert np.array_equal(thin.multipliers, full.multipliers[steps])
+    assert np.array_equal(thin.q, full.q[[0] + [k + 1 for k in steps]])
+
+
+def test_t_eval_and_events():
+    """t_eval: the dense states (Hermite, p = M qdot) satisfy the constraint to
+    the interpolation's accuracy, not to rounding, and carry no multipliers;
+    events are located on the constrained motion (the mass crossing x = 0,
+    exactly where the exact pendulum passes the bottom)."""
+    sys = sp.systems.pendulum_cartesian(m=M_P, l=L_P)
+    q0, p0 = pendulum_state(TH0)
+    T = sp.exact.pendulum_period(TH0, 0.0, INERTIA, OMEGA)
+    times = np.linspace(0, T, 37)
+    res = []
+    for N in (100, 200):
+        tr = sp.integrate(sys, q0, p0, t_span=(0, T), n_steps=N, t_eval=times)
+        assert tr.multipliers is None and tr.q.shape == (37, 2)
+        res.append(np.max(np.abs(0.5 * (np.sum(tr.q ** 2, axis=1) - L_P ** 2))))
+        th_ex, _ = sp.exact.pendulum(times, TH0, 0.0, INERTIA, OMEGA)
+        assert np.max(np.abs(angle(tr.q) - th_ex)) < 1e-5
+    assert res[1] < 1e-7 and res[1] < res[0] / 8       # converges with h
+
+    def bottom(t, q, p):
+        return q[0]
+    tr = sp.integrate(sys, q0, p0, T / 200, 400, method="lobatto4", events=bottom)
+    assert np.allclose(tr.t_events[0], [T / 4, 3 * T / 4, 5 * T / 4, 7 * T / 4], atol=1e-9)
+    assert np.max(np.abs(tr.q_events[0][:, 0])) < 1e-12
+    assert tr.multipliers.shape == (400, 4, 1)
