@@ -30,6 +30,7 @@ MODULE_PAGES = {                     # module -> page of the API reference
     "symplectic.exact": "docs/api/exact.html",
     "symplectic.linear": "docs/api/linear.html",
     "symplectic.analysis": "docs/api/analysis.html",
+    "symplectic.forces": "docs/api/forces.html",
     "symplectic.plot": "docs/api/plot.html",
     "symplectic.symbolic": "docs/api/symbolic.html",
     "symplectic.papers": "docs/api/papers.html",

@@ -358,6 +358,63 @@ def scenarios():
                                  constraints=[(x ** 2 + y ** 2 - 1) / 2], compile="auto")
         sp.integrate(s, q, p, 0.01, 5, method="lobatto4")
 
+    def s_forces():
+        # force= (issue 16): every form, success and error paths
+        from symplectic import forces
+        fd = lambda t, q, v: -0.3 * v + np.array([np.cos(t), 0.0])   # noqa: E731
+        jac = lambda t, q, v: (np.zeros((2, 2)), -0.3 * np.eye(2))   # noqa: E731
+        for m in methods:
+            sp.integrate(dp, Q0, P0, 0.01, 5, m, force=fd)
+            sp.integrate(dp, Q0, P0, 0.01, 5, m, force=fd, force_jac=jac)
+            sp.integrate(dp, Q0, P0, 0.01, 5, m, force=np.ones((5, 2)))
+            sp.integrate(sp.systems.double_pendulum(damping=(0.2, 0.1)), Q0, P0, 0.01, 5, m)
+            sp.step(dp, Q0, P0, 0.01, m, force=fd, t=0.3)
+            _core.step_tangent(dp, Q0, P0, 0.01, m,
+                               force=forces.from_callable(fd, jac).spec(2), t=0.3)
+        top = sp.systems.lagrange_top(damping=1e-4)
+        tq0 = np.array([0.0, 1.0, 0.0])
+        sp.integrate(top, tq0, top.mass(tq0) @ np.array([9.2, 0.0, 252.0]), 0.002, 5)
+        q0 = np.array([[0.5, 0.2], [0.3, 0.1]])
+        sp.integrate_many(dp, q0, np.zeros((2, 2)), 0.01, 5, threads=2,
+                          force=np.ones((2, 5, 2)))
+        sp.integrate_many(dp, q0, np.zeros((2, 2)), 0.01, 5, force=[None, fd])
+        nanF = np.zeros((5, 2))
+        nanF[3, 0] = np.nan
+        expect(ValueError, sp.integrate, dp, Q0, P0, 0.01, 5, force=nanF)
+        expect(ValueError, sp.integrate, dp, Q0, P0, 0.01, 5, force=np.zeros((4, 2)))
+        expect(TypeError, sp.integrate, dp, Q0, P0, 0.01, 5, force="x")
+        for m in ("simpson", "rk4", "midpoint"):
+            expect(ValueError, sp.integrate, dp, Q0, P0, 0.01, 5, m,
+                   force=lambda t, q, v: np.zeros(3))
+            expect(TypeError, sp.integrate, dp, Q0, P0, 0.01, 5, m, force=lambda t, q, v: None)
+            expect(ValueError, sp.integrate, dp, Q0, P0, 0.01, 5, m,
+                   force=lambda t, q, v: np.array([np.nan if t > 0.02 else 0.0, 0.0]))
+            expect(KeyError, sp.integrate, dp, Q0, P0, 0.01, 5, m,
+                   force=lambda t, q, v: {}["boom"])
+            if m != "rk4":          # (rk4 does not call force_jac)
+                expect(ValueError, sp.integrate, dp, Q0, P0, 0.01, 5, m, force=fd,
+                       force_jac=lambda t, q, v: (np.zeros((2, 2)), np.zeros((3, 3))))
+        expect(ValueError, sp.integrate_many, dp, q0, np.zeros((2, 2)), 0.01, 5,
+               force=[fd, lambda t, q, v: np.zeros(3)])
+        try:
+            import sympy as sy
+        except ImportError:
+            return
+        th, thd, t = sy.symbols("theta thetadot t")
+        L = sy.Rational(1, 2) * thd ** 2 + sy.cos(th)
+        s = sp.System.from_sympy(L, [th], [thd], dissipation=thd ** 2 / 10,
+                                 forces=[sy.cos(t)], time=t)
+        sp.integrate(s, [0.3], [0.0], 0.01, 20)
+
+        # forces with the per-step hook (events) and a time span; refused with t_eval
+        pend = sp.systems.pendulum(damping=0.1)
+        g = lambda t, q, p: q[0]                                     # noqa: E731
+        g.terminal = 2
+        sp.integrate(pend, [2.0], [0.0], 0.05, 40, events=g, force=lambda t, q, v: 0.1 * v)
+        sp.integrate_many(pend, [[1.0], [2.0]], [[0.0], [0.0]], 0.05, t_span=(0, 1), events=g,
+                          store_every=3, force=np.ones((20, 1)), threads=2)
+        expect(ValueError, sp.integrate, pend, [2.0], [0.0], 0.05, 30, t_eval=[0.5])
+
     def s_timespans():
         # the per-step hook (events, t_eval), the thinned C loop, the progress report
         import io
@@ -399,8 +456,8 @@ def scenarios():
                 _progress.PLAIN_INTERVAL = old
 
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
-            s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_timespans,
-            s_constraints]
+            s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_forces,
+            s_timespans, s_constraints]
 
 
 def child(mode):

@@ -15,6 +15,8 @@
  *   py_arrayforms.c the combined and vectorized forms
  *   py_constraints.c the holonomic constraints attached to a form (callables
  *                   or a compiled callback)
+ *   py_forces.c     the force= argument of the run entry points: a force
+ *                   description -> the core's sym_force, and its thunks
  *   py_errors.c     C status -> Python exception (one table)
  *   py_util.c       arrays in and out, the dM and d2M contractions, a
  *                   form's state block
@@ -120,6 +122,33 @@ int py_combined_init(SystemObject *S, int n, PyObject *fn);
 int py_combined_begin(py_call *call);
 int py_vectorized_init(SystemObject *S, int n, PyObject *fn);
 
+/* ---- py_forces.c ------------------------------------------------- */
+/* A force of one call (on the entry point's stack): the core's description,
+ * the references it holds, the records of its callback terms. */
+typedef struct py_fterm py_fterm;
+struct py_fterm {
+    PyObject *fn, *jac;        /* Python: the callables (owned); NULL otherwise */
+    sym_force_fn cfn;          /* compiled: the user's function and user_data  */
+    void *data;
+    int n;
+    int failed, rc, nonfinite; /* the first failure of a compiled term        */
+    unsigned need;
+    double t;
+    long k;
+};
+typedef struct py_force {
+    int active;                /* a force was given                            */
+    int python;                /* a Python callable term: keep the GIL         */
+    sym_force f;
+    PyArrayObject *damping, *hold, *pars[SYM_FORCE_MAX_TERMS];
+    py_fterm pt[SYM_FORCE_MAX_TERMS];
+    PyArrayObject *work, *impulse;   /* integrate's outputs, or NULL          */
+} py_force;
+int py_force_begin(PyObject *spec, int n, long steps, py_force *pf);
+void py_force_end(py_force *pf);
+int py_force_attach(py_force *pf, sym_work *w);
+int py_force_raise_recorded(const py_force *pf);
+
 /* ---- py_system.c ------------------------------------------------- */
 extern PyType_Spec py_System_spec;
 int py_system_ready(const SystemObject *S);
@@ -139,7 +168,7 @@ PyObject *py_system_constraint(SystemObject *self, PyObject *args);
 /* ---- py_run.c ---------------------------------------------------- */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw);
-PyObject *mod_newton_system(PyObject *module, PyObject *args);
+PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw);
 
 #endif /* PY_CORE_H */

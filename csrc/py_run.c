@@ -8,7 +8,9 @@
  * Python in the loop run with the GIL released; integrate checks for Ctrl-C
  * (and an optional cancellation event) every few hundred steps, and an
  * exception raised during it carries the steps done so far and a note
- * saying where it happened.
+ * saying where it happened.  A force (force=, py_forces.c) is parsed with
+ * the other arguments and attached to the workspace; a Python callable in
+ * it keeps the GIL.
  */
 #include "py_core.h"
 
@@ -27,6 +29,8 @@ struct run {
     const char *method;
     int max_iter, predictor, chord;
     long n_steps;
+    PyObject *force_in;           /* force=: None or a description (py_forces.c) */
+    long force_steps;             /* steps of an integration, -1 for one step */
     int (*check)(const run *r);   /* NULL, or the entry point's own checks */
     /* out: checked and converted (released by run_end) */
     SystemObject *S;
@@ -35,7 +39,14 @@ struct run {
     sym_options opt;
     py_call call;
     sym_work *w;                  /* run_work */
+    py_force force;
 };
+
+/* No Python in the loop: the system's and the force's callbacks are C. */
+static int run_nogil(const run *r)
+{
+    return r->S->nogil && !r->force.python;
+}
 
 static SystemObject *get_system(PyObject *module, PyObject *o)
 {
@@ -94,6 +105,7 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     r->opt.predictor = r->predictor;
     /* chord: 0 full, 1 chord, 2 per step (the enum's values; checked by the core) */
     r->opt.newton = r->chord;
+    if (py_force_begin(r->force_in, n, r->force_steps, &r->force) < 0) return -1;
     return py_call_begin(r->S, &r->call);
 }
 
@@ -102,7 +114,7 @@ static int run_work(run *r)
 {
     int st = SYM_OK;
     r->w = sym_work_new(&r->call.sys, r->m, &r->opt, &st);
-    if (r->w) return 0;
+    if (r->w) return py_force_attach(&r->force, r->w);
     py_raise_work_status(st, r->S->sys.n, r->m);
     return -1;
 }
@@ -112,6 +124,7 @@ static void run_end(run *r)
     if (r->w) sym_work_free(r->w);
     r->w = NULL;
     py_call_end(&r->call);
+    py_force_end(&r->force);
     Py_CLEAR(r->q);
     Py_CLEAR(r->p);
 }
@@ -133,17 +146,26 @@ static double *data_of(PyObject *a)
 /* ------------------------------------------------------------------ */
 /* step (and step_tangent, which takes the same arguments)              */
 /* ------------------------------------------------------------------ */
-/* Parse (system, q, p, h, method='simpson', rtol=0, max_iter=0), run the
- * prologue, make the workspace and the outputs q1, p1 and a third one:
- * the tangent map D (2n, 2n), or q_mid (n_mid, n) (None without internal
- * nodes).  -1 with an exception; one_step_end follows either way. */
+/* Parse (system, q, p, h, method='simpson', rtol=0, max_iter=0; step also
+ * force=None, t=0), run the prologue, make the workspace and the outputs
+ * q1, p1 and a third one: the tangent map D (2n, 2n), or q_mid (n_mid, n)
+ * (None without internal nodes).  -1 with an exception; one_step_end
+ * follows either way. */
 static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r,
                           PyObject *out[3], int tangent)
 {
-    static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdi", kwlist, &r->system, &r->q_in,
-                                     &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter))
+    static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", "force",
+                             "t", NULL};
+    r->force_in = Py_None;
+    r->force_steps = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOd", kwlist, &r->system, &r->q_in,
+                                     &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
+                                     &r->force_in, &r->t0))
         return -1;
+    if (!isfinite(r->t0)) {
+        PyErr_SetString(PyExc_ValueError, "t must be finite");
+        return -1;
+    }
     if (run_begin(module, r, "q", "p") < 0 || run_work(r) < 0) return -1;
     const npy_intp n = r->S->sys.n, nm = r->m->n_mid;
     const npy_intp d3[2] = {tangent ? 2 * n : nm, tangent ? 2 * n : n};
@@ -159,18 +181,19 @@ static void one_step_end(run *r, PyObject *out[3])
     for (int k = 0; k < 3; k++) Py_XDECREF(out[k]);
 }
 
-/* step(system, q, p, h, method, rtol, max_iter) -> (q1, p1, q_mid, status,
- * iterations, residual, residual_rel, update, reason) */
+/* step(system, q, p, h, method, rtol, max_iter, force, t) -> (q1, p1, q_mid,
+ * status, iterations, residual, residual_rel, update, reason) */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
 {
-    run r = {.method = "simpson", .predictor = 1};
+    run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, q_mid */
     if (one_step_begin(module, args, kw, &r, out, 0) < 0) goto done;
     sym_step_info info = {0};
-    PyThreadState *ts = r.S->nogil ? PyEval_SaveThread() : NULL;
-    const int st = sym_step(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h, data_of(out[0]),
-                            data_of(out[1]), data_of(out[2]), &info);
+    PyThreadState *ts = run_nogil(&r) ? PyEval_SaveThread() : NULL;
+    const int st = sym_step_at(r.w, r.t0, 0, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
+                               data_of(out[0]), data_of(out[1]), data_of(out[2]), &info);
     if (ts) PyEval_RestoreThread(ts);
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
     /* a failed step is a status in the result (symplectic.step raises
      * ConvergenceError); a callback's failure is an exception */
     if (st == SYM_ECALLBACK || (st && PyErr_Occurred())) {
@@ -363,6 +386,7 @@ static PyObject *integrate_result(const run *r, int st, PyObject *const out[5],
                                   const sym_failure *fail, long done, const sym_run_extras *x)
 {
     if (st == SYM_ECALLBACK || st == SYM_EINTERRUPT || PyErr_Occurred()) {
+        if (st == SYM_ECALLBACK) py_force_raise_recorded(&r->force);
         py_raise_status(st, &r->call, NULL, NULL);
         const long at = st == SYM_EINTERRUPT ? done : fail->step;
         add_note_where(r->m->name, at, r->t0 + (double)at * r->h, r->n_steps, done);
@@ -477,7 +501,7 @@ static int extras_args(const run *r, long store_every, PyObject *hook, PyObject 
 
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
- * report=None, multipliers=None) -> (t, q, p, q_mid, iters, n_done, failure,
+ * report=None, force=None, multipliers=None) -> (t, q, p, q_mid, iters, n_done, failure,
  * (rows, stopped, counts)).  With store_every > 1 the arrays have
  * sym_stored_rows rows and q_mid is None; multipliers (a constrained system)
  * is filled in place, one row per stored row after the first. */
@@ -485,19 +509,25 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
                              "rtol", "max_iter", "predictor", "chord", "cancel",
-                             "store_every", "hook", "hook_buf", "hook_steps", "report",
+                             "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", NULL};
-    run r = {.method = "simpson", .predictor = 1, .check = integrate_check};
+    run r = {.method = "simpson", .predictor = 1, .check = integrate_check, .force_in = Py_None};
     PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
     PyObject *hook = Py_None, *hook_buf = Py_None, *hook_steps = Py_None, *report = Py_None;
     PyObject *lam = Py_None;
     long store_every = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &cancel,
                                      &store_every, &hook, &hook_buf, &hook_steps, &report,
-                                     &lam))
+                                     &r.force_in, &lam))
         return NULL;
+    if (store_every > 1 && r.force_in != Py_None) {
+        /* the work and impulse are kept for every step */
+        PyErr_SetString(PyExc_ValueError, "store_every > 1 is not available with a force");
+        return NULL;
+    }
+    r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     sym_run_extras x = {0};
     progress_ctx ctx = {NULL, cancel == Py_None ? NULL : cancel,
                         report == Py_None ? NULL : report, 0};
@@ -516,12 +546,25 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
         goto done;
     sym_failure fail;
     long done_steps = 0;
-    if (r.S->nogil) ctx.ts = PyEval_SaveThread();
-    const int st = sym_integrate_ex(&r.call.sys, r.m, &r.opt, PyArray_DATA(r.q),
-                                    PyArray_DATA(r.p), r.t0, r.h, r.n_steps, data_of(out[0]),
-                                    data_of(out[1]), data_of(out[2]), data_of(out[3]),
-                                    PyArray_DATA((PyArrayObject *)out[4]), progress_cb, &ctx,
-                                    progress_every(&r), &x, &fail, &done_steps);
+    int st;
+    if (r.force.active) {
+        /* a forced run: on a workspace that carries the force */
+        if (run_work(&r) < 0) goto done;
+        if (run_nogil(&r)) ctx.ts = PyEval_SaveThread();
+        st = sym_integrate_work(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.t0, r.h, r.n_steps,
+                                data_of(out[0]), data_of(out[1]), data_of(out[2]),
+                                data_of(out[3]), PyArray_DATA((PyArrayObject *)out[4]),
+                                r.force.work ? PyArray_DATA(r.force.work) : NULL,
+                                r.force.impulse ? PyArray_DATA(r.force.impulse) : NULL,
+                                progress_cb, &ctx, progress_every(&r), &x, &fail, &done_steps);
+    } else {
+        if (r.S->nogil) ctx.ts = PyEval_SaveThread();
+        st = sym_integrate_ex(&r.call.sys, r.m, &r.opt, PyArray_DATA(r.q), PyArray_DATA(r.p),
+                              r.t0, r.h, r.n_steps, data_of(out[0]), data_of(out[1]),
+                              data_of(out[2]), data_of(out[3]),
+                              PyArray_DATA((PyArrayObject *)out[4]), progress_cb, &ctx,
+                              progress_every(&r), &x, &fail, &done_steps);
+    }
     if (ctx.ts) PyEval_RestoreThread(ctx.ts);
     ret = integrate_result(&r, st, out, &fail, done_steps, &x);
 done:
@@ -540,21 +583,26 @@ static int has_newton_system(const run *r)
     return -1;
 }
 
-/* newton_system(system, q, p, h, X, method) -> (R, J): diagnostics for tests */
-PyObject *mod_newton_system(PyObject *module, PyObject *args)
+/* newton_system(system, q, p, h, X, method, force=None, t=0) -> (R, J):
+ * diagnostics for tests (with a force: at time t, step 0) */
+PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw)
 {
-    run r = {.predictor = 1, .check = has_newton_system};
+    static char *kwlist[] = {"system", "q", "p", "h", "X", "method", "force", "t", NULL};
+    run r = {.predictor = 1, .check = has_newton_system, .force_in = Py_None, .force_steps = -1};
     PyObject *xo, *R = NULL, *J = NULL, *ret = NULL;
     PyArrayObject *x = NULL;
-    if (!PyArg_ParseTuple(args, "OOOdOs", &r.system, &r.q_in, &r.p_in, &r.h, &xo, &r.method))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdOs|Od", kwlist, &r.system, &r.q_in, &r.p_in,
+                                     &r.h, &xo, &r.method, &r.force_in, &r.t0))
         return NULL;
     if (run_begin(module, &r, "q", "p") < 0 || run_work(&r) < 0) goto done;
     const int nu = sym_newton_size(r.w);
     if (!(x = py_as_vector(xo, nu, "X"))) goto done;
     const npy_intp d1 = nu, d2[2] = {nu, nu};
     if (!(R = new_array(1, &d1, 0)) || !(J = new_array(2, d2, 0))) goto done;
-    const int st = sym_newton_system(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
+    int st = sym_work_set_time(r.w, r.t0, 0);   /* a force's time */
+    if (!st) st = sym_newton_system(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
                                      PyArray_DATA(x), data_of(R), data_of(J));
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
     if (st)
         py_raise_status(st, &r.call, NULL, NULL);
     else
@@ -567,15 +615,18 @@ done:
     return ret;
 }
 
-/* step_tangent(system, q, p, h, method, rtol, max_iter) -> (q1, p1, D) */
+/* step_tangent(system, q, p, h, method, rtol, max_iter, force, t) -> (q1, p1, D) */
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
 {
-    run r = {.method = "simpson", .predictor = 1};
+    run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, D */
     if (one_step_begin(module, args, kw, &r, out, 1) < 0) goto done;
     sym_step_info info = {0};
-    const int st = sym_step_tangent(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
-                                    data_of(out[0]), data_of(out[1]), data_of(out[2]), &info);
+    int st = sym_work_set_time(r.w, r.t0, 0);
+    if (!st)
+        st = sym_step_tangent(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h, data_of(out[0]),
+                              data_of(out[1]), data_of(out[2]), &info);
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
     if (st) {
         char after[48];
         snprintf(after, sizeof after, " (residual %.3g)", info.residual);

@@ -2,8 +2,11 @@
  * sym_driver.c -- the public entry points of a run: workspace allocation,
  * one step, the tangent map and Newton diagnostics, a whole integration.
  * Every argument is checked here, once; the schemes (through their
- * sym_scheme_ops) receive valid arguments.
+ * sym_scheme_ops) receive valid arguments.  Before every step the driver
+ * sets the workspace's time t_k and step index k, which a force
+ * (sym_forces.c) is evaluated with.
  */
+#include "sym_forces.h"
 #include "sym_scheme.h"
 
 #include <math.h>
@@ -96,6 +99,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
 
 void sym_work_free(sym_work *w)
 {
+    if (w) sym_force_free(w->force);
     free(w);
 }
 
@@ -121,9 +125,27 @@ static void clear_info(sym_step_info *info)
 int sym_step(sym_work *w, const double *q, const double *p, double h,
              double *q1, double *p1, double *qmid, sym_step_info *info)
 {
+    return sym_step_at(w, 0.0, 0, q, p, h, q1, p1, qmid, info);
+}
+
+/* The time and index of a step: t finite, k >= 0 and within a held force. */
+int sym_work_set_time(sym_work *w, double t, long k)
+{
+    if (!w) return SYM_EINVAL;
+    if (!isfinite(t) || k < 0) return SYM_EINVAL;
+    if (w->force && w->force->f.hold && k >= w->force->f.hold_rows) return SYM_EINVAL;
+    w->t = t;
+    w->k = k;
+    return SYM_OK;
+}
+
+int sym_step_at(sym_work *w, double t, long k, const double *q, const double *p, double h,
+                double *q1, double *p1, double *qmid, sym_step_info *info)
+{
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1) return SYM_EINVAL;
-    int st = step_args(w, q, p, h);
+    int st = sym_work_set_time(w, t, k);
+    if (!st) st = step_args(w, q, p, h);
     if (st) return st;
     sym_step_info local;
     if (!info) info = &local;
@@ -139,7 +161,7 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 {
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1 || !D) return SYM_EINVAL;
-    const int st = step_args(w, q, p, h);
+    const int st = step_args(w, q, p, h);   /* at the workspace's time (sym_work_set_time) */
     return st ? st : w->ops->tangent(w, q, p, h, q1, p1, D, info);
 }
 
@@ -185,6 +207,11 @@ typedef struct loop {
     double *ring;                  /* every > 1: two states (q, p) not stored  */
     double *mid;                   /* internal nodes for the hook, or NULL     */
     sym_run_extras *x;             /* NULL: sym_integrate                      */
+    double *work, *impulse;        /* forces: accumulated work (rows) and
+                                      impulse (rows x n) of the stored rows,
+                                      or NULL                                  */
+    double *isum;                  /* with impulse: 2n doubles (running sum,
+                                      the step's)                              */
     sym_progress_fn progress;
     void *ctx;
     long progress_every;
@@ -193,9 +220,11 @@ typedef struct loop {
 /* Store node k (q, p, iterations since the last stored row) as the next row
  * unless it is stored already. */
 static void store_row(const loop *L, long k, const double *qk, const double *pk, long *row,
-                      long *row_step, int *acc, size_t n)
+                      long *row_step, int *acc, size_t n, double wsum)
 {
     if (*row_step == k) return;
+    if (L->work) L->work[*row + 1] = wsum;
+    if (L->impulse) memcpy(L->impulse + (size_t)(*row + 1) * n, L->isum, sizeof(double) * n);
     double *qr = L->q + (size_t)(*row + 1) * n, *pr = L->p + (size_t)(*row + 1) * n;
     if (qr != qk) memcpy(qr, qk, sizeof(double) * n);
     if (pr != pk) memcpy(pr, pk, sizeof(double) * n);
@@ -222,12 +251,13 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
     long row = 0, row_step = 0, next_hook = 0;
     int acc = 0, st = SYM_OK;
     const double *qk = L->q, *pk = L->p;
-    double c[SYM_MAX_NODES];
+    double wsum = 0.0;   /* the forces' work from t0 */
+    double cn[SYM_MAX_NODES];
     /* the multipliers (constrained systems): s nodes, m each, in the slot of
      * the next stored row -- overwritten until a step is kept, so that the
      * slot of each stored row holds the step that ends there */
     double *lam = w->sys->m > 0 ? w->opt.multipliers : NULL;
-    const size_t nlam = lam ? (size_t)sym_method_nodes(w->method, c) * (size_t)w->sys->m : 0;
+    const size_t nlam = lam ? (size_t)sym_method_nodes(w->method, cn) * (size_t)w->sys->m : 0;
     sym_step_info info;
     for (long k = 0; k < L->n_steps; k++) {
         const long k1 = k + 1;
@@ -242,6 +272,8 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
         }
         double *qm = L->qmid ? L->qmid + (size_t)k * mid : L->mid;
         clear_info(&info);
+        w->t = L->t0 + (double)k * L->h;   /* the time and index a force sees */
+        w->k = k;
         st = w->ops->step(w, qk, pk, L->h, q1, p1, qm, &info);
         w->counts.iterations += info.iterations;
         if (L->every == 1 && L->iters) L->iters[k] = info.iterations;
@@ -253,7 +285,17 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
         acc += info.iterations;
         *done = k1;
         if (lam) (void)w->ops->multipliers(w, lam + (size_t)row * nlam);
+        if (L->work || L->impulse) {   /* W_{k+1} = W_k + W_step, I likewise */
+            double dw;
+            sym_step_force_work(w, &dw, L->isum ? L->isum + n : NULL);
+            wsum += dw;
+            if (L->isum)
+                for (size_t c = 0; c < n; c++) L->isum[c] += L->isum[n + c];
+        }
         if (keep) {
+            if (L->work) L->work[row + 1] = wsum;
+            if (L->impulse)
+                memcpy(L->impulse + (size_t)(row + 1) * n, L->isum, sizeof(double) * n);
             L->t[row + 1] = L->t0 + (double)k1 * L->h;
             if (L->iters) L->iters[row] = acc;
             acc = 0;
@@ -285,7 +327,7 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
         }
     }
     /* the last completed state closes the stored rows (a no-op when kept) */
-    if (L->every > 1) store_row(L, *done, qk, pk, &row, &row_step, &acc, n);
+    if (L->every > 1) store_row(L, *done, qk, pk, &row, &row_step, &acc, n, wsum);
     *rows = row + 1;
     return st;
 }
@@ -306,48 +348,35 @@ void sym_work_counts(const sym_work *w, sym_counts *out)
         memset(out, 0, sizeof(*out));
 }
 
-int sym_integrate_ex(const sym_system *sys, const sym_method *method,
-                     const sym_options *opt, const double *q0, const double *p0,
-                     double t0, double h, long n_steps, double *t, double *q,
-                     double *p, double *qmid, int *iters,
-                     sym_progress_fn progress, void *ctx, long progress_every,
-                     sym_run_extras *x, sym_failure *fail, long *n_done)
+/* A run on a prepared workspace (arguments checked, the state copied by
+ * the caller's rules below): the ring, the hook's nodes and the forces'
+ * running impulse are allocated once per run, never inside a step. */
+static int integrate_on(sym_work *w, const double *q0, const double *p0, double t0, double h,
+                        long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
+                        double *work, double *impulse, sym_progress_fn progress, void *ctx,
+                        long progress_every, sym_run_extras *x, sym_failure *fail, long *n_done)
 {
     long done = 0, rows = 1;
     int st = SYM_OK;
-    if (n_done) *n_done = 0;
-    if (fail) memset(fail, 0, sizeof(*fail));
-    if (x) {
-        x->rows = 0;
-        x->stopped = 0;
-        memset(&x->counts, 0, sizeof(x->counts));
-    }
-    if (!sys || !method || !q0 || !p0 || !t || !q || !p || n_steps < 0)
-        return SYM_EINVAL;
-    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
     const long every = x && x->store_every > 1 ? x->store_every : 1;
-    if (every > 1 && qmid) return SYM_EINVAL;
-    if (x && x->hook_steps && x->n_hook_steps < 0) return SYM_EINVAL;
-    for (int k = 0; k < sys->n; k++)
-        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
-    sym_work *w = sym_work_new(sys, method, opt, &st);
-    if (!w) return st;
-    /* the ring (every > 1) and the hook's internal nodes (when qmid is not
-     * stored): allocated once per run, never inside a step */
-    const size_t n = (size_t)sys->n, nmid = (size_t)method->n_mid * n;
+    const size_t n = (size_t)w->n, nmid = (size_t)w->method->n_mid * n;
     const size_t nring = every > 1 ? 4 * n : 0;
     const size_t nm = x && x->hook && !qmid ? nmid : 0;
+    const size_t ni = impulse ? 2 * n : 0;
     double *extra = NULL;
-    if (nring + nm > 0 && !(extra = malloc(sizeof(double) * (nring + nm)))) {
-        sym_work_free(w);
+    if (nring + nm + ni > 0 && !(extra = malloc(sizeof(double) * (nring + nm + ni))))
         return SYM_ENOMEM;
-    }
     loop L = {t0, h, n_steps, every, t, q, p, qmid, iters,
-              nring ? extra : NULL, nm ? extra + nring : NULL, x, progress, ctx,
-              progress_every};
+              nring ? extra : NULL, nm ? extra + nring : NULL, x, work, impulse,
+              ni ? extra + nring + nm : NULL, progress, ctx, progress_every};
     memcpy(q, q0, sizeof(double) * n);
     memcpy(p, p0, sizeof(double) * n);
     t[0] = t0;
+    if (work) work[0] = 0.0;
+    if (impulse) {
+        memset(impulse, 0, sizeof(double) * n);
+        memset(L.isum, 0, sizeof(double) * 2 * n);
+    }
     st = run_steps(w, &L, fail, &done, &rows);
     if (n_done) *n_done = done;
     if (x) {
@@ -355,8 +384,65 @@ int sym_integrate_ex(const sym_system *sys, const sym_method *method,
         x->counts = w->counts;
     }
     free(extra);
+    return st;
+}
+
+static void clear_run(sym_run_extras *x, sym_failure *fail, long *n_done)
+{
+    if (n_done) *n_done = 0;
+    if (fail) memset(fail, 0, sizeof(*fail));
+    if (x) {
+        x->rows = 0;
+        x->stopped = 0;
+        memset(&x->counts, 0, sizeof(x->counts));
+    }
+}
+
+static int run_args(const double *q0, const double *p0, const double *t, const double *q,
+                    const double *p, const double *qmid, long n_steps, double t0, double h,
+                    const sym_run_extras *x, int n)
+{
+    if (!q0 || !p0 || !t || !q || !p || n_steps < 0) return SYM_EINVAL;
+    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
+    if (x && x->store_every > 1 && qmid) return SYM_EINVAL;
+    if (x && x->hook_steps && x->n_hook_steps < 0) return SYM_EINVAL;
+    for (int k = 0; k < n; k++)
+        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
+    return SYM_OK;
+}
+
+int sym_integrate_ex(const sym_system *sys, const sym_method *method,
+                     const sym_options *opt, const double *q0, const double *p0,
+                     double t0, double h, long n_steps, double *t, double *q,
+                     double *p, double *qmid, int *iters,
+                     sym_progress_fn progress, void *ctx, long progress_every,
+                     sym_run_extras *x, sym_failure *fail, long *n_done)
+{
+    clear_run(x, fail, n_done);
+    if (!sys || !method) return SYM_EINVAL;
+    int st = run_args(q0, p0, t, q, p, qmid, n_steps, t0, h, x, sys->n);
+    if (st) return st;
+    sym_work *w = sym_work_new(sys, method, opt, &st);
+    if (!w) return st;
+    st = integrate_on(w, q0, p0, t0, h, n_steps, t, q, p, qmid, iters, NULL, NULL, progress,
+                      ctx, progress_every, x, fail, n_done);
     sym_work_free(w);
     return st;
+}
+
+int sym_integrate_work(sym_work *w, const double *q0, const double *p0, double t0, double h,
+                       long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
+                       double *work, double *impulse, sym_progress_fn progress, void *ctx,
+                       long progress_every, sym_run_extras *x, sym_failure *fail,
+                       long *n_done)
+{
+    clear_run(x, fail, n_done);
+    if (!w) return SYM_EINVAL;
+    const int st = run_args(q0, p0, t, q, p, qmid, n_steps, t0, h, x, w->n);
+    if (st) return st;
+    if (w->force && w->force->f.hold && n_steps > w->force->f.hold_rows) return SYM_EINVAL;
+    return integrate_on(w, q0, p0, t0, h, n_steps, t, q, p, qmid, iters, work, impulse,
+                        progress, ctx, progress_every, x, fail, n_done);
 }
 
 int sym_integrate(const sym_system *sys, const sym_method *method,

@@ -42,6 +42,7 @@
  * the residual, the Newton matrix and the predictors, forms the step's
  * outputs and judges the plausibility of the root it finds.
  */
+#include "sym_forces.h"
 #include "sym_galerkin.h"
 
 #include <math.h>
@@ -111,7 +112,8 @@ int sym_galerkin_left_cache(sym_gwork *g, const double *q)
 
 /*
  * Taylor predictor from (q_j, p_j): v = M^{-1} p, and the acceleration of
- * the Euler-Lagrange equations M qdd = 1/2 A(q,v)^T v - A(q,v) v - grad V;
+ * the Euler-Lagrange equations M qdd = 1/2 A(q,v)^T v - A(q,v) v - grad V
+ * (+ F(t_j, q, v) with a force);
  * X_a = c_a h v + 1/2 (c_a h)^2 qdd  (error O(h^3)).
  */
 static int taylor_predict(sym_gwork *g, const double *q, const double *p, double h)
@@ -139,6 +141,12 @@ static int taylor_predict(sym_gwork *g, const double *q, const double *p, double
             s2 += A[i * n + k] * g->v[k];   /* (A v)_i   */
         }
         g->acc[i] = 0.5 * s1 - s2 - g->cache_dV[i];
+    }
+    if (g->base.force) {
+        sym_fwork *fw = g->base.force;
+        st = sym_force_eval(fw, g->base.t, g->base.k, q, g->v, SYM_FORCE_F, fw->Fx, NULL, NULL);
+        if (st) return st;
+        for (int i = 0; i < n; i++) g->acc[i] += fw->Fx[i];
     }
     sym_cholesky_solve(n, L, g->acc);
     for (int a = 1; a < s; a++) {
@@ -170,7 +178,7 @@ static void poly_predict(sym_gwork *g)
 /*
  * The step's outputs from the accepted increments.
  * p_{j+1} = p_j + h sum_i b_i f_i (difference form), with f_i at the
- * accepted increments.  After a final update Delta (converged == 2) the
+ * accepted increments (f_i + F_i with a force: sym_galerkin_forces.c).  After a final update Delta (converged == 2) the
  * f_i were evaluated before it, so they are advanced to first order,
  *   f_i += sum_{a>=1} [ B_ia (H_i - K_i) + A_i^T D_ia / h ] Delta_a,
  * leaving an O(|Delta|^2) error (below rounding once the update test
@@ -184,6 +192,7 @@ static int step_outputs(sym_gwork *g, int converged)
     const double *q = g->q, *p = g->p, h = g->h;
     double *q1 = g->q1, *p1 = g->p1;
     if (converged == 2) g->k.correct(g, h);
+    if (g->base.force && converged == 2) sym_gforce_correct(g, h);
     for (int k = 0; k < n; k++) {
         double acc = 0.0;
         for (int i = 0; i < r; i++) acc += g->tab->b[i] * g->f[(size_t)i * n + k];
@@ -201,6 +210,7 @@ static int step_outputs(sym_gwork *g, int converged)
     }
     for (int k = 0; k < n; k++)
         if (!isfinite(q1[k]) || !isfinite(p1[k])) return SYM_ENONFINITE;
+    if (g->base.force) sym_gforce_work(g, h);
     return SYM_OK;
 }
 
@@ -224,7 +234,8 @@ static int step_outputs(sym_gwork *g, int converged)
  *
  *   T_{j+1} > PLAUS_GAIN (T_j + |W|),     T = 1/2 p^T M(q)^{-1} p,
  *
- * i.e. the step created kinetic energy that its start cannot supply.  The
+ * i.e. the step created kinetic energy that its start cannot supply (with a
+ * force, |W| + |W_F|, W_F = h sum_i b_i F_i . g_i its discrete work).  The
  * ratio T_{j+1} / (T_j + |W|) is 1 + O(h^p) on the exact flow.  Measured
  * (benchmarks/plausibility.py, RESULTS_plausibility.md; ratios recomputed
  * there in NumPy):
@@ -292,6 +303,7 @@ static int plausible(sym_gwork *g)
     /* energies beyond the double range (|p| > 1e154): no verdict; the state
      * itself reports SYM_ENONFINITE when it overflows */
     if (!isfinite(T0) || !isfinite(T1) || !isfinite(work)) return SYM_OK;
+    if (g->base.force) work = fabs(work) + fabs(g->base.force->work);
     return T1 <= PLAUS_GAIN * (T0 + fabs(work)) ? SYM_OK : SYM_EIMPLAUSIBLE;
 }
 
@@ -302,7 +314,8 @@ static int nt_residual(void *ctx, double *rnorm, double *rscale)
 {
     sym_gwork *g = ctx;
     g->k.form_points(g, g->q, g->h);
-    const int st = sym_galerkin_eval_points(g, g->need_full);
+    int st = sym_galerkin_eval_points(g, g->need_full);
+    if (!st && g->base.force) st = sym_gforce_points(g, g->h, SYM_FORCE_F, 0);
     if (st) return st;
     *rscale = g->k.residual(g, g->p, g->h, rnorm);
     return g->con ? sym_gcon_residual(g, rnorm, rscale) : SYM_OK;
@@ -311,7 +324,11 @@ static int nt_residual(void *ctx, double *rnorm, double *rscale)
 static int nt_factor(void *ctx)
 {
     sym_gwork *g = ctx;
-    const int st = g->k.jacobian(g, g->h);
+    int st = g->k.jacobian(g, g->h);
+    if (!st && g->base.force) {
+        st = sym_gforce_points(g, g->h, SYM_FORCE_DQ | SYM_FORCE_DV, 0);
+        if (!st) sym_gforce_jacobian(g, g->h);
+    }
     if (st) return st;
     g->base.counts.factorizations++;
     if (g->con) return sym_gcon_factor(g);

@@ -109,4 +109,14 @@ SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double 
 SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
                                            double h, const double *X, double *R, double *J);
 
+/* sym_galerkin_forces.c: the terms of a force (sym_forces.h), used only when
+ * the workspace has one (base.force != NULL) */
+SYM_PRIVATE int sym_gforce_points(sym_gwork *g, double h, unsigned need, int all);
+SYM_PRIVATE void sym_gforce_jacobian(sym_gwork *g, double h);
+SYM_PRIVATE void sym_gforce_correct(sym_gwork *g, double h);
+SYM_PRIVATE void sym_gforce_work(sym_gwork *g, double h);
+SYM_PRIVATE void sym_gforce_tangent_rq(const sym_gwork *g, double h, double *Rq);
+SYM_PRIVATE double sym_gforce_tangent_dp(const sym_gwork *g, double h, int c, const double *dq,
+                                         const double *dX);
+
 #endif /* SYM_GALERKIN_H */

@@ -3,6 +3,7 @@
  * tangent map of a step and the Newton system at given increments (the
  * formulas of sym_galerkin.c).
  */
+#include "sym_forces.h"
 #include "sym_galerkin.h"
 
 #include <stdlib.h>
@@ -75,8 +76,11 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
         st = sym_galerkin_eval_point(g, i, all);
         if (st) return st;
     }
+    const unsigned fall = SYM_FORCE_F | SYM_FORCE_DQ | SYM_FORCE_DV;
+    if (g->base.force && (st = sym_gforce_points(g, h, fall, 1))) return st;
     g->newton.lu_valid = 0;
     st = g->k.jacobian(g, h);
+    if (!st && g->base.force) sym_gforce_jacobian(g, h);
     if (!st) {
         g->base.counts.factorizations++;
         st = g->lu_factor(nu, g->J, g->piv, g->lu_work);
@@ -86,6 +90,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
     if (!Rq) return SYM_ENOMEM;
     double *dX = Rq + (size_t)nu * n, *dq = dX + nu;
     tangent_rq(g, h, Rq);
+    if (g->base.force) sym_gforce_tangent_rq(g, h, Rq);
     for (int col = 0; col < m; col++) {
         for (int k = 0; k < n; k++) dq[k] = (col == k) ? 1.0 : 0.0;
         for (int k = 0; k < nu; k++) {
@@ -98,7 +103,8 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
             D[(size_t)k * m + col] = dq[k] + dX[(size_t)(s - 2) * n + k];
         for (int c = 0; c < n; c++)
             D[(size_t)(n + c) * m + col] =
-                ((col == n + c) ? 1.0 : 0.0) + h * tangent_dp(g, h, c, dq, dX);
+                ((col == n + c) ? 1.0 : 0.0) + h * tangent_dp(g, h, c, dq, dX) +
+                (g->base.force ? sym_gforce_tangent_dp(g, h, c, dq, dX) : 0.0);
     }
     free(Rq);
     return SYM_OK;
@@ -123,10 +129,13 @@ int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, do
     memcpy(g->X, X, sizeof(double) * nu);
     g->k.form_points(g, q, h);
     st = sym_galerkin_eval_points(g, g->need_full);
+    if (!st && g->base.force)
+        st = sym_gforce_points(g, h, SYM_FORCE_F | SYM_FORCE_DQ | SYM_FORCE_DV, 0);
     if (st) return st;
     rscale = g->k.residual(g, p, h, &rnorm);
     if (g->con && (st = sym_gcon_residual(g, &rnorm, &rscale))) return st;
     st = g->k.jacobian(g, h);
+    if (!st && g->base.force) sym_gforce_jacobian(g, h);
     if (!st && g->con) st = sym_gcon_jacobian(g);
     if (R) memcpy(R, g->R, sizeof(double) * nu);
     if (J) memcpy(J, g->con ? sym_gcon_matrix(g) : g->J, sizeof(double) * nu * nu);

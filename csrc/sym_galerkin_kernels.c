@@ -22,6 +22,7 @@
  *   J_ab = sum_i (b_i D_ia D_ib / h) M_i + b_b D_ba A_b + b_a D_ab A_a^T
  *          + [a = b] h b_a (H_a - K_a).
  */
+#include "sym_forces.h"
 #include "sym_galerkin.h"
 
 #include <float.h>
@@ -63,11 +64,13 @@ SYM_INLINE void form_points_k(sym_gwork *w, const double *q, double h, const int
     }
 }
 
-/* f_i, P_i at every point; returns the largest of |p|, |P_i|, |h f_i|. */
+/* f_i, P_i at every point; returns the largest of |p|, |P_i|, |h f_i|.
+ * With a force (sym_galerkin_forces.c) f_i includes F_i. */
 SYM_INLINE double point_forces_k(sym_gwork *w, const double *p, double h, const int r,
                                  const int n)
 {
     const size_t nn = (size_t)n * (size_t)n;
+    const double *Fx = w->base.force ? w->base.force->F : NULL;
     double scale = 0.0;
     for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
     for (int i = 0; i < r; i++) {
@@ -81,6 +84,7 @@ SYM_INLINE double point_forces_k(sym_gwork *w, const double *p, double h, const 
                 sm += M[c * n + k] * g[k];
             }
             f[c] = 0.5 * sa - dV[c];
+            if (Fx) f[c] += Fx[(size_t)i * n + c];
             P[c] = sm;
             const double hf = fabs(h * f[c]), am = fabs(sm);
             if (am > scale) scale = am;

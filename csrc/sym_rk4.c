@@ -7,7 +7,15 @@
  * the explicit, non-symplectic reference of the papers (AXIOMS Section 6,
  * TOP Sections 3-4).  Order 4.  It conserves linear invariants exactly: for
  * a cyclic coordinate pdot_c is exactly zero at every stage.
+ *
+ * With a force (symplectic.h, sym_force) pdot gains F(t_j + c_s h, q_s, v_s)
+ * at each stage s (v_s = M(q_s)^-1 p_s), and the work and impulse of the
+ * step are integrated as two more components of the same system,
+ * Wdot = F . qdot and Idot = F:  W_j = h/6 sum_s w_s F_s . v_s,
+ * I_j = h/6 sum_s w_s F_s (w = 1, 2, 2, 1), so that p_{j+1,c} - p_{j,c} = I_{j,c}
+ * for a cyclic coordinate c.
  */
+#include "sym_forces.h"
 #include "sym_scheme.h"
 
 #include <math.h>
@@ -58,8 +66,9 @@ static void rk4_reset(sym_work *w)
     (void)w;   /* nothing carries over between steps */
 }
 
-/* One stage: (qs, ps) -> (kq, kp) = (M^{-1} ps, 1/2 A(qs, v)^T v - grad V). */
-static int rhs(rk4_work *w, const double *qs, const double *ps, double *kq,
+/* One stage at time ts: (qs, ps) -> (kq, kp) = (M^{-1} ps, 1/2 A(qs, v)^T v
+ * - grad V [+ F(ts, qs, v), left in force->Fx]). */
+static int rhs(rk4_work *w, double ts, const double *qs, const double *ps, double *kq,
                double *kp)
 {
     const int n = w->base.n;
@@ -83,7 +92,24 @@ static int rhs(rk4_work *w, const double *qs, const double *ps, double *kq,
         for (int k = 0; k < n; k++) sa += w->As[k * n + c] * kq[k];
         kp[c] = 0.5 * sa - w->dVs[c];
     }
+    sym_fwork *fw = w->base.force;
+    if (fw) {
+        st = sym_force_eval(fw, ts, w->base.k, qs, kq, SYM_FORCE_F, fw->Fx, NULL, NULL);
+        if (st) return st;
+        for (int c = 0; c < n; c++) kp[c] += fw->Fx[c];
+    }
     return SYM_OK;
+}
+
+/* The work and impulse of a stage s of weight wgt (force->Fx, velocity kq). */
+static void stage_work(sym_fwork *fw, int n, double wgt, const double *kq)
+{
+    double dot = 0.0;
+    for (int c = 0; c < n; c++) {
+        dot += fw->Fx[c] * kq[c];
+        fw->impulse[c] += wgt * fw->Fx[c];
+    }
+    fw->work += wgt * dot;
 }
 
 static int rk4_step(sym_work *ws, const double *q, const double *p, double h, double *q1,
@@ -92,22 +118,34 @@ static int rk4_step(sym_work *ws, const double *q, const double *p, double h, do
     rk4_work *w = (rk4_work *)ws;
     const int n = ws->n;
     static const double cst[4] = {0.0, 0.5, 0.5, 1.0};
+    static const double wgt[4] = {1.0, 2.0, 2.0, 1.0};
+    sym_fwork *fw = ws->force;
     int st;
     (void)qmid;
     (void)info;   /* no iterations: stays zeroed */
+    if (fw) {
+        fw->work = 0.0;
+        memset(fw->impulse, 0, sizeof(double) * (size_t)n);
+    }
     for (int s = 0; s < 4; s++) {
         double *kq = w->kq + (size_t)s * n, *kp = w->kp + (size_t)s * n;
+        const double ts = ws->t + cst[s] * h;
         if (s == 0) {
-            st = rhs(w, q, p, kq, kp);
+            st = rhs(w, ts, q, p, kq, kp);
         } else {
             const double *kqp = w->kq + (size_t)(s - 1) * n, *kpp = w->kp + (size_t)(s - 1) * n;
             for (int k = 0; k < n; k++) {
                 w->qs[k] = q[k] + cst[s] * h * kqp[k];
                 w->ps[k] = p[k] + cst[s] * h * kpp[k];
             }
-            st = rhs(w, w->qs, w->ps, kq, kp);
+            st = rhs(w, ts, w->qs, w->ps, kq, kp);
         }
         if (st) return st;
+        if (fw) stage_work(fw, n, wgt[s], kq);
+    }
+    if (fw) {
+        fw->work *= h / 6.0;
+        for (int k = 0; k < n; k++) fw->impulse[k] *= h / 6.0;
     }
     const double h6 = h / 6.0;
     for (int k = 0; k < n; k++) {
@@ -122,17 +160,24 @@ static int rk4_step(sym_work *ws, const double *q, const double *p, double h, do
 
 /*
  * Jacobian of the right-hand side F(q, p) = (v, f), v = M^{-1} p,
- * f = 1/2 A(q,v)^T v - grad V:
+ * f = 1/2 A(q,v)^T v - grad V [+ F(t, q, v)]:
  *   dv/dq = -M^{-1} A,  dv/dp = M^{-1},
- *   df/dq = (H - K) + A^T dv/dq,  df/dp = A^T M^{-1}
+ *   df/dq = (H - K) + A^T dv/dq  [+ Fq + Fv dv/dq],
+ *   df/dp = A^T M^{-1}  [+ Fv M^{-1}]
  * (H = H(q, v), K = hess V).  JF is 2n x 2n, (q, p) ordering.
  */
-static int rhs_jacobian(rk4_work *w, const double *qs, const double *ps, double *JF,
+static int rhs_jacobian(rk4_work *w, double ts, const double *qs, const double *ps, double *JF,
                         double *Minv, double *Hb, double *Kb)
 {
     const int n = w->base.n, m = 2 * n;
-    int st = rhs(w, qs, ps, w->vs, w->acc);   /* v in vs; Ms = chol(M); As = A(q, v) */
+    int st = rhs(w, ts, qs, ps, w->vs, w->acc);   /* v in vs; Ms = chol(M); As = A(q, v) */
     if (st) return st;
+    sym_fwork *fw = w->base.force;
+    if (fw) {
+        st = sym_force_eval(fw, ts, w->base.k, qs, w->vs, SYM_FORCE_DQ | SYM_FORCE_DV, NULL,
+                            fw->Fq, fw->Fv);
+        if (st) return st;
+    }
     sym_eval_out out = {0};
     out.H = Hb;
     out.d2V = Kb;
@@ -162,6 +207,17 @@ static int rhs_jacobian(rk4_work *w, const double *qs, const double *ps, double 
             for (int k = 0; k < n; k++) v += w->As[k * n + i] * JF[k * m + j];
             JF[(n + i) * m + j] = v;
         }
+    if (fw)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double vq = fw->Fq[i * n + j], vp = 0.0;
+                for (int k = 0; k < n; k++) {
+                    vq += fw->Fv[i * n + k] * JF[k * m + j];   /* Fv dv/dq */
+                    vp += fw->Fv[i * n + k] * Minv[k * n + j];  /* Fv M^-1  */
+                }
+                JF[(n + i) * m + j] += vq;
+                JF[(n + i) * m + n + j] += vp;
+            }
     return SYM_OK;
 }
 
@@ -188,7 +244,7 @@ static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h,
             w->qs[k] = s ? q[k] + cst[s] * h * w->kq[(size_t)(s - 1) * n + k] : q[k];
             w->ps[k] = s ? p[k] + cst[s] * h * w->kp[(size_t)(s - 1) * n + k] : p[k];
         }
-        st = rhs_jacobian(w, w->qs, w->ps, JF, Minv, Hb, Kb);
+        st = rhs_jacobian(w, ws->t + cst[s] * h, w->qs, w->ps, JF, Minv, Hb, Kb);
         if (st) break;
         for (int i = 0; i < m; i++)
             for (int j = 0; j < m; j++)

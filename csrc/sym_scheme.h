@@ -31,6 +31,11 @@ struct sym_work {
     sym_options opt;
     int n;
     double *scratch;   /* sym_eval_scratch_size(sys) doubles for sym_eval */
+    /* forces (sym_forces.h): NULL without one; the time t_k and index k of
+     * the step in progress (set by the driver before every step) */
+    struct sym_fwork *force;
+    double t;
+    long k;
     sym_counts counts; /* the schemes add evaluations and factorisations;
                           the driver steps and iterations */
     double *cblock;    /* sys->m > 0: ops->constraint_size doubles (zeroed),

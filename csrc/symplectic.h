@@ -362,6 +362,17 @@ int sym_step(sym_work *w, const double *q, const double *p, double h,
  * a = 0..s-1, into lambda[s * m]; the constraint force at node a is
  * -G(Q_a)^T lambda_a.  SYM_EINVAL without constraints or before a step. */
 int sym_step_multipliers(const sym_work *w, double *lambda);
+/* One step as sym_step, at time t as step number k of a run: the time and the
+ * index that a force (sym_work_set_force) is evaluated with.  sym_step is
+ * the case t = 0, k = 0.  SYM_EINVAL if t is not finite, k < 0, or k is
+ * beyond the rows of a held force. */
+int sym_step_at(sym_work *w, double t, long k, const double *q, const double *p, double h,
+                double *q1, double *p1, double *qmid, sym_step_info *info);
+/* Set the time t and step index k of the workspace without stepping: the
+ * ones sym_newton_system and sym_step_tangent evaluate a force with (0 on a
+ * new workspace; sym_step_at, sym_step and sym_integrate set their own).
+ * SYM_EINVAL as for sym_step_at. */
+int sym_work_set_time(sym_work *w, double t, long k);
 
 /* Diagnostics of a Galerkin scheme (SYM_EMETHOD for rk4): the number of
  * Newton unknowns ((s-1) n; (s-1)(n + m) with m constraints), and the
@@ -466,6 +477,91 @@ int sym_integrate_ex(const sym_system *sys, const sym_method *method,
                      double *p, double *qmid, int *iters,
                      sym_progress_fn progress, void *ctx, long progress_every,
                      sym_run_extras *extras, sym_failure *fail, long *n_done);
+
+/* ------------------------------------------------------------------ */
+/* Non-conservative forces: the discrete Lagrange-d'Alembert principle  */
+/* ------------------------------------------------------------------ */
+/*
+ * Generalized forces F(t, q, qdot) (n components, the virtual work
+ * F . delta q) enter every scheme at its own quadrature points: the
+ * variational schemes through the discrete Lagrange-d'Alembert principle
+ * (csrc/sym_galerkin.c), RK4 through pdot = ... + F.  A force is a sum of
+ * optional parts:
+ *
+ *   damping   F += -D qdot            D n x n, row-major (constant)
+ *   hold      F += hold[k]            during step k (zero-order hold),
+ *                                     rows x n, row-major (k < rows)
+ *   term[i]   F += fn(t, k, q, qdot)  callbacks (at most SYM_FORCE_MAX_TERMS)
+ *
+ * A callback fills what `need` asks for: F (n), Fq = dF/dq and
+ * Fv = dF/dqdot (n x n, row-major, [c][d] = dF_c/dq_d), adding nothing:
+ * it overwrites its outputs.  It returns 0, nonzero to stop (the step
+ * returns SYM_ECALLBACK).  Jacobians it does not provide (`provides`) are
+ * central differences of F (error ~1e-10 relative; they only steer Newton:
+ * the root is that of the exact F).  `flags` may say that F does not
+ * depend on q or on qdot (that Jacobian is zero, never evaluated).
+ * The arrays a sym_force points to must outlive the workspace.
+ */
+enum sym_force_need { SYM_FORCE_F = 1u, SYM_FORCE_DQ = 2u, SYM_FORCE_DV = 4u };
+enum sym_force_flags { SYM_FORCE_NO_Q = 1u, SYM_FORCE_NO_V = 2u };
+
+typedef int (*sym_force_fn)(double t, long k, const double *q, const double *v,
+                            unsigned need, double *F, double *Fq, double *Fv, void *params);
+
+#define SYM_FORCE_MAX_TERMS 4
+
+typedef struct sym_force_term {
+    sym_force_fn fn;
+    void *params;
+    unsigned provides;   /* SYM_FORCE_DQ | SYM_FORCE_DV: Jacobians fn fills */
+    unsigned flags;      /* SYM_FORCE_NO_Q | SYM_FORCE_NO_V                 */
+} sym_force_term;
+
+typedef struct sym_force {
+    const double *damping;   /* n x n, or NULL */
+    const double *hold;      /* hold_rows x n, or NULL */
+    long hold_rows;
+    int nterms;              /* 0 .. SYM_FORCE_MAX_TERMS */
+    sym_force_term term[SYM_FORCE_MAX_TERMS];
+} sym_force;
+
+/* Attach a force to a workspace (a copy of the description; NULL detaches):
+ * every later step includes it.  Allocates the force's buffers (never
+ * inside a step); SYM_EINVAL for a malformed description, SYM_ENOMEM. */
+int sym_work_set_force(sym_work *w, const sym_force *force);
+
+/* The discrete work W = h sum_i b_i F_i . qdot_i and impulse
+ * I = h sum_i b_i F_i (n) of the forces over the last step taken, with the
+ * scheme's own quadrature (RK4: its stages); zero without a force.
+ * energy - work is what a forced run conserves (to the scheme's order),
+ * and p_{j+1} - p_j = I exactly for a cyclic coordinate. */
+void sym_step_force_work(const sym_work *w, double *work, double *impulse);
+
+/* A whole run on a prepared workspace (sym_work_new, sym_work_set_force),
+ * as sym_integrate_ex (x may be NULL), steps k = 0 .. n_steps-1 at t0 + k h;
+ * work and impulse (either may be NULL; one row per stored row:
+ * sym_stored_rows(n_steps, store_every) of them) receive the accumulated
+ * work and impulse of the forces (0 at t0). */
+int sym_integrate_work(sym_work *w, const double *q0, const double *p0, double t0, double h,
+                       long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
+                       double *work, double *impulse, sym_progress_fn progress, void *ctx,
+                       long progress_every, sym_run_extras *x, sym_failure *fail,
+                       long *n_done);
+
+/* Built-in force terms (csrc/sym_forces.c): named callbacks in C whose
+ * params point to npar doubles owned by the caller (checked by `check`). */
+typedef struct sym_force_builtin {
+    const char *name;
+    const char *doc;
+    int n;                      /* degrees of freedom it applies to (0: any) */
+    int npar;
+    int (*check)(int n, const double *par);   /* 0 if the parameters are valid */
+    sym_force_term term;        /* fn, provides, flags (params: the caller's) */
+} sym_force_builtin;
+
+int sym_force_builtin_count(void);
+const sym_force_builtin *sym_force_builtin_at(int i);
+const sym_force_builtin *sym_force_builtin_find(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Built-in systems                                                     */

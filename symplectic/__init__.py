@@ -9,7 +9,7 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 >>> traj.q.shape
 (1001, 2)
 """
-from . import analysis, exact, linear, papers, systems
+from . import analysis, exact, forces, linear, papers, systems
 from ._errors import ConvergenceError, DerivativeError
 from ._ensemble import Ensemble, integrate_many
 from ._integrate import integrate, step
@@ -28,5 +28,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "DerivativeError", "integrate", "integrate_many",
-           "step", "methods", "systems", "exact", "linear", "analysis", "papers", "__version__"]
+           "step", "methods", "systems", "forces", "exact", "linear", "analysis", "papers", "__version__"]
 

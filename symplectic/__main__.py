@@ -8,7 +8,11 @@
   methods                           list the integration methods
   systems                           list the built-in systems and their parameters
 
-``run --help`` shows every option with its default.  ``--h`` may be negative
+``run --help`` shows every option with its default.  ``run ... --damping C
+[C ...]`` adds viscous joint friction to the systems that have it (the
+factory's ``damping=``); the output then also holds the work of the friction
+and the summary line gives the energy balance (energy - work) instead of the
+energy error.  ``--h`` may be negative
 (integrates backward in time, as the API does); it must be finite and nonzero.
 
 Exit status: 0 on success; 2 on a usage error -- anything wrong with the
@@ -80,7 +84,7 @@ def _parse_value(text):
         raise CLIError(f"cannot parse parameter value {text!r} (a number or a JSON list)") from None
 
 
-def _build_system(name, params):
+def _build_system(name, params, damping=None):
     factories = _factories()
     if name not in factories:
         raise CLIError(f"unknown system {name!r}; available: {', '.join(sorted(factories))}")
@@ -95,6 +99,13 @@ def _build_system(name, params):
         if key not in allowed:
             raise CLIError(f"unknown parameter {key!r} for {name}; parameters: {', '.join(allowed)}")
         kwargs[key] = _parse_value(value)
+    if damping is not None:
+        if "damping" not in allowed:
+            raise CLIError(f"--damping: {name} has no damping (systems with it: "
+                           f"{', '.join(k for k, f in factories.items() if 'damping' in inspect.signature(f).parameters)})")
+        if "damping" in kwargs:
+            raise CLIError("give --damping or --param damping=..., not both")
+        kwargs["damping"] = damping[0] if len(damping) == 1 else list(damping)
     if "n" in kwargs:
         if not float(kwargs["n"]).is_integer():
             raise CLIError(f"n must be an integer, got {kwargs['n']}")
@@ -118,7 +129,7 @@ def _vector(name, values, n):
 
 def cmd_run(args):
     import symplectic as sp
-    system = _build_system(args.system, args.param)
+    system = _build_system(args.system, args.param, args.damping)
     n = system.n
     if args.t_span is None:                 # the defaults of --h and --steps
         args.h = DEFAULT_H if args.h is None else args.h
@@ -168,6 +179,8 @@ def cmd_run(args):
         if out.endswith(".npz"):
             extra = ({} if traj.newton_iterations is None
                      else {"newton_iterations": traj.newton_iterations})
+            if traj.force is not None:
+                extra["work"] = traj.work
             if traj.multipliers is not None:
                 extra["multipliers"] = traj.multipliers
             np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy, method=args.method,
@@ -176,12 +189,22 @@ def cmd_run(args):
         elif out.endswith(".csv"):
             cols = ["t"] + [f"q{i}" for i in range(n)] + [f"p{i}" for i in range(n)] + ["energy"]
             data = np.column_stack([traj.t, traj.q, traj.p, traj.energy])
+            if traj.force is not None:
+                cols.append("work")
+                data = np.column_stack([data, traj.work])
             np.savetxt(out, data, delimiter=",", header=",".join(cols), comments="", fmt="%.17g")
     except OSError as exc:
         raise OSError(f"cannot write {out!r}: {exc.strerror or exc}") from None
-    e = np.max(np.abs(traj.energy - traj.energy[0])) / max(abs(traj.energy[0]), 1e-300)
-    print(f"{args.system}: {traj.counts.steps} {args.method} steps of h = {traj.h:g}; "
-          f"max relative energy error {e:.3e}; wrote {out}")
+    scale = max(abs(traj.energy[0]), 1e-300)
+    if traj.force is None:
+        e = np.max(np.abs(traj.energy - traj.energy[0])) / scale
+        what = f"max relative energy error {e:.3e}"
+    else:
+        e = sp.analysis.energy_balance(traj).max_error / scale
+        what = (f"work of the forces {traj.work[-1]:.6g}; max relative error of "
+                f"energy - work {e:.3e}")
+    print(f"{args.system}: {traj.counts.steps} {args.method} steps of h = {traj.h:g}; {what}; "
+          f"wrote {out}")
 
 
 def _jsonable(params):
@@ -256,6 +279,11 @@ def main(argv=None):
     run.add_argument("--qdot0", type=float, nargs="+", metavar="QDOT",
                      help="initial velocities, p0 = M(q0) qdot0 (default: the paper's initial "
                           "velocities for the systems above, zero otherwise)")
+    run.add_argument("--damping", type=float, nargs="+", metavar="C",
+                     help="viscous joint friction (N m s/rad): one value for every joint or "
+                          "one per joint (pendulum, double_pendulum, pendulum_chain; "
+                          "lagrange_top: friction at the pivot); the output then holds the "
+                          "work too (default: none, or --param damping=...)")
     run.add_argument("--out", required=True, metavar="FILE",
                      help="output file, .npz or .csv (required, no default)")
     sub.add_parser("methods", help="list the integration methods")

@@ -61,6 +61,23 @@ check : bool
     remembered on the System).  Default True; False skips it, as does
     ``System(..., derivative_check=False)``.  Built-in and SymPy-generated
     systems are never checked.""",
+    "force": """\
+force, force_jac :
+    A non-conservative generalized force F(t, q, qdot) (n components),
+    added to the system's own (``System.force``, e.g. a built-in's
+    ``damping=``): a callable ``force(t, q, qdot) -> (n,)`` with an optional
+    ``force_jac(t, q, qdot) -> (dF/dq, dF/dqdot)`` (each (n, n); without it
+    Newton uses central differences of ``force``), an array of shape
+    (n_steps, n) held constant over each step (zero-order hold), or a
+    :class:`symplectic.forces.Force` (linear damping and compiled callbacks
+    run without Python in the loop).  The variational schemes evaluate it at
+    their quadrature points (discrete Lagrange-d'Alembert principle), RK4 at
+    its stages.  With a force, linear systems take the Newton path (no
+    closed form); its work and impulse are kept for every step, so
+    ``t_eval`` is refused with a force, and so is ``store_every`` of
+    :func:`integrate` (``integrate_many`` picks its stored rows from the
+    member's full run); ``t_span`` and ``events`` work.  None (default):
+    the unforced run, unchanged.""",
 }
 
 

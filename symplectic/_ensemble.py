@@ -40,6 +40,9 @@ class Ensemble:
         event functions of the times found (as ``Trajectory.t_events``).
     counts : list of Counts
         The work of each member's run (``Trajectory.counts``).
+    work, impulse : ndarray (K, M) and (K, M, n), or None
+        With a force: the work and impulse of the forces from t0 to the
+        stored times (see :class:`symplectic.Trajectory`); None without.
     """
     t: np.ndarray
     q: np.ndarray
@@ -52,6 +55,8 @@ class Ensemble:
     q_events: list = None
     p_events: list = None
     counts: list = None
+    work: object = None
+    impulse: object = None
 
     def __len__(self):
         return self.q.shape[0]
@@ -65,7 +70,8 @@ class Ensemble:
 def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
                    t0=0.0, t_span=None, t_eval=None, store_every=None, events=None,
                    progress=False, threads=None, store="all", errors="raise", rtol=None,
-                   max_iter=None, newton="full", closed_form=True, check=True):
+                   max_iter=None, newton="full", closed_form=True, check=True, force=None,
+                   force_jac=None):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 
     Parameters
@@ -116,6 +122,12 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         first member's initial state (about 0.5 ms per new System); False
         suits sweeps that build many compiled Systems for short runs, once
         one of them has been checked.
+    {{force}}
+        Here also one per member: an array of shape (K, n_steps, n) (one held
+        force each) or a sequence of K forces.  A Python callable in any
+        member's force holds the GIL (threads is then forced to 1).  A
+        forced member keeps every step while it runs (its work is summed
+        over each step); not with ``t_eval``.
 
     Returns
     -------
@@ -137,12 +149,18 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     store = _store(store, store_every, times)
     evs = _validate.events(events)
     show = _validate.flag("progress", progress)
+    fs = _validate.member_forces(members, force, force_jac, n_steps)
+    forced = any(f is not None for f in fs)
+    if forced and times is not None:
+        raise ValueError("t_eval is not available with a force: its work and impulse are kept "
+                         "for every step")
     _derivcheck.ensure_many(members, Q0, check)
     threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
-    if not all(s.nogil for s in members):
+    if not all(s.nogil for s in members) or any(f is not None and f.python for f in fs):
         threads = 1                    # Python callables hold the GIL: one at a time
-    out = _Stack(K, n, n_steps, m, store, threads, times)
-    closed = {id(s): _integrate.linear_stepper(s, m, h, closed_form) for s in members}
+    out = _Stack(K, n, n_steps, m, store, threads, times, forced)
+    closed = {(id(s), f is None): _integrate.linear_stepper(s, m, h, closed_form and f is None)
+              for s, f in zip(members, fs)}
     cancel = threading.Event()
     bar = _progress.bar(show, K * n_steps, f"integrate_many ({K} x {m.name})")
 
@@ -151,9 +169,13 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         obs = (_events.Observer(s, m, t0, h, n_steps, Q0[k], P0[k], evs, times)
                if evs or times is not None else None)
         report = (lambda done, k=k: bar.report(done, k)) if bar else None
-        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options, closed[id(s)], cancel,
-                           store_every=out.every, observer=obs, report=report)
-        out.keep(k, r, obs)
+        # a forced member keeps every step (its work and impulse per step): the
+        # stored rows are picked from them
+        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options,
+                           closed[id(s), fs[k] is None], cancel,
+                           store_every=out.every if fs[k] is None else 1, observer=obs,
+                           report=report, force=fs[k])
+        out.keep(k, r, obs, full=fs[k] is not None)
         if bar:
             bar.report(r.done, k)
         if r.failure is not None:
@@ -207,7 +229,7 @@ class _Stack:
     event).  Each member's run keeps only its stored rows (the C loop thins
     them: ``every``)."""
 
-    def __init__(self, K, n, n_steps, method, store, threads, times=None):
+    def __init__(self, K, n, n_steps, method, store, threads, times=None, forced=False):
         self.t_eval = times
         if times is not None:
             rows, self.every = len(times), max(n_steps, 1)
@@ -223,8 +245,9 @@ class _Stack:
         store_all = isinstance(store, str) and store == "all"
         # stored arrays, plus one run's stored rows in flight per worker thread
         _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
-                         + min(threads, K) * _validate.output_bytes(n_steps, n, method,
-                                                                     self.every),
+                         + (8 * K * rows * (1 + n) if forced else 0)
+                         + min(threads, K) * _validate.output_bytes(
+                             n_steps, n, method, 1 if forced else self.every, forced),
                          f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
                          "integrate in chunks of steps, store fewer rows (store=, "
                          "store_every=, t_eval=), or use fewer threads")
@@ -241,9 +264,38 @@ class _Stack:
         self.status = np.zeros(K, dtype=int)
         self.found = [None] * K
         self.counts = [None] * K
+        self.work = np.full((K, rows), np.nan) if forced else None
+        self.impulse = np.full((K, rows, n), np.nan) if forced else None
 
-    def keep(self, k, r, obs=None):
+    def keep(self, k, r, obs=None, full=False):
+        """Member k's rows from its Run ``r`` (``full``: a run that kept
+        every step, a forced one: the stored rows are picked from it)."""
         self.counts[k] = r.counts
+        if full:
+            self._keep_full(k, r, obs)
+            return
+        self._keep(k, r, obs)
+        if self.work is not None:      # an unforced member of a forced ensemble
+            filled = ~np.isnan(self.q[k, :, 0]) if self.q.shape[2] else slice(None)
+            self.work[k, filled] = 0.0
+            self.impulse[k, filled] = 0.0
+
+    def _keep_full(self, k, r, obs):
+        if obs is not None and obs.events:
+            self.found[k] = obs.events_found()
+        if r.failure is not None:
+            self.status[k] = -1
+        elif r.stopped:
+            self.status[k] = 1
+        ok = self.idx <= r.done if (r.failure is not None or r.stopped) else slice(None)
+        sel = self.idx[ok]
+        self.q[k, ok], self.p[k, ok] = r.q[sel], r.p[sel]
+        self.work[k, ok] = 0.0 if r.work is None else r.work[sel]
+        self.impulse[k, ok] = 0.0 if r.impulse is None else r.impulse[sel]
+        if self.iters is not None and r.failure is None and not r.stopped:
+            self.iters[k] = r.iterations
+
+    def _keep(self, k, r, obs=None):
         if obs is not None and obs.events:
             self.found[k] = obs.events_found()
         if r.failure is not None:
@@ -286,7 +338,8 @@ class _Stack:
         return Ensemble(t, self.q, self.p, self.iters, failed, errs, self.status,
                         [f[0] for f in found] if found else None,
                         [f[1] for f in found] if found else None,
-                        [f[2] for f in found] if found else None, self.counts)
+                        [f[2] for f in found] if found else None, self.counts, self.work,
+                        self.impulse)
 
 
 def _run_pool(run_one, K, threads, cancel, stop_on_error):

@@ -23,11 +23,11 @@ __all__ = ["step", "integrate"]
 
 @_docs.fill
 def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
-         closed_form=True, check=True):
+         closed_form=True, check=True, force=None, force_jac=None, t=0.0):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     The states are bitwise those of row 1 of :func:`integrate` run for one
-    step from ``(q, p)`` with the same options.
+    step from ``(q, p)`` at ``t0 = t`` with the same options.
 
     Parameters
     ----------
@@ -41,6 +41,11 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     {{newton_tolerances}}
     {{closed_form}}
     {{check}}
+    {{force}}
+        An array is one row (n,) or (1, n) here: the force held over this
+        step (a sampled controller calls ``step`` in a loop).
+    t : float
+        The time of ``(q, p)`` (default 0), for a time-dependent force.
 
     Returns
     -------
@@ -60,9 +65,11 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
     _validate.constrained_state(system, m, q, p, "q", "p", check)
     options = _validate.newton(rtol, max_iter)
+    t = _validate.real("t", t)
+    f = _validate.force(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
-    closed = linear_stepper(system, m, h, closed_form)
-    q1, p1, failure = run_step(system, q, p, h, m, options, closed)
+    closed = linear_stepper(system, m, h, closed_form and f is None)
+    q1, p1, failure = run_step(system, q, p, h, m, options, closed, f, t)
     if failure is not None:
         raise convergence_error(m, h, failure, system=system)
     return q1, p1
@@ -72,7 +79,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
               t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
               rtol=None, max_iter=None, predictor=True, newton="full", closed_form=True,
-              check=True):
+              check=True, force=None, force_jac=None):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
     or over ``t_span``.
 
@@ -143,15 +150,16 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     {{newton}}
     {{closed_form}}
     {{check}}
+    {{force}}
 
     Returns
     -------
     Trajectory
         with ``t``, ``q``, ``p``, ``qdot``, ``y``, ``q_mid`` (None, (N, n)
         or (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
-        ``energy``, ``status``, ``message``, ``counts``, with events
-        ``t_events``, ``q_events``, ``p_events``, and for a constrained
-        system ``multipliers``.
+        ``energy``, ``status``, ``message``, ``counts``, the ``work`` and
+        ``impulse`` of the forces, with events ``t_events``, ``q_events``,
+        ``p_events``, and for a constrained system ``multipliers``.
 
     Raises
     ------
@@ -185,29 +193,35 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     evs = _validate.events(events)
     show = _validate.flag("progress", progress)
     options = _validate.newton(rtol, max_iter, newton, predictor)
+    f = _validate.force(system, force, force_jac, n_steps)
+    if f is not None and (times is not None or every > 1):
+        raise ValueError("t_eval and store_every are not available with a force: its work "
+                         "and impulse are kept for every step")
     if times is not None:
         every = max(n_steps, 1)            # the C loop keeps the first and the last state only
         kept = 8 * len(times) * (1 + 3 * system.n)
     else:
-        kept = _validate.output_bytes(n_steps, system.n, m, every, system.n_constraints)
+        kept = _validate.output_bytes(n_steps, system.n, m, every, f is not None,
+                                      system.n_constraints)
     _validate.memory(kept, f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
-    closed = linear_stepper(system, m, h, closed_form)
+    closed = linear_stepper(system, m, h, closed_form and f is None)
+    outputs = force_outputs(f, n_steps, system.n)
     observer = (_events.Observer(system, m, t0, h, n_steps, q0, p0, evs, times)
                 if evs or times is not None else None)
     bar = _progress.bar(show, n_steps, f"integrate ({m.name})")
     try:
         r = run(system, q0, p0, h, n_steps, m, t0, options, closed, store_every=every,
-                observer=observer, report=bar.report if bar else None,
-                multipliers=times is None)
+                observer=observer, report=bar.report if bar else None, force=f,
+                outputs=outputs, multipliers=times is None)
         if bar:
             bar.report(r.done)
     except BaseException as exc:
         # a callback raised, or Ctrl-C: keep the steps completed before it
         part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
         if part is not None:
-            exc.trajectory = make_trajectory(system, m, h, _partial_run(part), part[5],
-                                             every=every, observer=observer)
+            exc.trajectory = make_trajectory(system, m, h, _partial_run(part, outputs),
+                                             part[5], every=every, observer=observer, force=f)
         raise
     finally:
         if bar:
@@ -215,19 +229,22 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     if tf is not None and r.failure is None and not r.stopped and n_steps > 0:
         r.t[-1] = tf                       # t0 + n h is tf to rounding: the span's end exactly
     if r.failure is None:
-        return make_trajectory(system, m, h, r, every=every, observer=observer, h_req=h_req)
+        return make_trajectory(system, m, h, r, every=every, observer=observer, h_req=h_req,
+                               force=f)
     raise convergence_error(m, h, r.failure, trajectory=make_trajectory(
-        system, m, h, r, r.done, every=every, observer=observer), system=system)
+        system, m, h, r, r.done, every=every, observer=observer, force=f), system=system)
 
 
 # ---------------------------------------------------------------- running
 #: What one run computed: the arrays (t (N+1,), q, p (N+1, n), q_mid
 #: (N, n_mid, n) or None, iterations (N,)), the steps done, the failure
-#: (None, or a Failure), the rows stored, whether an event stopped the run,
-#: the counts and, for a constrained system, the multipliers (rows - 1, s, m)
-#: at the nodes of the step ending at each stored row (or None).
-Run = collections.namedtuple("Run", "t q p q_mid iterations done failure rows stopped counts "
-                             "multipliers", defaults=(None, False, None, None))
+#: (None, or a Failure), the rows filled, whether a hook stopped the run, its
+#: counts, with a force its accumulated work (N+1,) and impulse (N+1, n)
+#: (None without one), and for a constrained system the multipliers
+#: (rows - 1, s, m) at the nodes of the step ending at each stored row (or None).
+Run = collections.namedtuple(
+    "Run", "t q p q_mid iterations done failure rows stopped counts work impulse multipliers",
+    defaults=(None, False, None, None, None, None))
 
 #: A failed step, as the binding reports it (reason: the C core's
 #: sym_strerror text; status None for the closed form).
@@ -254,8 +271,17 @@ def linear_stepper(system, method, h, closed_form):
     return linear.stepper(M, K, h, "simpson" if method.name == "simpson" else "newmark")
 
 
+def force_outputs(force, n_steps, n):
+    """The arrays a forced run fills with its work and impulse, (None, None)
+    without a force."""
+    if force is None:
+        return None, None
+    return np.zeros(n_steps + 1), np.zeros((n_steps + 1, n))
+
+
 def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
-        *, store_every=1, observer=None, report=None, multipliers=False):
+        *, store_every=1, observer=None, report=None, force=None, outputs=None,
+        multipliers=False):
     """Integrate validated inputs: the C core's run, or the closed form's when
     ``closed`` is a stepper from :func:`linear_stepper`.  A failed step is
     returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
@@ -263,9 +289,11 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
     binding.  ``store_every`` thins the stored rows (in the C loop),
     ``observer`` (an :class:`symplectic._events.Observer`) is called after
     the steps it asks for, ``report(steps_done)`` with the periodic Ctrl-C
-    check.  The arrays hold ``Run.rows`` valid rows.  ``multipliers``: keep a
-    constrained system's multipliers (appended to the partial arrays of an
-    exception too)."""
+    check.  The arrays hold ``Run.rows`` valid rows.  ``force`` (a
+    symplectic.forces.Force, or None; not with store_every > 1) rides along,
+    its work and impulse going to ``outputs`` (from :func:`force_outputs`).
+    ``multipliers``: keep a constrained system's multipliers (appended to the
+    partial arrays of an exception too)."""
     hook = observer.hook if observer is not None else None
     if closed is not None:
         if store_every == 1 and hook is None and report is None:
@@ -279,6 +307,11 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
         kw.update(hook=hook, hook_buf=observer.buf, hook_steps=observer.hook_steps)
     if report is not None:
         kw["report"] = report
+    work = impulse = None
+    if force is not None:
+        work, impulse = outputs if outputs is not None else force_outputs(force, n_steps,
+                                                                          system.n)
+        kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
     lam = None
     if multipliers and system.n_constraints:
         rows_max = _stored_rows(n_steps, store_every)
@@ -297,10 +330,12 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
         t, q, p, iters = t[:rows], q[:rows], p[:rows], iters[:rows - 1]
         if qm is not None:
             qm = qm[:rows - 1]
+        if work is not None:
+            work, impulse = work[:rows], impulse[:rows]
     if lam is not None:
         lam = lam[:rows - 1]
     return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), rows,
-               bool(stopped), Counts(*counts), lam)
+               bool(stopped), Counts(*counts), work, impulse, lam)
 
 
 def _stored_rows(n_steps, every):
@@ -311,23 +346,29 @@ def _stored_rows(n_steps, every):
     return n_steps // every + 1 + (n_steps % every != 0)
 
 
-def _partial_run(part):
+def _partial_run(part, outputs=(None, None)):
     """The Run of the partial arrays an exception carries (py_run.c
-    attach_partial: t, q, p, q_mid, iters, done, (rows, stopped, counts), and
-    the multipliers when :func:`run` appended them)."""
+    attach_partial: t, q, p, q_mid, iters, done, (rows, stopped, counts)),
+    with the force's work and impulse arrays (``outputs``), and the
+    multipliers when :func:`run` appended them."""
     t, q, p, qm, iters, done, (rows, stopped, counts), *lam = part
-    return Run(t, q, p, qm, iters, done, None, rows, bool(stopped), Counts(*counts),
+    return Run(t, q, p, qm, iters, done, None, rows, bool(stopped), Counts(*counts), *outputs,
                lam[0] if lam else None)
 
 
-def run_step(system, q, p, h, method, options=None, closed=None):
+def run_step(system, q, p, h, method, options=None, closed=None, force=None, t=0.0):
     """One step from validated inputs: (q1, p1, failure)."""
     if closed is not None:
         r = _run_closed(closed, q, p, h, 1, method, 0.0)
         return r.q[1].copy(), r.p[1].copy(), r.failure
+    kw = dict(options or {})
+    if force is not None:
+        kw["force"] = force.spec(system.n)
+    if t != 0.0:
+        kw["t"] = t
     q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.step(
-        system, q, p, h, method.name, **(options or {}))
-    failure = None if status == 0 else Failure(status, reason, 0, 0.0, iters, res, res_rel)
+        system, q, p, h, method.name, **kw)
+    failure = None if status == 0 else Failure(status, reason, 0, t, iters, res, res_rel)
     return q1, p1, failure
 
 
@@ -417,19 +458,27 @@ def _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, every, observer, repo
                Counts(k0, 0, 0, 0))
 
 
-def step_tangent(system, q, p, h, method="simpson", check=True):
+def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, force_jac=None,
+                 t=0.0):
     """One step and its exact tangent map: (q1, p1, D), D = d(q1, p1)/d(q, p)
     (2n, 2n) in (q, p) ordering (the implicit function theorem on the
-    discrete Euler-Lagrange equations; the linearised stages for RK4).
-    Inputs are checked as :func:`step` checks them; a failed step raises the
-    binding's RuntimeError ("step_tangent failed: <reason> (residual r)")."""
+    discrete Euler-Lagrange equations, with the force's terms dF/dq, dF/dqdot
+    when there is one; the linearised stages for RK4).  ``force``,
+    ``force_jac`` and ``t`` as for :func:`step`; the system's own force
+    (``System.force``) is included.  Inputs are checked as :func:`step`
+    checks them; a failed step raises the binding's RuntimeError
+    ("step_tangent failed: <reason> (residual r)")."""
     system = _validate.system(system)
     m = _validate.method(method)
     h = _validate.step_size(h)
     q = _validate.state("q", q, system.n)
     p = _validate.state("p", p, system.n)
+    t = _validate.real("t", t)
+    f = _validate.force(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
-    return _core.step_tangent(system, q, p, h, m.name)
+    if f is None:
+        return _core.step_tangent(system, q, p, h, m.name)
+    return _core.step_tangent(system, q, p, h, m.name, force=f.spec(system.n), t=t)
 
 
 # ---------------------------------------------------------------- results
@@ -457,7 +506,8 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
                             iterations=f.iterations, reason=f.reason, trajectory=trajectory)
 
 
-def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, h_req=None):
+def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, h_req=None,
+                    force=None):
     """The Trajectory of a Run: all of it, or (``done``) the steps before a
     failure or an exception (copies, so that the full arrays can go).  With
     an observer: its events, and with ``t_eval`` its states as the rows."""
@@ -486,9 +536,13 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
             iters, q_mid, store, lam = None, None, None, None
     status, message = _status(r, partial, observer, h, h_req, method)
     counts = r.counts if r.counts is not None else Counts(r.done, 0, 0, 0)
+    work = None if r.work is None else r.work[:rows]
+    impulse = None if r.impulse is None else r.impulse[:rows]
+    if partial and work is not None:
+        work, impulse = work.copy(), impulse.copy()
     return Trajectory(system, method.name, h, t, q, p, q_mid, iters, status=status,
                       message=message, counts=counts, store_every=store, events=events,
-                      qdot=qdot, multipliers=lam)
+                      qdot=qdot, work=work, impulse=impulse, force=force, multipliers=lam)
 
 
 def _status(r, partial, observer, h, h_req, method):

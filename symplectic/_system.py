@@ -291,13 +291,14 @@ class System(_core.System):
         return obj
 
     @classmethod
-    def _from_builtin(cls, name, n, flat_params, params):
+    def _from_builtin(cls, name, n, flat_params, params, force=None):
         obj = cls.__new__(cls)
         flat = np.asarray(flat_params, dtype=float)
         _core.System.__init__(obj, n, builtin=name, params=flat)
         obj._flat = flat
         obj._describe(name, False, None)    # derived in C, not user-supplied: never checked
         obj._params = dict(params)
+        obj._force = force                  # a built-in's damping (symplectic.forces)
         return obj
 
     def _describe(self, name, derivative_check, callables):
@@ -307,6 +308,7 @@ class System(_core.System):
         self._fd_used = getattr(self, "_fd_used", [])
         self.derivative_check = bool(derivative_check)
         self._callables = callables
+        self._force = None
 
     # ------------------------------------------------------------------
     def __reduce__(self):
@@ -314,7 +316,8 @@ class System(_core.System):
         parameters; Python-callable systems by their callables (which must be
         picklable themselves: module-level functions, not lambdas)."""
         if self.builtin is not None:
-            return (_rebuild_builtin, (self.builtin, self.n, self._flat, self._params))
+            return (_rebuild_builtin, (self.builtin, self.n, self._flat, self._params,
+                                       self._force))
         c = self._callables or {}
         if "cfunc" in c:
             raise TypeError("a System from a compiled callback cannot be pickled: rebuild it "
@@ -334,6 +337,14 @@ class System(_core.System):
     def name(self):
         """Label of the system (the built-in name for built-in systems)."""
         return self._name
+
+    @property
+    def force(self):
+        """The system's own non-conservative force (a
+        :class:`symplectic.forces.Force`: a built-in's ``damping=``, the
+        forces of :meth:`from_sympy`), included in every run; None for a
+        conservative system."""
+        return getattr(self, "_force", None)
 
     @property
     def params(self):
@@ -468,8 +479,8 @@ class System(_core.System):
         return _derivcheck.check(self, q, g, rtol, raise_on_failure)
 
 
-def _rebuild_builtin(name, n, flat, params):
-    return System._from_builtin(name, n, flat, params)
+def _rebuild_builtin(name, n, flat, params, force=None):
+    return System._from_builtin(name, n, flat, params, force)
 
 
 def _rebuild_form(form, n, func, name, derivative_check=True, cons=None):

@@ -51,6 +51,20 @@ class Trajectory:
         with ``t_eval``.
     energy : ndarray (N+1,)
         H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).
+    work : ndarray (N+1,)
+        The work done by the non-conservative forces from t_0 to t_k, summed
+        step by step with the scheme's own quadrature,
+        W_{k+1} = W_k + h sum_i b_i F_i . qdot_i (RK4: its stages), so that
+        ``energy - work`` is what a forced run conserves, to the order of the
+        method (:func:`symplectic.analysis.energy_balance`); zeros without a
+        force.
+    impulse : ndarray (N+1, n)
+        The generalized impulse of the forces from t_0 to t_k with the same
+        quadrature, h sum_i b_i F_i per step: along a cyclic coordinate c,
+        p_c(t_k) - p_c(t_0) = impulse[k, c] to rounding
+        (:func:`symplectic.analysis.momentum_balance`); zeros without a force.
+    force : symplectic.forces.Force or None
+        The force of the run (the system's own included), None without one.
     y : ndarray (N+1, 2n)
         The stacked state [q, p] of each row (scipy's ``sol.y`` is its
         transpose).
@@ -78,7 +92,7 @@ class Trajectory:
 
     def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, status=0,
                  message="completed", counts=None, store_every=1, events=None, qdot=None,
-                 multipliers=None):
+                 work=None, impulse=None, force=None, multipliers=None):
         self.system = system
         self.method = method
         self.h = h
@@ -95,6 +109,21 @@ class Trajectory:
         self.multipliers = multipliers
         self._energy = None
         self._qdot = qdot
+        self._work = work
+        self._impulse = impulse
+        self.force = force
+
+    @property
+    def work(self):
+        if self._work is None:
+            self._work = np.zeros(len(self.t))
+        return self._work
+
+    @property
+    def impulse(self):
+        if self._impulse is None:
+            self._impulse = np.zeros(self.q.shape)
+        return self._impulse
 
     @property
     def y(self):

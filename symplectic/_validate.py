@@ -333,6 +333,129 @@ def positive_values(name, x, n):
     return a.copy()
 
 
+# ---------------------------------------------------------------- forces
+def nonnegative(name, x):
+    """A finite real number >= 0 as a float."""
+    v = real(name, x)
+    if v < 0:
+        raise ValueError(f"{name} must be >= 0, got {x!r}")
+    return v
+
+
+def damping_matrix(name, D, n=None):
+    """A damping matrix: a scalar c (c I; needs n), n values (a diagonal) or
+    an (n, n) matrix, finite and real, as an (n, n) float array."""
+    a = _as_floats(name, D, "a scalar, n values or an (n, n) matrix of real numbers")
+    if a.ndim == 0:
+        if n is None:
+            raise TypeError(f"{name}: a scalar damping needs n (the number of coordinates)")
+        a = float(a) * np.eye(n)
+    elif a.ndim == 1:
+        a = np.diag(a)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or (n is not None and a.shape[0] != n):
+        want = f"({n}, {n})" if n is not None else "(n, n)"
+        raise ValueError(f"{name} must be a scalar, n values or a matrix of shape {want}, "
+                         f"got shape {np.shape(D)}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contains non-finite values")
+    return np.ascontiguousarray(a)
+
+
+def force_array(name, F, rows, n, what="n_steps"):
+    """A held force: (rows, n) finite floats (rows, n None: any); the error
+    names the first step (row) with a non-finite value."""
+    a = _as_floats(name, F, "an array of real numbers of shape (n_steps, n)")
+    if a.ndim != 2 or (rows is not None and a.shape[0] != rows) or \
+            (n is not None and a.shape[1] != n):
+        want = f"({what} = {rows if rows is not None else 'rows'}, n = " \
+               f"{n if n is not None else 'n'})"
+        raise ValueError(f"{name}: a held force array must have shape {want}: one row of "
+                         f"generalized forces per step, got shape {np.shape(F)}")
+    bad = ~np.isfinite(a).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"{name}: the held force array has a non-finite value at step {k}: "
+                         f"{a[k].tolist()}")
+    return np.ascontiguousarray(a)
+
+
+def force(system, f, jac, rows):
+    """``force=`` and ``force_jac=`` of a run on ``system`` with ``rows``
+    steps (None: one step, where an (n,) array is one row too), plus the
+    system's own force: a symplectic.forces.Force, or None when there is no
+    force at all."""
+    from . import forces
+    n = system.n
+    if jac is not None and not callable(f):
+        raise TypeError("force_jac is only used with a callable force f(t, q, qdot)")
+    if f is None:
+        out = None
+    elif isinstance(f, forces.Force):
+        out = f
+    elif callable(f):
+        out = forces.from_callable(f, jac)
+    elif isinstance(f, (str, bytes, dict, set)) or isinstance(f, (bool, np.bool_)):
+        raise TypeError(f"force must be a callable f(t, q, qdot), an array of shape (n_steps, "
+                        f"n), a symplectic.forces.Force or None, got {type(f).__name__}")
+    else:
+        a = f
+        if rows is None and np.ndim(a) == 1:
+            a = np.reshape(a, (1, -1))
+        out = forces.Force(hold=force_array("force", a, 1 if rows is None else rows, n))
+    if out is not None:
+        if out.n is not None and out.n != n:
+            raise ValueError(f"force has {out.n} components but the system has n = {n}")
+        if out.hold is not None:
+            need = 1 if rows is None else rows
+            if out.hold.shape[0] != need:
+                raise ValueError(f"force: the held force array has {out.hold.shape[0]} rows but "
+                                 f"the run has {need} steps (one row per step)")
+    own = getattr(system, "force", None)
+    if own is None:
+        return out
+    return own if out is None else own + out
+
+
+def member_forces(members, f, jac, n_steps):
+    """``force=`` of integrate_many for its K members (systems): one force for
+    all (a callable, a Force, an (n_steps, n) array), an array of shape
+    (K, n_steps, n) (one held force per member) or a sequence of K forces.
+    Returns the K Forces (or Nones), each with its system's own."""
+    from . import forces
+    K = len(members)
+    per = None
+    if isinstance(f, (list, tuple)) and not _is_numeric_sequence(f):
+        if len(f) != K:
+            raise ValueError(f"force: {len(f)} forces for {K} ensemble members")
+        per = list(f)
+    elif f is not None and not callable(f) and not isinstance(f, forces.Force):
+        a = _as_floats("force", f, "an array of real numbers")
+        if a.ndim == 3:
+            if a.shape[0] != K:
+                raise ValueError(f"force: a per-member held force array must have shape "
+                                 f"(K = {K}, n_steps, n), got {a.shape}")
+            per = list(a)
+    if per is None:
+        per = [f] * K
+    out = []
+    for k, (s, fk) in enumerate(zip(members, per)):
+        try:
+            out.append(force(s, fk, jac, n_steps))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"ensemble member {k}: {exc}") from None
+    return out
+
+
+def _is_numeric_sequence(x):
+    """True for nested sequences of numbers (an array), False for a list of
+    callables or Force objects."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        return False
+    return a.dtype.kind in "biuf"
+
+
 # ---------------------------------------------------------------- memory
 def available_memory():
     """Bytes of memory available to a new allocation (Linux: MemAvailable), or None."""
@@ -349,18 +472,20 @@ def available_memory():
         return None
 
 
-def output_bytes(n_steps, n, method, every=1, n_constraints=0):
+def output_bytes(n_steps, n, method, every=1, forced=False, n_constraints=0):
     """Bytes of the arrays one integration returns: t, q, p (n_steps + 1 rows,
-    or every ``every``-th and the last), the internal nodes (every step only),
-    the Newton counts (rows - 1) and, with m = ``n_constraints``, the
-    multipliers at the s nodes (rows - 1); ``method`` a registry row."""
+    or every ``every``-th and the last), the internal nodes (every step only)
+    and the Newton counts (rows - 1), with a force its work and impulse
+    (n_steps + 1 rows; a forced run keeps every step), and with m =
+    ``n_constraints`` the multipliers at the s nodes (rows - 1); ``method`` a
+    registry row."""
     lam = 8 * len(method.nodes) * (n_constraints or 0)
     if every > 1:
         rows = n_steps // every + 1 + (n_steps % every != 0)
         return 8 * rows * (1 + 2 * n) + 4 * (rows - 1) + lam * (rows - 1)
     rows = n_steps + 1
     return (8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
-            + lam * n_steps)
+            + (8 * rows * (1 + n) if forced else 0) + lam * n_steps)
 
 
 #: Requests below this many bytes are not checked: asking the kernel (reading

@@ -34,7 +34,8 @@ from . import _integrate, _validate
 from ._integrate import integrate, step
 from ._trajectory import Trajectory
 
-__all__ = ["energy_error", "energy_error_norm", "cyclic_coordinates", "conserved_momenta",
+__all__ = ["energy_error", "energy_error_norm", "energy_balance", "EnergyBalance",
+           "momentum_balance", "MomentumBalance", "cyclic_coordinates", "conserved_momenta",
            "Momenta", "error_norm", "local_orders", "convergence_order", "OrderFit",
            "tangent_map", "symplecticity_defect", "reversibility_error", "convergence_study",
            "ConvergenceTable", "rk4_ode", "ReducedLagrangeTop", "reduced_lagrange_top"]
@@ -60,6 +61,96 @@ def energy_error(traj, H0=None, relative=True):
 def energy_error_norm(traj, H0=None, relative=True):
     """``max_n |H_n - H0| / |H0|`` (TOP's ||e_H||_inf); see :func:`energy_error`."""
     return float(np.max(np.abs(energy_error(traj, H0, relative))))
+
+
+@dataclasses.dataclass(repr=False)
+class EnergyBalance:
+    """The energy balance of a (forced) trajectory.
+
+    t, energy, work : (N+1,), the times, H(q_n, p_n) and the work of the
+    forces from t_0 to t_n (``Trajectory.work``);
+    residual : (N+1,), (H_n - W_n) - H_0, zero for the exact flow;
+    max_error : max_n |residual_n|;
+    relative : max_error divided by the scale of the energy exchanged,
+    max(|H_0|, max_n |H_n - H_0|, max_n |W_n|).
+    """
+    t: np.ndarray
+    energy: np.ndarray
+    work: np.ndarray
+    residual: np.ndarray
+
+    @property
+    def max_error(self):
+        return float(np.max(np.abs(self.residual)))
+
+    @property
+    def relative(self):
+        E = self.energy
+        scale = max(abs(float(E[0])), float(np.max(np.abs(E - E[0]))),
+                    float(np.max(np.abs(self.work))))
+        return self.max_error / scale if scale > 0 else self.max_error
+
+    def __repr__(self):
+        return (f"EnergyBalance(nodes={len(self.t)}, max_error={self.max_error:.3e}, "
+                f"relative={self.relative:.3e})")
+
+
+def energy_balance(traj):
+    """Energy minus work along a trajectory: the conserved quantity of a forced run.
+
+    Along the exact flow of L with a non-conservative force F,
+    dH/dt = F . qdot, so H(t) - W(t) = H(t_0) with W the work of F.
+    ``Trajectory.work`` is the discrete work, summed with the scheme's own
+    quadrature; ``residual = (H_n - W_n) - H_0`` is then of the size of the
+    method's error, O(h^order), without drift.  Without a force this is the
+    energy error (work = 0).  Returns an :class:`EnergyBalance`.
+    """
+    E = np.asarray(traj.energy, dtype=float)
+    W = np.asarray(traj.work, dtype=float)
+    return EnergyBalance(np.asarray(traj.t), E, W, (E - W) - E[0])
+
+
+@dataclasses.dataclass(repr=False)
+class MomentumBalance:
+    """The momentum balance of cyclic coordinates along a (forced) trajectory.
+
+    coords : the coordinates c; change : (N+1, len(coords)), p_c(t_n) - p_c(t_0);
+    impulse : (N+1, len(coords)), the impulse of the forces from t_0 to t_n
+    (``Trajectory.impulse``); residual = change - impulse; max_error : its
+    largest magnitude (rounding for the variational schemes and RK4).
+    """
+    coords: tuple
+    change: np.ndarray
+    impulse: np.ndarray
+    residual: np.ndarray
+
+    @property
+    def max_error(self):
+        return float(np.max(np.abs(self.residual))) if self.residual.size else 0.0
+
+    def __repr__(self):
+        return f"MomentumBalance(coords={self.coords}, max_error={self.max_error:.3e})"
+
+
+def momentum_balance(traj, coords=None):
+    """p_c(t) - p_c(t_0) against the impulse of the forces, for cyclic coordinates c.
+
+    For a coordinate on which neither M nor V depends, dp_c/dt = F_c, so
+    p_c(t) - p_c(t_0) = integral of F_c.  The schemes compute p in
+    difference form (p_{j+1} = p_j + h sum_i b_i (f_i + F_i), f_{i,c} = 0), so
+    the discrete balance with ``Trajectory.impulse`` holds to rounding; a
+    constant torque tau gives p_c(t_N) - p_c(t_0) = tau (t_N - t_0).
+    ``coords`` defaults to :func:`cyclic_coordinates` at the first, middle and
+    last nodes.  Returns a :class:`MomentumBalance`.
+    """
+    if coords is None:
+        N = len(traj.t) - 1
+        coords = cyclic_coordinates(traj.system, traj.q[[0, N // 2, N]])
+    coords = tuple(int(k) for k in coords)
+    P = np.asarray(traj.p)[:, list(coords)]
+    change = P - P[0]
+    impulse = np.asarray(traj.impulse)[:, list(coords)]
+    return MomentumBalance(coords, change, impulse, change - impulse)
 
 
 # ------------------------------------------------------------------ momenta

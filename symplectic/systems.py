@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import _registry, _validate
+from . import _registry, _validate, forces
 from ._system import System
 
 __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "pendulum_chain",
@@ -27,18 +27,47 @@ __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "pendulum_ch
 TOP_TABLE3 = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)
 
 
+def _joint_damping(damping, n):
+    """Viscous friction c_i at the joints of a planar chain in absolute angles.
+
+    Joint 0 is the pivot (relative angle q_0), joint i > 0 joins rods i - 1
+    and i (relative angle q_i - q_{i-1}); its torque -c_i (relative rate)
+    acts on both rods, so F = -D qdot with D = Delta^T diag(c) Delta,
+    Delta the difference matrix (row i: e_i - e_{i-1}; row 0: e_0).
+    Returns (the Force or None when every c_i is 0, the values for params).
+    """
+    a = np.asarray(damping, dtype=float)
+    c = np.full(n, float(a)) if a.ndim == 0 else a
+    if c.shape != (n,) or not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError(f"damping must be a scalar or {n} values, finite and >= 0, got "
+                         f"{np.asarray(damping).tolist()}")
+    if not np.any(c):
+        return None, None
+    delta = np.eye(n) - np.eye(n, k=-1)
+    D = delta.T @ np.diag(c) @ delta
+    return forces.linear_damping(D), (float(c[0]) if a.ndim == 0 else c.copy())
+
+
+def _with_damping(params, value):
+    """params with ``damping`` when the system has some."""
+    return dict(params, damping=value) if value is not None else params
+
+
 @_registry.builtin
-def pendulum(m=1.0, omega=2 * math.pi):
+def pendulum(m=1.0, omega=2 * math.pi, damping=0.0):
     """Nonlinear pendulum, L = 1/2 m qdot^2 - m omega^2 (1 - cos q)  (FVCA paper).
 
     q is the angle from the downward vertical (rad), p = m qdot.  ``m`` plays
     the role of the moment of inertia (kg m^2) and ``omega`` (rad/s) is the
     small-oscillation angular frequency sqrt(g/l).  Defaults: m = 1, omega = 2 pi
-    (FVCA Table 1).
+    (FVCA Table 1).  ``damping`` c >= 0 (N m s/rad): viscous friction at the
+    pivot, the torque -c qdot (``System.force``, evaluated in C).
     """
     m = _validate.positive("m", m)
     omega = _validate.real("omega", omega)
-    return System._from_builtin("pendulum", 1, [m, omega], dict(m=m, omega=omega))
+    force, c = _joint_damping(_validate.nonnegative("damping", damping), 1)
+    return System._from_builtin("pendulum", 1, [m, omega],
+                                _with_damping(dict(m=m, omega=omega), c), force)
 
 
 @_registry.builtin
@@ -56,7 +85,7 @@ def linear(M, K):
 
 
 @_registry.builtin
-def double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81):
+def double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81, damping=0.0):
     """Planar double pendulum (TOP paper, Section 3).
 
     q = (q1, q2): absolute angles of the two rods from the downward vertical
@@ -64,17 +93,23 @@ def double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81):
     (m/s^2).  M = [[(m1+m2) l1^2, m2 l1 l2 cos(q1-q2)], [.., m2 l2^2]],
     V = -(m1+m2) g l1 cos q1 - m2 g l2 cos q2 (no constant: V < 0 near rest).
     The TOP paper's runs use l1 = l2 = g/omega0^2 with omega0 = 2 pi.
+    ``damping``: viscous joint friction c >= 0 (N m s/rad), a scalar or
+    (c_pivot, c_elbow): torques -c_1 q1' at the pivot and -c_2 (q2' - q1')
+    at the elbow, F = -D qdot with D = [[c1 + c2, -c2], [-c2, c2]]
+    (``System.force``, evaluated in C).
     """
     positive = _validate.positive
     vals = [positive("m1", m1), positive("m2", m2), positive("l1", l1), positive("l2", l2),
             _validate.real("g", g)]
+    force, c = _joint_damping(damping, 2)
     return System._from_builtin("double_pendulum", 2, vals,
-                                dict(zip(("m1", "m2", "l1", "l2", "g"), vals)))
+                                _with_damping(dict(zip(("m1", "m2", "l1", "l2", "g"), vals)), c),
+                                force)
 
 
 @_registry.builtin
 def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TOP_TABLE3["l"],
-                 g=9.81):
+                 g=9.81, damping=0.0):
     """Heavy symmetric (Lagrange) top in ZXZ Euler angles q = (phi, theta, psi) (TOP paper, Sec. 4).
 
     m: mass (kg); I = I1 = I2 and I3: moments of inertia about the fixed
@@ -82,30 +117,41 @@ def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TO
     mass (m); g (m/s^2).  M = [[I sin^2 + I3 cos^2, 0, I3 cos], [0, I, 0],
     [I3 cos, 0, I3]] (theta), V = m g l cos(theta).  phi (precession) and psi
     (spin) are cyclic: p_phi and p_psi are conserved.  Defaults: TOP Table 3.
+    ``damping`` c >= 0 (N m s/rad): viscous friction at the fixed point, the
+    torque -c omega against the angular velocity, i.e. F = -c G(theta) qdot
+    with G = [[1, 0, cos theta], [0, 1, 0], [cos theta, 0, 1]] (the C force
+    term "pivot_friction"; it dissipates c |omega|^2).
     """
     positive = _validate.positive
     vals = [positive("m", m), positive("I", I), positive("I3", I3), _validate.real("l", l),
             _validate.real("g", g)]
+    c = _validate.nonnegative("damping", damping)
+    force = forces._builtin("pivot_friction", [c], 3) if c > 0 else None
     return System._from_builtin("lagrange_top", 3, vals,
-                                dict(zip(("m", "I", "I3", "l", "g"), vals)))
+                                _with_damping(dict(zip(("m", "I", "I3", "l", "g"), vals)),
+                                              c if c > 0 else None), force)
 
 
 @_registry.builtin
-def pendulum_chain(n, m=1.0, l=1.0, g=9.81):
+def pendulum_chain(n, m=1.0, l=1.0, g=9.81, damping=0.0):
     """Planar chain of n point masses on massless rods (n-link pendulum).
 
     q_i: absolute angle of rod i from the downward vertical (rad).  ``m`` and
     ``l`` are scalars or length-n sequences (kg, m).  With mu_i = sum_{k>=i} m_k,
     M_ij = l_i l_j mu_max(i,j) cos(q_i - q_j) and V = -g sum_i mu_i l_i cos q_i.
     Every evaluation costs O(n^2) (O(n) sines and cosines).  n = 2 is the
-    double pendulum.
+    double pendulum.  ``damping``: viscous joint friction, a scalar or n
+    values c_i >= 0 (joint 0 the pivot, joint i between rods i - 1 and i):
+    torques -c_i times the relative angular rate, F = -D qdot with the
+    tridiagonal D = Delta^T diag(c) Delta (``System.force``, in C).
     """
     n = _validate.dof(n)
     ms = _validate.positive_values("m", m, n)
     ls = _validate.positive_values("l", l, n)
     g = _validate.real("g", g)
+    force, c = _joint_damping(damping, n)
     return System._from_builtin("pendulum_chain", n, np.concatenate([ms, ls, [g]]),
-                                dict(n=n, m=ms, l=ls, g=g))
+                                _with_damping(dict(n=n, m=ms, l=ls, g=g), c), force)
 
 
 @_registry.builtin

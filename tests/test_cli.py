@@ -155,8 +155,8 @@ def test_run_help_shows_every_default():
     assert r.returncode == 0, r.stderr
     blocks = _option_blocks(r.stdout)
     assert set(blocks) == {"-h", "--method", "--h", "--steps", "--param", "--q0", "--p0",
-                           "--qdot0", "--out", "--t-span", "--t-eval", "--store-every",
-                           "--progress"}, blocks
+                           "--qdot0", "--damping", "--out", "--t-span", "--t-eval",
+                           "--store-every", "--progress"}, blocks
     for opt, text in blocks.items():
         if opt != "-h":
             assert "default" in text, (opt, text)

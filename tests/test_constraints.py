@@ -658,3 +658,24 @@ def test_t_eval_and_events():
     assert np.allclose(tr.t_events[0], [T / 4, 3 * T / 4, 5 * T / 4, 7 * T / 4], atol=1e-9)
     assert np.max(np.abs(tr.q_events[0][:, 0])) < 1e-12
     assert tr.multipliers.shape == (400, 4, 1)
+
+
+# ---------------------------------------------------------------- with forces
+def test_damped_cartesian_pendulum():
+    """force= rides the constrained schemes: a viscous force -c v on the mass
+    is the joint friction c l^2 thetadot of the angle form (systems.pendulum
+    with damping); the two agree to the schemes' accuracy, the energy lost is
+    the force's work, and the constraints hold to rounding."""
+    c = 0.2
+    cart = sp.systems.pendulum_cartesian(m=M_P, l=L_P)
+    ang = sp.systems.pendulum(m=INERTIA, omega=OMEGA, damping=c * L_P ** 2)
+    q0, p0 = pendulum_state(1.2, 0.5)
+    N, h = 400, 0.01
+    ref = sp.integrate(ang, [1.2], [INERTIA * 0.5], h / 4, 4 * N, method="lobatto5")
+    for method, tol in (("simpson", 1e-7), ("lobatto4", 1e-10)):
+        tr = sp.integrate(cart, q0, p0, h, N, method=method, force=lambda t, q, v: -c * v)
+        assert np.max(np.abs(angle(tr.q) - ref.q[::4, 0])) < tol
+        assert np.max(np.abs(tr.energy - tr.energy[0] - tr.work)) < tol
+        assert tr.work[-1] < -1.0 and np.all(np.diff(tr.work) <= 0)   # dissipated
+        assert np.max(np.abs(0.5 * (np.sum(nodes(tr) ** 2, axis=1) - L_P ** 2))) <= 1e-12
+        assert np.max(np.abs(np.sum(tr.q * tr.p, axis=1))) / M_P <= 1e-12

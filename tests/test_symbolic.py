@@ -441,7 +441,8 @@ def test_scalar_inertia_with_rotation_says_what_to_do():
 
 # ---------------------------------------------------------------- the package's layout
 PUBLIC = {"system", "SymbolicSystem", "kinetic_from_positions", "gravity_potential",
-          "angular_velocity", "rotation", "RigidBody", "CompileWarning", "CompilerError"}
+          "angular_velocity", "rotation", "RigidBody", "CompileWarning", "CompilerError",
+          "PointForce", "Torque", "generalized_forces"}          # (the last three: issue 16)
 
 
 def test_public_face():

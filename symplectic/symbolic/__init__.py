@@ -22,6 +22,10 @@ Helpers build the energies from positions: :func:`kinetic_from_positions`
 (point masses and rigid bodies), :func:`gravity_potential`,
 :func:`angular_velocity`, :func:`rotation`.
 
+Non-conservative forces ride along (``forces=``, ``dissipation=`` a Rayleigh
+function, ``applied=`` :class:`PointForce` / :class:`Torque`): derived and
+compiled the same way, they become the system's ``force``.
+
 Example (a pendulum on a cart)::
 
     import sympy as sy
@@ -44,6 +48,7 @@ The modules behind this face, one job each (every arrow points down)::
     _mechanics   energies from positions (the helpers above)
     _model       derivatives of M and V, constants, the generated code kept
     _codegen     C and NumPy code from the derived expressions
+    _forces      forces, dissipation, applied loads -> F and its Jacobians, compiled
     _ccache      the on-disk cache of compiled modules
 """
 try:
@@ -56,9 +61,11 @@ except ImportError as _exc:                       # pragma: no cover - exercised
 
 from ._ccache import CompilerError
 from ._codegen import CODEGEN_VERSION
+from ._forces import PointForce, Torque, generalized_forces
 from ._frontend import CompileWarning, SymbolicSystem, system
 from ._frontend import _rebuild_symbolic  # noqa: F401  (pickles made before the split name it here)
 from ._mechanics import RigidBody, angular_velocity, gravity_potential, kinetic_from_positions, rotation
 
 __all__ = ["system", "SymbolicSystem", "kinetic_from_positions", "gravity_potential",
-           "angular_velocity", "rotation", "RigidBody", "CompileWarning", "CompilerError"]
+           "angular_velocity", "rotation", "RigidBody", "CompileWarning", "CompilerError",
+           "PointForce", "Torque", "generalized_forces"]

@@ -11,6 +11,7 @@ import ctypes
 import warnings
 
 from .._system import System
+from . import _forces
 from ._ccache import CompilerError
 from ._inputs import finite_value
 from . import _constraints
@@ -29,8 +30,10 @@ class SymbolicSystem(System):
     of the compiled module, or None), ``c_source`` (the generated C),
     ``coordinates`` and ``velocities`` (the symbols), ``parameters``
     ({Symbol: value}), ``mass_matrix`` and ``potential_energy`` (SymPy, in the
-    user's symbols); ``with_params`` makes a copy with other parameter values
-    (no new compilation).
+    user's symbols), ``generalized_forces`` (the total non-conservative force
+    as n SymPy expressions, or None) and ``force`` (its
+    :class:`symplectic.forces.Force`, included in every run); ``with_params``
+    makes a copy with other parameter values (no new compilation).
     """
 
     @property
@@ -70,7 +73,8 @@ def _rebuild_symbolic(spec, params, options):
 
 
 def system(expr, q, qdot=None, params=None, *, constraints=None, compile="auto",
-           simplify=False, name=None, test_point=None, cache_dir=None):
+           simplify=False, name=None, test_point=None, cache_dir=None, forces=None,
+           dissipation=None, applied=None, time=None):
     """A :class:`SymbolicSystem` from a SymPy Lagrangian or from (M, V).
 
     Parameters
@@ -112,6 +116,19 @@ def system(expr, q, qdot=None, params=None, *, constraints=None, compile="auto",
     cache_dir
         Directory of compiled modules (default ``$SYMPLECTIC_CACHE``, else
         ``~/.cache/symplectic``).
+    forces, dissipation, applied, time
+        Non-conservative forces of the system (``System.force``, included in
+        every run), summed: ``forces`` n generalized forces (expressions in
+        q, qdot, the time symbol ``time`` and parameters); ``dissipation`` a
+        Rayleigh function R(q, qdot), giving F = -dR/dqdot; ``applied`` a
+        list of :class:`PointForce` (a force vector at a point r(q)) and
+        :class:`Torque` (a torque on a body of angular velocity
+        omega(q, qdot)), turned into generalized forces by their virtual
+        work.  F, dF/dq and dF/dqdot are derived symbolically and compiled
+        like M and V (NumPy without a compiler).  With (M, V) instead of a
+        Lagrangian, pass ``qdot`` for velocity-dependent forces.  ``time``
+        defaults to the variable of functions of time q(t), else a symbol
+        named ``t``.
 
     Raises
     ------
@@ -123,11 +140,19 @@ def system(expr, q, qdot=None, params=None, *, constraints=None, compile="auto",
     """
     if compile not in ("auto", True, False):
         raise ValueError(f'compile must be "auto", True or False, got {compile!r}')
-    spec = _spec(expr, q, qdot, params, simplify, test_point)
+    # with (M, V), qdot is only for the forces
+    pair = isinstance(expr, (tuple, list)) and len(expr) == 2
+    forced = forces is not None or dissipation is not None or bool(applied)
+    qd = None if pair and forced else qdot
+    spec = _spec(expr, q, qd, params, simplify, test_point)
     if constraints is not None:
-        spec = _constraints.add_constraints(spec, constraints, q, qdot, params)
+        spec = _constraints.add_constraints(spec, constraints, q, qd, params)
+    spec["forces"] = _forces.spec(q, qdot, spec, forces, dissipation, applied, time, params)
     options = dict(compile=compile, name=name, cache_dir=cache_dir)
-    return _make(spec, spec["params"], options)
+    allp = dict(spec["params"])
+    if spec["forces"] is not None:
+        allp.update(spec["forces"]["params"])
+    return _make(spec, allp, options)
 
 
 def _make(spec, params, options):
@@ -164,6 +189,20 @@ def _make(spec, params, options):
     obj.velocities = spec["qdot"] or None
     obj.mass_matrix = spec["M"]
     obj.potential_energy = spec["V"]
+    obj.generalized_forces = None
+    fs = spec.get("forces")
+    if fs is not None:
+        fvalues = []
+        for s in fs["param_order"]:
+            if s not in params:
+                raise ValueError(f"no value for parameter {s}")
+            fvalues.append(finite_value(s, params[s]))
+        force, obj.force_backend = _forces.model_for(fs).force(fvalues, options["compile"],
+                                                               options["cache_dir"])
+        obj._force = force
+        obj.generalized_forces = list(fs["F"])
+        obj.parameters.update(zip(fs["param_order"], fvalues))
+        obj._params.update({s.name: v for s, v in zip(fs["param_order"], fvalues)})
     return obj
 
 

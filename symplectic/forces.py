@@ -1,0 +1,266 @@
+"""Non-conservative forces: damping, driving, control inputs.
+
+A generalized force F(t, q, qdot) (n components, doing the virtual work
+F . delta q) enters every method through ``force=`` of
+:func:`symplectic.integrate`, :func:`symplectic.step` and
+:func:`symplectic.integrate_many`; the variational schemes evaluate it at
+their own quadrature points (the discrete Lagrange-d'Alembert principle,
+see the method page), RK4 at its stages.  ``force=`` takes
+
+* a Python callable ``f(t, q, qdot) -> (n,)`` (with ``force_jac=`` an
+  optional ``jac(t, q, qdot) -> (dF/dq, dF/dqdot)``, each (n, n));
+* an array of shape (n_steps, n): row k is held constant over step k (a
+  zero-order hold, what a sampled controller or an optimiser produces);
+* a :class:`Force` built here: :func:`linear_damping` (F = -D qdot in C),
+  :func:`from_cfunc` (a compiled callback, no Python in the loop),
+  :func:`from_callable`, :func:`zero_order_hold`, or a sum of these
+  (``f1 + f2``).
+
+A system may carry a force of its own (``System.force``): the built-in
+systems' ``damping=`` (joint friction) and the forces of
+:meth:`System.from_sympy` (``forces=``, ``dissipation=``, ``applied=``).
+Every run includes it, added to the ``force=`` of the call.
+
+Jacobians that a force does not supply are central differences of F (about
+1e-10 relative, 4n extra evaluations per point); they only steer Newton's
+iteration, whose root is that of the exact F.  Built-in damping and the
+compiled SymPy forces supply theirs.
+"""
+import numpy as np
+
+from . import _core, _validate
+
+__all__ = ["Force", "linear_damping", "from_callable", "from_cfunc", "zero_order_hold",
+           "builtin_terms"]
+
+# need bits and flags of the C core (symplectic.h: sym_force_need, sym_force_flags)
+NEED_F, NEED_DQ, NEED_DV = 1, 2, 4
+NO_Q, NO_V = 1, 2
+
+
+def _depends(depends_on):
+    """The core's flags from ``depends_on`` ("qv", "q", "v" or "")."""
+    if not isinstance(depends_on, str) or set(depends_on) - set("qv"):
+        raise ValueError(f'depends_on must be a string of the letters "q" and "v" (e.g. "qv", '
+                         f'"v", ""), got {depends_on!r}')
+    return (0 if "q" in depends_on else NO_Q) | (0 if "v" in depends_on else NO_V)
+
+
+class Force:
+    """A generalized force F(t, q, qdot): the sum of a linear damping -D qdot,
+    a held (zero-order-hold) array and up to four callback terms.
+
+    Build one with the functions of this module; add them with ``+``.  The
+    attributes describe the parts: ``damping`` ((n, n) or None), ``hold``
+    ((rows, n) or None) and ``terms`` (a tuple of callback terms).
+    """
+
+    __slots__ = ("damping", "hold", "terms")
+
+    def __init__(self, damping=None, hold=None, terms=()):
+        self.damping = damping
+        self.hold = hold
+        self.terms = tuple(terms)
+
+    @property
+    def n(self):
+        """The number of components when a part fixes it (None otherwise)."""
+        if self.damping is not None:
+            return self.damping.shape[0]
+        if self.hold is not None:
+            return self.hold.shape[1]
+        for t in self.terms:
+            if t.n is not None:
+                return t.n
+        return None
+
+    @property
+    def python(self):
+        """True when a Python callable runs in the loop (the GIL is held)."""
+        return any(isinstance(t, _PythonTerm) for t in self.terms)
+
+    def __add__(self, other):
+        if other is None:
+            return self
+        if not isinstance(other, Force):
+            return NotImplemented
+        if self.n is not None and other.n is not None and self.n != other.n:
+            raise ValueError(f"cannot add forces of {self.n} and {other.n} components")
+        damping = _add(self.damping, other.damping)
+        hold = self.hold
+        if other.hold is not None:
+            if hold is not None and hold.shape != other.hold.shape:
+                raise ValueError(f"cannot add held forces of shapes {hold.shape} and "
+                                 f"{other.hold.shape}")
+            hold = other.hold if hold is None else hold + other.hold
+        terms = self.terms + other.terms
+        if len(terms) > _core_max_terms():
+            raise ValueError(f"a force has at most {_core_max_terms()} callback terms; combine "
+                             f"Python callables into one")
+        return Force(damping, hold, terms)
+
+    __radd__ = __add__
+
+    def spec(self, n):
+        """The description the C binding reads (csrc/py_forces.c)."""
+        return {"damping": self.damping, "hold": self.hold,
+                "terms": [t.spec() for t in self.terms]}
+
+    def __reduce__(self):
+        return (Force, (self.damping, self.hold, self.terms))
+
+    def __repr__(self):
+        parts = []
+        if self.damping is not None:
+            parts.append(f"damping {self.damping.shape}")
+        if self.hold is not None:
+            parts.append(f"held {self.hold.shape}")
+        parts += [repr(t) for t in self.terms]
+        return f"<symplectic.forces.Force: {' + '.join(parts) or 'zero'}>"
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+def _core_max_terms():
+    return 4          # SYM_FORCE_MAX_TERMS of symplectic.h
+
+
+class _PythonTerm:
+    """f(t, q, qdot) in Python, with an optional jac(t, q, qdot)."""
+    __slots__ = ("f", "jac", "flags", "n")
+
+    def __init__(self, f, jac, flags):
+        self.f, self.jac, self.flags, self.n = f, jac, flags, None
+
+    def spec(self):
+        return ("python", self.f, self.jac, self.flags)
+
+    def __reduce__(self):
+        return (_PythonTerm, (self.f, self.jac, self.flags))
+
+    def __repr__(self):
+        name = getattr(self.f, "__name__", type(self.f).__name__)
+        return f"python {name}" + (" (with Jacobian)" if self.jac is not None else "")
+
+
+class _CTerm:
+    """A compiled sym_force_fn: its address, user data, Jacobians it fills."""
+    __slots__ = ("address", "data", "provides", "flags", "keepalive", "n")
+
+    def __init__(self, address, data, provides, flags, keepalive, n):
+        self.address, self.data, self.provides = address, data, provides
+        self.flags, self.keepalive, self.n = flags, keepalive, n
+
+    def spec(self):
+        return ("cfunc", self.address, self.data, self.provides, self.flags)
+
+    def __reduce__(self):
+        raise TypeError("a compiled force callback cannot be pickled: rebuild it in the worker "
+                        "process (the code address is process-local)")
+
+    def __repr__(self):
+        return f"compiled callback at {self.address:#x}"
+
+
+class _BuiltinTerm:
+    """A named force term of the C core (sym_forces.c)."""
+    __slots__ = ("name", "params", "n")
+
+    def __init__(self, name, params, n):
+        self.name, self.params, self.n = name, np.asarray(params, dtype=float), n
+
+    def spec(self):
+        return ("builtin", self.name, self.params)
+
+    def __reduce__(self):
+        return (_BuiltinTerm, (self.name, self.params, self.n))
+
+    def __repr__(self):
+        return f"built-in {self.name}{tuple(self.params.tolist())}"
+
+
+# ---------------------------------------------------------------- constructors
+def linear_damping(D, n=None):
+    """F = -D qdot, evaluated in C (no Python in the loop).
+
+    ``D`` is a scalar (D = c I, then ``n`` is required), n values (a
+    diagonal) or an (n, n) matrix.  A symmetric positive semi-definite D
+    dissipates energy at the rate qdot^T D qdot; any real matrix is accepted
+    (e.g. an antisymmetric gyroscopic term, which does no work).
+    """
+    return Force(damping=_validate.damping_matrix("D", D, n))
+
+
+def from_callable(f, jac=None, *, depends_on="qv"):
+    """F = f(t, q, qdot) in Python (what ``force=f`` makes).
+
+    ``f`` returns n real numbers; ``jac(t, q, qdot)``, if given, returns the
+    pair (dF/dq, dF/dqdot) of (n, n) arrays ([c, d] = dF_c/dq_d), else
+    Newton uses central differences of f.  ``depends_on`` says which of q
+    ("q") and qdot ("v") F depends on (default "qv"; "" for F(t) alone):
+    the Jacobians with respect to the others are taken as zero and never
+    evaluated.
+    """
+    _validate.function("force", f, "f(t, q, qdot) -> (n,)")
+    if jac is not None:
+        _validate.function("force_jac", jac, "jac(t, q, qdot) -> (dF/dq, dF/dqdot)")
+    return Force(terms=[_PythonTerm(f, jac, _depends(depends_on))])
+
+
+def zero_order_hold(F):
+    """A force held constant over each step: row k of ``F`` (n_steps, n)
+    acts on step k (from t0 + k h to t0 + (k + 1) h), whatever t and the
+    state (what ``force=F`` makes for an array)."""
+    return Force(hold=_validate.force_array("force", F, None, None))
+
+
+def from_cfunc(func, user_data=None, *, n=None, jacobian=False, depends_on="qv",
+               keepalive=None):
+    """A compiled force callback: no Python in the loop, the GIL is released.
+
+    ``func`` is the address of a C function (an int, a ctypes function
+    pointer, a numba ``cfunc``, a ``scipy.LowLevelCallable``) with the
+    signature::
+
+        int force(double t, long k, const double *q, const double *qdot,
+                  unsigned need, double *F, double *dFdq, double *dFdqdot,
+                  void *user_data);
+
+    It fills what ``need`` asks for (bits: F = 1, dF/dq = 2, dF/dqdot = 4;
+    the others are NULL): F (n), dF/dq and dF/dqdot (n x n, row-major,
+    [c][d] = dF_c/dq_d), and returns 0 (nonzero stops the run with an error
+    naming the value, the step and its time; a non-finite output too).
+    ``k`` is the index of the step and t the time of the evaluation point.
+    ``jacobian=True`` says that it fills the Jacobians when asked (else they
+    are central differences of F); ``depends_on`` as for
+    :func:`from_callable`.  ``user_data`` as for
+    :meth:`symplectic.System.from_cfunc` (None, an address, a C-contiguous
+    NumPy array, a ctypes object; kept alive with the Force), and so is
+    ``keepalive``.  ``n`` (optional) is checked against the system's.
+
+    The callback must be thread-safe and must not call Python; a wrong
+    address or signature crashes the interpreter.
+    """
+    from ._system import _address_of, _data_address
+    address = _address_of(func)
+    data = _data_address(user_data)
+    if n is not None:
+        n = _validate.dof(n)
+    provides = (NEED_DQ | NEED_DV) if bool(jacobian) else 0
+    return Force(terms=[_CTerm(address, data, provides, _depends(depends_on),
+                               (func, user_data, keepalive), n)])
+
+
+def builtin_terms():
+    """{name: description} of the force terms built into the C core (used
+    by the built-in systems' ``damping=``)."""
+    return {name: doc for name, doc, _n, _npar in _core.force_builtins()}
+
+
+def _builtin(name, params, n):
+    """A named C force term (``lagrange_top(damping=c)`` uses "pivot_friction")."""
+    return Force(terms=[_BuiltinTerm(name, params, n)])
