@@ -679,3 +679,18 @@ def test_damped_cartesian_pendulum():
         assert tr.work[-1] < -1.0 and np.all(np.diff(tr.work) <= 0)   # dissipated
         assert np.max(np.abs(0.5 * (np.sum(nodes(tr) ** 2, axis=1) - L_P ** 2))) <= 1e-12
         assert np.max(np.abs(np.sum(tr.q * tr.p, axis=1))) / M_P <= 1e-12
+
+
+def test_sympy_constraints_with_dissipation():
+    """from_sympy with constraints= and dissipation= together: the same motion as
+    the built-in with the force -dD/dv."""
+    sy = pytest.importorskip("sympy")
+    x, y, xd, yd = sy.symbols("x y xd yd")
+    L = M_P * (xd ** 2 + yd ** 2) / 2 - M_P * G * y
+    s = sp.System.from_sympy(L, [x, y], [xd, yd], constraints=[(x ** 2 + y ** 2 - L_P ** 2) / 2],
+                             dissipation=0.1 * (xd ** 2 + yd ** 2), compile=False)
+    q0, p0 = pendulum_state(1.2, 0.5)
+    a = sp.integrate(s, q0, p0, 0.01, 200, method="lobatto4")
+    b = sp.integrate(sp.systems.pendulum_cartesian(m=M_P, l=L_P), q0, p0, 0.01, 200,
+                     method="lobatto4", force=lambda t, q, v: -0.2 * v)
+    assert np.max(np.abs(a.q - b.q)) < 1e-12 and np.max(np.abs(a.work - b.work)) < 1e-12
