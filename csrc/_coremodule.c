@@ -25,8 +25,8 @@ static PyObject *mod_methods(PyObject *module, PyObject *unused)
             PyTuple_SET_ITEM(nodes, a, v);
         }
         if (!nodes) { Py_CLEAR(lst); break; }
-        PyObject *row = Py_BuildValue("(ssiiiN)", m->name, m->doc, m->order, m->symplectic,
-                                      m->n_mid, nodes);
+        PyObject *row = Py_BuildValue("(ssiiiNi)", m->name, m->doc, m->order, m->symplectic,
+                                      m->n_mid, nodes, sym_method_constrained(m));
         if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
         Py_DECREF(row);
     }
@@ -65,20 +65,23 @@ static PyMethodDef module_methods[] = {
      "(q1, p1, q_mid, status, iterations, residual, residual_rel, update, reason)"},
     {"integrate", (PyCFunction)(void (*)(void))mod_integrate, METH_VARARGS | METH_KEYWORDS,
      "integrate(system, q0, p0, h, n_steps, method='simpson', t0=0, rtol=0, max_iter=0, "
-     "predictor=True, chord=False, cancel=None, force=None) -> (t, q, p, q_mid, iterations, "
-     "n_done, failure); force: a description made by symplectic._forces (py_forces.c)"},
+     "predictor=True, chord=False, cancel=None, force=None, multipliers=None) -> (t, q, p, "
+     "q_mid, iterations, n_done, failure); force: a description made by symplectic._forces "
+     "(py_forces.c); multipliers: for a constrained system, an array (stored rows - 1, s, m) "
+     "that receives the multipliers at the nodes of the step ending at each stored row"},
     {"newton_system", (PyCFunction)(void (*)(void))mod_newton_system,
      METH_VARARGS | METH_KEYWORDS,
      "newton_system(system, q, p, h, X, method, force=None, t=0) -> (R, J): residual and "
-     "Newton matrix of a variational scheme at increments X ((s-1) n) -- a diagnostic for "
-     "tests."},
+     "Newton matrix of a variational scheme at increments X ((s-1) n; (s-1)(n + m) with m "
+     "constraints) -- a diagnostic for tests."},
     {"step_tangent", (PyCFunction)(void (*)(void))mod_step_tangent, METH_VARARGS | METH_KEYWORDS,
      "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
      "ordering."},
     {"methods", mod_methods, METH_NOARGS,
-     "[(name, doc, order, symplectic, n_mid, nodes)]: nodes are the interpolation nodes "
-     "c_a in [0, 1] of one step ((0, 1) for rk4)"},
+     "[(name, doc, order, symplectic, n_mid, nodes, constrained)]: nodes are the "
+     "interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); constrained: 1 if "
+     "the method solves systems with holonomic constraints"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
     {"force_builtins", mod_force_builtins, METH_NOARGS,
      "[(name, doc, n, npar)]: the force terms built into the core (n = 0: any)"},

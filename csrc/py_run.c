@@ -97,6 +97,8 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     const int n = r->S->sys.n;
     if (!(r->q = py_as_vector(r->q_in, n, qname))) return -1;
     if (!(r->p = py_as_vector(r->p_in, n, pname))) return -1;
+    /* the number of constraints of Python callables, from g(q) */
+    if (py_constraint_resolve(r->S, PyArray_DATA(r->q)) < 0) return -1;
     sym_options_default(&r->opt);
     r->opt.rtol = r->rtol;
     r->opt.max_iter = r->max_iter;
@@ -324,6 +326,28 @@ static void attach_partial(PyObject *const out[5], long done, PyObject *extras)
     PyErr_Restore(type, value, tb);
 }
 
+/* The optional output of the multipliers (a constrained system): a writeable
+ * C-contiguous float64 array (rows - 1, s, m), filled in place -- row k - 1
+ * the multipliers of the step that ends at stored row k (every step's with
+ * store_every = 1). */
+static int multipliers_out(run *r, PyObject *o, npy_intp nrows)
+{
+    double c[SYM_MAX_NODES];
+    const int s = sym_method_nodes(r->m, c), m = r->S->sys.m;
+    PyArrayObject *a = (PyArrayObject *)o;
+    int ok = m > 0 && PyArray_Check(o) && PyArray_TYPE(a) == NPY_DOUBLE &&
+             PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3;
+    ok = ok && PyArray_DIM(a, 0) == nrows && PyArray_DIM(a, 1) == s && PyArray_DIM(a, 2) == m;
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "multipliers must be a writeable C-contiguous float64 "
+                     "array of shape (stored rows - 1, s, m) = (%ld, %d, %d) for a "
+                     "constrained system", (long)nrows, s, m);
+        return -1;
+    }
+    r->opt.multipliers = PyArray_DATA(a);
+    return 0;
+}
+
 /* What sym_integrate_ex reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations)). */
 static PyObject *extras_tuple(const sym_run_extras *x)
@@ -477,24 +501,26 @@ static int extras_args(const run *r, long store_every, PyObject *hook, PyObject 
 
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
- * report=None) -> (t, q, p, q_mid, iters, n_done, failure, (rows, stopped,
- * counts)).  With store_every > 1 the arrays have sym_stored_rows rows and
- * q_mid is None. */
+ * report=None, force=None, multipliers=None) -> (t, q, p, q_mid, iters, n_done, failure,
+ * (rows, stopped, counts)).  With store_every > 1 the arrays have
+ * sym_stored_rows rows and q_mid is None; multipliers (a constrained system)
+ * is filled in place, one row per stored row after the first. */
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
-                             NULL};
+                             "multipliers", NULL};
     run r = {.method = "simpson", .predictor = 1, .check = integrate_check, .force_in = Py_None};
     PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
     PyObject *hook = Py_None, *hook_buf = Py_None, *hook_steps = Py_None, *report = Py_None;
+    PyObject *lam = Py_None;
     long store_every = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &cancel,
                                      &store_every, &hook, &hook_buf, &hook_steps, &report,
-                                     &r.force_in))
+                                     &r.force_in, &lam))
         return NULL;
     if (store_every > 1 && r.force_in != Py_None) {
         /* the work and impulse are kept for every step */
@@ -511,6 +537,7 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
         goto done;
     const int thin = store_every > 1;
     const npy_intp N = r.n_steps, n = r.S->sys.n, rows = sym_stored_rows(N, store_every);
+    if (lam != Py_None && multipliers_out(&r, lam, rows - 1) < 0) goto done;
     const npy_intp dt = rows, dq[2] = {rows, n}, dm[3] = {N, r.m->n_mid, n}, di = rows - 1;
     if (!(out[0] = new_array(1, &dt, 0)) || !(out[1] = new_array(2, dq, 0)) ||
         !(out[2] = new_array(2, dq, 0)) ||

@@ -24,6 +24,7 @@ void sym_options_default(sym_options *opt)
     opt->max_iter = DEFAULT_MAX_ITER;
     opt->predictor = 1;
     opt->newton = SYM_NEWTON_FULL;
+    opt->multipliers = NULL;
 }
 
 static int options(const sym_options *opt, sym_options *out)
@@ -37,16 +38,19 @@ static int options(const sym_options *opt, sym_options *out)
     if (opt->max_iter > 0) out->max_iter = opt->max_iter;
     out->predictor = opt->predictor;
     out->newton = opt->newton;
+    out->multipliers = opt->multipliers;
     return SYM_OK;
 }
 
 static int system_ok(const sym_system *sys)
 {
     return sys && sys->n >= 1 && sys->n <= SYM_MAX_DOF &&
-           (sys->eval || sys->eval_batch || (sys->mass && sys->potential_grad));
+           (sys->eval || sys->eval_batch || (sys->mass && sys->potential_grad)) &&
+           (sys->m == 0 || (sys->m >= 1 && sys->m < sys->n && sys->constraint));
 }
 
-/* One block: [state struct | eval scratch | the scheme's arrays]. */
+/* One block: [state struct | eval scratch | the scheme's arrays | the
+ * constraint slice of a constrained system]. */
 sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
                        const sym_options *opt, int *status)
 {
@@ -61,6 +65,14 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     double doubles = 0.0;
     int st = ops->work_size(method, sys->n, &doubles);
     if (st) { *status = st; return NULL; }
+    double cdoubles = 0.0;
+    if (sys->m > 0) {
+        if (!ops->constraint_size) { *status = SYM_ENOTCONSTRAINED; return NULL; }
+        st = ops->constraint_size(method, sys->n, sys->m, &cdoubles);
+        if (st) { *status = st; return NULL; }
+    }
+    const double scheme_doubles = doubles;
+    doubles += cdoubles;
     const size_t nscratch = sym_eval_scratch_size(sys);
     /* the arrays start at a multiple of sizeof(double) after the struct */
     const size_t head = (ops->state_size + sizeof(double) - 1) / sizeof(double) * sizeof(double);
@@ -78,6 +90,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     w->opt = o;
     w->n = sys->n;
     w->scratch = (double *)((char *)w + head);
+    w->cblock = sys->m > 0 ? w->scratch + nscratch + (size_t)scheme_doubles : NULL;
     st = ops->setup(w, w->scratch + nscratch);
     if (st) { free(w); *status = st; return NULL; }
     *status = SYM_OK;
@@ -154,7 +167,14 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 
 int sym_newton_size(const sym_work *w)
 {
-    return w ? sym_method_unknowns(w->method, w->n) : 0;
+    /* constrained: (s-1)(n + m), the Galerkin count for n + m */
+    return w ? sym_method_unknowns(w->method, w->n + w->sys->m) : 0;
+}
+
+int sym_step_multipliers(const sym_work *w, double *lambda)
+{
+    if (!w || !lambda || w->sys->m == 0 || !w->ops->multipliers) return SYM_EINVAL;
+    return w->ops->multipliers(w, lambda);
 }
 
 int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
@@ -232,6 +252,12 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
     int acc = 0, st = SYM_OK;
     const double *qk = L->q, *pk = L->p;
     double wsum = 0.0;   /* the forces' work from t0 */
+    double cn[SYM_MAX_NODES];
+    /* the multipliers (constrained systems): s nodes, m each, in the slot of
+     * the next stored row -- overwritten until a step is kept, so that the
+     * slot of each stored row holds the step that ends there */
+    double *lam = w->sys->m > 0 ? w->opt.multipliers : NULL;
+    const size_t nlam = lam ? (size_t)sym_method_nodes(w->method, cn) * (size_t)w->sys->m : 0;
     sym_step_info info;
     for (long k = 0; k < L->n_steps; k++) {
         const long k1 = k + 1;
@@ -258,6 +284,7 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
         w->counts.steps++;
         acc += info.iterations;
         *done = k1;
+        if (lam) (void)w->ops->multipliers(w, lam + (size_t)row * nlam);
         if (L->work || L->impulse) {   /* W_{k+1} = W_k + W_step, I likewise */
             double dw;
             sym_step_force_work(w, &dw, L->isum ? L->isum + n : NULL);

@@ -23,6 +23,12 @@ const char *sym_strerror(int status)
         return "implausible Newton root: the step's final kinetic energy exceeds 10 times its "
                "initial kinetic energy plus the work of the potential along it (a spurious "
                "solution of the step equations, or h beyond the stability limit; reduce h)";
+    case SYM_ECONSTRAINT:
+        return "the constraint Jacobian G(q) lost rank (G M^-1 G^T is singular): the "
+               "constraints are dependent or the motion reached a singular configuration";
+    case SYM_ENOTCONSTRAINED:
+        return "holonomic constraints are not supported by this method or operation (only "
+               "the variational schemes enforce them; rk4 and the tangent map do not)";
     default: return "unknown status code";
     }
 }

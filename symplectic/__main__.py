@@ -41,6 +41,14 @@ DEFAULT_STATES = {
     "linear_double_pendulum": ([0.0, math.pi / 6], [0.0, 0.0]),           # AXIOMS Table 1
 }
 
+#: Default (q0, qdot0) of the constrained built-ins, projected onto the constraint
+#: manifold of the given parameters (System.project) before integrating.
+CONSTRAINED_DEFAULTS = {
+    "pendulum_cartesian": ([0.8, -0.6], [0.0, 0.0]),
+    "spherical_pendulum_cartesian": ([0.8, 0.0, -0.6], [0.0, 1.0, 0.0]),
+    "four_bar": ([0.4, 0.6, 1.6], [8.0, 0.0, 0.0]),
+}
+
 
 #: The step and the step count of ``run`` without --t-span.
 DEFAULT_H = 0.01
@@ -145,7 +153,8 @@ def cmd_run(args):
     qdot0 = _vector("--qdot0", args.qdot0, n)
     if p0 is not None and qdot0 is not None:
         raise CLIError("give --p0 or --qdot0, not both")
-    default_q, default_qdot = DEFAULT_STATES.get(args.system, (None, None))
+    default_q, default_qdot = {**DEFAULT_STATES, **CONSTRAINED_DEFAULTS}.get(args.system,
+                                                                             (None, None))
     if q0 is None:
         q0 = np.array(default_q, float) if default_q is not None and len(default_q) == n else np.full(n, 0.3)
     if p0 is None:
@@ -153,6 +162,12 @@ def cmd_run(args):
             qdot0 = (np.array(default_qdot, float)
                      if default_qdot is not None and len(default_qdot) == n else np.zeros(n))
         p0 = system.mass(q0) @ qdot0
+    if system.n_constraints and args.q0 is None:
+        try:      # the default state, moved onto the constraint manifold
+            q0, p0 = system.project(q0, p0)
+        except ValueError as exc:
+            raise CLIError(f"the default state cannot be projected onto the constraints "
+                           f"({str(exc).splitlines()[0]}); give --q0") from None
     try:
         traj = sp.integrate(system, q0, p0, args.h, args.steps, method=args.method,
                             t_span=args.t_span, t_eval=args.t_eval, store_every=args.store_every,
@@ -166,6 +181,8 @@ def cmd_run(args):
                      else {"newton_iterations": traj.newton_iterations})
             if traj.force is not None:
                 extra["work"] = traj.work
+            if traj.multipliers is not None:
+                extra["multipliers"] = traj.multipliers
             np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy, method=args.method,
                      h=traj.h, system=args.system, params=json.dumps(_jsonable(system.params)),
                      **extra)
@@ -254,7 +271,9 @@ def main(argv=None):
                           "systems)")
     run.add_argument("--q0", type=float, nargs="+", metavar="Q",
                      help="initial coordinates (default: the paper's initial state for "
-                          + ", ".join(DEFAULT_STATES) + "; 0.3 for every coordinate otherwise)")
+                          + ", ".join(DEFAULT_STATES) + "; for the constrained systems "
+                          + ", ".join(CONSTRAINED_DEFAULTS) + " a state moved onto their "
+                          "constraints (System.project); 0.3 for every coordinate otherwise)")
     run.add_argument("--p0", type=float, nargs="+", metavar="P",
                      help="initial momenta; exclusive with --qdot0 (default: M(q0) qdot0)")
     run.add_argument("--qdot0", type=float, nargs="+", metavar="QDOT",

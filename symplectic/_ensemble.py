@@ -14,6 +14,10 @@ from . import _derivcheck, _docs, _events, _integrate, _progress, _validate
 class Ensemble:
     """The result of :func:`integrate_many`.
 
+    For a system with holonomic constraints every member's initial state is
+    checked as by :func:`integrate`; the multipliers are not stored (use
+    :func:`integrate` for ``Trajectory.multipliers``).
+
     Attributes
     ----------
     t : ndarray (M,)
@@ -137,6 +141,8 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     Q0, P0 = _initial_states(members, system, q0, p0, qdot0, n)
     K = len(Q0)
     members = members or [system] * K
+    for k in range(K):                   # constrained systems: consistent states
+        _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check)
     errors = _validate.choice("errors", errors, ("raise", "mark"))
     options = _validate.newton(rtol, max_iter, newton)
     times = _validate.t_eval(t_eval, t0, t0 + n_steps * h if tf is None else tf)
@@ -173,7 +179,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         if bar:
             bar.report(r.done, k)
         if r.failure is not None:
-            return _integrate.convergence_error(m, h, r.failure, member=k)
+            return _integrate.convergence_error(m, h, r.failure, member=k, system=members[k])
         return None
 
     try:

@@ -63,6 +63,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     h = _validate.step_size(h)
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
+    _validate.constrained_state(system, m, q, p, "q", "p", check)
     options = _validate.newton(rtol, max_iter)
     t = _validate.real("t", t)
     f = _validate.force(system, force, force_jac, None)
@@ -70,7 +71,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     closed = linear_stepper(system, m, h, closed_form and f is None)
     q1, p1, failure = run_step(system, q, p, h, m, options, closed, f, t)
     if failure is not None:
-        raise convergence_error(m, h, failure)
+        raise convergence_error(m, h, failure, system=system)
     return q1, p1
 
 
@@ -157,8 +158,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         with ``t``, ``q``, ``p``, ``qdot``, ``y``, ``q_mid`` (None, (N, n)
         or (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
         ``energy``, ``status``, ``message``, ``counts``, the ``work`` and
-        ``impulse`` of the forces, and with events ``t_events``,
-        ``q_events``, ``p_events``.
+        ``impulse`` of the forces, with events ``t_events``, ``q_events``,
+        ``p_events``, and for a constrained system ``multipliers``.
 
     Raises
     ------
@@ -181,6 +182,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     h, n_steps, t0, tf, h_req = _validate.time_grid(h, n_steps, t0, t_span)
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0")
+    _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
     # a k beyond the step count keeps the first and the last state, as k = n_steps does
     every = min(_validate.store_every(store_every), max(n_steps, 1))
     t_end = t0 + n_steps * h if tf is None else tf
@@ -199,7 +201,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         every = max(n_steps, 1)            # the C loop keeps the first and the last state only
         kept = 8 * len(times) * (1 + 3 * system.n)
     else:
-        kept = _validate.output_bytes(n_steps, system.n, m, every, f is not None)
+        kept = _validate.output_bytes(n_steps, system.n, m, every, f is not None,
+                                      system.n_constraints)
     _validate.memory(kept, f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
     closed = linear_stepper(system, m, h, closed_form and f is None)
@@ -210,7 +213,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     try:
         r = run(system, q0, p0, h, n_steps, m, t0, options, closed, store_every=every,
                 observer=observer, report=bar.report if bar else None, force=f,
-                outputs=outputs)
+                outputs=outputs, multipliers=times is None)
         if bar:
             bar.report(r.done)
     except BaseException as exc:
@@ -229,18 +232,19 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         return make_trajectory(system, m, h, r, every=every, observer=observer, h_req=h_req,
                                force=f)
     raise convergence_error(m, h, r.failure, trajectory=make_trajectory(
-        system, m, h, r, r.done, every=every, observer=observer, force=f))
+        system, m, h, r, r.done, every=every, observer=observer, force=f), system=system)
 
 
 # ---------------------------------------------------------------- running
 #: What one run computed: the arrays (t (N+1,), q, p (N+1, n), q_mid
 #: (N, n_mid, n) or None, iterations (N,)), the steps done, the failure
 #: (None, or a Failure), the rows filled, whether a hook stopped the run, its
-#: counts, and with a force its accumulated work (N+1,) and impulse (N+1, n)
-#: (None without one).
+#: counts, with a force its accumulated work (N+1,) and impulse (N+1, n)
+#: (None without one), and for a constrained system the multipliers
+#: (rows - 1, s, m) at the nodes of the step ending at each stored row (or None).
 Run = collections.namedtuple(
-    "Run", "t q p q_mid iterations done failure rows stopped counts work impulse",
-    defaults=(None, False, None, None, None))
+    "Run", "t q p q_mid iterations done failure rows stopped counts work impulse multipliers",
+    defaults=(None, False, None, None, None, None))
 
 #: A failed step, as the binding reports it (reason: the C core's
 #: sym_strerror text; status None for the closed form).
@@ -276,7 +280,8 @@ def force_outputs(force, n_steps, n):
 
 
 def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
-        *, store_every=1, observer=None, report=None, force=None, outputs=None):
+        *, store_every=1, observer=None, report=None, force=None, outputs=None,
+        multipliers=False):
     """Integrate validated inputs: the C core's run, or the closed form's when
     ``closed`` is a stepper from :func:`linear_stepper`.  A failed step is
     returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
@@ -286,7 +291,9 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
     the steps it asks for, ``report(steps_done)`` with the periodic Ctrl-C
     check.  The arrays hold ``Run.rows`` valid rows.  ``force`` (a
     symplectic.forces.Force, or None; not with store_every > 1) rides along,
-    its work and impulse going to ``outputs`` (from :func:`force_outputs`)."""
+    its work and impulse going to ``outputs`` (from :func:`force_outputs`).
+    ``multipliers``: keep a constrained system's multipliers (appended to the
+    partial arrays of an exception too)."""
     hook = observer.hook if observer is not None else None
     if closed is not None:
         if store_every == 1 and hook is None and report is None:
@@ -305,8 +312,19 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
         work, impulse = outputs if outputs is not None else force_outputs(force, n_steps,
                                                                           system.n)
         kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
-    t, q, p, qm, iters, done, fail, extras = _core.integrate(
-        system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **kw)
+    lam = None
+    if multipliers and system.n_constraints:
+        rows_max = _stored_rows(n_steps, store_every)
+        lam = np.zeros((rows_max - 1, len(method.nodes), system.n_constraints))
+        kw["multipliers"] = lam
+    try:
+        t, q, p, qm, iters, done, fail, extras = _core.integrate(
+            system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **kw)
+    except BaseException as exc:
+        part = getattr(exc, "__dict__", {}).get("_symplectic_partial")
+        if part is not None and lam is not None:
+            exc._symplectic_partial = tuple(part) + (lam,)
+        raise
     rows, stopped, counts = extras
     if rows < len(t):                      # stopped early: the rows filled
         t, q, p, iters = t[:rows], q[:rows], p[:rows], iters[:rows - 1]
@@ -314,16 +332,28 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
             qm = qm[:rows - 1]
         if work is not None:
             work, impulse = work[:rows], impulse[:rows]
+    if lam is not None:
+        lam = lam[:rows - 1]
     return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), rows,
-               bool(stopped), Counts(*counts), work, impulse)
+               bool(stopped), Counts(*counts), work, impulse, lam)
+
+
+def _stored_rows(n_steps, every):
+    """Rows of a run that keeps every ``every``-th state and the last (the C
+    core's sym_stored_rows)."""
+    if every <= 1:
+        return n_steps + 1
+    return n_steps // every + 1 + (n_steps % every != 0)
 
 
 def _partial_run(part, outputs=(None, None)):
     """The Run of the partial arrays an exception carries (py_run.c
     attach_partial: t, q, p, q_mid, iters, done, (rows, stopped, counts)),
-    with the force's work and impulse arrays (``outputs``)."""
-    t, q, p, qm, iters, done, (rows, stopped, counts) = part
-    return Run(t, q, p, qm, iters, done, None, rows, bool(stopped), Counts(*counts), *outputs)
+    with the force's work and impulse arrays (``outputs``), and the
+    multipliers when :func:`run` appended them."""
+    t, q, p, qm, iters, done, (rows, stopped, counts), *lam = part
+    return Run(t, q, p, qm, iters, done, None, rows, bool(stopped), Counts(*counts), *outputs,
+               lam[0] if lam else None)
 
 
 def run_step(system, q, p, h, method, options=None, closed=None, force=None, t=0.0):
@@ -452,13 +482,22 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
 
 
 # ---------------------------------------------------------------- results
-def convergence_error(method, h, failure, *, member=None, trajectory=None):
+#: The core's text for a singular Newton matrix (sym_strerror(SYM_ESINGULAR)).
+_SINGULAR = "Newton matrix is singular"
+
+
+def convergence_error(method, h, failure, *, member=None, trajectory=None, system=None):
     """The ConvergenceError of a failed step (``failure`` a :class:`Failure`),
     for a run (with the trajectory up to the failing step), an ensemble member
     or a single step."""
     who = method.name if member is None else f"{method.name} (ensemble member {member})"
     f = failure
-    msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {f.reason}; "
+    reason = f.reason
+    if reason == _SINGULAR and getattr(system, "n_constraints", None):
+        # with constraints, the saddle-point matrix is singular when G(q) loses rank
+        reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
+                   "lost rank, a singular configuration)")
+    msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "
            f"{f.iterations} Newton iterations, residual {f.residual:.3g} "
            f"(relative {f.residual_rel:.3g})")
     if trajectory is not None:
@@ -480,11 +519,13 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
     if every == 1 and partial:
         rows = done + 1
     t, q, p, iters = r.t[:rows], r.q[:rows], r.p[:rows], r.iterations[:rows - 1]
+    lam = None if r.multipliers is None else r.multipliers[:rows - 1]
     if q_mid is not None:
         q_mid = q_mid[:rows - 1]
     if partial:
         t, q, p, iters = t.copy(), q.copy(), p.copy(), iters.copy()
         q_mid = None if q_mid is None else q_mid.copy()
+        lam = None if lam is None else lam.copy()
     events = qdot = None
     store = every
     if observer is not None:
@@ -492,7 +533,7 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
             events = observer.events_found()
         if observer.t_eval is not None:
             t, q, p, qdot = observer.samples()
-            iters, q_mid, store = None, None, None
+            iters, q_mid, store, lam = None, None, None, None
     status, message = _status(r, partial, observer, h, h_req, method)
     counts = r.counts if r.counts is not None else Counts(r.done, 0, 0, 0)
     work = None if r.work is None else r.work[:rows]
@@ -501,7 +542,7 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
         work, impulse = work.copy(), impulse.copy()
     return Trajectory(system, method.name, h, t, q, p, q_mid, iters, status=status,
                       message=message, counts=counts, store_every=store, events=events,
-                      qdot=qdot, work=work, impulse=impulse, force=force)
+                      qdot=qdot, work=work, impulse=impulse, force=force, multipliers=lam)
 
 
 def _status(r, partial, observer, h, h_req, method):

@@ -37,6 +37,18 @@ class Trajectory:
         Newton iterations of each step (0 for rk4); with ``store_every=k``
         the iterations of the steps between consecutive rows (rows - 1
         values); None with ``t_eval``.
+    multipliers : ndarray (N, s, m) or None
+        For a system with m holonomic constraints g(q) = 0: the Lagrange
+        multipliers lambda_a of each step at its s nodes t_k + c_a h (c_a as
+        for ``q_mid``, ends included: a = 0 at t_k, a = s - 1 at t_{k+1}).
+        The constraint force at a node is -G(q)^T lambda (G = dg/dq), e.g. the
+        rod tension lambda l of ``systems.pendulum_cartesian``.  Both
+        neighbouring steps give a value at t_k (lambda_{s-1} of step k - 1
+        and lambda_0 of step k): two approximations of lambda(t_k) of the
+        scheme's order or lower (README, "Constraints").  With
+        ``store_every=k``: those of the step that ends at each stored row
+        after the first (rows - 1 of them).  None without constraints, and
+        with ``t_eval``.
     energy : ndarray (N+1,)
         H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).
     work : ndarray (N+1,)
@@ -80,7 +92,7 @@ class Trajectory:
 
     def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, status=0,
                  message="completed", counts=None, store_every=1, events=None, qdot=None,
-                 work=None, impulse=None, force=None):
+                 work=None, impulse=None, force=None, multipliers=None):
         self.system = system
         self.method = method
         self.h = h
@@ -94,6 +106,7 @@ class Trajectory:
         self.counts = counts
         self.store_every = store_every
         self.t_events, self.q_events, self.p_events = events if events else (None, None, None)
+        self.multipliers = multipliers
         self._energy = None
         self._qdot = qdot
         self._work = work

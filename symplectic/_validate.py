@@ -252,6 +252,18 @@ def initial_momentum(system, q, p, qdot, pname="p", vname="qdot"):
     return system.mass(q) @ value if velocities else value
 
 
+def constrained_state(system, method, q, p, qname="q0", pname="p0", check=True):
+    """A constrained system's initial state (nothing to check without
+    constraints): the method supports constraints, G(q) has full rank, |g(q)|
+    and |G M^-1 p| are at rounding level (symplectic._constraints.check_state,
+    which also checks the user's constraint derivatives on first use unless
+    ``check`` is False)."""
+    if system.n_constraints == 0:
+        return
+    from . import _constraints
+    _constraints.check_state(system, method, q, p, qname, pname, check)
+
+
 # ---------------------------------------------------------------- matrices
 def square(name, A, n=None):
     """A finite square float matrix (a scalar is 1 x 1); of shape (n, n) if n is given."""
@@ -460,18 +472,20 @@ def available_memory():
         return None
 
 
-def output_bytes(n_steps, n, method, every=1, forced=False):
+def output_bytes(n_steps, n, method, every=1, forced=False, n_constraints=0):
     """Bytes of the arrays one integration returns: t, q, p (n_steps + 1 rows,
     or every ``every``-th and the last), the internal nodes (every step only)
-    and the Newton counts (rows - 1), and with a force its work and impulse
-    (n_steps + 1 rows; a forced run keeps every step); ``method`` a registry
-    row."""
+    and the Newton counts (rows - 1), with a force its work and impulse
+    (n_steps + 1 rows; a forced run keeps every step), and with m =
+    ``n_constraints`` the multipliers at the s nodes (rows - 1); ``method`` a
+    registry row."""
+    lam = 8 * len(method.nodes) * (n_constraints or 0)
     if every > 1:
         rows = n_steps // every + 1 + (n_steps % every != 0)
-        return 8 * rows * (1 + 2 * n) + 4 * (rows - 1)
+        return 8 * rows * (1 + 2 * n) + 4 * (rows - 1) + lam * (rows - 1)
     rows = n_steps + 1
     return (8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
-            + (8 * rows * (1 + n) if forced else 0))
+            + (8 * rows * (1 + n) if forced else 0) + lam * n_steps)
 
 
 #: Requests below this many bytes are not checked: asking the kernel (reading
