@@ -30,7 +30,8 @@ static PyObject *status_type(int st)
         {SYM_EMETHOD, PyExc_ValueError},          /* unknown method              */
         {SYM_ESYSTEM, PyExc_ValueError},          /* unknown built-in / params   */
         {SYM_EINTERRUPT, PyExc_KeyboardInterrupt}, /* stopped by progress        */
-        {SYM_EIMPLAUSIBLE, PyExc_RuntimeError}    /* a spurious Newton root      */
+        {SYM_EIMPLAUSIBLE, PyExc_RuntimeError},   /* a spurious Newton root      */
+        {SYM_ECHART, PyExc_ValueError}            /* q at a coordinate singularity */
     };
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
         if (table[k].status == st) return table[k].type;

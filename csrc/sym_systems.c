@@ -200,8 +200,25 @@ static int dp_make(int n, const double *par, size_t npar, sym_system *out)
 /* Only theta enters M and V, so phi and psi are cyclic:                */
 /*   A[0][1] = 2 (I - I3) s c g0 - I3 s g2,  A[2][1] = -I3 s g0,          */
 /*   H[1][1] = (I - I3)(c^2 - s^2) g0^2 - I3 c g0 g2, all else zero.     */
+/*                                                                      */
+/* The chart's singularity.  det M = I^2 I3 sin^2(theta): at theta = 0   */
+/* or pi phi and psi are not defined, and near it phidot =              */
+/* (p_phi - p_psi cos) / (I sin^2) sweeps phi through about pi while the */
+/* axis passes the vertical.  The schemes' error constant grows about   */
+/* like 1/theta_min^4 once the axis passes within a few mrad: measured   */
+/* on the TOP Table 3 top (benchmarks/RESULTS_top_forms.md), the axis   */
+/* error after 3 passes at h = 0.01 is 7e-5 for theta_min = 10 and 5     */
+/* mrad (as at 20 mrad), 1.7e-3 at 2 mrad, 2.7e-2 at 1 mrad, 1.0 at 0.2  */
+/* mrad, with no failure reported.  So every evaluation refuses           */
+/* |sin theta| < TOP_MIN_SIN = 0.01 with SYM_ECHART, whose message        */
+/* points to lagrange_top_quaternion: the axis within 10 mrad of the     */
+/* vertical, 2x above the onset of the error growth (at h = 0.001 ...    */
+/* 0.05) and 4.7x below the papers' closest approach (TOP Table 3:       */
+/* theta_min = 47.2 mrad).                                               */
 /* ------------------------------------------------------------------ */
 typedef struct { double I, I3, mgl; } top_par;
+
+#define TOP_MIN_SIN 0.01
 
 static int top_eval(const double *q, const double *g, unsigned need,
                     const sym_eval_out *o, void *params, double *scratch)
@@ -209,6 +226,7 @@ static int top_eval(const double *q, const double *g, unsigned need,
     const top_par *P = params;
     (void)scratch;
     const double s = sin(q[1]), c = cos(q[1]);
+    if (fabs(s) < TOP_MIN_SIN) return SYM_ECHART;   /* (a nan passes: checked downstream) */
     if (need & SYM_NEED_M) {
         double *M = o->M;
         M[0] = P->I * s * s + P->I3 * c * c;
@@ -256,6 +274,123 @@ static int top_make(int n, const double *par, size_t npar, sym_system *out)
     out->n = 3;
     out->params = P;
     out->eval = top_eval;
+    return SYM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* lagrange_top_quaternion: the same top in a unit quaternion          */
+/* Q = (q0, q1, q2, q3) (scalar first, Hamilton product), the rotation  */
+/* body -> space x_s = Q x_b Q*, R(Q) = (ZXZ) Rz(phi) Rx(theta) Rz(psi). */
+/* params m, I, I3, l, g.                                               */
+/*                                                                      */
+/* Body angular velocity w = 2 E(Q) Qdot, E(Q) the 3x4 matrix of the   */
+/* vector part of Q* Qdot:                                              */
+/*   E = [[-q1,  q0,  q3, -q2],                                          */
+/*        [-q2, -q3,  q0,  q1],                                          */
+/*        [-q3,  q2, -q1,  q0]],   E Q = 0,  E E^T = |Q|^2 Id3.           */
+/* Its kinetic energy 1/2 w^T J w = 2 Qdot^T E^T J E Qdot, J = diag(I,  */
+/* I, I3), is singular along Q (E Q = 0), so the Lagrangian adds a term */
+/* that vanishes on the constraint manifold |Q|^2 = 1 (where Q.Qdot = 0):*/
+/*   T = 1/2 Qdot^T M(Q) Qdot,  M(Q) = 4 E^T J E + c Q Q^T,  c = 4 I.     */
+/* With E^T E + Q Q^T = |Q|^2 Id4 and e(Q) = E^T e3 = (-q3, q2, -q1, q0)  */
+/* (the third row of E, e = S Q with S constant and antisymmetric):      */
+/*   M(Q) = 4 I |Q|^2 Id4 - 4 (I - I3) e e^T,                             */
+/* eigenvalues 4 I |Q|^2 (three times, along Q and the two transverse   */
+/* body axes) and 4 I3 |Q|^2 (along e).  Any c > 0 gives the same motion */
+/* on the manifold; c in [4 I3, 4 I] keeps cond M = I / I3, the body's   */
+/* own (an outside c makes it c / (4 I3) or 4 I / c), and c = 4 I makes  */
+/* M a rank-one update of a multiple of Id4, so A and H below are a few  */
+/* vector operations.  With f = S^T g = (g3, -g2, g1, -g0), e.g = Q.f:    */
+/*   1/2 g^T M g = 2 I |Q|^2 |g|^2 - 2 (I - I3) (Q.f)^2,                   */
+/*   A = d(M g)/dQ = 8 I g Q^T - 4 (I - I3) [(Q.f) S + e f^T],              */
+/*   H = 4 I |g|^2 Id4 - 4 (I - I3) f f^T.                                 */
+/* V = m g l (axis z-component), the axis R(Q) e3 being                  */
+/*   (2 (q1 q3 + q0 q2), 2 (q2 q3 - q0 q1), q0^2 - q1^2 - q2^2 + q3^2)     */
+/* (homogeneous quadratic in Q; equal to m g l cos(theta) on |Q| = 1):   */
+/*   V = m g l (q0^2 - q1^2 - q2^2 + q3^2),                                */
+/*   grad V = 2 m g l (q0, -q1, -q2, q3),  hess V = 2 m g l diag(1, -1, -1, 1). */
+/*                                                                      */
+/* TODO(issue 17, constraint): this is the top only together with the   */
+/* holonomic constraint g(Q) = |Q|^2 - 1 = 0, G(Q) = dg/dQ = 2 Q^T       */
+/* (1 x 4), second derivative 2 Id4 (lambda-contracted: 2 lambda Id4),   */
+/* hidden constraint G M^-1 P = Q.P / (2 I |Q|^2) = 0 (M Q = 4 I |Q|^2 Q), */
+/* i.e. Q.P = 0.  Attach it here through the constraint slots of         */
+/* sym_system once they exist (branch h17-constraints).  Until then the  */
+/* row is an unconstrained system on R^4 \ {0} (M is positive definite  */
+/* for Q != 0) whose |Q| is NOT conserved: usable for tests of M, V and  */
+/* their derivatives, not as the top.                                    */
+/* ------------------------------------------------------------------ */
+typedef struct { double a, b, mgl; } qtop_par;   /* a = 4 I, b = 4 (I - I3) */
+
+static int qtop_eval(const double *q, const double *g, unsigned need,
+                     const sym_eval_out *o, void *params, double *scratch)
+{
+    const qtop_par *P = params;
+    (void)scratch;
+    const double e[4] = {-q[3], q[2], -q[1], q[0]};   /* e = S Q */
+    const double qq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    if (need & SYM_NEED_M) {
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                o->M[4 * i + j] = (i == j ? P->a * qq : 0.0) - P->b * e[i] * e[j];
+    }
+    if (need & (SYM_NEED_A | SYM_NEED_H)) {
+        const double f[4] = {g[3], -g[2], g[1], -g[0]};   /* f = S^T g */
+        if (need & SYM_NEED_A) {
+            /* A = 2 a g Q^T - b [(Q.f) S + e f^T];  S has S[0][3] = -1,
+             * S[1][2] = 1, S[2][1] = -1, S[3][0] = 1 */
+            const double qf = q[0] * f[0] + q[1] * f[1] + q[2] * f[2] + q[3] * f[3];
+            double *A = o->A;
+            for (int i = 0; i < 4; i++)
+                for (int c = 0; c < 4; c++)
+                    A[4 * i + c] = 2.0 * P->a * g[i] * q[c] - P->b * e[i] * f[c];
+            A[3] += P->b * qf;
+            A[6] -= P->b * qf;
+            A[9] += P->b * qf;
+            A[12] -= P->b * qf;
+        }
+        if (need & SYM_NEED_H) {
+            const double gg = g[0] * g[0] + g[1] * g[1] + g[2] * g[2] + g[3] * g[3];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    o->H[4 * i + j] = (i == j ? P->a * gg : 0.0) - P->b * f[i] * f[j];
+        }
+    }
+    if (need & SYM_NEED_V)
+        o->V[0] = P->mgl * (q[0] * q[0] - q[1] * q[1] - q[2] * q[2] + q[3] * q[3]);
+    if (need & SYM_NEED_DV) {
+        const double k = 2.0 * P->mgl;
+        o->dV[0] = k * q[0];
+        o->dV[1] = -k * q[1];
+        o->dV[2] = -k * q[2];
+        o->dV[3] = k * q[3];
+    }
+    if (need & SYM_NEED_D2V) {
+        const double k = 2.0 * P->mgl;
+        zero(o->d2V, 16);
+        o->d2V[0] = k;
+        o->d2V[5] = -k;
+        o->d2V[10] = -k;
+        o->d2V[15] = k;
+    }
+    return 0;
+}
+
+static int qtop_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n != 4 || npar != 5 || !all_finite(par, 5)) return SYM_ESYSTEM;
+    const double m = par[0], I = par[1], I3 = par[2], l = par[3], g = par[4];
+    if (!(m > 0.0) || !(I > 0.0) || !(I3 > 0.0)) return SYM_ESYSTEM;
+    qtop_par *P = malloc(sizeof(*P));
+    if (!P) return SYM_ENOMEM;
+    P->a = 4.0 * I;
+    P->b = 4.0 * (I - I3);
+    P->mgl = m * g * l;
+    out->n = 4;
+    out->params = P;
+    out->eval = qtop_eval;
+    /* TODO(issue 17, constraint): out-><constraint slots> = |Q|^2 - 1, 2 Q^T,
+     * 2 Id4 (see above), once sym_system has them. */
     return SYM_OK;
 }
 
@@ -394,6 +529,12 @@ static const double dp_q0[] = {0.7853981633974483, 1.0471975511965976}, dp_p0[] 
 /* a moderately spinning top: theta stays in [1.0, 2.34] for t <= 4 */
 static const double top_ex[] = {1.0, 1.0, 0.5, 1.0, 9.81};
 static const double top_q0[] = {0.0, 1.0, 0.0}, top_p0[] = {1.75, 0.0, 2.625};
+/* the same top state in a quaternion (from_euler of top_q0, top_p0).  Until
+ * its constraint is attached the example runs unconstrained: |Q| grows
+ * smoothly from 1 to 4.1 over t <= 2 (a smooth motion, not the top's). */
+static const double qtop_ex[] = {1.0, 1.0, 0.5, 1.0, 9.81};
+static const double qtop_q0[] = {0.8775825618903728, 0.479425538604203, 0.0, 0.0};
+static const double qtop_p0[] = {0.0, 0.0, -1.8251009375668028, 4.985285932044902};
 static const double chain_ex[] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.81};
 static const double chain_q0[] = {0.5, 0.3, -0.2}, chain_p0[] = {0.0, 0.0, 0.0};
 
@@ -416,6 +557,12 @@ static const sym_builtin builtins[] = {
      "Heavy symmetric (Lagrange) top in ZXZ Euler angles (phi, theta, psi), "
      "V = m g l cos(theta) (TOP Section 4).",
      "m, I, I3, l, g", top_make, EXAMPLE(3, top_ex, top_q0, top_p0)},
+    {"lagrange_top_quaternion",
+     "Heavy symmetric (Lagrange) top in a unit quaternion Q (scalar first), "
+     "M(Q) = 4 E^T J E + 4 I Q Q^T, V = m g l (axis z-component); the top "
+     "needs the constraint |Q|^2 = 1, not yet attached: alone it is an "
+     "unconstrained system on R^4.",
+     "m, I, I3, l, g", qtop_make, EXAMPLE(4, qtop_ex, qtop_q0, qtop_p0)},
     {"pendulum_chain",
      "Planar chain of n point masses on massless rods, absolute angles from "
      "the downward vertical; O(n^2) per evaluation.",

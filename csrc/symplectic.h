@@ -40,8 +40,11 @@ enum sym_status {
     SYM_EMETHOD = -8,     /* unknown method                               */
     SYM_ESYSTEM = -9,     /* unknown built-in system or bad parameters    */
     SYM_EINTERRUPT = -10, /* stopped by the progress callback             */
-    SYM_EIMPLAUSIBLE = -11 /* Newton reached an implausible root: a spurious
-                              solution of the step equations (h too large) */
+    SYM_EIMPLAUSIBLE = -11, /* Newton reached an implausible root: a spurious
+                               solution of the step equations (h too large) */
+    SYM_ECHART = -12       /* a configuration at a singularity of the system's
+                              coordinates (a built-in's eval may return it:
+                              lagrange_top's ZXZ angles near the vertical) */
 };
 
 /* Largest number of degrees of freedom (and largest Newton system): the

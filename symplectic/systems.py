@@ -19,8 +19,8 @@ import numpy as np
 from . import _registry, _validate
 from ._system import System
 
-__all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "pendulum_chain",
-           "linear_double_pendulum", "available"]
+__all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "lagrange_top_quaternion",
+           "pendulum_chain", "linear_double_pendulum", "available", "QuaternionTop"]
 
 #: Table 3 of the TOP paper (a toy top; Laos 2022): mass, moments of inertia, distance.
 TOP_TABLE3 = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)
@@ -87,6 +87,169 @@ def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TO
             _validate.real("g", g)]
     return System._from_builtin("lagrange_top", 3, vals,
                                 dict(zip(("m", "I", "I3", "l", "g"), vals)))
+
+
+class QuaternionTop(System):
+    """The heavy symmetric top in a unit quaternion (:func:`lagrange_top_quaternion`).
+
+    A :class:`symplectic.System` with n = 4 and, besides, the conversions to
+    and from the ZXZ Euler angles of :func:`lagrange_top` and the symmetry
+    axis in space.  Conventions: Q = (q0, q1, q2, q3), scalar first, Hamilton
+    product; Q maps body to space vectors, x_space = Q x_body Q*, and the ZXZ
+    angles (phi, theta, psi) give Q = qz(phi) qx(theta) qz(psi), i.e.
+
+        Q = (cos(theta/2) cos((phi+psi)/2), sin(theta/2) cos((phi-psi)/2),
+             sin(theta/2) sin((phi-psi)/2), cos(theta/2) sin((phi+psi)/2)).
+
+    The body angular velocity is w = 2 E(Q) Qdot (the vector part of
+    2 Q* Qdot) and the canonical momentum P = M(Q) Qdot = 2 E(Q)^T J w on the
+    constraint manifold (|Q| = 1, Q.Qdot = 0), J w being the body angular
+    momentum: so Q.P = 0 there, and p = (dQ/dq)^T P gives back the Euler
+    momenta (p_phi the angular momentum about the vertical, p_theta about
+    the line of nodes, p_psi about the body axis).
+    """
+
+    def __reduce__(self):
+        return (lagrange_top_quaternion, tuple(self._params[k] for k in ("m", "I", "I3", "l", "g")))
+
+    @staticmethod
+    def _rows(name, x, width, shape=None):
+        a = _validate.states(name, x, width)
+        if shape is not None and np.shape(x) != shape:
+            raise ValueError(f"{name} must have the shape of the angles/quaternions "
+                             f"{shape}, got {np.shape(x)}")
+        return a
+
+    def from_euler(self, q, p):
+        """ZXZ angles q = (phi, theta, psi) and their canonical momenta p (those
+        of :func:`lagrange_top` with the same parameters) -> (Q, P).
+
+        Rows (N, 3) -> (N, 4), or one state (3,) -> (4,).  Q is the unit
+        quaternion of the rotation (class docstring); P = M(Q) Qdot with
+        Qdot = (dQ/dq) qdot and qdot the Euler rates of (q, p): P = 2 E(Q)^T L
+        with L the body angular momentum,
+
+            L = (s sin psi + p_theta cos psi, s cos psi - p_theta sin psi, p_psi),
+            s = (p_phi - p_psi cos theta) / sin theta,
+
+        so Q.P = 0 (the hidden constraint).  theta with sin(theta) = 0 (the
+        axis vertical) is refused: the Euler momenta do not determine P there.
+        """
+        one = np.ndim(q) == 1
+        q = self._rows("q", q, 3)
+        p = self._rows("p", p, 3, np.shape(q) if not one else (3,))
+        phi, th, psi = q[:, 0], q[:, 1], q[:, 2]
+        st = np.sin(th)
+        if np.any(st == 0.0):
+            k = int(np.argmax(st == 0.0))
+            raise ValueError(f"from_euler: sin(theta) = 0 at row {k} (theta = {th[k]!r}): the "
+                             "axis is vertical, where the ZXZ momenta do not determine P")
+        c2, s2 = np.cos(0.5 * th), np.sin(0.5 * th)
+        a, b = 0.5 * (phi + psi), 0.5 * (phi - psi)
+        Q = np.stack([c2 * np.cos(a), s2 * np.cos(b), s2 * np.sin(b), c2 * np.sin(a)], axis=-1)
+        sig = (p[:, 0] - p[:, 2] * np.cos(th)) / st
+        sp_, cp_ = np.sin(psi), np.cos(psi)
+        L = np.stack([sig * sp_ + p[:, 1] * cp_, sig * cp_ - p[:, 1] * sp_, p[:, 2]], axis=-1)
+        P = 2.0 * np.einsum("nki,nk->ni", _quat_E(Q), L)
+        return (Q[0], P[0]) if one else (Q, P)
+
+    def to_euler(self, Q, P):
+        """(Q, P) -> ZXZ angles q = (phi, theta, psi) and canonical momenta p.
+
+        Rows (N, 4) -> (N, 3), or one state (4,) -> (3,).  Q need not be
+        normalised (the rotation of Q/|Q|).  theta in [0, pi]; phi and psi in
+        (-pi, pi] (from_euler(to_euler(Q, P)) gives Q or -Q, the same
+        rotation).  At theta = 0 only phi + psi is defined: psi = phi is
+        returned (at theta = pi, psi = -phi).  The momenta are
+        p = (dQ/dq)^T P: p_phi = L . gamma, p_theta = L1 cos psi - L2 sin psi,
+        p_psi = L3, with L = E(Q) P / (2 |Q|^2) the body angular momentum and
+        gamma = (sin theta sin psi, sin theta cos psi, cos theta) the vertical
+        in the body frame.  A component of P along Q (off the hidden
+        constraint Q.P = 0) does not enter.
+        """
+        one = np.ndim(Q) == 1
+        Q = self._rows("Q", Q, 4)
+        P = self._rows("P", P, 4, np.shape(Q) if not one else (4,))
+        nq = np.einsum("ni,ni->n", Q, Q)
+        if np.any(nq == 0.0):
+            raise ValueError(f"to_euler: Q = 0 at row {int(np.argmax(nq == 0.0))}")
+        q0, q1, q2, q3 = Q.T
+        th = 2.0 * np.arctan2(np.hypot(q1, q2), np.hypot(q0, q3))
+        a, b = np.arctan2(q3, q0), np.arctan2(q2, q1)
+        phi, psi = _wrap(a + b), _wrap(a - b)
+        L = np.einsum("nki,ni->nk", _quat_E(Q), P) / (2.0 * nq[:, None])
+        st, ct, sp_, cp_ = np.sin(th), np.cos(th), np.sin(psi), np.cos(psi)
+        p = np.stack([L[:, 0] * st * sp_ + L[:, 1] * st * cp_ + L[:, 2] * ct,
+                      L[:, 0] * cp_ - L[:, 1] * sp_, L[:, 2]], axis=-1)
+        q = np.stack([phi, th, psi], axis=-1)
+        return (q[0], p[0]) if one else (q, p)
+
+    def axis(self, Q):
+        """The symmetry axis in space, R(Q/|Q|) e3, shape (..., 3) for Q (..., 4):
+
+            (2 (q1 q3 + q0 q2), 2 (q2 q3 - q0 q1), q0^2 - q1^2 - q2^2 + q3^2) / |Q|^2,
+
+        equal to (sin theta sin phi, -sin theta cos phi, cos theta) in ZXZ angles.
+        """
+        Q = np.asarray(Q, dtype=float)
+        if Q.ndim < 1 or Q.shape[-1] != 4:
+            raise ValueError(f"Q must have shape (..., 4), got {Q.shape}")
+        q0, q1, q2, q3 = np.moveaxis(Q, -1, 0)
+        nq = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3
+        return np.stack([2.0 * (q1 * q3 + q0 * q2), 2.0 * (q2 * q3 - q0 * q1),
+                         q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3], axis=-1) / nq[..., None]
+
+
+def _quat_E(Q):
+    """E(Q) of rows Q (N, 4): (N, 3, 4), the vector part of Q* Qdot = E(Q) Qdot."""
+    q0, q1, q2, q3 = Q.T
+    return np.stack([np.stack([-q1, q0, q3, -q2], -1), np.stack([-q2, -q3, q0, q1], -1),
+                     np.stack([-q3, q2, -q1, q0], -1)], axis=1)
+
+
+def _wrap(a):
+    """Angles to (-pi, pi]."""
+    return np.pi - np.mod(np.pi - a, 2.0 * np.pi)
+
+
+@_registry.builtin
+def lagrange_top_quaternion(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"],
+                            l=TOP_TABLE3["l"], g=9.81):
+    """Heavy symmetric (Lagrange) top in a unit quaternion Q = (q0, q1, q2, q3) (issue 17).
+
+    The same top as :func:`lagrange_top` (same parameters, defaults TOP
+    Table 3) without the Euler angles' singularity at theta = 0: the
+    configuration is the unit quaternion Q of the rotation body -> space
+    (scalar first; conventions and the ZXZ correspondence in
+    :class:`QuaternionTop`), n = 4, with the holonomic constraint
+    |Q|^2 = 1.  With E(Q) the 3 x 4 matrix of the body angular velocity
+    w = 2 E(Q) Qdot and J = diag(I, I, I3),
+
+        L = 1/2 Qdot^T M(Q) Qdot - V(Q),
+        M(Q) = 4 E^T J E + c Q Q^T = 4 I |Q|^2 Id - 4 (I - I3) e e^T,   c = 4 I,
+        V(Q) = m g l (q0^2 - q1^2 - q2^2 + q3^2)   (m g l times the axis' z-component),
+
+    e = (-q3, q2, -q1, q0).  The rigid body's kinetic energy 2 Qdot^T E^T J E
+    Qdot alone is singular along Q (E Q = 0); the added (c/2) (Q.Qdot)^2
+    vanishes on the constraint manifold (Q.Qdot = 0 there), so it does not
+    change the motion, and makes M positive definite for Q != 0, with
+    eigenvalues 4 I |Q|^2 (three) and 4 I3 |Q|^2: c = 4 I keeps the condition
+    number at I/I3, the body's own (any c in [4 I3, 4 I] does; outside, it
+    grows like c/(4 I3) or 4 I/c).
+
+    The returned :class:`QuaternionTop` has ``from_euler(q, p) -> (Q, P)``,
+    ``to_euler(Q, P) -> (q, p)`` and ``axis(Q)``.
+
+    The constraint |Q|^2 = 1 is not attached yet (it needs the holonomic
+    constraints of issue 17): integrated as it is, this is an unconstrained
+    system on R^4 whose |Q| is not conserved -- not the top.  M, V and
+    their derivatives are those of the constrained model.
+    """
+    positive = _validate.positive
+    vals = [positive("m", m), positive("I", I), positive("I3", I3), _validate.real("l", l),
+            _validate.real("g", g)]
+    return QuaternionTop._from_builtin("lagrange_top_quaternion", 4, vals,
+                                       dict(zip(("m", "I", "I3", "l", "g"), vals)))
 
 
 @_registry.builtin
