@@ -5,8 +5,11 @@ class ConvergenceError(RuntimeError):
     """An integration could not continue past a step.
 
     Raised when Newton's iteration of an implicit scheme does not converge,
-    its matrix is singular, a non-finite value appears, or the mass matrix
-    stops being positive definite.  The message names the step, the time and
+    its matrix is singular, a non-finite value appears, the mass matrix
+    stops being positive definite, or the state reaches a singularity of the
+    system's coordinates (reason "coordinate singularity ...":
+    ``systems.lagrange_top`` within 0.01 rad of the vertical, where the
+    quaternion form ``systems.lagrange_top_quaternion`` is the remedy).  The message names the step, the time and
     the residual.
 
     Attributes
