@@ -248,6 +248,8 @@ def lagrange_top_quaternion(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3[
     positive = _validate.positive
     vals = [positive("m", m), positive("I", I), positive("I3", I3), _validate.real("l", l),
             _validate.real("g", g)]
+    # TODO(issue 17, constraint): the C built-in attaches |Q|^2 - 1 = 0 (csrc/sym_systems.c,
+    # qtop_make) once the constraint slots exist; then drop the paragraph above.
     return QuaternionTop._from_builtin("lagrange_top_quaternion", 4, vals,
                                        dict(zip(("m", "I", "I3", "l", "g"), vals)))
 

@@ -90,9 +90,9 @@ def test_potential_is_mgl_times_the_axis_height(forms):
 
 
 def test_unconstrained_system_integrates_with_its_derivatives(forms):
-    """Until the constraint is attached the built-in is a plain system on R^4:
-    its derivatives pass the check and it integrates (energy conserved), with
-    |Q| drifting (not the top)."""
+    """The built-in's derivatives pass the check and it integrates from a state
+    on the constraint manifold with its energy conserved (until the constraint
+    is attached, as an unconstrained system on R^4 whose |Q| drifts)."""
     _, qt = forms
     Q, P = qt.from_euler(TOP_Q0, sp.systems.lagrange_top(**TOP).momentum(TOP_Q0, [1.0, 0.0, 2.0]))
     qt.check_derivatives(Q)
