@@ -25,8 +25,8 @@ static PyObject *mod_methods(PyObject *module, PyObject *unused)
             PyTuple_SET_ITEM(nodes, a, v);
         }
         if (!nodes) { Py_CLEAR(lst); break; }
-        PyObject *row = Py_BuildValue("(ssiiiN)", m->name, m->doc, m->order, m->symplectic,
-                                      m->n_mid, nodes);
+        PyObject *row = Py_BuildValue("(ssiiiNi)", m->name, m->doc, m->order, m->symplectic,
+                                      m->n_mid, nodes, sym_method_constrained(m));
         if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
         Py_DECREF(row);
     }
@@ -52,7 +52,9 @@ static PyMethodDef module_methods[] = {
      "(q1, p1, q_mid, status, iterations, residual, residual_rel, update, reason)"},
     {"integrate", (PyCFunction)(void (*)(void))mod_integrate, METH_VARARGS | METH_KEYWORDS,
      "integrate(system, q0, p0, h, n_steps, method='simpson', t0=0, rtol=0, max_iter=0, "
-     "predictor=True) -> (t, q, p, q_mid, iterations, n_done, failure)"},
+     "predictor=True, chord=False, cancel=None, multipliers=None) -> (t, q, p, q_mid, "
+     "iterations, n_done, failure); multipliers: for a constrained system, an array "
+     "(n_steps, s, m) that receives each step's multipliers at its nodes"},
     {"newton_system", (PyCFunction)mod_newton_system, METH_VARARGS,
      "newton_system(system, q, p, h, X, method) -> (R, J): residual and Newton matrix of "
      "a variational scheme at increments X ((s-1) n) -- a diagnostic for tests."},
@@ -60,8 +62,9 @@ static PyMethodDef module_methods[] = {
      "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0) -> (q1, p1, D): one "
      "step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) ordering."},
     {"methods", mod_methods, METH_NOARGS,
-     "[(name, doc, order, symplectic, n_mid, nodes)]: nodes are the interpolation nodes "
-     "c_a in [0, 1] of one step ((0, 1) for rk4)"},
+     "[(name, doc, order, symplectic, n_mid, nodes, constrained)]: nodes are the "
+     "interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); constrained: 1 if "
+     "the method solves systems with holonomic constraints"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
     {NULL, NULL, 0, NULL}};
 

@@ -40,10 +40,12 @@
  *     the state block, as the built-in's parameters).
  *  4. symplectic/_system.py: a classmethod that checks its input and calls
  *     _core.System.__init__(obj, n, <key>=...).
- * A new SLOT of the core (a force f(t, q, qdot), constraints g(q)) taken as
- * a separate callable: its argument (step 1), a row in `fslot` (checked and
- * stored from then on), a thunk (call_slot serves callables of q or (q, g)),
- * and the line in callables_new or callables_init that sets the slot.
+ * A new SLOT of the core (a force f(t, q, qdot)) taken as a separate
+ * callable: its argument (step 1), a row in `fslot` (checked and stored from
+ * then on), a thunk (call_slot serves callables of q or (q, g)), and the line
+ * in callables_new or callables_init that sets the slot.  A slot that every
+ * form may carry (the constraints g(q)) has its own file instead
+ * (py_constraints.c), called from py_form_init after the form's init.
  */
 #include "py_core.h"
 
@@ -57,7 +59,8 @@
 enum arg {
     A_N, A_MASS, A_POTENTIAL, A_MASS_GRAD, A_POTENTIAL_GRAD, A_MASS_HESS, A_POTENTIAL_HESS,
     A_MASS_DIR, A_MASS_HESS_DIR, A_BUILTIN, A_PARAMS, A_VECTORIZED, A_CFUNC, A_CFUNC_DATA,
-    A_KEEPALIVE, A_COMBINED, A_COUNT
+    A_KEEPALIVE, A_COMBINED, A_CONSTRAINT, A_CONSTRAINT_JAC, A_CONSTRAINT_HESS, A_N_CONSTRAINTS,
+    A_CONSTRAINT_DATA, A_COUNT
 };
 
 static const char *const arg_names[A_COUNT] = {
@@ -66,7 +69,9 @@ static const char *const arg_names[A_COUNT] = {
     [A_POTENTIAL_HESS] = "potential_hess", [A_MASS_DIR] = "mass_dir",
     [A_MASS_HESS_DIR] = "mass_hess_dir", [A_BUILTIN] = "builtin", [A_PARAMS] = "params",
     [A_VECTORIZED] = "vectorized", [A_CFUNC] = "cfunc", [A_CFUNC_DATA] = "cfunc_data",
-    [A_KEEPALIVE] = "keepalive", [A_COMBINED] = "combined"};
+    [A_KEEPALIVE] = "keepalive", [A_COMBINED] = "combined", [A_CONSTRAINT] = "constraint",
+    [A_CONSTRAINT_JAC] = "constraint_jac", [A_CONSTRAINT_HESS] = "constraint_hess",
+    [A_N_CONSTRAINTS] = "n_constraints", [A_CONSTRAINT_DATA] = "constraint_data"};
 
 /* (args, kw) -> arg[] by name, positional first (borrowed; Py_None where not
  * given), with the errors of CPython's own argument parser. */
@@ -446,7 +451,9 @@ int py_form_init(SystemObject *S, PyObject *args, PyObject *kw)
     while (f->key >= 0 && !(arg[f->key] != Py_None && (!f->accepts || f->accepts(arg[f->key]))))
         f++;
     S->form = f;
-    return f->init(S, (int)n, arg);
+    if (f->init(S, (int)n, arg) < 0) return -1;
+    /* holonomic constraints, whatever the form (py_constraints.c) */
+    return py_constraint_init(S, (int)n, arg + A_CONSTRAINT, f->key == A_BUILTIN);
 }
 
 int py_form_begin(py_call *call)

@@ -13,6 +13,8 @@
  *                   the built-in, compiled and separate-callables forms.
  *                   "How to add a callback form" is at its top.
  *   py_arrayforms.c the combined and vectorized forms
+ *   py_constraints.c the holonomic constraints attached to a form (callables
+ *                   or a compiled callback)
  *   py_errors.c     C status -> Python exception (one table)
  *   py_util.c       arrays in and out, the dM and d2M contractions, a
  *                   form's state block
@@ -60,6 +62,7 @@ typedef struct SystemObject {
     PyObject *builtin_name;  /* name of a built-in C system, or NULL      */
     int initialized;
     int nogil;               /* no Python in the loop: release the GIL    */
+    void *cstate;            /* the constraints' state (py_constraints.c) */
 } SystemObject;
 
 /* One top-level call (step, integrate, _eval, energy, ...): the sym_system
@@ -73,7 +76,8 @@ typedef struct py_call {
     sym_system sys;
     int failed;          /* a nonzero return was recorded        */
     int rc;              /* the value the callback returned      */
-    unsigned need;       /* the SYM_NEED_* bits it was asked for */
+    unsigned need;       /* the SYM_NEED_* bits it was asked for, or
+                            SYM_CNEED_* << PY_CNEED_SHIFT (a constraint) */
     double *q;           /* n doubles (allocated by the form)    */
 } py_call;
 
@@ -121,6 +125,16 @@ extern PyType_Spec py_System_spec;
 int py_system_ready(const SystemObject *S);
 int py_call_begin(SystemObject *S, py_call *call);
 void py_call_end(py_call *call);
+
+/* ---- py_constraints.c -------------------------------------------- */
+#define PY_CNEED_SHIFT 8
+/* c: constraint, constraint_jac, constraint_hess, n_constraints, constraint_data */
+int py_constraint_init(SystemObject *S, int n, PyObject *const c[5], int builtin);
+int py_constraint_traverse(SystemObject *S, visitproc visit, void *arg);
+void py_constraint_free(SystemObject *S);
+int py_constraint_begin(py_call *call);
+int py_constraint_resolve(SystemObject *S, const double *q);
+PyObject *py_system_constraint(SystemObject *self, PyObject *args);
 
 /* ---- py_run.c ---------------------------------------------------- */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw);

@@ -31,6 +31,8 @@ static PyObject *status_type(int st)
         {SYM_ESYSTEM, PyExc_ValueError},          /* unknown built-in / params   */
         {SYM_EINTERRUPT, PyExc_KeyboardInterrupt}, /* stopped by progress        */
         {SYM_EIMPLAUSIBLE, PyExc_RuntimeError},   /* a spurious Newton root      */
+        {SYM_ECONSTRAINT, PyExc_RuntimeError},    /* G(q) lost rank              */
+        {SYM_ENOTCONSTRAINED, PyExc_ValueError},  /* constraints not supported   */
         {SYM_ECHART, PyExc_ValueError}            /* q at a coordinate singularity */
     };
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
@@ -55,11 +57,23 @@ static int raise_recorded_failure(const py_call *call)
 {
     if (!call || !call->failed) return 0;
     char what[64];
-    need_str(what, sizeof what, call->need);
+    const unsigned cneed = call->need >> PY_CNEED_SHIFT;   /* a constraint callback's */
+    if (cneed) {
+        static const char *const names[3] = {"g", "G", "S"};
+        size_t off = 0;
+        what[0] = '\0';
+        for (int k = 0; k < 3 && off < sizeof what; k++)
+            if (cneed & (1u << k))
+                off += (size_t)snprintf(what + off, sizeof what - off, "%s%s", off ? ", " : "",
+                                        names[k]);
+    } else {
+        need_str(what, sizeof what, call->need);
+    }
     PyObject *qr = py_vec_copy(call->q, call->sys.n);
     PyErr_Format(PyExc_RuntimeError,
-                 "the compiled callback returned %d (nonzero: stop) when asked for %s "
-                 "(need = %u) at q = %R", call->rc, what, call->need, qr ? qr : Py_None);
+                 "the compiled %scallback returned %d (nonzero: stop) when asked for %s "
+                 "(need = %u) at q = %R", cneed ? "constraint " : "", call->rc, what,
+                 cneed ? cneed : call->need, qr ? qr : Py_None);
     Py_XDECREF(qr);
     return 1;
 }

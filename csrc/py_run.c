@@ -86,6 +86,8 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     const int n = r->S->sys.n;
     if (!(r->q = py_as_vector(r->q_in, n, qname))) return -1;
     if (!(r->p = py_as_vector(r->p_in, n, pname))) return -1;
+    /* the number of constraints of Python callables, from g(q) */
+    if (py_constraint_resolve(r->S, PyArray_DATA(r->q)) < 0) return -1;
     sym_options_default(&r->opt);
     r->opt.rtol = r->rtol;
     r->opt.max_iter = r->max_iter;
@@ -282,6 +284,26 @@ static void attach_partial(PyObject *const out[5], long done)
     PyErr_Restore(type, value, tb);
 }
 
+/* The optional output of each step's multipliers (a constrained system): a
+ * writeable C-contiguous float64 array (n_steps, s, m), filled in place. */
+static int multipliers_out(run *r, PyObject *o)
+{
+    double c[SYM_MAX_NODES];
+    const int s = sym_method_nodes(r->m, c), m = r->S->sys.m;
+    PyArrayObject *a = (PyArrayObject *)o;
+    int ok = m > 0 && PyArray_Check(o) && PyArray_TYPE(a) == NPY_DOUBLE &&
+             PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3;
+    ok = ok && PyArray_DIM(a, 0) == r->n_steps && PyArray_DIM(a, 1) == s && PyArray_DIM(a, 2) == m;
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "multipliers must be a writeable C-contiguous float64 "
+                     "array of shape (n_steps, s, m) = (%ld, %d, %d) for a constrained system",
+                     r->n_steps, s, m);
+        return -1;
+    }
+    r->opt.multipliers = PyArray_DATA(a);
+    return 0;
+}
+
 static int integrate_check(const run *r)
 {
     if (!isfinite(r->t0)) {
@@ -329,14 +351,17 @@ static PyObject *integrate_result(const run *r, int st, PyObject *const out[5],
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
-                             "rtol", "max_iter", "predictor", "chord", "cancel", NULL};
+                             "rtol", "max_iter", "predictor", "chord", "cancel", "multipliers",
+                             NULL};
     run r = {.method = "simpson", .predictor = 1, .check = integrate_check};
-    PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddippO", kwlist, &r.system, &r.q_in,
+    PyObject *cancel = Py_None, *lam = Py_None, *out[5] = {NULL}, *ret = NULL;
+    /* out: t, q, p, q_mid, iters */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddippOO", kwlist, &r.system, &r.q_in,
                                      &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0, &r.rtol,
-                                     &r.max_iter, &r.predictor, &r.chord, &cancel))
+                                     &r.max_iter, &r.predictor, &r.chord, &cancel, &lam))
         return NULL;
     if (run_begin(module, &r, "q0", "p0") < 0) goto done;
+    if (lam != Py_None && multipliers_out(&r, lam) < 0) goto done;
     const npy_intp N = r.n_steps, n = r.S->sys.n;
     const npy_intp dt = N + 1, dq[2] = {N + 1, n}, dm[3] = {N, r.m->n_mid, n};
     if (!(out[0] = new_array(1, &dt, 0)) || !(out[1] = new_array(2, dq, 0)) ||

@@ -15,7 +15,8 @@
 static int System_traverse(SystemObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
-    return py_state_traverse(self, visit, arg);
+    const int r = py_state_traverse(self, visit, arg);
+    return r ? r : py_constraint_traverse(self, visit, arg);
 }
 
 /* Drop everything a System holds (the form's references and buffers, a
@@ -26,6 +27,7 @@ static void System_release(SystemObject *self)
 {
     py_form_release(self);
     py_state_free(self);
+    py_constraint_free(self);
     Py_CLEAR(self->builtin_name);
     self->form = NULL;
     self->initialized = 0;
@@ -80,7 +82,8 @@ int py_call_begin(SystemObject *S, py_call *call)
     if (py_system_ready(S) < 0) return -1;
     call->S = S;
     call->sys = S->sys;
-    return py_form_begin(call);
+    if (py_form_begin(call) < 0) return -1;
+    return py_constraint_begin(call);
 }
 
 void py_call_end(py_call *call)
@@ -258,10 +261,22 @@ static PyObject *System_get_constant_mass(SystemObject *self, void *closure)
     return PyBool_FromLong((self->sys.flags & SYM_SYS_CONSTANT_MASS) != 0);
 }
 
+static PyObject *System_get_n_constraints(SystemObject *self, void *closure)
+{
+    (void)closure;
+    if (py_system_ready(self) < 0) return NULL;
+    if (self->sys.m < 0) Py_RETURN_NONE;   /* callables: known at the first evaluation */
+    return PyLong_FromLong(self->sys.m);
+}
+
 static PyMethodDef System_methods[] = {
     {"_eval", (PyCFunction)System_eval, METH_VARARGS,
      "_eval(q, g, need) -> (M, A, H, V, gradV, hessV); need is a bit mask "
      "M=1, A=2, H=4, V=8, gradV=16, hessV=32 (None where not requested)."},
+    {"_constraint", (PyCFunction)py_system_constraint, METH_VARARGS,
+     "_constraint(q, mu, need) -> (g, G, S): the constraints g(q) (m,), their Jacobian "
+     "G (m, n) and S = sum_k mu_k hess g_k (n, n); need bits g=1, G=2, S=4 (None where "
+     "not requested)."},
     {"energy", (PyCFunction)System_energy, METH_VARARGS,
      "energy(q, p) -> H = 1/2 p^T M(q)^-1 p + V(q); q and p of shape (n,) give a "
      "float, of shape (N, n) an array of N energies.  A finite state whose energy "
@@ -272,6 +287,9 @@ static PyGetSetDef System_getset[] = {
     {"n", (getter)System_get_n, NULL, "number of degrees of freedom", NULL},
     {"builtin", (getter)System_get_builtin, NULL, "name of the built-in C system, or None", NULL},
     {"constant_mass", (getter)System_get_constant_mass, NULL, "True if M does not depend on q", NULL},
+    {"n_constraints", (getter)System_get_n_constraints, NULL,
+     "number m of holonomic constraints (0: none; None: Python callables whose m is "
+     "not known before their first evaluation)", NULL},
     {"nogil", (getter)System_get_nogil, NULL,
      "True if integration runs without Python in the loop (built-in or compiled "
      "callbacks) and releases the GIL", NULL},

@@ -21,6 +21,7 @@ void sym_options_default(sym_options *opt)
     opt->max_iter = DEFAULT_MAX_ITER;
     opt->predictor = 1;
     opt->newton = SYM_NEWTON_FULL;
+    opt->multipliers = NULL;
 }
 
 static int options(const sym_options *opt, sym_options *out)
@@ -32,16 +33,19 @@ static int options(const sym_options *opt, sym_options *out)
     if (opt->max_iter > 0) out->max_iter = opt->max_iter;
     out->predictor = opt->predictor;
     out->newton = opt->newton;
+    out->multipliers = opt->multipliers;
     return SYM_OK;
 }
 
 static int system_ok(const sym_system *sys)
 {
     return sys && sys->n >= 1 && sys->n <= SYM_MAX_DOF &&
-           (sys->eval || sys->eval_batch || (sys->mass && sys->potential_grad));
+           (sys->eval || sys->eval_batch || (sys->mass && sys->potential_grad)) &&
+           (sys->m == 0 || (sys->m >= 1 && sys->m < sys->n && sys->constraint));
 }
 
-/* One block: [state struct | eval scratch | the scheme's arrays]. */
+/* One block: [state struct | eval scratch | the scheme's arrays | the
+ * constraint slice of a constrained system]. */
 sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
                        const sym_options *opt, int *status)
 {
@@ -56,6 +60,14 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     double doubles = 0.0;
     int st = ops->work_size(method, sys->n, &doubles);
     if (st) { *status = st; return NULL; }
+    double cdoubles = 0.0;
+    if (sys->m > 0) {
+        if (!ops->constraint_size) { *status = SYM_ENOTCONSTRAINED; return NULL; }
+        st = ops->constraint_size(method, sys->n, sys->m, &cdoubles);
+        if (st) { *status = st; return NULL; }
+    }
+    const double scheme_doubles = doubles;
+    doubles += cdoubles;
     const size_t nscratch = sym_eval_scratch_size(sys);
     /* the arrays start at a multiple of sizeof(double) after the struct */
     const size_t head = (ops->state_size + sizeof(double) - 1) / sizeof(double) * sizeof(double);
@@ -73,6 +85,7 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     w->opt = o;
     w->n = sys->n;
     w->scratch = (double *)((char *)w + head);
+    w->cblock = sys->m > 0 ? w->scratch + nscratch + (size_t)scheme_doubles : NULL;
     st = ops->setup(w, w->scratch + nscratch);
     if (st) { free(w); *status = st; return NULL; }
     *status = SYM_OK;
@@ -123,7 +136,14 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 
 int sym_newton_size(const sym_work *w)
 {
-    return w ? sym_method_unknowns(w->method, w->n) : 0;
+    /* constrained: (s-1)(n + m), the Galerkin count for n + m */
+    return w ? sym_method_unknowns(w->method, w->n + w->sys->m) : 0;
+}
+
+int sym_step_multipliers(const sym_work *w, double *lambda)
+{
+    if (!w || !lambda || w->sys->m == 0 || !w->ops->multipliers) return SYM_EINVAL;
+    return w->ops->multipliers(w, lambda);
 }
 
 int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
@@ -153,6 +173,10 @@ static int run_steps(sym_work *w, double t0, double h, long n_steps, double *t, 
                      long progress_every, sym_failure *fail, long *done)
 {
     const size_t n = (size_t)w->n, mid = (size_t)w->method->n_mid * n;
+    double c[SYM_MAX_NODES];
+    /* each step's multipliers: s nodes, m each (constrained systems) */
+    double *lam = w->sys->m > 0 ? w->opt.multipliers : NULL;
+    const size_t nlam = lam ? (size_t)sym_method_nodes(w->method, c) * (size_t)w->sys->m : 0;
     sym_step_info info;
     for (long k = 0; k < n_steps; k++) {
         const size_t o = (size_t)k * n;
@@ -164,6 +188,7 @@ static int run_steps(sym_work *w, double t0, double h, long n_steps, double *t, 
             set_failure(fail, k, t0 + (double)k * h, &info);
             return st;
         }
+        if (lam) (void)w->ops->multipliers(w, lam + (size_t)k * nlam);
         t[k + 1] = t0 + (double)(k + 1) * h;
         *done = k + 1;
         if (progress && progress_every > 0 && *done % progress_every == 0 &&

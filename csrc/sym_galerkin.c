@@ -142,6 +142,7 @@ static int taylor_predict(sym_gwork *g, const double *q, const double *p, double
         double *Xa = g->X + (size_t)(a - 1) * n;
         for (int k = 0; k < n; k++) Xa[k] = tau * g->v[k] + 0.5 * tau * tau * g->acc[k];
     }
+    if (g->con) sym_gcon_taylor(g);   /* the multipliers start from zero */
     return SYM_OK;
 }
 
@@ -189,6 +190,11 @@ static int step_outputs(sym_gwork *g, int converged)
         for (int a = 1; a <= s - 2; a++)
             for (int k = 0; k < n; k++)
                 g->qmid[(size_t)(a - 1) * n + k] = q[k] + g->X[(size_t)(a - 1) * n + k];
+    if (g->con) {
+        /* the constraint impulses, and the hidden constraint on p_{j+1} */
+        const int st = sym_gcon_outputs(g, converged);
+        if (st) return st;
+    }
     for (int k = 0; k < n; k++)
         if (!isfinite(q1[k]) || !isfinite(p1[k])) return SYM_ENONFINITE;
     return SYM_OK;
@@ -295,7 +301,7 @@ static int nt_residual(void *ctx, double *rnorm, double *rscale)
     const int st = sym_galerkin_eval_points(g, g->need_full);
     if (st) return st;
     *rscale = g->k.residual(g, g->p, g->h, rnorm);
-    return SYM_OK;
+    return g->con ? sym_gcon_residual(g, rnorm, rscale) : SYM_OK;
 }
 
 static int nt_factor(void *ctx)
@@ -303,13 +309,17 @@ static int nt_factor(void *ctx)
     sym_gwork *g = ctx;
     const int st = g->k.jacobian(g, g->h);
     if (st) return st;
+    if (g->con) return sym_gcon_factor(g);
     return g->lu_factor(g->nu, g->J, g->piv, g->lu_work);
 }
 
 static void nt_solve(void *ctx, double *b)
 {
     sym_gwork *g = ctx;
-    g->lu_solve(g->nu, g->J, g->piv, b);
+    if (g->con)
+        sym_gcon_solve(g, b);
+    else
+        g->lu_solve(g->nu, g->J, g->piv, b);
 }
 
 static int nt_finish(void *ctx, int converged)
@@ -376,6 +386,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     g->p1 = p1;
     g->qmid = qmid;
     if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
+    if (!st && g->con) st = sym_gcon_start(g);   /* G(q_j) */
     /* does the step start where the last one ended? */
     const size_t bytes = sizeof(double) * (size_t)g->n;
     const int same_q = g->prev_valid && memcmp(g->prev_qend, q, bytes) == 0;
@@ -401,11 +412,13 @@ void sym_galerkin_reset(sym_work *w)
 {
     sym_gwork *g = (sym_gwork *)w;
     g->cache_valid = g->prev_valid = 0;
+    if (g->con) sym_gcon_reset(g);
 }
 
 const sym_scheme_ops sym_galerkin_ops = {
     .state_size = sizeof(sym_gwork), .work_size = sym_galerkin_work_size,
     .setup = sym_galerkin_setup, .reset = sym_galerkin_reset, .step = sym_galerkin_step,
     .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
-    .newton_system = sym_galerkin_newton_system,
+    .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
+    .multipliers = sym_gcon_multipliers,
 };

@@ -33,6 +33,7 @@ typedef struct sym_gtab {
 } sym_gtab;
 
 typedef struct sym_gwork sym_gwork;
+typedef struct sym_gcon sym_gcon;   /* the constrained step (sym_constraints.c) */
 
 /* The inner loops, instantiated for small sizes (sym_galerkin_kernels.c). */
 typedef struct sym_gkernels {
@@ -72,6 +73,7 @@ struct sym_gwork {
     sym_lu_factor_fn lu_factor;
     sym_lu_solve_fn lu_solve;
     sym_kinetic_fn kinetic;
+    sym_gcon *con;                   /* NULL: no constraints              */
 };
 
 /* sym_galerkin_setup.c */
@@ -87,6 +89,20 @@ SYM_PRIVATE int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need);
 SYM_PRIVATE int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
                                   double *q1, double *p1, double *qmid, sym_step_info *info);
 SYM_PRIVATE void sym_galerkin_reset(sym_work *w);
+/* sym_constraints.c: the constrained step, hooked into the engine where
+ * g->con is set (every hook is skipped without constraints) */
+SYM_PRIVATE int sym_gcon_size(const sym_method *m, int n, int mc, double *doubles);
+SYM_PRIVATE int sym_gcon_setup(sym_gwork *g, double *block);
+SYM_PRIVATE void sym_gcon_reset(sym_gwork *g);
+SYM_PRIVATE int sym_gcon_start(sym_gwork *g);
+SYM_PRIVATE void sym_gcon_taylor(sym_gwork *g);
+SYM_PRIVATE int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale);
+SYM_PRIVATE int sym_gcon_jacobian(sym_gwork *g);
+SYM_PRIVATE int sym_gcon_factor(sym_gwork *g);
+SYM_PRIVATE void sym_gcon_solve(sym_gwork *g, double *b);
+SYM_PRIVATE const double *sym_gcon_matrix(const sym_gwork *g);
+SYM_PRIVATE int sym_gcon_outputs(sym_gwork *g, int converged);
+SYM_PRIVATE int sym_gcon_multipliers(const sym_work *w, double *lambda);
 /* sym_galerkin_diag.c */
 SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
                                      double *q1, double *p1, double *D, sym_step_info *info);

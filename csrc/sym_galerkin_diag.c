@@ -64,6 +64,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
 {
     sym_gwork *g = (sym_gwork *)w;
     const int n = g->n, s = g->tab->s, nu = g->nu, m = 2 * n;
+    if (g->con) return SYM_ENOTCONSTRAINED;
     int st = sym_galerkin_step(w, q, p, h, q1, p1, NULL, info);
     if (st) return st;
     /* Full evaluation of every point at the converged increments (the
@@ -104,20 +105,27 @@ int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, do
                                const double *X, double *R, double *J)
 {
     sym_gwork *g = (sym_gwork *)w;
-    const size_t nu = (size_t)g->nu;
-    double rnorm;
+    /* the Newton system's size: (s-1) n, or (s-1)(n + m) constrained */
+    const size_t nu = (size_t)g->newton.nu;
+    double rnorm, rscale;
     int st = SYM_OK;
     g->prev_valid = 0;
     g->newton.lu_valid = 0;
     if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
     if (st) return st;
+    g->q = q;
+    g->p = p;
+    g->h = h;
+    if (g->con && (st = sym_gcon_start(g))) return st;
     memcpy(g->X, X, sizeof(double) * nu);
     g->k.form_points(g, q, h);
     st = sym_galerkin_eval_points(g, g->need_full);
     if (st) return st;
-    (void)g->k.residual(g, p, h, &rnorm);
+    rscale = g->k.residual(g, p, h, &rnorm);
+    if (g->con && (st = sym_gcon_residual(g, &rnorm, &rscale))) return st;
     st = g->k.jacobian(g, h);
+    if (!st && g->con) st = sym_gcon_jacobian(g);
     if (R) memcpy(R, g->R, sizeof(double) * nu);
-    if (J) memcpy(J, g->J, sizeof(double) * nu * nu);
+    if (J) memcpy(J, g->con ? sym_gcon_matrix(g) : g->J, sizeof(double) * nu * nu);
     return st;
 }

@@ -119,6 +119,11 @@ int sym_method_unknowns(const sym_method *m, int n)
     return m->ops->unknowns ? m->ops->unknowns(m, n) : 0;
 }
 
+int sym_method_constrained(const sym_method *m)
+{
+    return m->ops->constraint_size != NULL;
+}
+
 /* The scheme's state and arrays plus the evaluation scratch of a system
  * without scratch of its own (n^2 + 4 n). */
 double sym_method_work_doubles(const sym_method *m, int n)

@@ -24,6 +24,30 @@
 #define CHORD_THETA 0.25      /* refresh the chord matrix above this rate  */
 #define CHORD_MAX_ITERS 6     /* ... or after a solve that needed more     */
 
+/* Two blocks (nw->nu_x > 0): X += dX; *dk the positions' relative update,
+ * *ek the impulses' update relative to max(|X_y|, yscale).  The stopping rule
+ * is applied to each block with its own history (their contraction rates
+ * differ: the impulses start from a cruder predictor). */
+static int apply_update2(sym_newton *nw, double yscale, double *dk, double *ek)
+{
+    double xn = 0.0, dn = 0.0, yn = yscale, en = 0.0;
+    for (int k = 0; k < nw->nu; k++) {
+        nw->X[k] += nw->dX[k];
+        const double ax = fabs(nw->X[k]), ad = fabs(nw->dX[k]);
+        if (k < nw->nu_x) {
+            if (!(ax <= xn)) xn = ax;
+            if (!(ad <= dn)) dn = ad;
+        } else {
+            if (!(ax <= yn)) yn = ax;
+            if (!(ad <= en)) en = ad;
+        }
+    }
+    if (!isfinite(xn) || !isfinite(dn) || !isfinite(yn) || !isfinite(en)) return SYM_ENONFINITE;
+    *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
+    *ek = yn > 0.0 ? en / yn : (en > 0.0 ? 1.0 : 0.0);
+    return SYM_OK;
+}
+
 /* X += dX; *dk = |dX|_inf / |X|_inf (1 when X = 0 and dX != 0). */
 static int apply_update(sym_newton *nw, double *dk)
 {
@@ -66,6 +90,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
     const int nu = nw->nu, chord = nw->chord;
     int st, iters = 0;
     double rnorm = 0.0, rscale = 1.0, dprev = 0.0, dk = 0.0, rprev = 0.0;
+    double eprev = 0.0, ek = 0.0;   /* the second block's (nu_x > 0) */
     int refresh = !chord || !nw->lu_valid || nw->lu_h != h || nw->prev_iters > CHORD_MAX_ITERS;
     /* Chord safeguard: an update made with a matrix factorised at another
      * iterate (or step) that does not decrease the residual means that
@@ -81,7 +106,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
             memcpy(nw->X, nw->X0, sizeof(double) * (size_t)nu);
             restarted = refresh = 1;
             stale = fresh_prev = 0;
-            dprev = 0.0;
+            dprev = eprev = 0.0;
             continue;
         }
         if (!isfinite(rnorm)) { st = SYM_ENONFINITE; break; }
@@ -99,10 +124,15 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         for (int k = 0; k < nu; k++) nw->dX[k] = -nw->R[k];
         ops->solve(ctx, nw->dX);
         iters++;
-        st = apply_update(nw, &dk);
+        st = nw->nu_x > 0 ? apply_update2(nw, rscale, &dk, &ek) : apply_update(nw, &dk);
         if (st) break;
-        const int small = small_update(dk, dprev, iters, fresh && fresh_prev, nw->rtol);
+        int small = small_update(dk, dprev, iters, fresh && fresh_prev, nw->rtol);
         if (chord && iters > 1 && !(dk <= CHORD_THETA * dprev)) refresh = 1;
+        if (nw->nu_x > 0) {
+            small = small && small_update(ek, eprev, iters, fresh && fresh_prev, nw->rtol);
+            if (chord && iters > 1 && !(ek <= CHORD_THETA * eprev)) refresh = 1;
+            eprev = ek;
+        }
         dprev = dk;
         fresh_prev = fresh;
         stale = !fresh;
@@ -113,7 +143,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
     o->iters = iters;
     o->rnorm = rnorm;
     o->rscale = rscale;
-    o->dk = dk;
+    o->dk = dk > ek ? dk : ek;
     return st;
 }
 

@@ -37,6 +37,11 @@ typedef struct sym_newton {
     int lu_valid;             /* chord: factors of an earlier iterate ...   */
     double lu_h;              /* ... for step size lu_h                     */
     int prev_iters;           /* iterations of the last converged solve     */
+    /* Two blocks of unknowns (constrained steps, sym_constraints.c): when
+     * nu_x > 0, X = [positions (nu_x) | impulses (nu - nu_x)] and the update
+     * test takes the larger of |dX_x|/|X_x| and |dX_y|/max(|X_y|, rscale)
+     * (rscale: the residual's scale, in the impulses' units).  0: one block. */
+    int nu_x;
 } sym_newton;
 
 typedef struct sym_newton_out {

@@ -6,7 +6,8 @@
  * scheme's function table.  The driver allocates ONE block per workspace:
  *
  *   [ the scheme's state struct (ops->state_size bytes; it begins with
- *     struct sym_work) | sym_eval scratch | the scheme's arrays ]
+ *     struct sym_work) | sym_eval scratch | the scheme's arrays
+ *     | for a constrained system (sys->m > 0): the constraint slice ]
  *
  * asks ops->work_size how many doubles the arrays take, hands ops->setup its
  * slice (zeroed) to lay out as it likes, and then only calls the ops: it
@@ -30,6 +31,8 @@ struct sym_work {
     sym_options opt;
     int n;
     double *scratch;   /* sym_eval_scratch_size(sys) doubles for sym_eval */
+    double *cblock;    /* sys->m > 0: ops->constraint_size doubles (zeroed),
+                          laid out by setup; NULL otherwise */
 };
 
 typedef struct sym_scheme_ops {
@@ -56,6 +59,12 @@ typedef struct sym_scheme_ops {
     int (*unknowns)(const sym_method *m, int n);
     int (*newton_system)(sym_work *w, const double *q, const double *p, double h,
                          const double *X, double *R, double *J);
+    /* holonomic constraints (NULL: the scheme refuses constrained systems
+     * with SYM_ENOTCONSTRAINED): the doubles of the constraint slice for n
+     * degrees of freedom and mc constraints, and the multipliers of the last
+     * step (s * mc values, symplectic.h: sym_step_multipliers) */
+    int (*constraint_size)(const sym_method *m, int n, int mc, double *doubles);
+    int (*multipliers)(const sym_work *w, double *lambda);
 } sym_scheme_ops;
 
 /* The schemes (each method row points to one of these). */

@@ -29,6 +29,12 @@ const char *sym_strerror(int status)
                "0.01 rad of the vertical, |sin(theta)| < 0.01, where the ZXZ Euler angles' mass "
                "matrix is singular); integrate the top in unit quaternions, without this "
                "singularity: symplectic.systems.lagrange_top_quaternion";
+    case SYM_ECONSTRAINT:
+        return "the constraint Jacobian G(q) lost rank (G M^-1 G^T is singular): the "
+               "constraints are dependent or the motion reached a singular configuration";
+    case SYM_ENOTCONSTRAINED:
+        return "holonomic constraints are not supported by this method or operation (only "
+               "the variational schemes enforce them; rk4 and the tangent map do not)";
     default: return "unknown status code";
     }
 }

@@ -521,6 +521,216 @@ static int chain_make(int n, const double *par, size_t npar, sym_system *out)
 }
 
 /* ------------------------------------------------------------------ */
+/* Constrained built-ins (symplectic.h: holonomic constraints)           */
+/* ------------------------------------------------------------------ */
+/* pendulum_cartesian (n = 2) and spherical_pendulum_cartesian (n = 3): a */
+/* point mass m on a massless rod of length l in Cartesian coordinates,    */
+/* the last coordinate vertical (up), pivot at the origin:                 */
+/*   M = m I,  V = m g q_{n-1},                                            */
+/*   g(q) = 1/2 (|q|^2 - l^2)   (m = 1 constraint),                         */
+/*   G = q^T,  S(q, mu) = mu I.                                            */
+/* The constraint force is -G^T lambda = -lambda q: the rod's tension is    */
+/* lambda l (pulling the mass towards the pivot when lambda > 0).           */
+/* params: m, l, g                                                          */
+/* ------------------------------------------------------------------ */
+typedef struct { int n; double m, l2, mg; } cpend_par;
+
+static int cpend_eval(const double *q, const double *g, unsigned need,
+                      const sym_eval_out *o, void *params, double *scratch)
+{
+    const cpend_par *P = params;
+    const int n = P->n;
+    const size_t nn = (size_t)n * (size_t)n;
+    (void)g; (void)scratch;
+    if (need & SYM_NEED_M) {
+        zero(o->M, nn);
+        for (int i = 0; i < n; i++) o->M[i * n + i] = P->m;
+    }
+    if (need & SYM_NEED_A) zero(o->A, nn);
+    if (need & SYM_NEED_H) zero(o->H, nn);
+    if (need & SYM_NEED_V) o->V[0] = P->mg * q[n - 1];
+    if (need & SYM_NEED_DV) {
+        zero(o->dV, (size_t)n);
+        o->dV[n - 1] = P->mg;
+    }
+    if (need & SYM_NEED_D2V) zero(o->d2V, nn);
+    return 0;
+}
+
+static int cpend_constraint(const double *q, const double *mu, unsigned need,
+                            const sym_constraint_out *o, void *params)
+{
+    const cpend_par *P = params;
+    const int n = P->n;
+    if (need & SYM_CNEED_G) {
+        double r2 = 0.0;
+        for (int i = 0; i < n; i++) r2 += q[i] * q[i];
+        o->g[0] = 0.5 * (r2 - P->l2);
+    }
+    if (need & SYM_CNEED_JAC) memcpy(o->G, q, sizeof(double) * (size_t)n);
+    if (need & SYM_CNEED_HESS) {
+        zero(o->S, (size_t)n * (size_t)n);
+        for (int i = 0; i < n; i++) o->S[i * n + i] = mu[0];
+    }
+    return 0;
+}
+
+static int cpend_make_n(int want, int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n != want || npar != 3 || !all_finite(par, 3) || !(par[0] > 0.0) || !(par[1] > 0.0))
+        return SYM_ESYSTEM;
+    cpend_par *P = malloc(sizeof(*P));
+    if (!P) return SYM_ENOMEM;
+    P->n = n;
+    P->m = par[0];
+    P->l2 = par[1] * par[1];
+    P->mg = par[0] * par[2];
+    out->n = n;
+    out->params = P;
+    out->eval = cpend_eval;
+    out->flags = SYM_SYS_CONSTANT_MASS | SYM_SYS_CONSTRAINT_HESS;
+    out->m = 1;
+    out->constraint = cpend_constraint;
+    out->constraint_params = P;
+    return SYM_OK;
+}
+
+static int cpend_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    return cpend_make_n(2, n, par, npar, out);
+}
+
+static int spend_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    return cpend_make_n(3, n, par, npar, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* four_bar: planar four-bar linkage of three uniform rods (crank l1,     */
+/* coupler l2, rocker l3; masses m1, m2, m3) between ground pivots O =   */
+/* (0, 0) and D = (d, 0), gravity g along -y; q = (theta1, theta2,        */
+/* theta3), the absolute angles of crank OA, coupler AB and rocker DB     */
+/* from the +x axis.  With c_i, s_i = cos, sin theta_i:                    */
+/*   A = l1 (c1, s1),   B = A + l2 (c2, s2) = D + l3 (c3, s3),             */
+/*   T = 1/2 (m1/3 + m2) l1^2 th1'^2 + 1/2 m2 l1 l2 c12 th1' th2'          */
+/*       + 1/2 m2 l2^2/3 th2'^2 + 1/2 m3 l3^2/3 th3'^2   (c12 = cos(q1-q2)), */
+/*   V = g [ (m1/2 + m2) l1 s1 + m2 l2/2 s2 + m3 l3/2 s3 ],                 */
+/* and the loop closure (m = 2 constraints, one degree of freedom)         */
+/*   g1 = l1 c1 + l2 c2 - l3 c3 - d,   g2 = l1 s1 + l2 s2 - l3 s3,          */
+/*   G = [[-l1 s1, -l2 s2, l3 s3], [l1 c1, l2 c2, -l3 c3]],                 */
+/*   S(q, mu) = diag(-l1 (mu1 c1 + mu2 s1), -l2 (mu1 c2 + mu2 s2),          */
+/*                   l3 (mu1 c3 + mu2 s3)).                                  */
+/* M has the double pendulum's structure in (theta1, theta2), k = 1/2 m2    */
+/* l1 l2:  A = k s12 [[-g2, g2], [-g1, g1]],  H = k c12 g1 g2 [[-1, 1],      */
+/* [1, -1]] (upper-left 2 x 2 blocks; zero elsewhere).  -G^T lambda is the  */
+/* generalised force of the pin force lambda = (lambda1, lambda2) that the  */
+/* rocker exerts on the coupler at B, in the -x, -y directions.             */
+/* params: m1, m2, m3, l1, l2, l3, d, g                                     */
+/* ------------------------------------------------------------------ */
+typedef struct { double m11, m22, m33, k, v1, v2, v3, l1, l2, l3, d; } fourbar_par;
+
+static int fourbar_eval(const double *q, const double *g, unsigned need,
+                        const sym_eval_out *o, void *params, double *scratch)
+{
+    const fourbar_par *P = params;
+    (void)scratch;
+    const double s1 = sin(q[0]), c1 = cos(q[0]), s2 = sin(q[1]), c2 = cos(q[1]);
+    const double s3 = sin(q[2]), c3 = cos(q[2]);
+    const double s12 = s1 * c2 - c1 * s2, c12 = c1 * c2 + s1 * s2;
+    if (need & SYM_NEED_M) {
+        zero(o->M, 9);
+        o->M[0] = P->m11;
+        o->M[1] = o->M[3] = P->k * c12;
+        o->M[4] = P->m22;
+        o->M[8] = P->m33;
+    }
+    if (need & SYM_NEED_A) {
+        const double a = P->k * s12;
+        zero(o->A, 9);
+        o->A[0] = -a * g[1];
+        o->A[1] = a * g[1];
+        o->A[3] = -a * g[0];
+        o->A[4] = a * g[0];
+    }
+    if (need & SYM_NEED_H) {
+        const double h = P->k * c12 * g[0] * g[1];
+        zero(o->H, 9);
+        o->H[0] = o->H[4] = -h;
+        o->H[1] = o->H[3] = h;
+    }
+    if (need & SYM_NEED_V) o->V[0] = P->v1 * s1 + P->v2 * s2 + P->v3 * s3;
+    if (need & SYM_NEED_DV) {
+        o->dV[0] = P->v1 * c1;
+        o->dV[1] = P->v2 * c2;
+        o->dV[2] = P->v3 * c3;
+    }
+    if (need & SYM_NEED_D2V) {
+        zero(o->d2V, 9);
+        o->d2V[0] = -P->v1 * s1;
+        o->d2V[4] = -P->v2 * s2;
+        o->d2V[8] = -P->v3 * s3;
+    }
+    return 0;
+}
+
+static int fourbar_constraint(const double *q, const double *mu, unsigned need,
+                              const sym_constraint_out *o, void *params)
+{
+    const fourbar_par *P = params;
+    const double s1 = sin(q[0]), c1 = cos(q[0]), s2 = sin(q[1]), c2 = cos(q[1]);
+    const double s3 = sin(q[2]), c3 = cos(q[2]);
+    if (need & SYM_CNEED_G) {
+        o->g[0] = P->l1 * c1 + P->l2 * c2 - P->l3 * c3 - P->d;
+        o->g[1] = P->l1 * s1 + P->l2 * s2 - P->l3 * s3;
+    }
+    if (need & SYM_CNEED_JAC) {
+        o->G[0] = -P->l1 * s1;
+        o->G[1] = -P->l2 * s2;
+        o->G[2] = P->l3 * s3;
+        o->G[3] = P->l1 * c1;
+        o->G[4] = P->l2 * c2;
+        o->G[5] = -P->l3 * c3;
+    }
+    if (need & SYM_CNEED_HESS) {
+        zero(o->S, 9);
+        o->S[0] = -P->l1 * (mu[0] * c1 + mu[1] * s1);
+        o->S[4] = -P->l2 * (mu[0] * c2 + mu[1] * s2);
+        o->S[8] = P->l3 * (mu[0] * c3 + mu[1] * s3);
+    }
+    return 0;
+}
+
+static int fourbar_make(int n, const double *par, size_t npar, sym_system *out)
+{
+    if (n != 3 || npar != 8 || !all_finite(par, 8)) return SYM_ESYSTEM;
+    for (int i = 0; i < 7; i++)
+        if (!(par[i] > 0.0)) return SYM_ESYSTEM;
+    const double m1 = par[0], m2 = par[1], m3 = par[2], l1 = par[3], l2 = par[4], l3 = par[5];
+    const double g = par[7];
+    fourbar_par *P = malloc(sizeof(*P));
+    if (!P) return SYM_ENOMEM;
+    P->m11 = (m1 / 3.0 + m2) * l1 * l1;
+    P->m22 = m2 * l2 * l2 / 3.0;
+    P->m33 = m3 * l3 * l3 / 3.0;
+    P->k = 0.5 * m2 * l1 * l2;
+    P->v1 = g * (0.5 * m1 + m2) * l1;
+    P->v2 = g * 0.5 * m2 * l2;
+    P->v3 = g * 0.5 * m3 * l3;
+    P->l1 = l1;
+    P->l2 = l2;
+    P->l3 = l3;
+    P->d = par[6];
+    out->n = 3;
+    out->params = P;
+    out->eval = fourbar_eval;
+    out->flags = SYM_SYS_CONSTRAINT_HESS;
+    out->m = 2;
+    out->constraint = fourbar_constraint;
+    out->constraint_params = P;
+    return SYM_OK;
+}
+
+/* ------------------------------------------------------------------ */
 /* Registry                                                             */
 /* ------------------------------------------------------------------ */
 /* Worked examples (symplectic.h: ex_n, ex_npar, ex_par, ex_q0, ex_p0): a
@@ -541,6 +751,18 @@ static const double qtop_q0[] = {0.8775825618903728, 0.479425538604203, 0.0, 0.0
 static const double qtop_p0[] = {0.0, 0.0, -1.8251009375668028, 4.985285932044902};
 static const double chain_ex[] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.81};
 static const double chain_q0[] = {0.5, 0.3, -0.2}, chain_p0[] = {0.0, 0.0, 0.0};
+/* constrained: states on the constraint manifold (g = 0 and G M^-1 p = 0 to
+ * rounding): released at 2 rad from the bottom; a swing about the vertical
+ * with a horizontal push; the crank-rocker released at rest with the crank
+ * at -1 rad (0.84 rad from its equilibrium -1.843) */
+static const double cpend_ex[] = {1.0, 1.0, 9.81};
+static const double cpend_q0[] = {0.90929742682568170, 0.41614683654714241};
+static const double cpend_p0[] = {0.0, 0.0};
+static const double spend_q0[] = {0.84147098480789650, 0.0, -0.54030230586813977};
+static const double spend_p0[] = {0.0, 2.0, 0.0};
+static const double fourbar_ex[] = {0.3, 1.0, 0.8, 0.3, 1.0, 0.8, 1.0, 9.81};
+static const double fourbar_q0[] = {-1.0, 1.1646955236335035, 2.157475793956095};
+static const double fourbar_p0[] = {0.0, 0.0, 0.0};
 
 #define EXAMPLE(N, PAR, Q0, P0) N, sizeof(PAR) / sizeof(PAR[0]), PAR, Q0, P0
 
@@ -571,6 +793,20 @@ static const sym_builtin builtins[] = {
      "Planar chain of n point masses on massless rods, absolute angles from "
      "the downward vertical; O(n^2) per evaluation.",
      "m (n values), l (n values), g", chain_make, EXAMPLE(3, chain_ex, chain_q0, chain_p0)},
+    {"pendulum_cartesian",
+     "Planar pendulum in Cartesian coordinates q = (x, y), y up, with the holonomic "
+     "constraint g = (x^2 + y^2 - l^2)/2 (rod tension lambda l).",
+     "m, l, g", cpend_make, EXAMPLE(2, cpend_ex, cpend_q0, cpend_p0)},
+    {"spherical_pendulum_cartesian",
+     "Spherical pendulum in Cartesian coordinates q = (x, y, z), z up, with the "
+     "holonomic constraint g = (|q|^2 - l^2)/2 (rod tension lambda l).",
+     "m, l, g", spend_make, EXAMPLE(3, cpend_ex, spend_q0, spend_p0)},
+    {"four_bar",
+     "Planar four-bar linkage of uniform rods (crank, coupler, rocker) between "
+     "ground pivots (0, 0) and (d, 0), q = their absolute angles, with the two "
+     "loop-closure constraints (one degree of freedom).",
+     "m1, m2, m3, l1, l2, l3, d, g", fourbar_make,
+     EXAMPLE(3, fourbar_ex, fourbar_q0, fourbar_p0)},
 };
 
 /* sym_builtin_count, sym_builtin_at, sym_builtin_find */

@@ -41,8 +41,12 @@ enum sym_status {
     SYM_ESYSTEM = -9,     /* unknown built-in system or bad parameters    */
     SYM_EINTERRUPT = -10, /* stopped by the progress callback             */
     SYM_EIMPLAUSIBLE = -11, /* Newton reached an implausible root: a spurious
-                               solution of the step equations (h too large) */
-    SYM_ECHART = -12       /* a configuration at a singularity of the system's
+                              solution of the step equations (h too large) */
+    SYM_ECONSTRAINT = -12, /* the constraint Jacobian G(q) lost rank
+                              (G M^-1 G^T singular)                        */
+    SYM_ENOTCONSTRAINED = -13, /* holonomic constraints are not supported by
+                              this method or operation (rk4, tangent map)  */
+    SYM_ECHART = -14       /* a configuration at a singularity of the system's
                               coordinates (a built-in's eval may return it:
                               lagrange_top's ZXZ angles near the vertical) */
 };
@@ -130,8 +134,55 @@ typedef int (*sym_flat_eval_fn)(const double *q, const double *g, unsigned need,
                                 double *dV, double *d2V, void *user_data);
 
 enum sym_system_flags {
-    SYM_SYS_CONSTANT_MASS = 1u  /* M does not depend on q */
+    SYM_SYS_CONSTANT_MASS = 1u,  /* M does not depend on q */
+    SYM_SYS_CONSTRAINT_HESS = 2u /* the constraint callback fills S (below) */
 };
+
+/* ------------------------------------------------------------------ */
+/* Holonomic constraints g(q) = 0 (optional)                            */
+/* ------------------------------------------------------------------ */
+/*
+ * A system may carry m holonomic constraints g(q) = 0, 1 <= m < n
+ * (sys->m > 0).  The variational schemes then solve the constrained discrete
+ * Euler-Lagrange equations (sym_constraints.c: multipliers at the nodes,
+ * the hidden constraint G M^-1 p = 0 at every step's end); the constraint
+ * force is -G(q)^T lambda.  One callback fills what `need` asks for at q
+ * (the same O(n^2) rule as the rest of the interface: never the m n^2
+ * tensor of second derivatives):
+ *
+ *   SYM_CNEED_G     g(q)                                  out->g: m
+ *   SYM_CNEED_JAC   G(q) = dg/dq,  G[k][j] = dg_k/dq_j     out->G: m x n
+ *   SYM_CNEED_HESS  S(q, mu) = sum_k mu_k d^2 g_k/dq^2      out->S: n x n,
+ *                   the second derivatives contracted with a multiplier
+ *                   vector mu (m values; NULL unless S is asked for)
+ *
+ * S is optional: only a system with the flag SYM_SYS_CONSTRAINT_HESS is
+ * asked for it; otherwise the core forms it by central differences of
+ * G(q)^T mu (2n calls for G; about 1e-10 relative; Newton still converges to
+ * the exact root).  The callback receives sys->constraint_params (a built-in
+ * sets it to its params) and returns 0, or nonzero to stop (SYM_ECALLBACK).
+ * S is used only at the internal nodes of a step (s >= 3 nodes), so the
+ * 2-node schemes never ask for it.
+ */
+enum sym_cneed {
+    SYM_CNEED_G = 1u,
+    SYM_CNEED_JAC = 2u,
+    SYM_CNEED_HESS = 4u
+};
+
+typedef struct sym_constraint_out {
+    double *g;   /* m      (SYM_CNEED_G)    */
+    double *G;   /* m * n  (SYM_CNEED_JAC)  */
+    double *S;   /* n * n  (SYM_CNEED_HESS) */
+} sym_constraint_out;
+
+typedef int (*sym_constraint_fn)(const double *q, const double *mu, unsigned need,
+                                 const sym_constraint_out *out, void *params);
+
+/* The flat signature of a compiled constraint callback (as sym_flat_eval_fn):
+ * outputs one by one (NULL when not requested), user data last. */
+typedef int (*sym_flat_constraint_fn)(const double *q, const double *mu, unsigned need,
+                                      double *g, double *G, double *S, void *user_data);
 
 typedef struct sym_system {
     int n;                      /* degrees of freedom, >= 1 */
@@ -146,6 +197,10 @@ typedef struct sym_system {
     sym_eval_batch_fn eval_batch;
     size_t scratch_size;        /* doubles of scratch `eval` needs       */
     unsigned flags;
+    /* holonomic constraints (above); m = 0: none, the other two unused */
+    int m;
+    sym_constraint_fn constraint;
+    void *constraint_params;
 } sym_system;
 
 /* Evaluate the requested quantities at (q, g) through whichever slots the
@@ -159,6 +214,13 @@ int sym_eval(const sym_system *sys, const double *q, const double *g,
 int sym_eval_points(const sym_system *sys, int npts, const double *Q,
                     const double *G, const unsigned *need, const sym_eval_out *out,
                     double *scratch);
+
+/* The constraint quantities at q through sys->constraint, S by central
+ * differences of G^T mu when the system does not supply it (see above).
+ * `scratch` must hold sym_constraint_scratch_size(sys) doubles. */
+size_t sym_constraint_scratch_size(const sym_system *sys);
+int sym_constraint_eval(const sym_system *sys, const double *q, const double *mu,
+                        unsigned need, const sym_constraint_out *out, double *scratch);
 
 /* H(q, p) = 1/2 p^T M(q)^{-1} p + V(q).  `scratch`: sym_energy_scratch_size(sys)
  * doubles.  SYM_EMASS if M(q) is not positive definite. */
@@ -245,6 +307,9 @@ const sym_method *sym_method_find(const char *name);
  *                        double: it may exceed the size_t range). */
 int sym_method_nodes(const sym_method *m, double *c);
 int sym_method_unknowns(const sym_method *m, int n);
+/* 1 if the method solves constrained systems (the variational schemes), 0
+ * if sym_work_new refuses them with SYM_ENOTCONSTRAINED (rk4). */
+int sym_method_constrained(const sym_method *m);
 double sym_method_work_doubles(const sym_method *m, int n);
 
 /* ------------------------------------------------------------------ */
@@ -260,6 +325,10 @@ typedef struct sym_options {
     int newton;    /* SYM_NEWTON_FULL (default): a fresh Jacobian and LU
                       every iteration; SYM_NEWTON_CHORD: keep the LU across
                       iterations and steps while it contracts well        */
+    double *multipliers; /* an output of sym_integrate (NULL: not wanted):
+                      for a constrained system, n_steps * s * m doubles
+                      receiving each step's multipliers lambda_a at its s
+                      nodes (sym_step_multipliers); ignored otherwise     */
 } sym_options;
 
 enum sym_newton_mode { SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1 };
@@ -289,10 +358,18 @@ void sym_work_reset(sym_work *w);
 int sym_step(sym_work *w, const double *q, const double *p, double h,
              double *q1, double *p1, double *qmid, sym_step_info *info);
 
+/* The multipliers of the last step sym_step completed on w (constrained
+ * systems): lambda_a (m values each) at the step's s nodes t + c_a h,
+ * a = 0..s-1, into lambda[s * m]; the constraint force at node a is
+ * -G(Q_a)^T lambda_a.  SYM_EINVAL without constraints or before a step. */
+int sym_step_multipliers(const sym_work *w, double *lambda);
+
 /* Diagnostics of a Galerkin scheme (SYM_EMETHOD for rk4): the number of
- * Newton unknowns (s-1) n, and the residual R and Newton matrix J (row-major,
- * unknowns x unknowns) at the increments X_a = Q_a - q (a = 1..s-1) for the
- * step from (q, p) with size h. */
+ * Newton unknowns ((s-1) n; (s-1)(n + m) with m constraints), and the
+ * residual R and Newton matrix J (row-major, unknowns x unknowns) at the
+ * unknowns X (the increments X_a = Q_a - q, a = 1..s-1; then, constrained,
+ * the impulses Lambda_a = h w_a lambda_a, a = 0..s-2: sym_constraints.c) for
+ * the step from (q, p) with size h. */
 int sym_newton_size(const sym_work *w);
 int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
                       const double *X, double *R, double *J);
@@ -302,7 +379,7 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
  * ordered (q, p).  For the variational schemes D follows from the implicit
  * function theorem on the converged Newton system; for rk4 from the
  * linearised stages.  A diagnostic (symplecticity, stability): it
- * allocates its own scratch. */
+ * allocates its own scratch.  SYM_ENOTCONSTRAINED for a constrained system. */
 int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
                      double *q1, double *p1, double *D, sym_step_info *info);
 

@@ -58,6 +58,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     h = _validate.step_size(h)
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
+    _validate.constrained_state(system, m, q, p, "q", "p", check)
     options = _validate.newton(rtol, max_iter)
     _derivcheck.ensure(system, q, check)
     closed = linear_stepper(system, m, h, closed_form)
@@ -131,18 +132,20 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     n_steps = _validate.step_count(n_steps)
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0")
+    _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
     options = _validate.newton(rtol, max_iter, newton, predictor)
-    _validate.memory(_validate.output_bytes(n_steps, system.n, m),
+    _validate.memory(_validate.output_bytes(n_steps, system.n, m, system.n_constraints),
                      f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
     closed = linear_stepper(system, m, h, closed_form)
     try:
-        r = run(system, q0, p0, h, n_steps, m, t0, options, closed)
+        r = run(system, q0, p0, h, n_steps, m, t0, options, closed, multipliers=True)
     except BaseException as exc:
         # a callback raised, or Ctrl-C: keep the steps completed before it
         part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
         if part is not None:
-            exc.trajectory = make_trajectory(system, m, h, Run(*part, None), part[-1])
+            exc.trajectory = make_trajectory(system, m, h, Run(*part[:6], None, *part[6:]),
+                                             part[5])
         raise
     if r.failure is None:
         return make_trajectory(system, m, h, r)
@@ -151,9 +154,11 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
 
 # ---------------------------------------------------------------- running
 #: What one run computed: the arrays (t (N+1,), q, p (N+1, n), q_mid
-#: (N, n_mid, n) or None, iterations (N,)), the steps done and the failure
-#: (None, or a Failure).
-Run = collections.namedtuple("Run", "t q p q_mid iterations done failure")
+#: (N, n_mid, n) or None, iterations (N,)), the steps done, the failure
+#: (None, or a Failure) and, for a constrained system, the multipliers
+#: (N, s, m) at the nodes of each step (or None).
+Run = collections.namedtuple("Run", "t q p q_mid iterations done failure multipliers",
+                             defaults=(None,))
 
 #: A failed step, as the binding reports it (reason: the C core's
 #: sym_strerror text; status None for the closed form).
@@ -180,17 +185,29 @@ def linear_stepper(system, method, h, closed_form):
     return linear.stepper(M, K, h, "simpson" if method.name == "simpson" else "newmark")
 
 
-def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None):
+def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
+        multipliers=False):
     """Integrate validated inputs: the C core's run, or the closed form's when
     ``closed`` is a stepper from :func:`linear_stepper`.  A failed step is
     returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
     ``cancel.is_set()``) propagates with the partial arrays attached by the
-    binding."""
+    binding (and the multipliers, when asked for, appended to them)."""
     if closed is not None:
         return _run_closed(closed, q0, p0, h, n_steps, method, t0)
-    t, q, p, qm, iters, done, fail = _core.integrate(
-        system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **(options or {}))
-    return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail))
+    kw = dict(options or {})
+    lam = None
+    if multipliers and system.n_constraints:
+        lam = np.zeros((n_steps, len(method.nodes), system.n_constraints))
+        kw["multipliers"] = lam
+    try:
+        t, q, p, qm, iters, done, fail = _core.integrate(
+            system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **kw)
+    except BaseException as exc:
+        part = getattr(exc, "__dict__", {}).get("_symplectic_partial")
+        if part is not None and lam is not None:
+            exc._symplectic_partial = tuple(part) + (lam,)
+        raise
+    return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), lam)
 
 
 def run_step(system, q, p, h, method, options=None, closed=None):
@@ -257,8 +274,11 @@ def make_trajectory(system, method, h, r, done=None):
     q_mid = r.q_mid
     if q_mid is not None and q_mid.shape[1] == 1:
         q_mid = q_mid[:, 0, :]                  # one internal node: (N, n)
+    lam = r.multipliers
     if done is None:
-        return Trajectory(system, method.name, h, r.t, r.q, r.p, q_mid, r.iterations)
+        return Trajectory(system, method.name, h, r.t, r.q, r.p, q_mid, r.iterations,
+                          multipliers=lam)
     return Trajectory(system, method.name, h, r.t[:done + 1].copy(), r.q[:done + 1].copy(),
                       r.p[:done + 1].copy(), None if q_mid is None else q_mid[:done].copy(),
-                      r.iterations[:done].copy())
+                      r.iterations[:done].copy(),
+                      multipliers=None if lam is None else lam[:done].copy())

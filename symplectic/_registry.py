@@ -29,11 +29,12 @@ class Method:
     symplectic: bool
     n_mid: int           # internal nodes a step reports (Trajectory.q_mid)
     nodes: tuple         # positions c_a in [0, 1] of the nodes of one step, ends included
+    constrained: bool = True   # solves systems with holonomic constraints (rk4: no)
 
     def details(self):
         """The row as :func:`methods` ``(details=True)`` gives it."""
         return dict(doc=self.doc, order=self.order, symplectic=self.symplectic,
-                    n_mid=self.n_mid, nodes=self.nodes)
+                    n_mid=self.n_mid, nodes=self.nodes, constrained=self.constrained)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,8 +46,8 @@ class Builtin:
 
 
 def _read_methods():
-    return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes))
-            for name, doc, order, sym, n_mid, nodes in _core.methods()}
+    return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con))
+            for name, doc, order, sym, n_mid, nodes, con in _core.methods()}
 
 
 def _read_builtins():
@@ -68,10 +69,12 @@ def methods(details=False):
     """The available methods.
 
     Returns ``{name: description}``; with ``details=True``,
-    ``{name: {"doc", "order", "symplectic", "n_mid", "nodes"}}`` where
-    ``n_mid`` is the number of internal nodes a step reports in
-    ``Trajectory.q_mid`` and ``nodes`` their positions c in [0, 1] within a step
-    (with the ends).  The list is the C core's scheme registry:
+    ``{name: {"doc", "order", "symplectic", "n_mid", "nodes", "constrained"}}``
+    where ``n_mid`` is the number of internal nodes a step reports in
+    ``Trajectory.q_mid``, ``nodes`` their positions c in [0, 1] within a step
+    (with the ends) and ``constrained`` whether the method solves systems with
+    holonomic constraints (the variational schemes; not ``rk4``).  The list is
+    the C core's scheme registry:
     """
     if details:
         return {k: m.details() for k, m in METHODS.items()}

@@ -1,7 +1,7 @@
 """The System class: a Lagrangian L = 1/2 qdot^T M(q) qdot - V(q)."""
 import numpy as np
 
-from . import _core, _derivcheck, _fd, _validate
+from . import _constraints, _core, _derivcheck, _fd, _validate
 
 _M, _A, _H, _V, _DV, _D2V = (_core.NEED_M, _core.NEED_A, _core.NEED_H, _core.NEED_V,
                              _core.NEED_DV, _core.NEED_D2V)
@@ -47,6 +47,26 @@ class System(_core.System):
         Check the supplied derivatives against finite differences the first
         time the system is stepped or integrated (default True; also an
         attribute that can be changed later).  See Notes.
+    constraint : callable, optional
+        Holonomic constraints g(q) = 0: ``constraint(q) -> (m,)``, the m
+        constraint values (1 <= m < n; a float for m = 1).  The variational
+        methods then solve the constrained equations of motion (the
+        constraint force is -G(q)^T lambda, the multipliers lambda are
+        :attr:`Trajectory.multipliers`); ``rk4`` refuses constrained systems.
+        Initial states must satisfy g(q0) = 0 and G(q0) M(q0)^-1 p0 = 0
+        (checked; :meth:`project` makes a nearby state consistent).
+    constraint_jac : callable
+        Required with ``constraint``: ``constraint_jac(q) -> (m, n)``, the
+        Jacobian G = dg/dq, ``[k, j] = dg_k/dq_j`` (``(n,)`` for m = 1).
+    constraint_hess : callable, optional
+        ``constraint_hess(q) -> (m, n, n)`` with ``[k, i, j] = d^2 g_k/dq_i dq_j``
+        (``(n, n)`` for m = 1); used only in Newton's matrix of the methods
+        with internal nodes.  If omitted, the C core differentiates G
+        numerically (about 1e-10 relative; Newton still converges to the
+        exact root).
+    n_constraints : int, optional
+        m, when known; otherwise it is the length of ``constraint``'s first
+        result (:attr:`n_constraints` is None until then).
 
     Notes
     -----
@@ -79,7 +99,8 @@ class System(_core.System):
 
     def __init__(self, n, mass, potential, mass_grad=None, potential_grad=None,
                  mass_hess=None, potential_hess=None, *, mass_dir=None, mass_hess_dir=None,
-                 name=None, derivative_check=True):
+                 name=None, derivative_check=True, constraint=None, constraint_jac=None,
+                 constraint_hess=None, n_constraints=None):
         n = _validate.dof(n)
         _validate.function("potential", potential, "potential(q) -> float")
         self._fd_used = []
@@ -94,15 +115,17 @@ class System(_core.System):
         if potential_grad is None:
             potential_grad = _fd.gradient(potential, n)
             self._fd_used.append("potential_grad")
+        cons = _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints, n)
         super().__init__(n, mass, potential, mass_grad, potential_grad, mass_hess,
-                         potential_hess, mass_dir, mass_hess_dir)
+                         potential_hess, mass_dir, mass_hess_dir, **cons)
         self._describe(name, derivative_check, dict(
             mass=mass, potential=potential, mass_grad=mass_grad, potential_grad=potential_grad,
             mass_hess=mass_hess, potential_hess=potential_hess, mass_dir=mass_dir,
-            mass_hess_dir=mass_hess_dir))
+            mass_hess_dir=mass_hess_dir, **cons))
 
     @classmethod
-    def vectorized(cls, n, func, *, name=None, derivative_check=True):
+    def vectorized(cls, n, func, *, name=None, derivative_check=True, constraint=None,
+                   constraint_jac=None, constraint_hess=None, n_constraints=None):
         """A system from one vectorised callable (one Python call per Newton iteration).
 
         ``func(Q)`` receives the k evaluation points of a Newton iteration at
@@ -128,14 +151,20 @@ class System(_core.System):
         ``derivative_check``: as for :class:`System` (the first step or
         integration checks ``mass_grad``, ``potential_grad`` and, when
         returned, the Hessians against finite differences).
+
+        ``constraint``, ``constraint_jac``, ``constraint_hess``,
+        ``n_constraints``: holonomic constraints, as for :class:`System`
+        (one call each per node).
         """
         n = _validate.dof(n)
         _validate.function("func", func, "func(Q) -> dict of arrays")
-        return cls._form(n, name, derivative_check, "vectorized", func,
+        cons = _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints, n)
+        return cls._form(n, name, derivative_check, "vectorized", func, cons,
                          vectorized=_fd.with_hessians(func, n))
 
     @classmethod
-    def combined(cls, n, func, *, name=None, derivative_check=True):
+    def combined(cls, n, func, *, name=None, derivative_check=True, constraint=None,
+                 constraint_jac=None, constraint_hess=None, n_constraints=None):
         """A system from one in-place Python callable (fastest pure Python for small n).
 
         ``func(q, M, dM, dV, d2M, d2V)`` receives a fresh copy of q and five
@@ -152,14 +181,19 @@ class System(_core.System):
         ``derivative_check``: as for :class:`System` (the first step or
         integration checks dM, dV, d2M and d2V against finite differences,
         so all four must be filled).
+
+        ``constraint``, ``constraint_jac``, ``constraint_hess``,
+        ``n_constraints``: holonomic constraints, as for :class:`System`.
         """
         n = _validate.dof(n)
         _validate.function("func", func, "func(q, M, dM, dV, d2M, d2V) -> V")
-        return cls._form(n, name, derivative_check, "combined", func, combined=func)
+        cons = _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints, n)
+        return cls._form(n, name, derivative_check, "combined", func, cons, combined=func)
 
     @classmethod
     def from_cfunc(cls, n, func, user_data=None, *, keepalive=None, name=None,
-                   derivative_check=True):
+                   derivative_check=True, constraint=None, constraint_data=None,
+                   n_constraints=None):
         """A system from a compiled C callback: no Python in the loop, GIL released.
 
         ``func`` is the callback's address (an int) or an object that has one:
@@ -191,19 +225,45 @@ class System(_core.System):
         ``derivative_check``: as for :class:`System` (the first step or
         integration checks A, H, grad V and hess V against finite
         differences of M, A, V and grad V).
+
+        ``constraint`` (with ``n_constraints`` = m and ``constraint_data``):
+        holonomic constraints g(q) = 0 as a compiled callback, given like
+        ``func``, of the C signature::
+
+            int constraint(const double *q, const double *mu, unsigned need,
+                           double *g, double *G, double *S, void *user_data);
+
+        filling what ``need`` asks for (bits: g = 1, G = 2, S = 4; the others
+        are NULL): g (m), G = dg/dq (m x n, row-major, ``G[k*n + j] =
+        dg_k/dq_j``), S = sum_k mu_k d^2 g_k/dq^2 (n x n; mu has m values and
+        is NULL unless S is asked for).  ``constraint_data`` is its
+        user_data (as ``user_data``).  The first use checks G and S against
+        finite differences of g and G.
         """
         n = _validate.dof(n)
         address = _address_of(func)
-        return cls._form(n, name, derivative_check, "cfunc", address, cfunc=address,
-                         cfunc_data=_data_address(user_data),
-                         keepalive=(func, user_data, keepalive))
+        cons = {}
+        if constraint is not None:
+            if n_constraints is None:
+                raise TypeError("a compiled constraint callback needs n_constraints (the "
+                                "number m of constraints)")
+            cons = dict(constraint=_address_of(constraint, "constraint"),
+                        constraint_data=_data_address(constraint_data),
+                        n_constraints=_validate.integer("n_constraints", n_constraints, 1))
+        elif constraint_data is not None or n_constraints is not None:
+            raise TypeError("constraint_data and n_constraints need constraint")
+        obj = cls._form(n, name, derivative_check, "cfunc", address, cons, cfunc=address,
+                        cfunc_data=_data_address(user_data),
+                        keepalive=(func, user_data, keepalive, constraint, constraint_data))
+        return obj
 
     @classmethod
     def from_sympy(cls, expr, q, qdot=None, params=None, **options):
         """A system from a SymPy Lagrangian L(q, qdot) or a pair (M(q), V(q)).
 
         The same as :func:`symplectic.symbolic.system` (see there for the
-        options ``compile``, ``simplify``, ``name``, ``test_point``,
+        options ``constraints`` -- holonomic constraints g_k(q) = 0 as SymPy
+        expressions --, ``compile``, ``simplify``, ``name``, ``test_point``,
         ``cache_dir``): every derivative the core needs is derived
         symbolically and evaluated by compiled C when a C compiler is
         available (cached on disk), else by NumPy.  Needs SymPy
@@ -217,15 +277,17 @@ class System(_core.System):
         return symplectic.symbolic.system(expr, q, qdot, params, **options)
 
     @classmethod
-    def _form(cls, n, name, derivative_check, form, func, **core_kwargs):
+    def _form(cls, n, name, derivative_check, form, func, cons, **core_kwargs):
         """A System of one of the single-callable forms (vectorized, combined,
-        cfunc): the core's System made with ``core_kwargs``; ``func`` is kept
-        under ``form`` (for pickling and the derivative check, which treats
-        the form as supplying every derivative)."""
+        cfunc): the core's System made with ``core_kwargs`` and the constraint
+        arguments ``cons``; ``func`` is kept under ``form`` (for pickling and
+        the derivative check, which treats the form as supplying every
+        derivative), the constraint arguments under their names."""
         obj = cls.__new__(cls)
-        _core.System.__init__(obj, n, **core_kwargs)
+        _core.System.__init__(obj, n, **core_kwargs, **cons)
         obj._describe(name, derivative_check, {form: func, "mass_hess": True,
-                                               "mass_hess_dir": None, "potential_hess": True})
+                                               "mass_hess_dir": None, "potential_hess": True,
+                                               **cons})
         return obj
 
     @classmethod
@@ -258,10 +320,12 @@ class System(_core.System):
             raise TypeError("a System from a compiled callback cannot be pickled: rebuild it "
                             "in the worker process (the code address is process-local)")
         check = getattr(self, "derivative_check", True)
+        cons = {k: c[k] for k in _CONSTRAINT_ARGS if c.get(k) is not None}
         if "combined" in c:
-            return (_rebuild_form, ("combined", self.n, c["combined"], self._name, check))
+            return (_rebuild_form, ("combined", self.n, c["combined"], self._name, check, cons))
         if "vectorized" in c:
-            return (_rebuild_form, ("vectorized", self.n, c["vectorized"], self._name, check))
+            return (_rebuild_form, ("vectorized", self.n, c["vectorized"], self._name, check,
+                                    cons))
         fd = set(self._fd_used)
         kwargs = {k: v for k, v in c.items() if k not in fd}
         return (_rebuild_callables, (self.n, kwargs, self._name, check))
@@ -337,6 +401,46 @@ class System(_core.System):
         return np.array([self.mass(a) @ b for a, b in zip(q, qdot)])
 
     # ------------------------------------------------------------------
+    # ------------------------------------------------------------------ constraints
+    def constraint(self, q):
+        """g(q), the (m,) values of the holonomic constraints (ValueError
+        without constraints)."""
+        return self._constraint(q, None, 1)[0]
+
+    def constraint_jac(self, q):
+        """G(q) = dg/dq, (m, n): ``[k, j] = dg_k/dq_j``."""
+        return self._constraint(q, None, 2)[1]
+
+    def constraint_hess(self, q, mu):
+        """S(q, mu) = sum_k mu_k d^2 g_k/dq^2, (n, n): the constraints' second
+        derivatives contracted with a multiplier vector mu (m,) -- supplied,
+        or central differences of G^T mu."""
+        return self._constraint(q, mu, 4)[2]
+
+    def project(self, q, p=None, *, qdot=None, tol=1e-14, max_iter=50):
+        """A nearby state on the constraint manifold.
+
+        q is moved by Newton's iteration q <- q - M^-1 G^T (G M^-1 G^T)^-1 g(q)
+        (M = M(q) of the given q: the M-orthogonal projection to first order)
+        until |g(q)| is below ``tol`` times the size of its terms; then p (or
+        M(q) qdot) by the M(q)^-1-orthogonal projection onto the hidden
+        constraint G(q) M(q)^-1 p = 0, p <- p - G^T (G M^-1 G^T)^-1 G M^-1 p.
+
+        Returns q, or (q, p) when ``p`` or ``qdot`` is given.  ValueError
+        when the iteration does not converge (a state too far from the
+        manifold) or G is rank-deficient.
+        """
+        return _constraints.project(self, q, p, qdot, tol, max_iter)
+
+    def check_constraint_derivatives(self, q, mu=None, *, rtol=1e-6):
+        """Check G (and S, when supplied) against central differences of g
+        (and of G^T mu) at q: returns ``{"constraint_jac": relative error,
+        "constraint_hess": relative error or None}``, or raises
+        :class:`symplectic.DerivativeError` naming the entry.  The first step
+        or integration runs it at the initial q on systems whose constraint
+        derivatives the user wrote (see ``derivative_check``)."""
+        return _constraints.check_derivatives(self, q, mu, rtol)
+
     def check_derivatives(self, q, g=None, *, rtol=1e-6, raise_on_failure=True):
         """Check every supplied derivative against central finite differences at q.
 
@@ -368,8 +472,37 @@ def _rebuild_builtin(name, n, flat, params):
     return System._from_builtin(name, n, flat, params)
 
 
-def _rebuild_form(form, n, func, name, derivative_check=True):
-    return getattr(System, form)(n, func, name=name, derivative_check=derivative_check)
+def _rebuild_form(form, n, func, name, derivative_check=True, cons=None):
+    return getattr(System, form)(n, func, name=name, derivative_check=derivative_check,
+                                 **(cons or {}))
+
+
+_CONSTRAINT_ARGS = ("constraint", "constraint_jac", "constraint_hess", "n_constraints")
+
+
+def _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints, n):
+    """The constraint keywords of the Python forms, checked: {} without constraints."""
+    if constraint is None:
+        if any(x is not None for x in (constraint_jac, constraint_hess, n_constraints)):
+            raise TypeError("constraint_jac, constraint_hess and n_constraints need constraint "
+                            "(the constraint values g(q))")
+        return {}
+    _validate.function("constraint", constraint, "constraint(q) -> (m,) values of g(q)")
+    if constraint_jac is None:
+        raise TypeError("constraint_jac is required with constraint: constraint_jac(q) -> "
+                        "(m, n), the Jacobian G = dg/dq")
+    _validate.function("constraint_jac", constraint_jac, "constraint_jac(q) -> (m, n)")
+    if constraint_hess is not None:
+        _validate.function("constraint_hess", constraint_hess, "constraint_hess(q) -> (m, n, n)")
+    out = dict(constraint=constraint, constraint_jac=constraint_jac,
+               constraint_hess=constraint_hess)
+    if n_constraints is not None:
+        m = _validate.integer("n_constraints", n_constraints, 1)
+        if m >= n:
+            raise ValueError(f"n_constraints must be at most n - 1 = {n - 1} (a system keeps at "
+                             f"least one degree of freedom), got {m}")
+        out["n_constraints"] = m
+    return out
 
 
 def _rebuild_callables(n, kwargs, name, derivative_check=True):

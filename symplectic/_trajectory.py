@@ -22,13 +22,24 @@ class Trajectory:
         ``lobatto2`` and ``rk4``, which have no internal nodes.
     newton_iterations : ndarray (N,) of int
         Newton iterations of each step (0 for rk4).
+    multipliers : ndarray (N, s, m) or None
+        For a system with m holonomic constraints g(q) = 0: the Lagrange
+        multipliers lambda_a of each step at its s nodes t_k + c_a h (c_a as
+        for ``q_mid``, ends included: a = 0 at t_k, a = s - 1 at t_{k+1}).
+        The constraint force at a node is -G(q)^T lambda (G = dg/dq), e.g. the
+        rod tension lambda l of ``systems.pendulum_cartesian``.  Both
+        neighbouring steps give a value at t_k (lambda_{s-1} of step k - 1
+        and lambda_0 of step k): two approximations of lambda(t_k) of the
+        scheme's order or lower (README, "Constraints").  None without
+        constraints.
     energy : ndarray (N+1,)
         H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).
     method, h, system
         What produced it.
     """
 
-    def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations):
+    def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *,
+                 multipliers=None):
         self.system = system
         self.method = method
         self.h = h
@@ -37,6 +48,7 @@ class Trajectory:
         self.p = p
         self.q_mid = q_mid
         self.newton_iterations = newton_iterations
+        self.multipliers = multipliers
         self._energy = None
         self._qdot = None
 

@@ -249,6 +249,18 @@ def initial_momentum(system, q, p, qdot, pname="p", vname="qdot"):
     return system.mass(q) @ value if velocities else value
 
 
+def constrained_state(system, method, q, p, qname="q0", pname="p0", check=True):
+    """A constrained system's initial state (nothing to check without
+    constraints): the method supports constraints, G(q) has full rank, |g(q)|
+    and |G M^-1 p| are at rounding level (symplectic._constraints.check_state,
+    which also checks the user's constraint derivatives on first use unless
+    ``check`` is False)."""
+    if system.n_constraints == 0:
+        return
+    from . import _constraints
+    _constraints.check_state(system, method, q, p, qname, pname, check)
+
+
 # ---------------------------------------------------------------- matrices
 def square(name, A, n=None):
     """A finite square float matrix (a scalar is 1 x 1); of shape (n, n) if n is given."""
@@ -334,11 +346,13 @@ def available_memory():
         return None
 
 
-def output_bytes(n_steps, n, method):
+def output_bytes(n_steps, n, method, n_constraints=0):
     """Bytes of the arrays one integration returns: t, q, p (n_steps + 1 rows),
-    the internal nodes and the Newton counts (n_steps rows); ``method`` a registry row."""
+    the internal nodes, the Newton counts and, with m = ``n_constraints``, the
+    multipliers at the s nodes (n_steps rows); ``method`` a registry row."""
     rows = n_steps + 1
-    return 8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
+    return (8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
+            + 8 * n_steps * len(method.nodes) * (n_constraints or 0))
 
 
 #: Requests below this many bytes are not checked: asking the kernel (reading

@@ -20,7 +20,8 @@ from . import _registry, _validate
 from ._system import System
 
 __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "lagrange_top_quaternion",
-           "pendulum_chain", "linear_double_pendulum", "available", "QuaternionTop"]
+           "pendulum_chain", "pendulum_cartesian", "spherical_pendulum_cartesian", "four_bar",
+           "linear_double_pendulum", "available", "QuaternionTop"]
 
 #: Table 3 of the TOP paper (a toy top; Laos 2022): mass, moments of inertia, distance.
 TOP_TABLE3 = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)
@@ -270,6 +271,70 @@ def pendulum_chain(n, m=1.0, l=1.0, g=9.81):
     g = _validate.real("g", g)
     return System._from_builtin("pendulum_chain", n, np.concatenate([ms, ls, [g]]),
                                 dict(n=n, m=ms, l=ls, g=g))
+
+
+@_registry.builtin
+def pendulum_cartesian(m=1.0, l=1.0, g=9.81):
+    """Planar pendulum in Cartesian coordinates, a holonomically constrained system.
+
+    q = (x, y): the position of the point mass m (kg) with the pivot at the
+    origin and y pointing up (m); M = m I, V = m g y.  One constraint,
+    g(q) = (x^2 + y^2 - l^2) / 2 (the rod of length l), G = (x, y); the
+    constraint force is -lambda (x, y), so the rod's tension is lambda l
+    (:attr:`Trajectory.multipliers`).  The angle from the downward vertical
+    is theta = atan2(x, -y); theta follows the pendulum of
+    :func:`symplectic.exact.pendulum` with omega = sqrt(g / l) and
+    moment of inertia m l^2.  Integrate with a variational method (not
+    rk4) from a consistent state (x^2 + y^2 = l^2, velocity tangent to the
+    circle; :meth:`System.project`).
+    """
+    vals = [_validate.positive("m", m), _validate.positive("l", l), _validate.real("g", g)]
+    return System._from_builtin("pendulum_cartesian", 2, vals, dict(zip(("m", "l", "g"), vals)))
+
+
+@_registry.builtin
+def spherical_pendulum_cartesian(m=1.0, l=1.0, g=9.81):
+    """Spherical pendulum in Cartesian coordinates q = (x, y, z), z up.
+
+    A point mass m (kg) on a rod of length l (m) pivoting at the origin;
+    M = m I, V = m g z, one constraint g(q) = (|q|^2 - l^2) / 2 with
+    G = q^T; the constraint force is -lambda q (tension lambda l).  The
+    vertical angular momentum L_z = x p_y - y p_x is conserved (the
+    variational schemes conserve it to rounding: the constraint and V are
+    invariant under rotations about z).
+    """
+    vals = [_validate.positive("m", m), _validate.positive("l", l), _validate.real("g", g)]
+    return System._from_builtin("spherical_pendulum_cartesian", 3, vals,
+                                dict(zip(("m", "l", "g"), vals)))
+
+
+@_registry.builtin
+def four_bar(m1=0.3, m2=1.0, m3=0.8, l1=0.3, l2=1.0, l3=0.8, d=1.0, g=9.81):
+    """Planar four-bar linkage: a closed kinematic chain with two holonomic constraints.
+
+    Three uniform rods -- crank OA (mass m1, length l1), coupler AB (m2, l2)
+    and rocker DB (m3, l3) -- pinned to the ground at O = (0, 0) and
+    D = (d, 0) and to each other at A and B, under gravity g along -y.
+    q = (theta1, theta2, theta3): the absolute angles of crank, coupler and
+    rocker from the +x axis (rad).  M(q) = [[(m1/3 + m2) l1^2,
+    m2 l1 l2 cos(theta1 - theta2) / 2, 0], [.., m2 l2^2 / 3, 0],
+    [0, 0, m3 l3^2 / 3]], V = g [(m1/2 + m2) l1 sin theta1
+    + m2 l2/2 sin theta2 + m3 l3/2 sin theta3], and the loop closure
+
+        g1 = l1 cos theta1 + l2 cos theta2 - l3 cos theta3 - d = 0,
+        g2 = l1 sin theta1 + l2 sin theta2 - l3 sin theta3 = 0,
+
+    leaving one degree of freedom.  -G^T lambda is the generalised force of
+    the pin force lambda that the rocker exerts on the coupler at B (in the
+    -x, -y directions).  Defaults: a Grashof crank-rocker (l1 + l2 < l3 + d)
+    of rods with 1 kg/m.  A consistent state from a crank angle:
+    ``sys.project([theta1, theta2_guess, theta3_guess], p)``.
+    """
+    positive = _validate.positive
+    names = ("m1", "m2", "m3", "l1", "l2", "l3", "d")
+    vals = [positive(k, v) for k, v in zip(names, (m1, m2, m3, l1, l2, l3, d))]
+    vals.append(_validate.real("g", g))
+    return System._from_builtin("four_bar", 3, vals, dict(zip(names + ("g",), vals)))
 
 
 @_registry.preset("linear")

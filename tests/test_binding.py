@@ -77,7 +77,7 @@ def _grad(q):
     (lambda: _core.System(2, np.eye(2), mass=np.eye(2)),
      r"argument for System\(\) given by name \('mass'\) and position \(2\)"),
     (lambda: _core.System(), r"missing required argument 'n'"),
-    (lambda: _core.System(*range(1, 18)), r"takes at most 16 arguments \(17 given\)"),
+    (lambda: _core.System(*range(1, 23)), r"takes at most 21 arguments \(22 given\)"),
     (lambda: _core.System(2.0, np.eye(2), _pot, potential_grad=_grad), "integer"),
     (lambda: _core.System(2, np.eye(2), None, potential_grad=_grad), "potential is required"),
     (lambda: _core.System(2, np.eye(2), _pot, potential_grad=_grad, potential_hess=3),

@@ -98,12 +98,18 @@ def test_registries_match_the_binding(core):
 def test_every_method_on_every_problem(core):
     parsed, _, _ = core
     got = orders(parsed)
+    refused = {(m, system): int(st) for m, system, st in parsed.get("refused", [])}
+    constrained = {b[0] for b in parsed["builtin"] if int(b[2]) > 0}
     builtins = [b[0] for b in parsed["builtin"]]
     for name in methods(parsed):
         for kind in KINDS_EXACT:
             assert (kind, name, "pendulum" if kind != "linear" else "linear") in got
         for system in builtins:
-            assert ("self", name, system) in got
+            # a method without constraint support refuses a constrained system
+            # (SYM_ENOTCONSTRAINED = -13); every other pair has its order
+            assert ("self", name, system) in got or refused.get((name, system)) == -13
+    assert all(system in constrained and not methods(parsed)[m]["symplectic"]
+               for m, system in refused), refused
 
 
 def test_fitted_orders_equal_the_registered_orders(core):

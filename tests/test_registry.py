@@ -102,6 +102,17 @@ def test_builtin_agrees_with_its_independent_twin(name):
         if "mass_hess" in twin.callables:
             assert close(builtin.mass_hess_dir(q, g), python.mass_hess_dir(q, g), 1e-13)
     q0 = twin.draw() * 0.3
+    if builtin.n_constraints:         # holonomic constraints: the same g, G, S
+        assert python.n_constraints in (None, builtin.n_constraints)
+        for _ in range(3):
+            q, mu = twin.draw(), rng.uniform(-1, 1, builtin.n_constraints)
+            python.check_constraint_derivatives(q)
+            builtin.check_constraint_derivatives(q)
+            assert close(builtin.constraint(q), python.constraint(q), 1e-14)
+            assert close(builtin.constraint_jac(q), python.constraint_jac(q), 1e-14)
+            assert close(builtin.constraint_hess(q, mu), python.constraint_hess(q, mu), 1e-13)
+        q0 = twin.draw()                    # on the constraint manifold
+        assert np.max(np.abs(builtin.constraint(q0))) < 1e-14
     a = sp.integrate(builtin, q0, np.zeros(twin.n), 1e-3, 200, closed_form=False)
     b = sp.integrate(python, q0, np.zeros(twin.n), 1e-3, 200)
     assert close(a.q, b.q, 1e-11) and close(a.p, b.p, 1e-11)

@@ -1,6 +1,6 @@
 """Every C built-in system written again, independently, as Python callables
-(test helper): the models come from the papers' formulas (here and in
-conftest.py), never from the C code.  ``builtin_twins`` is keyed by the
+(test helper): the models come from the papers' formulas and from the bodies'
+positions (here and in conftest.py), never from the C code.  ``builtin_twins`` is keyed by the
 built-in's registry name; tests/test_registry.py requires a twin for every
 built-in the C core registers."""
 import collections
@@ -103,6 +103,107 @@ def quaternion_top_callables(m, I, I3, l, g):
                 potential_hess=lambda Q: 2 * mgl * B)
 
 
+def cartesian_pendulum_callables(n, m, l, g=9.81):
+    """A point mass m on a rod of length l about the origin, in Cartesian
+    coordinates with the last axis up: M = m I, V = m g q_up, and the holonomic
+    constraint g(q) = (|q|^2 - l^2)/2 with its Jacobian q^T and Hessian I."""
+    up = np.zeros(n)
+    up[-1] = 1.0
+    return dict(mass=m * np.eye(n), potential=lambda q: m * g * q[-1],
+                potential_grad=lambda q: m * g * up, potential_hess=lambda q: np.zeros((n, n)),
+                constraint=lambda q: np.array([0.5 * (q @ q - l * l)]),
+                constraint_jac=lambda q: q[None, :].copy(),
+                constraint_hess=lambda q: np.eye(n)[None])
+
+
+def four_bar_callables(m, l, d, g=9.81):
+    """The four-bar linkage from its bodies: rods i = crank, coupler, rocker of
+    mass m_i, length l_i, angle q_i; centres of mass r_1 = l1/2 e(q1),
+    r_2 = l1 e(q1) + l2/2 e(q2), r_3 = (d, 0) + l3/2 e(q3) with e(a) =
+    (cos a, sin a); T = sum_i 1/2 m_i |r_i'|^2 + 1/2 (m_i l_i^2/12) q_i'^2,
+    V = g sum_i m_i y(r_i); the loop closure g(q) = l1 e(q1) + l2 e(q2) -
+    (d, 0) - l3 e(q3).  Every derivative comes from those of e."""
+    m, l = np.asarray(m, float), np.asarray(l, float)
+    # r_i = sum_a C[i, a] e(q_a): the coefficient of e(q_a) in the centre of mass of rod i
+    C = np.array([[l[0] / 2, 0, 0], [l[0], l[1] / 2, 0], [0, 0, l[2] / 2]])
+    inertia = np.diag(m * l * l / 12)
+    W = np.array([l[0], l[1], -l[2]])                 # g(q) = sum_a W_a e(q_a) - (d, 0)
+
+    def e(q, k=0):
+        """k-th derivative of (cos, sin) at each angle: (2, 3)."""
+        c, s = np.cos(q), np.sin(q)
+        return [np.array([c, s]), np.array([-s, c]), np.array([-c, -s]), np.array([s, -c])][k]
+
+    def jacs(q):
+        """J[i] = d r_i/dq (2, 3), and dJ[i][k] = d J[i]/dq_k."""
+        E1, E2 = e(q, 1), e(q, 2)
+        J = np.einsum("ia,xa->ixa", C, E1)
+        dJ = np.zeros((3, 3, 2, 3))
+        for k in range(3):
+            dJ[:, k, :, k] = np.einsum("i,x->ix", C[:, k], E2[:, k])
+        return J, dJ
+
+    def mass(q):
+        J, _ = jacs(q)
+        return np.einsum("i,ixa,ixb->ab", m, J, J) + inertia
+
+    def mass_grad(q):
+        J, dJ = jacs(q)
+        T = np.einsum("i,ikxa,ixb->kab", m, dJ, J)
+        return T + T.transpose(0, 2, 1)
+
+    def mass_hess(q):
+        J, dJ = jacs(q)
+        E3 = e(q, 3)
+        d2J = np.zeros((3, 3, 3, 2, 3))
+        for k in range(3):
+            d2J[:, k, k, :, k] = np.einsum("i,x->ix", C[:, k], E3[:, k])
+        T = np.einsum("i,iklxa,ixb->klab", m, d2J, J) + np.einsum("i,ikxa,ilxb->klab", m, dJ, dJ)
+        return T + T.transpose(0, 1, 3, 2)
+
+    def potential(q):
+        return g * float(m @ (C @ np.sin(q)))
+
+    def potential_grad(q):
+        return g * (m @ C) * np.cos(q)
+
+    def potential_hess(q):
+        return np.diag(-g * (m @ C) * np.sin(q))
+
+    def constraint(q):
+        return e(q) @ W - np.array([d, 0.0])
+
+    def constraint_jac(q):
+        return e(q, 1) * W
+
+    def constraint_hess(q):
+        H = np.zeros((2, 3, 3))
+        for a in range(3):
+            H[:, a, a] = W[a] * e(q, 2)[:, a]
+        return H
+
+    return dict(mass=mass, mass_grad=mass_grad, mass_hess=mass_hess, potential=potential,
+                potential_grad=potential_grad, potential_hess=potential_hess,
+                constraint=constraint, constraint_jac=constraint_jac,
+                constraint_hess=constraint_hess)
+
+
+def four_bar_closure(theta1, l, d):
+    """The configuration (theta1, theta2, theta3) of the four-bar with crank
+    angle theta1: B is the intersection of the circles of radius l2 about
+    A = l1 e(theta1) and l3 about D = (d, 0) on the left of A -> D (the
+    assembly with the coupler above the line from A to D)."""
+    l1, l2, l3 = l
+    A = l1 * np.array([math.cos(theta1), math.sin(theta1)])
+    u = np.array([d, 0.0]) - A
+    r = math.hypot(*u)
+    a = (l2 * l2 - l3 * l3 + r * r) / (2 * r)            # along A -> D
+    b = math.sqrt(l2 * l2 - a * a)                      # to the left of it
+    u /= r
+    B = A + a * u + b * np.array([-u[1], u[0]])
+    return np.array([theta1, math.atan2(*(B - A)[::-1]), math.atan2(B[1], B[0] - d)])
+
+
 def builtin_twins(rng):
     """{built-in name: Twin}: the factory's arguments and the same system as callables."""
     M_lin, K_lin = linear_matrices()
@@ -122,4 +223,18 @@ def builtin_twins(rng):
                                         lambda: rng.standard_normal(4)),
         "pendulum_chain": Twin(dict(n=5, m=m5, l=l5), 5, chain_callables(5, m5, l5),
                                lambda: rng.uniform(-2, 2, 5)),
+        # constrained systems: states drawn on the constraint manifold
+        "pendulum_cartesian": Twin(dict(m=1.3, l=0.7, g=9.81), 2,
+                                   cartesian_pendulum_callables(2, 1.3, 0.7),
+                                   lambda: 0.7 * unit(rng.normal(size=2))),
+        "spherical_pendulum_cartesian": Twin(dict(m=0.8, l=1.2, g=9.81), 3,
+                                             cartesian_pendulum_callables(3, 0.8, 1.2),
+                                             lambda: 1.2 * unit(rng.normal(size=3))),
+        "four_bar": Twin(dict(m1=0.4, m2=1.1, m3=0.7, l1=0.35, l2=1.05, l3=0.75, d=0.95),
+                         3, four_bar_callables([0.4, 1.1, 0.7], [0.35, 1.05, 0.75], 0.95),
+                         lambda: four_bar_closure(rng.uniform(-3, 3), (0.35, 1.05, 0.75), 0.95)),
     }
+
+
+def unit(v):
+    return v / np.linalg.norm(v)

@@ -13,6 +13,7 @@ import warnings
 from .._system import System
 from ._ccache import CompilerError
 from ._inputs import finite_value
+from . import _constraints
 from ._lagrangian import spec as _spec
 from ._model import model_for
 
@@ -36,6 +37,12 @@ class SymbolicSystem(System):
     def c_source(self):
         """The generated C source of the flat eval callback."""
         return self._model.source()
+
+    @property
+    def constraint_c_source(self):
+        """The generated C source of the constraint callback (None without constraints)."""
+        cm = getattr(self, "_cmodel", None)
+        return None if cm is None else cm.source()
 
     def with_params(self, params=None, **by_name):
         """The same system with some parameter values changed (by Symbol or by name)."""
@@ -62,8 +69,8 @@ def _rebuild_symbolic(spec, params, options):
     return _make(spec, params, options)
 
 
-def system(expr, q, qdot=None, params=None, *, compile="auto", simplify=False, name=None,
-           test_point=None, cache_dir=None):
+def system(expr, q, qdot=None, params=None, *, constraints=None, compile="auto",
+           simplify=False, name=None, test_point=None, cache_dir=None):
     """A :class:`SymbolicSystem` from a SymPy Lagrangian or from (M, V).
 
     Parameters
@@ -80,6 +87,14 @@ def system(expr, q, qdot=None, params=None, *, compile="auto", simplify=False, n
     params
         ``{Symbol or name: value}`` for every other symbol in the expressions.
         The values are used at run time; they are not compiled in.
+    constraints
+        Holonomic constraints: a sequence of expressions g_k(q) (each meaning
+        g_k(q) = 0; an ``Eq(lhs, rhs)`` is read as lhs - rhs), in the same
+        coordinates, at most n - 1 of them, without velocities.  Their
+        Jacobian G = dg/dq and the contraction sum_k mu_k d^2 g_k/dq^2 are
+        derived and compiled (or evaluated with NumPy) like M and V; the
+        system then carries the constraints (see :class:`symplectic.System`,
+        ``constraint=``), ``system.constraints`` holds the expressions.
     compile
         ``"auto"`` (default): compiled C when a C compiler works, else NumPy
         with a :class:`CompileWarning`.  ``True``: compiled C or
@@ -109,6 +124,8 @@ def system(expr, q, qdot=None, params=None, *, compile="auto", simplify=False, n
     if compile not in ("auto", True, False):
         raise ValueError(f'compile must be "auto", True or False, got {compile!r}')
     spec = _spec(expr, q, qdot, params, simplify, test_point)
+    if constraints is not None:
+        spec = _constraints.add_constraints(spec, constraints, q, qdot, params)
     options = dict(compile=compile, name=name, cache_dir=cache_dir)
     return _make(spec, spec["params"], options)
 
@@ -117,24 +134,32 @@ def _make(spec, params, options):
     """The system of ``spec`` with the parameter values ``params`` ({Symbol: value})."""
     model = model_for(spec)
     order = spec["param_order"]
-    values = []
-    for s in order:
+    cmodel = _constraints.model_for(spec) if spec.get("constraints") else None
+    corder = spec["cparam_order"] if cmodel else ()
+    allorder = tuple(order) + tuple(s for s in corder if s not in order)
+    values = {}
+    for s in allorder:
         if s not in params:
             raise ValueError(f"no value for parameter {s}")
-        values.append(finite_value(s, params[s]))
-    data = model.data(values)
+        values[s] = finite_value(s, params[s])
+    data = model.data([values[s] for s in order])
+    cdata = cmodel.data([values[s] for s in corder]) if cmodel else None
     obj = None
     if options["compile"] is not False:
-        obj = _compiled(model, data, options)
+        obj = _compiled(model, data, options, cmodel, cdata)
     if obj is None:
-        obj = SymbolicSystem.vectorized(model.n, model.numpy_function()(data), name=options["name"])
+        cons = cmodel.numpy_callables(cdata) if cmodel else {}
+        obj = SymbolicSystem.vectorized(model.n, model.numpy_function()(data), name=options["name"],
+                                        **cons)
         obj.backend = "numpy"
         obj.library = None
     obj._model = model
+    obj._cmodel = cmodel
     obj._spec = spec
     obj._options = dict(options)
-    obj.parameters = dict(zip(order, values))
-    obj._params = {s.name: v for s, v in zip(order, values)}
+    obj.parameters = {s: values[s] for s in allorder}
+    obj._params = {s.name: values[s] for s in allorder}
+    obj.constraints = list(spec["constraints"]) if cmodel else None
     obj.coordinates = spec["q"]
     obj.velocities = spec["qdot"] or None
     obj.mass_matrix = spec["M"]
@@ -142,11 +167,12 @@ def _make(spec, params, options):
     return obj
 
 
-def _compiled(model, data, options):
-    """The system over the compiled module; None (with a CompileWarning) when
-    ``compile="auto"`` cannot compile."""
+def _compiled(model, data, options, cmodel=None, cdata=None):
+    """The system over the compiled module (and the constraints' module);
+    None (with a CompileWarning) when ``compile="auto"`` cannot compile."""
     try:
         lib, path = model.library(options["cache_dir"])
+        clib = cmodel.library(options["cache_dir"])[0] if cmodel else None
     except (CompilerError, OSError) as exc:         # OSError: e.g. an unwritable cache
         if options["compile"] is True:
             raise
@@ -157,8 +183,14 @@ def _compiled(model, data, options):
                       stacklevel=4)
         return None
     arr = (ctypes.c_double * max(1, len(data)))(*data)
+    cons, keep = {}, (lib, arr, model)
+    if cmodel is not None:
+        carr = (ctypes.c_double * max(1, len(cdata)))(*cdata)
+        cons = dict(constraint=clib.symplectic_constraint, constraint_data=ctypes.addressof(carr),
+                    n_constraints=cmodel.m)
+        keep += (clib, carr, cmodel)
     obj = SymbolicSystem.from_cfunc(model.n, lib.symplectic_eval, ctypes.addressof(arr),
-                                    keepalive=(lib, arr, model), name=options["name"])
+                                    keepalive=keep, name=options["name"], **cons)
     obj.backend = "c"
     obj.library = str(path)
     return obj

@@ -7,7 +7,7 @@
  * checks them.
  *
  *   method NAME ORDER SYMPLECTIC S N_MID UNKNOWNS(n=1)
- *   builtin NAME N
+ *   builtin NAME N M              (M: holonomic constraints, 0 for none)
  *   order KIND METHOD SYSTEM REGISTERED FITTED POINTS
  *       KIND pendulum:   the state after one exact period of the pendulum
  *                        (T = 4 K(sin(theta0/2)) / omega, K by the AGM);
@@ -21,6 +21,9 @@
  *       four smallest step sizes h = T/N, N = N0 2^(k/2), whose error lies
  *       in [100 N eps, 1e-5] with N <= 20000 where that gives four (POINTS
  *       of them: fewer when fewer qualify).
+ *   refused METHOD SYSTEM STATUS  a method without constraint support (rk4)
+ *       on a constrained built-in: the status sym_integrate returned (instead
+ *       of an order line)
  *   energy_fn SYSTEM MAXDIFF      sym_energy against H written out here
  *   alloc METHOD N NEWTON WORK STEPS NSTEPS ITERATIONS
  *       allocator calls (malloc, calloc, realloc, free) inside sym_work_new
@@ -362,10 +365,20 @@ static void self_orders(void)
 {
     for (int b = 0; b < sym_builtin_count(); b++) {
         const sym_builtin *B = sym_builtin_at(b);
-        printf("builtin %s %d\n", B->name, B->ex_n);
         problem pb = {"self", B->name, {0}, B->ex_q0, B->ex_p0, 2.0, 2, {0}};
         if (make(B->name, B->ex_n, B->ex_par, B->ex_npar, &pb.sys)) continue;
-        for (int i = 0; i < sym_method_count(); i++) report_order(&pb, sym_method_at(i), err_self);
+        printf("builtin %s %d %d\n", B->name, B->ex_n, pb.sys.m);
+        for (int i = 0; i < sym_method_count(); i++) {
+            const sym_method *m = sym_method_at(i);
+            if (pb.sys.m > 0 && !sym_method_constrained(m)) {
+                trajectory tr;
+                const int st = run(&pb.sys, m, pb.q0, pb.p0, 0.01, 10, &tr);
+                release(&tr);
+                printf("refused %s %s %d\n", m->name, B->name, st);
+                continue;
+            }
+            report_order(&pb, m, err_self);
+        }
         sym_builtin_free(&pb.sys);
     }
 }

@@ -1,0 +1,190 @@
+"""Holonomic constraints g(q) = 0 from SymPy: ``system(..., constraints=[...])``.
+
+Reads the constraint expressions (in the same coordinates as the Lagrangian,
+functions of time included; velocities are refused: the constraints must be
+holonomic), differentiates them -- the values g, the Jacobian G = dg/dq and
+S(q, mu) = sum_k mu_k d^2 g_k/dq^2, exactly what the C core's constraint slot
+asks for (symplectic.h) -- and evaluates them as compiled C (a module of its
+own, the flat signature ``sym_flat_constraint_fn``, through the same on-disk
+cache) or with NumPy (three callables for the Python constraint form).
+"""
+import hashlib
+import threading
+
+import numpy as np
+import sympy as _sy
+
+from ._codegen import _C_EXPORTS, _CPrinter, _NumPyPrinter, load_library
+from ._inputs import as_list, coordinates, parameters, replace
+
+#: Version of this generator (part of the generated source, so of the cache key).
+CONSTRAINT_CODEGEN_VERSION = 1
+
+_MODELS = {}
+_LOCK = threading.Lock()
+
+
+def add_constraints(spec, constraints, q, qdot, params):
+    """``spec`` (see ``_lagrangian.spec``) with the constraints read: their
+    expressions in the spec's coordinate symbols, their parameters (merged into
+    ``spec["params"]``, the values of the whole system) and their order."""
+    exprs = as_list(constraints, "constraints")
+    if not exprs:
+        raise ValueError("constraints must hold at least one expression g_k(q) (= 0)")
+    qs, qds, repl = coordinates(q, qdot, spec["kind"] == "lagrangian")
+    gs = []
+    for e in exprs:
+        e = _sy.sympify(e)
+        if isinstance(e, _sy.Equality):
+            e = e.lhs - e.rhs
+        if isinstance(e, _sy.MatrixBase):
+            raise TypeError("each constraint must be a scalar expression (give a list)")
+        e = replace(e, repl)
+        used = e.free_symbols & set(qds)
+        if used:
+            raise ValueError(f"the constraint {e} = 0 depends on the velocities "
+                             f"{sorted(s.name for s in used)}: only holonomic constraints "
+                             f"g(q) = 0 are supported")
+        gs.append(e)
+    n = len(qs)
+    if len(gs) >= n:
+        raise ValueError(f"{len(gs)} constraints on {n} coordinates: at most n - 1 = {n - 1} "
+                         f"(a system keeps at least one degree of freedom)")
+    cparams = parameters(params, gs, qs)
+    out = dict(spec)
+    out["constraints"] = tuple(gs)
+    out["cparam_order"] = tuple(cparams)
+    merged = dict(spec["params"])
+    merged.update(cparams)
+    out["params"] = merged
+    return out
+
+
+def model_for(spec):
+    """The shared :class:`ConstraintModel` of a specification with constraints."""
+    key = (spec["constraints"], spec["q"], spec["cparam_order"])
+    with _LOCK:
+        m = _MODELS.get(key)
+        if m is None:
+            if len(_MODELS) >= 64:
+                _MODELS.pop(next(iter(_MODELS)))
+            m = _MODELS[key] = ConstraintModel(spec)
+        return m
+
+
+class ConstraintModel:
+    """g(q) in internal symbols (q_i, p_k) and its derivatives G and S(q, mu)."""
+
+    def __init__(self, spec):
+        qs, params = list(spec["q"]), list(spec["cparam_order"])
+        self.n, self.m = len(qs), len(spec["constraints"])
+        self.names = spec["names"]
+        self.param_symbols = params
+        self.qi = [_sy.Symbol(f"q_{i}") for i in range(self.n)]
+        self.pi = [_sy.Symbol(f"p_{k}") for k in range(len(params))]
+        self.mu = [_sy.Symbol(f"mu_{k}") for k in range(self.m)]
+        sub = dict(zip(qs, self.qi))
+        sub.update(zip(params, self.pi))
+        self.g = [e.xreplace(sub) for e in spec["constraints"]]
+        self.G = [[gk.diff(qj) for qj in self.qi] for gk in self.g]
+        self.hess = [[[Gk[i].diff(self.qi[j]) for j in range(self.n)] for i in range(self.n)]
+                     for Gk in self.G]
+        self.S = {(i, j): sum((self.mu[k] * self.hess[k][i][j] for k in range(self.m)), _sy.S.Zero)
+                  for i in range(self.n) for j in range(i, self.n)}
+        self._source = None
+        self._libs = {}
+        self._numpy = None
+        self._lock = threading.Lock()
+
+    def data(self, values):
+        """The run-time data: the parameter values in this model's order."""
+        return np.array([float(v) for v in values], dtype=float)
+
+    # ------------------------------------------------------------ C
+    def source(self):
+        """C99 source of ``symplectic_constraint`` (sym_flat_constraint_fn)."""
+        if self._source is not None:
+            return self._source
+        n, m = self.n, self.m
+        pr = _CPrinter()
+        blocks = [
+            (1, [(f"g[{k}]", self.g[k]) for k in range(m)]),
+            (2, [(f"G[{k * n + j}]", self.G[k][j]) for k in range(m) for j in range(n)]),
+            (4, [((f"S[{i * n + j}]", f"S[{j * n + i}]") if i != j else (f"S[{i * n + i}]",), e)
+                 for (i, j), e in sorted(self.S.items())]),
+        ]
+        lines = [f"/* Generated by symplectic.symbolic (constraint generator version "
+                 f"{CONSTRAINT_CODEGEN_VERSION}); do not edit.",
+                 f" * m = {m} holonomic constraints g(q) = 0 on n = {n} coordinates "
+                 f"({', '.join(self.names)})",
+                 f" * run-time data (user_data): {len(self.pi)} parameters "
+                 f"({', '.join(s.name for s in self.param_symbols) or 'none'})",
+                 " * Contract: sym_flat_constraint_fn of symplectic.h. */",
+                 _C_EXPORTS,
+                 f"SYMPLECTIC_EXPORT int symplectic_constraint_n(void) {{ return {n}; }}",
+                 f"SYMPLECTIC_EXPORT int symplectic_constraint_m(void) {{ return {m}; }}",
+                 "",
+                 "SYMPLECTIC_EXPORT int symplectic_constraint(const double *q, const double *mu,",
+                 "                                            unsigned need, double *g, double *G,",
+                 "                                            double *S, void *user_data)",
+                 "{",
+                 "    const double *data = (const double *)user_data;",
+                 "    (void)q; (void)mu; (void)data; (void)g; (void)G; (void)S;"]
+        for bit, items in blocks:
+            lines.append(f"    if (need & {bit}u) {{")
+            temps, reduced = _sy.cse([e for _, e in items], symbols=_sy.numbered_symbols("t_"),
+                                     order="canonical")
+            used = set()
+            for e in list(reduced) + [e for _, e in temps]:
+                used |= e.free_symbols
+            lines += [f"        const double q_{i} = q[{i}];" for i in range(n) if self.qi[i] in used]
+            lines += [f"        const double p_{k} = data[{k}];" for k in range(len(self.pi))
+                      if self.pi[k] in used]
+            lines += [f"        const double mu_{k} = mu[{k}];" for k in range(m) if self.mu[k] in used]
+            for s, e in temps:
+                lines.append(f"        const double {s} = {pr.doprint(e)};")
+            for (targets, _), e in zip(items, reduced):
+                tg = targets if isinstance(targets, tuple) else (targets,)
+                lines.append(f"        {' = '.join(tg)} = {pr.doprint(e)};")
+            lines.append("    }")
+        lines += ["    return 0;", "}"]
+        src = "\n".join(lines) + "\n"
+        digest = hashlib.sha256(src.encode("utf-8")).hexdigest()
+        self._source = src.replace("@ID@", digest)
+        return self._source
+
+    def library(self, cache_dir):
+        """(ctypes library, path), compiled once per cache directory."""
+        from . import _ccache
+        src = self.source()
+        cmd = tuple(_ccache.compiler_command())
+        with self._lock:
+            key = (str(_ccache.cache_dir(cache_dir)), cmd)
+            hit = self._libs.get(key)
+            if hit is None:
+                hit = self._libs[key] = load_library(src, cache_dir)
+            return hit
+
+    # ------------------------------------------------------------ NumPy
+    def numpy_callables(self, data):
+        """{constraint, constraint_jac, constraint_hess} for the Python form."""
+        if self._numpy is None:
+            args = list(self.qi) + list(self.pi)
+            kw = dict(modules="numpy", printer=_NumPyPrinter)
+            self._numpy = (_sy.lambdify(args, self.g, **kw), _sy.lambdify(args, self.G, **kw),
+                           _sy.lambdify(args, self.hess, **kw))
+        fg, fG, fH = self._numpy
+        data = [float(x) for x in data]
+        n, m = self.n, self.m
+
+        def constraint(q):
+            return np.array(fg(*q, *data), dtype=float).reshape(m)
+
+        def constraint_jac(q):
+            return np.array(fG(*q, *data), dtype=float).reshape(m, n)
+
+        def constraint_hess(q):
+            return np.array(fH(*q, *data), dtype=float).reshape(m, n, n)
+
+        return dict(constraint=constraint, constraint_jac=constraint_jac,
+                    constraint_hess=constraint_hess, n_constraints=m)
