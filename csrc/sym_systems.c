@@ -314,15 +314,33 @@ static int top_make(int n, const double *par, size_t npar, sym_system *out)
 /*   V = m g l (q0^2 - q1^2 - q2^2 + q3^2),                                */
 /*   grad V = 2 m g l (q0, -q1, -q2, q3),  hess V = 2 m g l diag(1, -1, -1, 1). */
 /*                                                                      */
-/* TODO(issue 17, constraint): this is the top only together with the   */
-/* holonomic constraint g(Q) = |Q|^2 - 1 = 0, G(Q) = dg/dQ = 2 Q^T       */
-/* (1 x 4), second derivative 2 Id4 (lambda-contracted: 2 lambda Id4),   */
-/* hidden constraint G M^-1 P = Q.P / (2 I |Q|^2) = 0 (M Q = 4 I |Q|^2 Q), */
-/* i.e. Q.P = 0.  Attach it here through the constraint slots of         */
-/* sym_system once they exist (branch h17-constraints).  Until then the  */
-/* row is an unconstrained system on R^4 \ {0} (M is positive definite  */
-/* for Q != 0) whose |Q| is NOT conserved: usable for tests of M, V and  */
-/* their derivatives, not as the top.                                    */
+/*                                                                      */
+/* The constraint (m = 1; symplectic.h: holonomic constraints):          */
+/*   g(Q) = |Q|^2 - 1,   G(Q) = 2 Q^T,   S(Q, mu) = 2 mu Id4.              */
+/* The constraint force -G^T lambda = -2 lambda Q is radial in R^4.      */
+/* What the added term does on the manifold.  Write L = L_rb + L_c,     */
+/* L_c = (c/2) (Q.Qdot)^2.  Along any curve on |Q| = 1, Q.Qdot = 0, so:  */
+/*  - L_c = 0 and dL_c/dQdot = c (Q.Qdot) Q = 0: the energy and the      */
+/*    Legendre map P = M Qdot on tangent velocities are those of L_rb    */
+/*    alone (P = 4 E^T J E Qdot = 2 E^T J w);                            */
+/*  - its Euler-Lagrange term d/dt(c (Q.Qdot) Q) - c (Q.Qdot) Qdot =     */
+/*    c (d/dt(Q.Qdot)) Q vanishes too (Q.Qdot = 0 for all t, so its      */
+/*    derivative is 0): the constrained motion and the multiplier are    */
+/*    those of the rigid body, for every c.                              */
+/*  - The hidden constraint G M^-1 P = 0: M Q = c |Q|^2 Q (E Q = 0), so   */
+/*    M^-1 Q = Q / (c |Q|^2) and G M^-1 P = 2 Q.P / (c |Q|^2): it is      */
+/*    Q.P = 0, P orthogonal to Q in R^4, for every c > 0 (c = 4 I here). */
+/* What c changes is only the discrete scheme off the exact solution    */
+/* (interior Lobatto nodes satisfy g = 0, but the polynomial's Qdot      */
+/* there is not exactly tangent): an O(h^order) effect, and the         */
+/* conditioning of M and of the Newton system (above).                   */
+/* The symmetries: left multiplication by a rotation about the space    */
+/* vertical (phi) and right multiplication by one about the body axis   */
+/* (psi) leave M (w is invariant under the first; J under the second),   */
+/* V (the axis' z-component) and g invariant, so the variational schemes */
+/* conserve their momentum maps p_phi = P.(k Q)/2 and p_psi = P.(Q k)/2  */
+/* (k = (0, 0, 0, 1), Hamilton products) to rounding; the constraint     */
+/* force is orthogonal to both generators (Q.(k Q) = Q.(Q k) = 0).       */
 /* ------------------------------------------------------------------ */
 typedef struct { double a, b, mgl; } qtop_par;   /* a = 4 I, b = 4 (I - I3) */
 
@@ -380,6 +398,22 @@ static int qtop_eval(const double *q, const double *g, unsigned need,
     return 0;
 }
 
+/* g = |Q|^2 - 1, G = 2 Q^T, S = 2 mu Id4 (above) */
+static int qtop_constraint(const double *q, const double *mu, unsigned need,
+                           const sym_constraint_out *o, void *params)
+{
+    (void)params;
+    if (need & SYM_CNEED_G)
+        o->g[0] = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0;
+    if (need & SYM_CNEED_JAC)
+        for (int i = 0; i < 4; i++) o->G[i] = 2.0 * q[i];
+    if (need & SYM_CNEED_HESS) {
+        zero(o->S, 16);
+        for (int i = 0; i < 4; i++) o->S[5 * i] = 2.0 * mu[0];
+    }
+    return 0;
+}
+
 static int qtop_make(int n, const double *par, size_t npar, sym_system *out)
 {
     if (n != 4 || npar != 5 || !all_finite(par, 5)) return SYM_ESYSTEM;
@@ -393,8 +427,10 @@ static int qtop_make(int n, const double *par, size_t npar, sym_system *out)
     out->n = 4;
     out->params = P;
     out->eval = qtop_eval;
-    /* TODO(issue 17, constraint): out-><constraint slots> = |Q|^2 - 1, 2 Q^T,
-     * 2 Id4 (see above), once sym_system has them. */
+    out->flags = SYM_SYS_CONSTRAINT_HESS;
+    out->m = 1;
+    out->constraint = qtop_constraint;
+    out->constraint_params = P;
     return SYM_OK;
 }
 
@@ -743,9 +779,8 @@ static const double dp_q0[] = {0.7853981633974483, 1.0471975511965976}, dp_p0[] 
 /* a moderately spinning top: theta stays in [1.0, 2.34] for t <= 4 */
 static const double top_ex[] = {1.0, 1.0, 0.5, 1.0, 9.81};
 static const double top_q0[] = {0.0, 1.0, 0.0}, top_p0[] = {1.75, 0.0, 2.625};
-/* the same top state in a quaternion (from_euler of top_q0, top_p0).  Until
- * its constraint is attached the example runs unconstrained: |Q| grows
- * smoothly from 1 to 4.1 over t <= 2 (a smooth motion, not the top's). */
+/* the same top state in a quaternion (from_euler of top_q0, top_p0): on the
+ * constraint manifold, |Q| = 1 and Q.P = 0 to rounding */
 static const double qtop_ex[] = {1.0, 1.0, 0.5, 1.0, 9.81};
 static const double qtop_q0[] = {0.8775825618903728, 0.479425538604203, 0.0, 0.0};
 static const double qtop_p0[] = {0.0, 0.0, -1.8251009375668028, 4.985285932044902};
@@ -785,9 +820,8 @@ static const sym_builtin builtins[] = {
      "m, I, I3, l, g", top_make, EXAMPLE(3, top_ex, top_q0, top_p0)},
     {"lagrange_top_quaternion",
      "Heavy symmetric (Lagrange) top in a unit quaternion Q (scalar first), "
-     "M(Q) = 4 E^T J E + 4 I Q Q^T, V = m g l (axis z-component); the top "
-     "needs the constraint |Q|^2 = 1, not yet attached: alone it is an "
-     "unconstrained system on R^4.",
+     "M(Q) = 4 E^T J E + 4 I Q Q^T, V = m g l (axis z-component), with the "
+     "holonomic constraint g = |Q|^2 - 1 (no coordinate singularity).",
      "m, I, I3, l, g", qtop_make, EXAMPLE(4, qtop_ex, qtop_q0, qtop_p0)},
     {"pendulum_chain",
      "Planar chain of n point masses on massless rods, absolute angles from "

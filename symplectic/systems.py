@@ -231,26 +231,39 @@ def lagrange_top_quaternion(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3[
         V(Q) = m g l (q0^2 - q1^2 - q2^2 + q3^2)   (m g l times the axis' z-component),
 
     e = (-q3, q2, -q1, q0).  The rigid body's kinetic energy 2 Qdot^T E^T J E
-    Qdot alone is singular along Q (E Q = 0); the added (c/2) (Q.Qdot)^2
-    vanishes on the constraint manifold (Q.Qdot = 0 there), so it does not
-    change the motion, and makes M positive definite for Q != 0, with
+    Qdot alone is singular along Q (E Q = 0), hence the added term
+    (c/2) (Q.Qdot)^2, which makes M positive definite for Q != 0 with
     eigenvalues 4 I |Q|^2 (three) and 4 I3 |Q|^2: c = 4 I keeps the condition
     number at I/I3, the body's own (any c in [4 I3, 4 I] does; outside, it
     grows like c/(4 I3) or 4 I/c).
 
+    The constraint (one, ``n_constraints == 1``): g(Q) = |Q|^2 - 1,
+    G(Q) = 2 Q^T, second derivative 2 Id; the constraint force -2 lambda Q
+    (:attr:`Trajectory.multipliers`) is radial in R^4.  On the constraint
+    manifold the added term changes nothing: along any curve with |Q| = 1,
+    Q.Qdot = 0 at all times, so the term, its contribution c (Q.Qdot) Q to
+    the momentum and its Euler-Lagrange force c (d/dt (Q.Qdot)) Q all vanish
+    -- the motion, the energy, P = M Qdot = 2 E^T J w and the multiplier are
+    the rigid body's for every c.  Since M Q = c |Q|^2 Q, the hidden
+    constraint G M^-1 P = 0 the schemes impose at every step's end is
+    2 Q.P / (c |Q|^2) = 0, i.e. Q.P = 0 (P orthogonal to Q).  Off the exact
+    solution, c enters the discrete equations only at O(h^order) (and the
+    conditioning of Newton).
+
+    Rotations about the space vertical (Q -> r Q) and the body axis
+    (Q -> Q r) leave L and the constraint invariant, so the variational
+    methods conserve the momentum maps p_phi = P.(k Q)/2 and
+    p_psi = P.(Q k)/2 (k = (0, 0, 0, 1), Hamilton products) -- the Euler
+    momenta of :func:`lagrange_top` -- to rounding.  Integrate with a
+    variational method (not rk4) from a consistent state: |Q| = 1 and
+    Q.P = 0, as :meth:`QuaternionTop.from_euler` gives.
+
     The returned :class:`QuaternionTop` has ``from_euler(q, p) -> (Q, P)``,
     ``to_euler(Q, P) -> (q, p)`` and ``axis(Q)``.
-
-    The constraint |Q|^2 = 1 is not attached yet (it needs the holonomic
-    constraints of issue 17): integrated as it is, this is an unconstrained
-    system on R^4 whose |Q| is not conserved -- not the top.  M, V and
-    their derivatives are those of the constrained model.
     """
     positive = _validate.positive
     vals = [positive("m", m), positive("I", I), positive("I3", I3), _validate.real("l", l),
             _validate.real("g", g)]
-    # TODO(issue 17, constraint): the C built-in attaches |Q|^2 - 1 = 0 (csrc/sym_systems.c,
-    # qtop_make) once the constraint slots exist; then drop the paragraph above.
     return QuaternionTop._from_builtin("lagrange_top_quaternion", 4, vals,
                                        dict(zip(("m", "I", "I3", "l", "g"), vals)))
 

@@ -100,7 +100,11 @@ def quaternion_top_callables(m, I, I3, l, g):
     mgl = m * g * l
     return dict(mass=mass, mass_grad=mass_grad, mass_hess=mass_hess,
                 potential=lambda Q: mgl * Q @ B @ Q, potential_grad=lambda Q: 2 * mgl * B @ Q,
-                potential_hess=lambda Q: 2 * mgl * B)
+                potential_hess=lambda Q: 2 * mgl * B,
+                # the unit quaternion: g = |Q|^2 - 1, G = 2 Q^T, d2g = 2 Id
+                constraint=lambda Q: np.array([Q @ Q - 1.0]),
+                constraint_jac=lambda Q: 2.0 * Q[None, :],
+                constraint_hess=lambda Q: 2.0 * Id[None])
 
 
 def cartesian_pendulum_callables(n, m, l, g=9.81):
@@ -220,7 +224,7 @@ def builtin_twins(rng):
                              lambda: np.array([rng.uniform(-3, 3), rng.uniform(0.2, 2.9),
                                                rng.uniform(-3, 3)])),
         "lagrange_top_quaternion": Twin(dict(TOP), 4, quaternion_top_callables(**TOP),
-                                        lambda: rng.standard_normal(4)),
+                                        lambda: unit(rng.standard_normal(4))),
         "pendulum_chain": Twin(dict(n=5, m=m5, l=l5), 5, chain_callables(5, m5, l5),
                                lambda: rng.uniform(-2, 2, 5)),
         # constrained systems: states drawn on the constraint manifold
