@@ -292,10 +292,12 @@ class LagrangeTop:
         shape = t.shape
         s = t.ravel() - self.t_turn
         npd = np.floor(s / self.period)
-        r = s - npd * self.period                      # in [0, period)
+        r = s - npd * self.period                      # in [0, period) up to rounding
         x, wts, cum_phi, cum_psi = self._quadrature()
         hpan = self.period / self._panels
-        j = np.minimum(np.floor(r / hpan).astype(int), self._panels - 1)
+        # r may round to just below 0 at s = k period (s / period rounding up to k):
+        # panel 0 then, not -1 (cum_phi[-1], the whole period's increment)
+        j = np.clip(np.floor(r / hpan).astype(int), 0, self._panels - 1)
         left = j * hpan
         width = r - left
         tq = self.t_turn + left[:, None] + width[:, None] * x[None, :]

@@ -495,3 +495,19 @@ def test_quaternion_top_energy_bounded_over_1000_periods(near_vertical):
     assert worst <= 1.05 * first
     assert drift_g <= 4 * np.finfo(float).eps
     assert np.all(drift_m <= 1e-11)
+
+
+def test_exact_top_at_whole_periods():
+    """exact.LagrangeTop.phi/axis are continuous at t = t_turn + k period (a time
+    whose reduction modulo the period rounded to just below 0 used to add a
+    whole period's precession: phi jumped by 15 rad at t = 3 period on the 2 mrad
+    motion; found comparing the quaternion form with it)."""
+    p0 = near_vertical_momenta(0.002)
+    ex = sp.exact.LagrangeTop(TOP_Q0, p0, **TOP)
+    for N in (1280, 1000, 777):
+        t = np.arange(3 * N + 1) * (ex.period / N)
+        assert np.max(np.linalg.norm(np.diff(ex.axis(t), axis=0), axis=1)) <= 0.1   # a jump: 1.7
+    for k in range(1, 6):
+        for tk in (k * ex.period, np.arange(10 * k + 1)[-1] * (ex.period / 10)):
+            near = [np.nextafter(tk, 0.0), tk, np.nextafter(tk, np.inf)]
+            assert np.ptp(ex.phi(np.array(near))) <= 1e-9
