@@ -309,8 +309,53 @@ def scenarios():
         s.energy(np.array([0.3]), np.array([0.1]))
         sp.integrate_many(s, np.array([[0.1], [0.2]]), np.zeros((2, 1)), 0.01, 10, threads=2)
 
+    def s_constraints():
+        # holonomic constraints: built-ins on every variational method, the
+        # Python and SymPy forms, multipliers, and the error paths
+        cp = sp.systems.pendulum_cartesian(l=1.0)
+        q, p = np.array([np.sin(1.0), -np.cos(1.0)]), np.zeros(2)
+        for name, d in sp.methods(details=True).items():
+            if d.get("constrained"):
+                sp.integrate(cp, q, p, 0.01, 5, method=name)
+                sp.step(cp, q, p, 0.01, method=name)
+        fb = sp.systems.four_bar()
+        q3 = fb.project([0.4, 0.6, 1.6])
+        sp.integrate(fb, q3, np.zeros(3), 0.01, 5, method="lobatto4")
+        expect(ValueError, sp.integrate, cp, q, p, 0.01, 3, method="rk4")
+        expect(ValueError, sp.integrate, cp, [1.1, 0.0], p, 0.01, 3)
+        cons = dict(constraint=lambda x: np.array([0.5 * (x @ x - 1.0)]),
+                    constraint_jac=lambda x: x[None, :].copy())
+
+        def csys(**over):
+            c = dict(cons)
+            c.update(over)
+            return sp.System(2, np.eye(2), lambda x: 9.81 * x[1],
+                             potential_grad=lambda x: np.array([0.0, 9.81]), **c)
+        sp.integrate(csys(), q, p, 0.01, 5, method="simpson")
+        calls = [0]
+
+        def later(x):
+            calls[0] += 1
+            if calls[0] > 30:
+                raise RuntimeError("boom")
+            return np.array([0.5 * (x @ x - 1.0)])
+        e = expect(RuntimeError, sp.integrate, csys(constraint=later), q, p, 0.01, 50)
+        assert e.trajectory is not None
+        expect(ValueError, sp.integrate, csys(constraint_jac=lambda x: np.zeros((1, 3))),
+               q, p, 0.01, 3)
+        expect(ValueError, sp.integrate, csys(constraint=lambda x: np.array([np.nan])),
+               q, p, 0.01, 3)
+        try:
+            import sympy as sy
+        except ImportError:
+            return
+        x, y, xd, yd = sy.symbols("x y xd yd")
+        s = sp.System.from_sympy((xd ** 2 + yd ** 2) / 2 - 9.81 * y, [x, y], [xd, yd],
+                                 constraints=[(x ** 2 + y ** 2 - 1) / 2], compile="auto")
+        sp.integrate(s, q, p, 0.01, 5, method="lobatto4")
+
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
-            s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy]
+            s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_constraints]
 
 
 def child(mode):

@@ -34,6 +34,14 @@ DEFAULT_STATES = {
     "linear_double_pendulum": ([0.0, math.pi / 6], [0.0, 0.0]),           # AXIOMS Table 1
 }
 
+#: Default (q0, qdot0) of the constrained built-ins, projected onto the constraint
+#: manifold of the given parameters (System.project) before integrating.
+CONSTRAINED_DEFAULTS = {
+    "pendulum_cartesian": ([0.8, -0.6], [0.0, 0.0]),
+    "spherical_pendulum_cartesian": ([0.8, 0.0, -0.6], [0.0, 1.0, 0.0]),
+    "four_bar": ([0.4, 0.6, 1.6], [8.0, 0.0, 0.0]),
+}
+
 
 #: Exit status of a usage error and of a runtime failure.
 EXIT_USAGE = 2
@@ -120,7 +128,8 @@ def cmd_run(args):
     qdot0 = _vector("--qdot0", args.qdot0, n)
     if p0 is not None and qdot0 is not None:
         raise CLIError("give --p0 or --qdot0, not both")
-    default_q, default_qdot = DEFAULT_STATES.get(args.system, (None, None))
+    default_q, default_qdot = {**DEFAULT_STATES, **CONSTRAINED_DEFAULTS}.get(args.system,
+                                                                             (None, None))
     if q0 is None:
         q0 = np.array(default_q, float) if default_q is not None and len(default_q) == n else np.full(n, 0.3)
     if p0 is None:
@@ -128,6 +137,12 @@ def cmd_run(args):
             qdot0 = (np.array(default_qdot, float)
                      if default_qdot is not None and len(default_qdot) == n else np.zeros(n))
         p0 = system.mass(q0) @ qdot0
+    if system.n_constraints and args.q0 is None:
+        try:      # the default state, moved onto the constraint manifold
+            q0, p0 = system.project(q0, p0)
+        except ValueError as exc:
+            raise CLIError(f"the default state cannot be projected onto the constraints "
+                           f"({str(exc).splitlines()[0]}); give --q0") from None
     try:
         traj = sp.integrate(system, q0, p0, args.h, args.steps, method=args.method)
     except (ValueError, TypeError) as exc:        # an input the API refuses: a usage error
@@ -137,7 +152,8 @@ def cmd_run(args):
         if out.endswith(".npz"):
             np.savez(out, t=traj.t, q=traj.q, p=traj.p, energy=traj.energy,
                      newton_iterations=traj.newton_iterations, method=args.method, h=args.h,
-                     system=args.system, params=json.dumps(_jsonable(system.params)))
+                     system=args.system, params=json.dumps(_jsonable(system.params)),
+                     **({} if traj.multipliers is None else {"multipliers": traj.multipliers}))
         elif out.endswith(".csv"):
             cols = ["t"] + [f"q{i}" for i in range(n)] + [f"p{i}" for i in range(n)] + ["energy"]
             data = np.column_stack([traj.t, traj.q, traj.p, traj.energy])
@@ -198,7 +214,9 @@ def main(argv=None):
                           "systems)")
     run.add_argument("--q0", type=float, nargs="+", metavar="Q",
                      help="initial coordinates (default: the paper's initial state for "
-                          + ", ".join(DEFAULT_STATES) + "; 0.3 for every coordinate otherwise)")
+                          + ", ".join(DEFAULT_STATES) + "; for the constrained systems "
+                          + ", ".join(CONSTRAINED_DEFAULTS) + " a state moved onto their "
+                          "constraints (System.project); 0.3 for every coordinate otherwise)")
     run.add_argument("--p0", type=float, nargs="+", metavar="P",
                      help="initial momenta; exclusive with --qdot0 (default: M(q0) qdot0)")
     run.add_argument("--qdot0", type=float, nargs="+", metavar="QDOT",

@@ -28,6 +28,10 @@ class Ensemble:
         ``errors="mark"``; their rows after the failure are nan).
     errors : dict
         {member index: the ConvergenceError} for failed members.
+
+    For a system with holonomic constraints every member's initial state is
+    checked as by :func:`integrate`; the multipliers are not stored (use
+    :func:`integrate` for ``Trajectory.multipliers``).
     """
     t: np.ndarray
     q: np.ndarray
@@ -116,7 +120,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options, closed[id(s)], cancel)
         out.keep(k, r)
         if r.failure is not None:
-            return _integrate.convergence_error(m, h, r.failure, member=k)
+            return _integrate.convergence_error(m, h, r.failure, member=k, system=members[k])
         return None
 
     errs = _run_pool(run_one, K, threads, cancel, stop_on_error=errors == "raise")

@@ -64,7 +64,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     closed = linear_stepper(system, m, h, closed_form)
     q1, p1, failure = run_step(system, q, p, h, m, options, closed)
     if failure is not None:
-        raise convergence_error(m, h, failure)
+        raise convergence_error(m, h, failure, system=system)
     return q1, p1
 
 
@@ -149,7 +149,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         raise
     if r.failure is None:
         return make_trajectory(system, m, h, r)
-    raise convergence_error(m, h, r.failure, trajectory=make_trajectory(system, m, h, r, r.done))
+    raise convergence_error(m, h, r.failure, trajectory=make_trajectory(system, m, h, r, r.done),
+                            system=system)
 
 
 # ---------------------------------------------------------------- running
@@ -253,13 +254,22 @@ def step_tangent(system, q, p, h, method="simpson", check=True):
 
 
 # ---------------------------------------------------------------- results
-def convergence_error(method, h, failure, *, member=None, trajectory=None):
+#: The core's text for a singular Newton matrix (sym_strerror(SYM_ESINGULAR)).
+_SINGULAR = "Newton matrix is singular"
+
+
+def convergence_error(method, h, failure, *, member=None, trajectory=None, system=None):
     """The ConvergenceError of a failed step (``failure`` a :class:`Failure`),
     for a run (with the trajectory up to the failing step), an ensemble member
     or a single step."""
     who = method.name if member is None else f"{method.name} (ensemble member {member})"
     f = failure
-    msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {f.reason}; "
+    reason = f.reason
+    if reason == _SINGULAR and getattr(system, "n_constraints", None):
+        # with constraints, the saddle-point matrix is singular when G(q) loses rank
+        reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
+                   "lost rank, a singular configuration)")
+    msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "
            f"{f.iterations} Newton iterations, residual {f.residual:.3g} "
            f"(relative {f.residual_rel:.3g})")
     if trajectory is not None:
