@@ -14,6 +14,10 @@ from . import _derivcheck, _docs, _integrate, _validate
 class Ensemble:
     """The result of :func:`integrate_many`.
 
+    For a system with holonomic constraints every member's initial state is
+    checked as by :func:`integrate`; the multipliers are not stored (use
+    :func:`integrate` for ``Trajectory.multipliers``).
+
     Attributes
     ----------
     t : ndarray (M,)
@@ -28,10 +32,6 @@ class Ensemble:
         ``errors="mark"``; their rows after the failure are nan).
     errors : dict
         {member index: the ConvergenceError} for failed members.
-
-    For a system with holonomic constraints every member's initial state is
-    checked as by :func:`integrate`; the multipliers are not stored (use
-    :func:`integrate` for ``Trajectory.multipliers``).
     """
     t: np.ndarray
     q: np.ndarray

@@ -31,10 +31,11 @@ from twins import cartesian_pendulum_callables, four_bar_callables, four_bar_clo
 M_P, L_P, G = 1.3, 0.7, 9.81                 # the Cartesian pendulum
 TH0 = math.pi / 2                           # its amplitude
 OMEGA, INERTIA = math.sqrt(G / L_P), M_P * L_P ** 2
-METHODS = ["midpoint", "simpson", "lobatto4", "lobatto5"]
+METHODS = ["midpoint", "lobatto2", "simpson", "lobatto4", "lobatto5"]
 
 # (order, steps per two periods): the asymptotic range, above rounding
-ORDERS = {"midpoint": (2, (200, 400, 800, 1600)), "simpson": (4, (40, 80, 160, 320)),
+ORDERS = {"midpoint": (2, (200, 400, 800, 1600)), "lobatto2": (2, (200, 400, 800, 1600)),
+          "simpson": (4, (40, 80, 160, 320)),
           "lobatto4": (6, (20, 40, 80, 160)), "lobatto5": (8, (16, 32, 64, 128))}
 
 
@@ -340,7 +341,8 @@ def sympy_pendulum(compile):
     x, y, xd, yd, m, l, g = sy.symbols("x y xd yd m l g")
     L = m * (xd ** 2 + yd ** 2) / 2 - m * g * y
     return sp.System.from_sympy(L, [x, y], [xd, yd], {m: M_P, l: L_P, g: G},
-                                constraints=[sy.Eq((x ** 2 + y ** 2) / 2, l ** 2 / 2)], compile=compile)
+                                constraints=[sy.Eq((x ** 2 + y ** 2) / 2, l ** 2 / 2)],
+                                compile=compile)
 
 
 def sympy_four_bar(compile):
@@ -557,6 +559,9 @@ def test_ensemble_checks_every_member():
     ens = sp.integrate_many(sys, np.array([q0, q0]), np.array([p0, -p0]), 0.01, 50)
     one = sp.integrate(sys, q0, -p0, 0.01, 50)
     assert np.array_equal(ens.q[1], one.q)
+    threaded = sp.integrate_many(sys, np.array([q0, q0]), np.array([p0, -p0]), 0.01, 50,
+                                 threads=2)
+    assert np.array_equal(threaded.q, ens.q)
     with pytest.raises(ValueError, match=r"violates the constraints: \|g\(q0\[1\]\)\|"):
         sp.integrate_many(sys, np.array([q0, [0.9, 0.0]]), np.zeros((2, 2)), 0.01, 5)
 
@@ -587,3 +592,16 @@ def test_sympy_constrained_with_params_and_pickle():
     q0, p0 = pendulum_state(0.7, 1.0)
     a, b = sp.integrate(s, q0, p0, 0.01, 50), sp.integrate(s3, q0, p0, 0.01, 50)
     assert np.array_equal(a.q, b.q) and np.array_equal(a.multipliers, b.multipliers)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_time_reversible(method):
+    """The constrained schemes are symmetric: 100 steps back with -h return to
+    the start to rounding."""
+    sys = sp.systems.pendulum_cartesian(m=M_P, l=L_P)
+    q0, p0 = pendulum_state(1.9, 1.5)
+    f = sp.integrate(sys, q0, p0, 0.02, 100, method=method)
+    b = sp.integrate(sys, f.q[-1], f.p[-1], -0.02, 100, method=method)
+    ps = np.max(np.abs(f.p))                    # (relative to the sizes of q and p)
+    assert np.max(np.abs(b.q[-1] - q0)) < 1e-13 * L_P and np.max(np.abs(b.p[-1] - p0)) < 1e-13 * ps
+    assert np.allclose(b.q[::-1], f.q, rtol=0, atol=1e-13 * L_P)

@@ -137,10 +137,12 @@ class ConstraintModel:
             used = set()
             for e in list(reduced) + [e for _, e in temps]:
                 used |= e.free_symbols
-            lines += [f"        const double q_{i} = q[{i}];" for i in range(n) if self.qi[i] in used]
+            lines += [f"        const double q_{i} = q[{i}];" for i in range(n)
+                      if self.qi[i] in used]
             lines += [f"        const double p_{k} = data[{k}];" for k in range(len(self.pi))
                       if self.pi[k] in used]
-            lines += [f"        const double mu_{k} = mu[{k}];" for k in range(m) if self.mu[k] in used]
+            lines += [f"        const double mu_{k} = mu[{k}];" for k in range(m)
+                      if self.mu[k] in used]
             for s, e in temps:
                 lines.append(f"        const double {s} = {pr.doprint(e)};")
             for (targets, _), e in zip(items, reduced):
