@@ -258,6 +258,22 @@ def lagrange_top_quaternion(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3[
     variational method (not rk4) from a consistent state: |Q| = 1 and
     Q.P = 0, as :meth:`QuaternionTop.from_euler` gives.
 
+    Step size -- the trade-off with :func:`lagrange_top`.  Q turns with the
+    body, by about h |Omega| per step (Omega the body's angular velocity,
+    mostly the spin Omega3 = p_psi / I3 on a fast top), which the ZXZ form
+    never has to resolve (psi is cyclic there).  The schemes keep their order
+    once h Omega3 is below about 0.2 ... 0.4 rad (measured,
+    tests/test_quaternion_top.py): on TOP Table 3's top (Omega3 = 257 rad/s)
+    only from N = 1280 steps per nutation period (h Omega3 = 0.37), not at
+    the papers' N = 40 ... 320 (h Omega3 = 5.9 ... 0.74: Newton fails or the
+    axis is off by up to 1.7 rad); on a top spinning at 20 rad/s whose axis
+    passes 2 mrad from the vertical, already at the papers' N = 40 ... 320
+    (h Omega3 = 0.33 ... 0.04; Simpson order 4.00, Lobatto-4 6.03, where the
+    ZXZ equations are off by 1.7 rad at h = 0.01).  So a fast top that stays
+    away from the vertical is cheaper in ZXZ angles (80 ... 170 x at equal
+    accuracy on Table 3, benchmarks/RESULTS_top_forms.md); near the vertical,
+    where the ZXZ form refuses, use this form with h resolving the spin.
+
     The returned :class:`QuaternionTop` has ``from_euler(q, p) -> (Q, P)``,
     ``to_euler(Q, P) -> (q, p)`` and ``axis(Q)``.
     """
