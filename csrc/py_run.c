@@ -92,7 +92,8 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     r->opt.rtol = r->rtol;
     r->opt.max_iter = r->max_iter;
     r->opt.predictor = r->predictor;
-    r->opt.newton = r->chord ? SYM_NEWTON_CHORD : SYM_NEWTON_FULL;
+    /* chord: 0 full, 1 chord, 2 per step (the enum's values; checked by the core) */
+    r->opt.newton = r->chord;
     return py_call_begin(r->S, &r->call);
 }
 
@@ -356,7 +357,7 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     run r = {.method = "simpson", .predictor = 1, .check = integrate_check};
     PyObject *cancel = Py_None, *lam = Py_None, *out[5] = {NULL}, *ret = NULL;
     /* out: t, q, p, q_mid, iters */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddippOO", kwlist, &r.system, &r.q_in,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOO", kwlist, &r.system, &r.q_in,
                                      &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0, &r.rtol,
                                      &r.max_iter, &r.predictor, &r.chord, &cancel, &lam))
         return NULL;

@@ -28,7 +28,9 @@ static int options(const sym_options *opt, sym_options *out)
 {
     sym_options_default(out);
     if (!opt) return SYM_OK;
-    if (opt->newton != SYM_NEWTON_FULL && opt->newton != SYM_NEWTON_CHORD) return SYM_EINVAL;
+    if (opt->newton != SYM_NEWTON_FULL && opt->newton != SYM_NEWTON_CHORD &&
+        opt->newton != SYM_NEWTON_STEP)
+        return SYM_EINVAL;
     if (opt->rtol > 0.0) out->rtol = opt->rtol;
     if (opt->max_iter > 0) out->max_iter = opt->max_iter;
     out->predictor = opt->predictor;

@@ -206,6 +206,7 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->rtol = w->opt.rtol;
     nw->max_iter = w->opt.max_iter;
     nw->chord = w->opt.newton == SYM_NEWTON_CHORD;
+    nw->per_step = w->opt.newton == SYM_NEWTON_STEP;
     g->con = NULL;
     /* a constrained system: the constraint slice (sym_constraints.c) */
     return w->sys->m > 0 ? sym_gcon_setup(g, w->cblock) : SYM_OK;

@@ -1,7 +1,7 @@
 /*
  * sym_linalg.c -- dense linear algebra: LU with partial pivoting (unblocked
  * for small matrices, blocked with SSE2 / run-time AVX trailing updates for
- * larger ones, instances for the small Newton sizes), Cholesky, and
+ * larger ones; the unrolled small sizes are sym_lu_small.c), Cholesky, and
  * instances of the kinetic energy by L D L^T.  Nothing here allocates except the public
  * convenience sym_lu_factor (the schemes call sym_lu_factor_ws with a
  * buffer from their workspace).
@@ -261,43 +261,14 @@ void sym_lu_solve(int m, const double *LU, const int *piv, double *b)
     sym_lu_solve_k(m, LU, piv, b);
 }
 
-/* Instances for fixed sizes: the loops unroll completely. */
-#define SYM_LU_SET(M)                                                                   \
-    static int lu_factor_##M(int m, double *A, int *piv, double *work)                  \
-    {                                                                                   \
-        (void)m;                                                                        \
-        (void)work;                                                                     \
-        return sym_lu_factor_k(M, A, piv);                                              \
-    }                                                                                   \
-    static void lu_solve_##M(int m, const double *LU, const int *piv, double *b)        \
-    {                                                                                   \
-        (void)m;                                                                        \
-        sym_lu_solve_k(M, LU, piv, b);                                                  \
-    }
-SYM_LU_SET(1)
-SYM_LU_SET(2)
-SYM_LU_SET(3)
-SYM_LU_SET(4)
-SYM_LU_SET(6)
-SYM_LU_SET(8)
-SYM_LU_SET(9)
-SYM_LU_SET(12)
-
+/* The pair for size m: the unrolled kernels of sym_lu_small.c up to
+ * SYM_LU_SMALL_MAX (bitwise the plain kernels' factors and solutions), the
+ * general code (blocked above LU_BLOCK_MIN) beyond. */
 void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve)
 {
-    static const struct { int m; sym_lu_factor_fn f; sym_lu_solve_fn s; } inst[] = {
-        {1, lu_factor_1, lu_solve_1}, {2, lu_factor_2, lu_solve_2},
-        {3, lu_factor_3, lu_solve_3}, {4, lu_factor_4, lu_solve_4},
-        {6, lu_factor_6, lu_solve_6}, {8, lu_factor_8, lu_solve_8},
-        {9, lu_factor_9, lu_solve_9}, {12, lu_factor_12, lu_solve_12},
-    };
+    if (sym_lu_small_pick(m, factor, solve)) return;
     *factor = sym_lu_factor_ws;
     *solve = sym_lu_solve;
-    for (size_t i = 0; i < sizeof(inst) / sizeof(inst[0]); i++)
-        if (inst[i].m == m) {
-            *factor = inst[i].f;
-            *solve = inst[i].s;
-        }
 }
 
 /* Cholesky A = L L^T, lower triangle overwritten with L. */

@@ -136,9 +136,15 @@ typedef void (*sym_lu_solve_fn)(int m, const double *LU, const int *piv, double 
 
 SYM_PRIVATE size_t sym_lu_work_size(int m);
 SYM_PRIVATE int sym_lu_factor_ws(int m, double *A, int *piv, double *work);
-/* The pair for size m: instances unrolled for the small Newton sizes of the
- * papers' systems (1, 2, 3, 4, 6, 8, 9, 12), the general code otherwise. */
+/* The pair for size m: instances unrolled for the small Newton sizes
+ * m <= SYM_LU_SMALL_MAX (sym_lu_small.c), the general code otherwise. */
 SYM_PRIVATE void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve);
+
+/* The unrolled kernels of sym_lu_small.c for m <= SYM_LU_SMALL_MAX: the pair
+ * for size m (returns 1), or 0 when m is larger.  Bitwise the factors,
+ * pivots and solutions of sym_lu_factor_k / sym_lu_solve_k. */
+#define SYM_LU_SMALL_MAX 16
+SYM_PRIVATE int sym_lu_small_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve);
 
 /* Kinetic energy T = 1/2 p^T M^{-1} p by the square-root-free factorisation
  * M = L D L^T, column by column:

@@ -11,6 +11,18 @@
  * refreshes them when h changed, the previous solve needed more than
  * CHORD_MAX_ITERS iterations, or the observed contraction exceeds
  * CHORD_THETA.
+ *
+ * The per-step mode (simplified Newton within one step) forms and factorises
+ * the matrix at the step's start iterate only and reuses the factors for the
+ * step's later iterations; it refreshes them at the current iterate when the
+ * observed contraction theta = d_k / d_{k-1} exceeds STEP_THETA, and keeps
+ * the chord's restart safeguard.  With a predictor accurate to e_0 the first
+ * update is an exact Newton step (e_1 ~ C e_0^2) and the later ones contract
+ * at rate ~ 2 C e_0, the chord method's local rate for a matrix taken e_0
+ * from the root (Kelley, Iterative Methods for Linear and Nonlinear
+ * Equations, SIAM 1995, ch. 5): at small h one factorisation serves the
+ * whole step.  The stopping rule then uses the linear-convergence bound
+ * theta/(1 - theta) d_k (small_update with exact = 0).
  */
 #include "sym_newton.h"
 
@@ -23,6 +35,13 @@
 #define ROUNDING_RES (16.0 * DBL_EPSILON)
 #define CHORD_THETA 0.25      /* refresh the chord matrix above this rate  */
 #define CHORD_MAX_ITERS 6     /* ... or after a solve that needed more     */
+/* Per step: refresh the factors above this contraction rate.  A stale
+ * update at rate theta gains a factor 1/theta for the price of a residual;
+ * a fresh one squares the error for the price of a residual, a matrix and
+ * an LU.  Measured on the double pendulum (benchmarks/RESULTS_speed.md):
+ * 0.25 costs Simpson at h = 0.1 9.6 iterations a step (rates ~0.1-0.2
+ * taken as good), 0.01 4.4, 0.002 4.2, with Lobatto-5 unchanged. */
+#define STEP_THETA 0.01
 
 /* Two blocks (nw->nu_x > 0): X += dX; *dk the positions' relative update,
  * *ek the impulses' update relative to max(|X_y|, yscale).  The stopping rule
@@ -87,11 +106,13 @@ static int small_update(double dk, double dprev, int iters, int exact, double rt
 static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
                         sym_newton_out *o)
 {
-    const int nu = nw->nu, chord = nw->chord;
+    /* stale factors are possible in the chord and the per-step modes */
+    const int nu = nw->nu, chord = nw->chord || nw->per_step;
     int st, iters = 0;
     double rnorm = 0.0, rscale = 1.0, dprev = 0.0, dk = 0.0, rprev = 0.0;
     double eprev = 0.0, ek = 0.0;   /* the second block's (nu_x > 0) */
-    int refresh = !chord || !nw->lu_valid || nw->lu_h != h || nw->prev_iters > CHORD_MAX_ITERS;
+    int refresh = !nw->chord || !nw->lu_valid || nw->lu_h != h ||
+                  nw->prev_iters > CHORD_MAX_ITERS;
     /* Chord safeguard: an update made with a matrix factorised at another
      * iterate (or step) that does not decrease the residual means that
      * matrix no longer describes this step; the iterate it produced may
@@ -126,11 +147,12 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         iters++;
         st = nw->nu_x > 0 ? apply_update2(nw, rscale, &dk, &ek) : apply_update(nw, &dk);
         if (st) break;
+        const double theta = nw->per_step ? STEP_THETA : CHORD_THETA;
         int small = small_update(dk, dprev, iters, fresh && fresh_prev, nw->rtol);
-        if (chord && iters > 1 && !(dk <= CHORD_THETA * dprev)) refresh = 1;
+        if (chord && iters > 1 && !(dk <= theta * dprev)) refresh = 1;
         if (nw->nu_x > 0) {
             small = small && small_update(ek, eprev, iters, fresh && fresh_prev, nw->rtol);
-            if (chord && iters > 1 && !(ek <= CHORD_THETA * eprev)) refresh = 1;
+            if (chord && iters > 1 && !(ek <= theta * eprev)) refresh = 1;
             eprev = ek;
         }
         dprev = dk;
@@ -163,7 +185,7 @@ int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double
 {
     int st, iters = 0;
     for (;;) {
-        if (nw->chord) memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
+        if (nw->chord || nw->per_step) memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
         st = newton_solve(nw, ops, ctx, h, o);
         iters += o->iters;
         if (!st) st = ops->finish(ctx, o->converged);

@@ -30,10 +30,13 @@ typedef struct sym_newton_ops {
 typedef struct sym_newton {
     int nu;                   /* unknowns                                   */
     double *X, *dX, *R;       /* iterate, last update, residual (nu each)   */
-    double *X0;               /* chord: the start, kept for one restart     */
+    double *X0;               /* chord, per step: the start, kept for one
+                                 restart                                    */
     double rtol;              /* update tolerance relative to |X|           */
     int max_iter;
     int chord;                /* keep the factors across iterations/steps   */
+    int per_step;             /* fresh factors at each step's start, kept
+                                 for its iterations while they contract    */
     int lu_valid;             /* chord: factors of an earlier iterate ...   */
     double lu_h;              /* ... for step size lu_h                     */
     int prev_iters;           /* iterations of the last converged solve     */

@@ -324,14 +324,16 @@ typedef struct sym_options {
                       Taylor predictor built from (q_j, p_j)             */
     int newton;    /* SYM_NEWTON_FULL (default): a fresh Jacobian and LU
                       every iteration; SYM_NEWTON_CHORD: keep the LU across
-                      iterations and steps while it contracts well        */
+                      iterations and steps while it contracts well;
+                      SYM_NEWTON_STEP: one Jacobian and LU per step, kept
+                      for its iterations while they contract well        */
     double *multipliers; /* an output of sym_integrate (NULL: not wanted):
                       for a constrained system, n_steps * s * m doubles
                       receiving each step's multipliers lambda_a at its s
                       nodes (sym_step_multipliers); ignored otherwise     */
 } sym_options;
 
-enum sym_newton_mode { SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1 };
+enum sym_newton_mode { SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1, SYM_NEWTON_STEP = 2 };
 
 void sym_options_default(sym_options *opt);
 

@@ -28,9 +28,12 @@ rtol, max_iter :
     Newton tolerance on the update relative to the step's increment
     (default 1e-13) and iteration limit per step (default 25).""",
     "newton": """\
-newton : {"full", "chord"}
+newton : {"full", "chord", "step"}
     ``"full"`` (default): a fresh Jacobian and LU factorisation every
-    Newton iteration.  ``"chord"``: keep the factorised matrix across
+    Newton iteration.  ``"step"``: one Jacobian and LU per step, formed at
+    the step's predicted start and reused by its iterations (refreshed
+    when the contraction rate exceeds 0.25); fewer factorisations for the
+    same solution to the Newton tolerance, faster on small systems.  ``"chord"``: keep the factorised matrix across
     iterations and steps while it contracts well (refreshed when the
     contraction rate exceeds 0.25, after a step needing more than 6
     iterations, or when h changes).  More iterations, far fewer

@@ -101,8 +101,9 @@ def dof(n):
 
 def choice(name, value, allowed):
     if not (isinstance(value, str) and value in allowed):
-        raise ValueError(f"{name} must be " + " or ".join(repr(a) for a in allowed)
-                         + f", got {value!r}")
+        names = [repr(a) for a in allowed]
+        listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+        raise ValueError(f"{name} must be {listed}, got {value!r}")
     return value
 
 
@@ -162,7 +163,8 @@ def method(name):
 
 def newton(rtol=None, max_iter=None, newton="full", predictor=True):
     """Newton's options as the core's keywords, those that differ from its
-    defaults: rtol > 0, max_iter >= 1, newton "full" or "chord" (-> chord),
+    defaults: rtol > 0, max_iter >= 1, newton "full", "chord" or "step"
+    (-> chord = 1, 2),
     predictor (a truth value)."""
     opts = {}
     if rtol is not None:
@@ -172,8 +174,9 @@ def newton(rtol=None, max_iter=None, newton="full", predictor=True):
         opts["rtol"] = rtol
     if max_iter is not None:
         opts["max_iter"] = integer("max_iter", max_iter, 1)
-    if choice("newton", newton, ("full", "chord")) == "chord":
-        opts["chord"] = True
+    mode = choice("newton", newton, ("full", "chord", "step"))
+    if mode != "full":
+        opts["chord"] = 1 if mode == "chord" else 2   # the core's sym_newton_mode
     if not predictor:
         opts["predictor"] = False
     return opts

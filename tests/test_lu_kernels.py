@@ -1,4 +1,5 @@
-"""The blocked LU of the Newton solver (csrc/sym_linalg.c) against the unblocked kernel.
+"""The blocked LU of the Newton solver (csrc/sym_linalg.c) and the unrolled small kernels
+(csrc/sym_lu_small.c) against the unblocked kernel.
 
 The blocked factorisation (used for Newton systems larger than 32) reorders memory traffic
 only: it must give bitwise the same factors and pivots as the plain right-looking kernel,
@@ -65,17 +66,17 @@ int main(void)
 """
 
 
-def run(tmp_path, flags):
+def run(tmp_path, flags, driver=None):
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         pytest.skip("no C compiler")
     if not (CSRC / "sym_linalg.c").is_file():
         pytest.skip("the C sources are not next to the tests (installed-package run)")
     src = tmp_path / "drv.c"
-    src.write_text(DRIVER)
+    src.write_text(driver or DRIVER)
     exe = tmp_path / ("drv" + "".join(f.strip("-") for f in flags))
     subprocess.run([cc, "-std=c99", "-O2", *flags, f"-I{CSRC}", str(src), str(CSRC / "sym_linalg.c"),
-                    "-o", str(exe), "-lm"], check=True, capture_output=True)
+                    str(CSRC / "sym_lu_small.c"), "-o", str(exe), "-lm"], check=True, capture_output=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     return np.array([[float(v) for v in line.split()] for line in out.splitlines()])
 
@@ -89,3 +90,68 @@ def test_blocked_lu_is_bitwise_the_unblocked_kernel(tmp_path, flags):
     assert np.all(equal == 1), f"blocked LU differs from the unblocked kernel at m = {m[equal != 1]}"
     # random matrices: condition numbers up to ~1e4 here, so the solve is good to ~1e-11
     assert np.all(err <= 1e-10), err.max()
+
+
+SMALL_DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sym_linalg.h"
+/* for m = 1..SYM_LU_SMALL_MAX and many matrices per size (random reals; small integers, with
+ * ties in the pivot columns, zero columns, singular matrices; a NaN or an infinity placed at
+ * random, on or off the diagonal): the picked kernels (sym_lu_pick) against sym_lu_factor_k /
+ * sym_lu_solve_k: status, pivots and factors bitwise, and the solution bitwise.
+ * Prints m, kind, matrices, mismatches, statuses seen (bit 0 ok, 1 singular, 2 non-finite). */
+static unsigned rng = 2463534242u;
+static double uni(void) { rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5; return (double)rng / 4294967296.0; }
+int main(void)
+{
+    for (int m = 1; m <= SYM_LU_SMALL_MAX; m++) {
+        sym_lu_factor_fn f;
+        sym_lu_solve_fn sv;
+        sym_lu_pick(m, &f, &sv);
+        for (int kind = 0; kind < 4; kind++) {
+            int bad = 0, seen = 0;
+            const int count = 400;
+            for (int t = 0; t < count; t++) {
+                double A[256], B[256], x[16], y[16];
+                int pa[16], pb[16];
+                for (int i = 0; i < m * m; i++)
+                    A[i] = kind == 0 ? uni() - 0.5 : (double)((int)(uni() * 5.0) - 2);
+                if (kind >= 2) {
+                    const int at = (int)(uni() * m * m);
+                    A[at] = kind == 2 ? NAN : (uni() < 0.5 ? INFINITY : -INFINITY);
+                }
+                for (int i = 0; i < m; i++) x[i] = y[i] = uni() - 0.5;
+                memcpy(B, A, sizeof(double) * m * m);
+                memset(pa, 0, sizeof(pa));
+                memset(pb, 0, sizeof(pb));
+                const int sa = f(m, A, pa, NULL), sb = sym_lu_factor_k(m, B, pb);
+                seen |= 1 << (sb == SYM_OK ? 0 : sb == SYM_ESINGULAR ? 1 : 2);
+                int ok = sa == sb && memcmp(A, B, sizeof(double) * m * m) == 0
+                         && memcmp(pa, pb, sizeof(int) * m) == 0;
+                if (ok && sb == SYM_OK) {
+                    sv(m, A, pa, x);
+                    sym_lu_solve_k(m, B, pb, y);
+                    ok = memcmp(x, y, sizeof(double) * m) == 0;
+                }
+                bad += !ok;
+            }
+            printf("%d %d %d %d %d\n", m, kind, count, bad, seen);
+        }
+    }
+    return 0;
+}
+"""
+
+
+def test_small_lu_kernels_are_bitwise_the_plain_kernel(tmp_path):
+    res = run(tmp_path, [], SMALL_DRIVER)
+    m, kind, count, bad, seen = res.T.astype(int)
+    assert set(m) == set(range(1, 17)) and np.all(count == 400)
+    assert np.all(bad == 0), f"small LU differs at (m, kind) = {list(zip(m[bad > 0], kind[bad > 0]))}"
+    # the cases were exercised: integer matrices hit singular ones, the NaN/inf kinds non-finite
+    # pivots (status bits: 1 ok, 2 singular, 4 non-finite)
+    assert np.all(seen[kind == 0] & 1)
+    assert np.any(seen[(kind == 1) & (m >= 3)] & 2)
+    assert np.all(seen[(kind >= 2)] & 4)

@@ -416,7 +416,7 @@ static void alloc_counts(const sym_method *m, int n, int newton, int steps)
         iters += info.iterations;
     }
     if (st) printf("error step %s n=%d %s\n", m->name, n, sym_strerror(st));
-    printf("alloc %s %d %s %ld %ld %d %ld\n", m->name, n, newton ? "chord" : "full",
+    printf("alloc %s %d %s %ld %ld %d %ld\n", m->name, n, newton == 2 ? "step" : newton ? "chord" : "full",
            COUNTING ? in_work : -1L, COUNTING ? in_steps : -1L, steps, iters);
     sym_work_free(w);
     sym_builtin_free(&sys);
@@ -446,7 +446,7 @@ int main(void)
         for (size_t j = 0; j <= sizeof(sizes) / sizeof(sizes[0]); j++) {
             const int n = j < sizeof(sizes) / sizeof(sizes[0]) ? sizes[j] : big;
             if (n < 1 || (j == sizeof(sizes) / sizeof(sizes[0]) && big <= 300)) continue;
-            for (int newton = 0; newton < 2; newton++) alloc_counts(m, n, newton, n > 100 ? 2 : 6);
+            for (int newton = 0; newton < 3; newton++) alloc_counts(m, n, newton, n > 100 ? 2 : 6);
         }
     }
     printf("done\n");

@@ -1,0 +1,173 @@
+/*
+ * sym_lu_small.c -- LU with partial pivoting and its solve for the small
+ * Newton systems (m <= SYM_LU_SMALL_MAX = 16 unknowns: 2 n (s - 1) <= 16
+ * covers Simpson up to n = 8 and Lobatto-5 up to n = 4), instantiated for
+ * each m with every loop unrolled.
+ *
+ * The arithmetic is that of sym_lu_panel_k / sym_lu_solve_k (sym_linalg.h),
+ * operation for operation and in the same order, so factors, pivots and
+ * solutions are bitwise those of the plain kernels
+ * (tests/test_lu_kernels.py); only the control flow differs:
+ *   - the pivot search is a pairwise tournament with selects instead of a
+ *     sequential scan with branches (log2 m rounds; the same winner);
+ *   - the rows k and p are exchanged unconditionally through registers
+ *     (an exchange of a row with itself when p = k), no data-dependent
+ *     branch;
+ *   - with m known at compile time the loops unroll completely and the
+ *     compiler pairs the row updates into two-lane SIMD operations.
+ * The factorisation is Doolittle's with row interchanges (Golub & Van Loan,
+ * Matrix Computations, 4th ed., Alg. 3.4.1): U on and above the diagonal
+ * with the reciprocals 1/U_kk stored on it, the unit lower L below.
+ */
+#include "sym_linalg.h"
+
+#include <math.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define SYM_UNROLL _Pragma("GCC unroll 16")
+#elif defined(__clang__)
+#define SYM_UNROLL _Pragma("unroll")
+#else
+#define SYM_UNROLL
+#endif
+
+SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
+{
+    SYM_UNROLL
+    for (int k = 0; k < m; k++) {
+        /* the first row of largest |a_ik| (a NaN below the diagonal never
+         * wins: -1 stands for it), by a pairwise tournament: the left
+         * entry of a pair keeps its place unless the right one is strictly
+         * larger, which is the sequential scan's rule, so the winner is
+         * the scan's (max with the first index is associative); a NaN on
+         * the diagonal stays leftmost and wins every round, as in the scan */
+        double val[SYM_LU_SMALL_MAX];
+        int idx[SYM_LU_SMALL_MAX];
+        val[0] = fabs(A[k * m + k]);
+        idx[0] = k;
+        SYM_UNROLL
+        for (int i = k + 1; i < m; i++) {
+            const double v = fabs(A[i * m + k]);
+            val[i - k] = v == v ? v : -1.0;
+            idx[i - k] = i;
+        }
+        SYM_UNROLL
+        for (int w = 1; w < m - k; w *= 2) {
+            SYM_UNROLL
+            for (int j = 0; j + w < m - k; j += 2 * w) {
+                const int big = val[j + w] > val[j];
+                idx[j] = big ? idx[j + w] : idx[j];
+                val[j] = big ? val[j + w] : val[j];
+            }
+        }
+        const int p = idx[0];
+        const double amax = val[0];
+        piv[k] = p;
+        if (!isfinite(amax)) return SYM_ENONFINITE;
+        if (!(amax > 0.0)) return SYM_ESINGULAR;
+        double rowk[SYM_LU_SMALL_MAX], rowp[SYM_LU_SMALL_MAX];
+        double *ak = A + k * m, *ap = A + p * m;
+        SYM_UNROLL
+        for (int j = 0; j < m; j++) { rowk[j] = ak[j]; rowp[j] = ap[j]; }
+        SYM_UNROLL
+        for (int j = 0; j < m; j++) ap[j] = rowk[j];
+        SYM_UNROLL
+        for (int j = 0; j < m; j++) ak[j] = rowp[j];
+        /* the diagonal keeps the reciprocal pivot 1/U_kk */
+        const double inv = 1.0 / rowp[k];
+        ak[k] = inv;
+        SYM_UNROLL
+        for (int i = k + 1; i < m; i++) {
+            double *ri = A + i * m;
+            const double l = ri[k] * inv;
+            ri[k] = l;
+            SYM_UNROLL
+            for (int j = k + 1; j < m; j++) ri[j] -= l * rowp[j];
+        }
+    }
+    return SYM_OK;
+}
+
+/* b <- A^{-1} b: the interchanges, L y = P b forward, U x = y backward
+ * (multiplying by the stored 1/U_ii); the order of sym_lu_solve_k. */
+SYM_INLINE void lu_small_solve_k(const int m, const double *restrict LU,
+                                 const int *restrict piv, double *restrict b)
+{
+    double x[SYM_LU_SMALL_MAX];
+    SYM_UNROLL
+    for (int i = 0; i < m; i++) x[i] = b[i];
+    /* the interchanges k <-> piv[k] (piv[k] >= k) by selects, so that x
+     * stays in registers (no store and reload through a computed index) */
+    SYM_UNROLL
+    for (int k = 0; k < m; k++) {
+        const int p = piv[k];
+        const double xk = x[k];
+        double xp = xk;
+        SYM_UNROLL
+        for (int j = k + 1; j < m; j++) {
+            const int here = p == j;
+            xp = here ? x[j] : xp;
+            x[j] = here ? xk : x[j];
+        }
+        x[k] = xp;
+    }
+    SYM_UNROLL
+    for (int i = 1; i < m; i++) {
+        double s = x[i];
+        SYM_UNROLL
+        for (int j = 0; j < i; j++) s -= LU[i * m + j] * x[j];
+        x[i] = s;
+    }
+    SYM_UNROLL
+    for (int i = m - 1; i >= 0; i--) {
+        double s = x[i];
+        SYM_UNROLL
+        for (int j = i + 1; j < m; j++) s -= LU[i * m + j] * x[j];
+        x[i] = s * LU[i * m + i];
+    }
+    SYM_UNROLL
+    for (int i = 0; i < m; i++) b[i] = x[i];
+}
+
+#define SYM_LU_SMALL_SET(M)                                                             \
+    static int lu_small_factor_##M(int m, double *A, int *piv, double *work)            \
+    {                                                                                   \
+        (void)m;                                                                        \
+        (void)work;                                                                     \
+        return lu_small_k(M, A, piv);                                                   \
+    }                                                                                   \
+    static void lu_small_solve_##M(int m, const double *LU, const int *piv, double *b)  \
+    {                                                                                   \
+        (void)m;                                                                        \
+        lu_small_solve_k(M, LU, piv, b);                                                \
+    }
+SYM_LU_SMALL_SET(1)
+SYM_LU_SMALL_SET(2)
+SYM_LU_SMALL_SET(3)
+SYM_LU_SMALL_SET(4)
+SYM_LU_SMALL_SET(5)
+SYM_LU_SMALL_SET(6)
+SYM_LU_SMALL_SET(7)
+SYM_LU_SMALL_SET(8)
+SYM_LU_SMALL_SET(9)
+SYM_LU_SMALL_SET(10)
+SYM_LU_SMALL_SET(11)
+SYM_LU_SMALL_SET(12)
+SYM_LU_SMALL_SET(13)
+SYM_LU_SMALL_SET(14)
+SYM_LU_SMALL_SET(15)
+SYM_LU_SMALL_SET(16)
+
+int sym_lu_small_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve)
+{
+#define ROW(M) {lu_small_factor_##M, lu_small_solve_##M}
+    static const struct { sym_lu_factor_fn f; sym_lu_solve_fn s; } inst[SYM_LU_SMALL_MAX] = {
+        ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6), ROW(7), ROW(8),
+        ROW(9), ROW(10), ROW(11), ROW(12), ROW(13), ROW(14), ROW(15), ROW(16),
+    };
+#undef ROW
+    if (m < 1 || m > SYM_LU_SMALL_MAX) return 0;
+    *factor = inst[m - 1].f;
+    *solve = inst[m - 1].s;
+    return 1;
+}
