@@ -219,10 +219,15 @@ static int dp_make(int n, const double *par, size_t npar, sym_system *out)
 /* and 4.6x below the closest approach of any evaluation on the papers'  */
 /* runs (|sin theta| >= 0.046: Table 3 at h = t/40 and 0.05, midpoint,    */
 /* Simpson and RK4, Newton iterates and stages included).                */
+/* This check sees only the evaluated points: steps whose nodes straddle */
+/* the disc pass it.  The Python package (symplectic/_topchart.py) also  */
+/* refuses before the first step any motion whose exact nutation range   */
+/* (E, p_phi, p_psi conserved; the turning points are roots of the cubic */
+/* udot^2 = f(u), u = cos theta) reaches |sin theta| < TOP_MIN_SIN.       */
 /* ------------------------------------------------------------------ */
 typedef struct { double I, I3, mgl; } top_par;
 
-#define TOP_MIN_SIN 0.01
+#define TOP_MIN_SIN SYM_TOP_MIN_SIN   /* 0.01 (symplectic.h; shared with the Python pre-run check) */
 
 static int top_eval(const double *q, const double *g, unsigned need,
                     const sym_eval_out *o, void *params, double *scratch)

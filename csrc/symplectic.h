@@ -51,6 +51,13 @@ enum sym_status {
                               lagrange_top's ZXZ angles near the vertical) */
 };
 
+/* lagrange_top's eval returns SYM_ECHART where |sin theta| < SYM_TOP_MIN_SIN
+ * (the axis within 10 mrad of the vertical or of theta = pi; the reasons are
+ * in sym_systems.c).  The Python package refuses before the first step any
+ * motion whose exact nutation range comes that close (symplectic/_topchart.py
+ * reads this value as symplectic._core.TOP_MIN_SIN). */
+#define SYM_TOP_MIN_SIN 0.01
+
 /* Largest number of degrees of freedom (and largest Newton system): the
  * core indexes n x n matrices with int arithmetic (i * n + j), which must not
  * overflow, so n * n <= INT_MAX, i.e. n <= 46340. */

@@ -10,7 +10,10 @@ class ConvergenceError(RuntimeError):
     system's coordinates (reason "coordinate singularity ...":
     ``systems.lagrange_top`` within 0.01 rad of the vertical, where the
     quaternion form ``systems.lagrange_top_quaternion`` is the remedy).  The message names the step, the time and
-    the residual.
+    the residual.  A run that a built-in refuses before its first step
+    (``systems.lagrange_top`` whose exact motion from the initial state
+    comes that close) has step 0, t = t0, no Newton iterations, and the
+    initial state alone in ``trajectory``.
 
     Attributes
     ----------

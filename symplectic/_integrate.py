@@ -193,6 +193,9 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
     returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
     ``cancel.is_set()``) propagates with the partial arrays attached by the
     binding (and the multipliers, when asked for, appended to them)."""
+    refused = _refused(system, q0, p0, method, t0)       # the built-in's pre-run check
+    if refused is not None:
+        return refused
     if closed is not None:
         return _run_closed(closed, q0, p0, h, n_steps, method, t0)
     kw = dict(options or {})
@@ -213,6 +216,9 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
 
 def run_step(system, q, p, h, method, options=None, closed=None):
     """One step from validated inputs: (q1, p1, failure)."""
+    refused = _refused(system, q, p, method, 0.0)          # the built-in's pre-run check
+    if refused is not None:
+        return q.copy(), p.copy(), refused.failure
     if closed is not None:
         r = _run_closed(closed, q, p, h, 1, method, 0.0)
         return r.q[1].copy(), r.p[1].copy(), r.failure
@@ -220,6 +226,21 @@ def run_step(system, q, p, h, method, options=None, closed=None):
         system, q, p, h, method.name, **(options or {}))
     failure = None if status == 0 else Failure(status, reason, 0, 0.0, iters, res, res_rel)
     return q1, p1, failure
+
+
+def _refused(system, q0, p0, method, t0):
+    """The Run of a run that the system's own pre-run check
+    (:func:`symplectic._validate.chart`) refuses: no step done, the initial
+    state alone, a Failure at step 0 whose reason is the check's (status
+    ``"refused"``); None when the check passes (or the system has none)."""
+    reason = _validate.chart(system, q0, p0)
+    if reason is None:
+        return None
+    n = len(q0)
+    q_mid = np.empty((0, method.n_mid, n)) if method.n_mid > 0 else None
+    fail = Failure("refused", reason, 0, float(t0), 0, float("nan"), float("nan"))
+    return Run(t=np.array([float(t0)]), q=q0[None, :].copy(), p=p0[None, :].copy(),
+               q_mid=q_mid, iterations=np.zeros(0, dtype=np.intc), done=0, failure=fail)
 
 
 def _run_closed(closed, q0, p0, h, n_steps, method, t0):
@@ -269,9 +290,12 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
         # with constraints, the saddle-point matrix is singular when G(q) loses rank
         reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
                    "lost rank, a singular configuration)")
-    msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "
-           f"{f.iterations} Newton iterations, residual {f.residual:.3g} "
-           f"(relative {f.residual_rel:.3g})")
+    if f.status == "refused":                  # by the system's pre-run check: no step taken
+        msg = f"{who} refused the initial state (t = {f.t:.17g}, h = {h:g}): {reason}"
+    else:
+        msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "
+               f"{f.iterations} Newton iterations, residual {f.residual:.3g} "
+               f"(relative {f.residual_rel:.3g})")
     if trajectory is not None:
         msg += f"; the trajectory up to t = {f.t:.17g} is in .trajectory"
     return ConvergenceError(msg, step=f.step, t=f.t, residual=f.residual,

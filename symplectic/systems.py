@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import _registry, _validate
+from . import _registry, _topchart, _validate
 from ._system import System
 
 __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "lagrange_top_quaternion",
@@ -82,12 +82,48 @@ def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TO
     mass (m); g (m/s^2).  M = [[I sin^2 + I3 cos^2, 0, I3 cos], [0, I, 0],
     [I3 cos, 0, I3]] (theta), V = m g l cos(theta).  phi (precession) and psi
     (spin) are cyclic: p_phi and p_psi are conserved.  Defaults: TOP Table 3.
+
+    The coordinate singularity.  det M = I^2 I3 sin^2(theta): at theta = 0
+    and pi the ZXZ angles are not defined, and a motion passing within a few
+    milliradians of either makes the schemes' error grow like
+    1/theta_min^3..4 with no other sign.  So the system refuses it, with a
+    :class:`symplectic.ConvergenceError` whose reason begins "coordinate
+    singularity" and points to :func:`lagrange_top_quaternion` (the same top
+    in unit quaternions, without the singularity):
+
+    - before the first step, in :func:`symplectic.step`,
+      :func:`symplectic.integrate` and :func:`symplectic.integrate_many`:
+      when the exact motion from (q0, p0) comes within |sin(theta)| < 0.01
+      (10 mrad) of theta = 0 or pi.  Energy, p_phi and p_psi are conserved
+      and u = cos(theta) moves between two roots of the cubic
+      udot^2 = f(u) of :class:`symplectic.exact.LagrangeTop`, so the
+      closest approach is known from (q0, p0) (the message gives it in mrad;
+      ``err.step`` is 0, ``err.t`` is t0, ``err.trajectory`` the initial
+      state alone; an ``integrate_many`` member is refused like a failing
+      one).  The decision is about the whole motion, not the run's span: a
+      top released at rest (it falls through theta = pi) is refused even
+      for a run that would end before it gets there.  A motion keeping
+      |sin(theta)| >= 0.01 runs as before, bitwise.
+    - at every point the C core evaluates (nodes, Newton iterates, RK4
+      stages): |sin(theta)| < 0.01 fails the step (SYM_ECHART).  This is the
+      only check of what does not start from step/integrate/integrate_many
+      (``analysis.tangent_map``, the binding ``symplectic._core``) and of a
+      state whose cubic overflows (momenta beyond ~1e150); on its own it
+      misses steps whose nodes straddle the 10 mrad disc.
+
+    The exact cubic assumes the Lagrangian alone drives the motion; this
+    package has no added forces or damping for the built-ins (were there
+    any, only the pointwise check would hold).
     """
     positive = _validate.positive
     vals = [positive("m", m), positive("I", I), positive("I3", I3), _validate.real("l", l),
             _validate.real("g", g)]
     return System._from_builtin("lagrange_top", 3, vals,
                                 dict(zip(("m", "I", "I3", "l", "g"), vals)))
+
+
+# the ZXZ top's pre-run check of its closest approach to theta = 0, pi (see above)
+_registry.state_check("lagrange_top", _topchart.refusal)
 
 
 class QuaternionTop(System):

@@ -12,8 +12,9 @@ its coordinate singularity.
 - the rigid-body reference (unit quaternion + Euler's equations, DOP853 at
   1e-13) against exact.LagrangeTop on TOP Table 3's motion;
 - the ZXZ top near the vertical: a motion whose axis passes within 2 mrad of
-  it raises (every method), before its error has grown; the papers' motions
-  (closest approach 47 mrad) do not;
+  it is refused before the first step (every method; the core's pointwise
+  check, through the binding, at the approach); the papers' motions
+  (closest approach 47 mrad) are not (tests/test_topchart.py: the range);
 - the constrained quaternion top (acceptance of issue 17): its axis against
   exact.LagrangeTop.axis on TOP Table 3's motion and against the rigid-body
   reference on the 2 mrad motion, fitted orders at the papers' step sizes
@@ -25,8 +26,9 @@ its coordinate singularity.
 - the same on a slowly spinning top (a disc on a short stem, Omega3 = 20
   rad/s, through the vertical within 2 mrad): the ZXZ form refuses (and
   without the refusal is off by 1.7 rad at h = 0.01), the quaternion form
-  keeps orders 2 / 4 / 6 at the papers' N = 40 ... 320 per period; a strict
-  xfail records runs whose steps jump over the refusal's 10 mrad disc.
+  keeps orders 2 / 4 / 6 at the papers' N = 40 ... 320 per period; runs whose
+  steps jump over the pointwise check's 10 mrad disc (0.46-0.74 rad off
+  through the binding) are refused before the first step.
 
 Expected values come from the reference, the exact solution or formulas
 written here, never from the code under test.
@@ -297,28 +299,45 @@ def test_near_vertical_state_is_what_it_claims():
 @pytest.mark.parametrize("method", method_cases())
 def test_zxz_top_near_the_vertical_raises(method):
     """The axis passes 2 mrad from the vertical (at t = 1.18 s): every method
-    refuses at the approach with SYM_ECHART's message pointing to the
-    quaternion form (measured without the refusal, benchmarks/RESULTS_top_forms.md:
-    Simpson's axis error after three periods at h = 0.01 is 4.9e-3, 110 times
-    that of the same top passing at 20 mrad; 5.2e-2 at 1 mrad, 1.2 at 0.2 mrad)."""
+    refuses before the first step (the exact motion's closest approach, from
+    the constants of motion) with SYM_ECHART's message pointing to the
+    quaternion form and naming the approach in mrad; the core's pointwise
+    check (run here through the binding, which has no pre-run check) refuses
+    at the approach itself (measured without either refusal,
+    benchmarks/RESULTS_top_forms.md: Simpson's axis error after three periods
+    at h = 0.01 is 4.9e-3, 110 times that of the same top passing at 20 mrad;
+    5.2e-2 at 1 mrad, 1.2 at 0.2 mrad)."""
     top = sp.systems.lagrange_top(**TOP)
     p0 = near_vertical_momenta(0.002)
     with pytest.raises(sp.ConvergenceError,
-                       match=r"coordinate singularity.*symplectic\.systems\.lagrange_top_quaternion") as err:
-        sp.integrate(top, TOP_Q0, p0, 0.01, 300, method)
-    assert 1.0 < err.value.t < 1.25
+                       match=r"coordinate singularity.*symplectic\.systems\.lagrange_top_quaternion"
+                             r".*refused before the first step.*within 2 mrad of the vertical") as err:
+        sp.integrate(top, TOP_Q0, p0, 0.01, 300, method, t0=0.5)
+    assert err.value.step == 0 and err.value.t == 0.5 and err.value.iterations == 0
+    assert err.value.reason.startswith(sp._core.ECHART_REASON)
+    tr = err.value.trajectory
+    assert tr.t.tolist() == [0.5] and np.array_equal(tr.q, [TOP_Q0]) and np.array_equal(tr.p, [p0])
+    with pytest.raises(sp.ConvergenceError, match="refused the initial state.*within 2 mrad"):
+        sp.step(top, TOP_Q0, p0, 0.01, method)
+    *_, fail = sp._core.integrate(top, TOP_Q0, p0, 0.01, 300, method)
+    assert fail[1] == sp._core.ECHART_REASON and 1.0 < fail[3] < 1.25
     # threads=1: with several threads a member still running when another fails is
     # cancelled, and that surfaces as KeyboardInterrupt (a bug of _ensemble, reported)
-    with pytest.raises(sp.ConvergenceError, match="lagrange_top_quaternion"):
-        sp.integrate_many(top, [TOP_Q0, TOP_Q0], [top.momentum(TOP_Q0, TOP_QDOT0), p0], 0.01, 300,
-                          method, threads=1)
+    good = top.momentum(TOP_Q0, TOP_QDOT0)
+    with pytest.raises(sp.ConvergenceError, match="member 1.*lagrange_top_quaternion"):
+        sp.integrate_many(top, [TOP_Q0, TOP_Q0], [good, p0], 0.01, 300, method, threads=1)
+    ens = sp.integrate_many(top, [TOP_Q0, TOP_Q0], [good, p0], 0.01, 300, method, threads=1,
+                            errors="mark")
+    assert ens.failed.tolist() == [False, True]
+    assert np.array_equal(ens.q[0], sp.integrate(top, TOP_Q0, good, 0.01, 300, method).q)
+    assert np.array_equal(ens.q[1, 0], TOP_Q0) and np.isnan(ens.q[1, 1:]).all()
 
 
 def test_zxz_refuses_before_its_error_grows():
     """Simpson at h = 0.01 over 3 s against the rigid-body reference: motions
     passing 20 and 12 mrad from the vertical run through with the same axis
     error (1.5e-5: no growth yet above the threshold), and the 2 mrad motion is
-    refused before its error exceeds that (2.9e-7 at t = 1.15 s)."""
+    refused before its first step."""
     pytest.importorskip("scipy")
     top = sp.systems.lagrange_top(**TOP)
     rb = RigidBodyTop(**TOP)
@@ -329,13 +348,14 @@ def test_zxz_refuses_before_its_error_grows():
             tr = sp.integrate(top, TOP_Q0, p0, 0.01, 300)
             assert th > 0.01
         except sp.ConvergenceError as e:
-            assert th < 0.01
-            tr = e.trajectory
+            assert th < 0.01 and e.step == 0 and len(e.trajectory.t) == 1
+            errs[th] = 0.0                     # the initial state alone
+            continue
         Q0, W0 = euler_zxz(TOP_Q0, top.velocity(TOP_Q0, p0))
         Q, _ = rb.solve(Q0, W0, tr.t)
         errs[th] = float(np.max(np.linalg.norm(euler_axis(tr.q) - rb.axis(Q), axis=1)))
     assert errs[0.02] <= 3e-5 and errs[0.012] <= 1.05 * errs[0.02]
-    assert errs[0.002] <= errs[0.012]
+    assert errs[0.002] == 0.0            # the initial state alone
 
 
 @pytest.mark.parametrize("method", ["midpoint", "simpson", "rk4"])
@@ -593,44 +613,55 @@ def test_slow_top_motion_is_what_it_claims(slow_near_vertical):
 
 @pytest.mark.parametrize("method", method_cases())
 def test_slow_top_zxz_refuses(method):
-    """The built-in ZXZ top refuses the slow top's 2 mrad motion at h = 0.01,
-    every method, with SYM_ECHART's message pointing to the quaternion form: at
-    the first approach to the vertical (closest at T/2 = 0.334 s), except
-    lobatto2, whose nodes (the step's ends only) jump over the |sin theta| <
-    0.01 disc there (smallest |sin theta| at a node 0.0116) and which refuses
-    only at the second approach (t = 1.00 s; see the xfail test below)."""
+    """The built-in ZXZ top refuses the slow top's 2 mrad motion before the
+    first step, every method, with SYM_ECHART's message pointing to the
+    quaternion form.  The core's pointwise check alone (the binding, h =
+    0.01) refuses at the first approach to the vertical (closest at T/2 =
+    0.334 s), except lobatto2, whose nodes (the step's ends only) jump over
+    the |sin theta| < 0.01 disc there (smallest |sin theta| at a node 0.0116)
+    and which refuses only at the second approach (t = 1.00 s; the pre-run
+    check is what catches such runs: see the test below)."""
     top = sp.systems.lagrange_top(**SLOW)
     with pytest.raises(sp.ConvergenceError,
-                       match=r"coordinate singularity.*symplectic\.systems\.lagrange_top_quaternion") as err:
+                       match=r"coordinate singularity.*symplectic\.systems\.lagrange_top_quaternion"
+                             r".*within 2 mrad of the vertical") as err:
         sp.integrate(top, TOP_Q0, slow_momenta(), 0.01, 201, method)
+    assert err.value.t == 0.0
+    *_, done, fail = sp._core.integrate(top, TOP_Q0, slow_momenta(), 0.01, 201, method)
+    assert fail[1] == sp._core.ECHART_REASON
     if method == "lobatto2":
-        assert 0.9 < err.value.t < 1.01
+        assert 0.9 < fail[3] < 1.01
     else:
-        assert 0.25 < err.value.t < 0.34
+        assert 0.25 < fail[3] < 0.34
 
 
-@pytest.mark.xfail(strict=True, reason="the ZXZ refusal checks |sin theta| at the evaluated "
-                   "points only: a step that jumps over the 10 mrad disc passes unrefused")
 @pytest.mark.parametrize("method, h", [("simpson", 0.02), ("rk4", 0.02), ("midpoint", 0.03),
                                        ("lobatto2", 0.01)])
 def test_slow_top_zxz_never_returns_a_wrong_axis_silently(slow_near_vertical, method, h):
-    """A KNOWN GAP of the refusal (issue 17 asks that the ZXZ form no longer
-    return such a trajectory silently): on the slow top's 2 mrad motion, over
-    0.95 nutation periods (one passage of the vertical), these runs raise
-    nothing and return the axis wrong by 0.57 (simpson, h = 0.02), 0.74 (rk4,
-    0.02), 0.60 (midpoint, 0.03), 0.46 rad (lobatto2, 0.01): no evaluation
-    lands within 10 mrad of the vertical (smallest |sin theta| 0.012 ...
-    0.025).  Over three periods they refuse at a later passage."""
+    """Issue 17: the ZXZ form must not return such a trajectory silently.  On
+    the slow top's 2 mrad motion, over 0.95 nutation periods (one passage of
+    the vertical), no evaluation of these runs lands within 10 mrad of the
+    vertical (smallest |sin theta| 0.012 ... 0.025): the core's pointwise
+    check alone (the binding) lets them through with the axis wrong by 0.46
+    ... 0.74 rad (measured 0.57 simpson h = 0.02, 0.74 rk4 0.02, 0.60
+    midpoint 0.03, 0.46 lobatto2 0.01).  integrate, step and integrate_many
+    refuse them before the first step, from the exact closest approach."""
     top, _, p0, T, _, _ = slow_near_vertical
     n = int(0.95 * T / h)
-    try:
-        tr = sp.integrate(top, TOP_Q0, p0, h, n, method)
-    except sp.ConvergenceError:
-        return                                         # refused: what the issue asks
+    t, q, *_, fail = sp._core.integrate(top, TOP_Q0, p0, h, n, method)
+    assert fail is None                                  # the gap the pre-run check closes
     Q0, W0 = euler_zxz(TOP_Q0, top.velocity(TOP_Q0, p0))
-    Qr, _ = RigidBodyTop(**SLOW).solve(Q0, W0, tr.t)
-    err = np.max(np.linalg.norm(euler_axis(tr.q) - RigidBodyTop.axis(Qr), axis=1))
-    assert err <= 0.1, f"returned silently with axis error {err:.2f} rad"
+    Qr, _ = RigidBodyTop(**SLOW).solve(Q0, W0, t)
+    err = np.max(np.linalg.norm(euler_axis(q) - RigidBodyTop.axis(Qr), axis=1))
+    assert 0.4 < err < 0.8, err
+    match = (r"refused the initial state.*coordinate singularity.*"
+             r"symplectic\.systems\.lagrange_top_quaternion.*within 2 mrad of the vertical")
+    with pytest.raises(sp.ConvergenceError, match=match):
+        sp.integrate(top, TOP_Q0, p0, h, n, method)
+    with pytest.raises(sp.ConvergenceError, match=match):
+        sp.step(top, TOP_Q0, p0, h, method)
+    with pytest.raises(sp.ConvergenceError, match=match):
+        sp.integrate_many(top, TOP_Q0, p0, h, n, method)
 
 
 def test_slow_top_zxz_without_refusal_is_off_by_a_radian(slow_near_vertical):
