@@ -101,7 +101,16 @@ static int module_exec(PyObject *module)
         PyModule_AddIntConstant(module, "NEED_DV", SYM_NEED_DV) < 0 ||
         PyModule_AddIntConstant(module, "NEED_D2V", SYM_NEED_D2V) < 0)
         return -1;
-    return 0;
+    /* lagrange_top's refusal, for the pre-run check of symplectic/_topchart.py:
+     * its threshold on |sin theta| and the core's text of SYM_ECHART */
+    if (PyModule_AddIntConstant(module, "ECHART", SYM_ECHART) < 0 ||
+        PyModule_AddStringConstant(module, "ECHART_REASON", sym_strerror(SYM_ECHART)) < 0)
+        return -1;
+    PyObject *min_sin = PyFloat_FromDouble(SYM_TOP_MIN_SIN);
+    if (!min_sin) return -1;
+    const int rc = PyModule_AddObjectRef(module, "TOP_MIN_SIN", min_sin);
+    Py_DECREF(min_sin);
+    return rc < 0 ? -1 : 0;
 }
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg)

@@ -32,7 +32,8 @@ static PyObject *status_type(int st)
         {SYM_EINTERRUPT, PyExc_KeyboardInterrupt}, /* stopped by progress        */
         {SYM_EIMPLAUSIBLE, PyExc_RuntimeError},   /* a spurious Newton root      */
         {SYM_ECONSTRAINT, PyExc_RuntimeError},    /* G(q) lost rank              */
-        {SYM_ENOTCONSTRAINED, PyExc_ValueError}   /* constraints not supported   */
+        {SYM_ENOTCONSTRAINED, PyExc_ValueError},  /* constraints not supported   */
+        {SYM_ECHART, PyExc_ValueError}            /* q at a coordinate singularity */
     };
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
         if (table[k].status == st) return table[k].type;

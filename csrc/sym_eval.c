@@ -96,9 +96,12 @@ int sym_eval(const sym_system *sys, const double *q, const double *g,
         return sys->eval_batch(1, q, g, &nd, out, par, sys->scratch_size ? scratch : NULL)
                    ? SYM_ECALLBACK : SYM_OK;
     }
-    if (sys->eval)
-        return sys->eval(q, g, need, out, par, sys->scratch_size ? scratch : NULL)
-                   ? SYM_ECALLBACK : SYM_OK;
+    if (sys->eval) {
+        const int rc = sys->eval(q, g, need, out, par, sys->scratch_size ? scratch : NULL);
+        /* SYM_ECHART (a built-in at a singularity of its coordinates) passes
+         * through; any other nonzero return is a callback's failure */
+        return rc == SYM_ECHART ? SYM_ECHART : rc ? SYM_ECALLBACK : SYM_OK;
+    }
 
     if (need & SYM_NEED_M)
         if (sys->mass(q, out->M, par)) return SYM_ECALLBACK;

@@ -23,6 +23,12 @@ const char *sym_strerror(int status)
         return "implausible Newton root: the step's final kinetic energy exceeds 10 times its "
                "initial kinetic energy plus the work of the potential along it (a spurious "
                "solution of the step equations, or h beyond the stability limit; reduce h)";
+    case SYM_ECHART:
+        return "coordinate singularity: the configuration is too close to a singular point of the "
+               "system's coordinates to be integrated accurately (lagrange_top: the axis within "
+               "0.01 rad of the vertical, |sin(theta)| < 0.01, where the ZXZ Euler angles' mass "
+               "matrix is singular); integrate the top in unit quaternions, without this "
+               "singularity: symplectic.systems.lagrange_top_quaternion";
     case SYM_ECONSTRAINT:
         return "the constraint Jacobian G(q) lost rank (G M^-1 G^T is singular): the "
                "constraints are dependent or the motion reached a singular configuration";

@@ -44,9 +44,19 @@ enum sym_status {
                               solution of the step equations (h too large) */
     SYM_ECONSTRAINT = -12, /* the constraint Jacobian G(q) lost rank
                               (G M^-1 G^T singular)                        */
-    SYM_ENOTCONSTRAINED = -13 /* holonomic constraints are not supported by
+    SYM_ENOTCONSTRAINED = -13, /* holonomic constraints are not supported by
                               this method or operation (rk4, tangent map)  */
+    SYM_ECHART = -14       /* a configuration at a singularity of the system's
+                              coordinates (a built-in's eval may return it:
+                              lagrange_top's ZXZ angles near the vertical) */
 };
+
+/* lagrange_top's eval returns SYM_ECHART where |sin theta| < SYM_TOP_MIN_SIN
+ * (the axis within 10 mrad of the vertical or of theta = pi; the reasons are
+ * in sym_systems.c).  The Python package refuses before the first step any
+ * motion whose exact nutation range comes that close (symplectic/_topchart.py
+ * reads this value as symplectic._core.TOP_MIN_SIN). */
+#define SYM_TOP_MIN_SIN 0.01
 
 /* Largest number of degrees of freedom (and largest Newton system): the
  * core indexes n x n matrices with int arithmetic (i * n + j), which must not

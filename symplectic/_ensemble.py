@@ -357,7 +357,12 @@ def _run_pool(run_one, K, threads, cancel, stop_on_error):
                 k = next(counter)
             if k >= K:
                 return
-            err = run_one(k)
+            try:
+                err = run_one(k)
+            except KeyboardInterrupt:
+                if errs:        # cancelled because another member failed (errs is set before
+                    return      # cancel): that member's error is what the caller gets
+                raise
             if err is not None:
                 errs[k] = err
                 if stop_on_error:

@@ -5,9 +5,15 @@ class ConvergenceError(RuntimeError):
     """An integration could not continue past a step.
 
     Raised when Newton's iteration of an implicit scheme does not converge,
-    its matrix is singular, a non-finite value appears, or the mass matrix
-    stops being positive definite.  The message names the step, the time and
-    the residual.
+    its matrix is singular, a non-finite value appears, the mass matrix
+    stops being positive definite, or the state reaches a singularity of the
+    system's coordinates (reason "coordinate singularity ...":
+    ``systems.lagrange_top`` within 0.01 rad of the vertical, where the
+    quaternion form ``systems.lagrange_top_quaternion`` is the remedy).  The message names the step, the time and
+    the residual.  A run that a built-in refuses before its first step
+    (``systems.lagrange_top`` whose exact motion from the initial state
+    comes that close) has step 0, t = t0, no Newton iterations, and the
+    initial state alone in ``trajectory``.
 
     Attributes
     ----------

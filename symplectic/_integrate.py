@@ -293,7 +293,11 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
     symplectic.forces.Force, or None; not with store_every > 1) rides along,
     its work and impulse going to ``outputs`` (from :func:`force_outputs`).
     ``multipliers``: keep a constrained system's multipliers (appended to the
-    partial arrays of an exception too)."""
+    partial arrays of an exception too).  A state the built-in's own pre-run
+    check refuses (:func:`_refused`) returns a Run of the initial state alone."""
+    refused = _refused(system, q0, p0, method, t0, force)   # the built-in's pre-run check
+    if refused is not None:
+        return refused
     hook = observer.hook if observer is not None else None
     if closed is not None:
         if store_every == 1 and hook is None and report is None:
@@ -358,6 +362,9 @@ def _partial_run(part, outputs=(None, None)):
 
 def run_step(system, q, p, h, method, options=None, closed=None, force=None, t=0.0):
     """One step from validated inputs: (q1, p1, failure)."""
+    refused = _refused(system, q, p, method, t, force)      # the built-in's pre-run check
+    if refused is not None:
+        return q.copy(), p.copy(), refused.failure
     if closed is not None:
         r = _run_closed(closed, q, p, h, 1, method, 0.0)
         return r.q[1].copy(), r.p[1].copy(), r.failure
@@ -370,6 +377,24 @@ def run_step(system, q, p, h, method, options=None, closed=None, force=None, t=0
         system, q, p, h, method.name, **kw)
     failure = None if status == 0 else Failure(status, reason, 0, t, iters, res, res_rel)
     return q1, p1, failure
+
+
+def _refused(system, q0, p0, method, t0, force=None):
+    """The Run of a run that the system's own pre-run check
+    (:func:`symplectic._validate.chart`) refuses: no step done, the initial
+    state alone, a Failure at step 0 whose reason is the check's (status
+    ``"refused"``); None when the check passes (or the system has none, or a
+    force -- ``force`` or the system's own damping -- drives the motion, which
+    the check's conserved quantities then do not describe)."""
+    reason = _validate.chart(system, q0, p0, force)
+    if reason is None:
+        return None
+    n = len(q0)
+    q_mid = np.empty((0, method.n_mid, n)) if method.n_mid > 0 else None
+    fail = Failure("refused", reason, 0, float(t0), 0, float("nan"), float("nan"))
+    return Run(t=np.array([float(t0)]), q=q0[None, :].copy(), p=p0[None, :].copy(),
+               q_mid=q_mid, iterations=np.zeros(0, dtype=np.intc), done=0, failure=fail,
+               rows=1, stopped=False, counts=Counts(0, 0, 0, 0))
 
 
 def _run_closed(closed, q0, p0, h, n_steps, method, t0):
@@ -497,9 +522,12 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
         # with constraints, the saddle-point matrix is singular when G(q) loses rank
         reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
                    "lost rank, a singular configuration)")
-    msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "
-           f"{f.iterations} Newton iterations, residual {f.residual:.3g} "
-           f"(relative {f.residual_rel:.3g})")
+    if f.status == "refused":                  # by the system's pre-run check: no step taken
+        msg = f"{who} refused the initial state (t = {f.t:.17g}, h = {h:g}): {reason}"
+    else:
+        msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "
+               f"{f.iterations} Newton iterations, residual {f.residual:.3g} "
+               f"(relative {f.residual_rel:.3g})")
     if trajectory is not None:
         msg += f"; the trajectory up to t = {f.t:.17g} is in .trajectory"
     return ConvergenceError(msg, step=f.step, t=f.t, residual=f.residual,

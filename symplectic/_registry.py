@@ -126,6 +126,21 @@ def builtin_factory(name):
     return factory
 
 
+#: {name of a C built-in: check(params, q, p) -> None, or the reason to refuse
+#: a run from (q, p) before its first step}: a built-in's knowledge of its own
+#: motion (lagrange_top: symplectic._topchart.refusal), registered by its
+#: factory's module with :func:`state_check` and applied by
+#: symplectic._validate.chart.
+STATE_CHECKS = {}
+
+
+def state_check(name, check):
+    """Register ``check`` as the pre-run state check of the C built-in ``name``."""
+    if name not in BUILTINS:
+        raise ValueError(f"a state check of {name!r}, which is not a C built-in")
+    STATE_CHECKS[name] = check
+
+
 def missing_factories():
     """Sorted names of the C built-ins that no registered factory builds."""
     built = {name for name, (_, _, primary) in _FACTORIES.items() if primary}

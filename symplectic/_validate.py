@@ -264,6 +264,21 @@ def constrained_state(system, method, q, p, qname="q0", pname="p0", check=True):
     _constraints.check_state(system, method, q, p, qname, pname, check)
 
 
+def chart(system, q, p, force=None):
+    """The built-in's own pre-run check of an initial state (a run's, a step's):
+    None, or the reason to refuse the run before its first step (the C
+    core's failure text and what the check found).  ``systems.lagrange_top``:
+    the exact motion from (q, p) comes within |sin(theta)| < 0.01 of a pole
+    of its ZXZ angles (symplectic._topchart), which steps can jump over
+    unrefused by the core's pointwise check.  Other systems: None.  Not
+    applied under a force (``force``, or the system's own damping): the
+    check reads the unforced motion's conserved quantities."""
+    if force is not None or getattr(system, "_force", None) is not None:
+        return None
+    check = _registry.STATE_CHECKS.get(system.builtin)
+    return None if check is None else check(system.params, q, p)
+
+
 # ---------------------------------------------------------------- matrices
 def square(name, A, n=None):
     """A finite square float matrix (a scalar is 1 x 1); of shape (n, n) if n is given."""

@@ -2,7 +2,8 @@
 
 - nonlinear pendulum (FVCA): :func:`pendulum` (q(t), p(t)), :func:`pendulum_period`;
 - Lagrange top (TOP, Section 4): :class:`LagrangeTop` (theta, phi, psi, momenta,
-  nutation period, conserved p_phi, p_psi and H, from any initial state),
+  the symmetry axis in space, nutation period, conserved p_phi, p_psi and H,
+  from any initial state),
   :func:`lagrange_top`, :func:`lagrange_top_theta`, :func:`lagrange_top_period`.
 
 The nonlinear ones need SciPy (``pip install symplectic-vi[exact]``); without it
@@ -291,10 +292,12 @@ class LagrangeTop:
         shape = t.shape
         s = t.ravel() - self.t_turn
         npd = np.floor(s / self.period)
-        r = s - npd * self.period                      # in [0, period)
+        r = s - npd * self.period                      # in [0, period) up to rounding
         x, wts, cum_phi, cum_psi = self._quadrature()
         hpan = self.period / self._panels
-        j = np.minimum(np.floor(r / hpan).astype(int), self._panels - 1)
+        # r may round to just below 0 at s = k period (s / period rounding up to k):
+        # panel 0 then, not -1 (cum_phi[-1], the whole period's increment)
+        j = np.clip(np.floor(r / hpan).astype(int), 0, self._panels - 1)
         left = j * hpan
         width = r - left
         tq = self.t_turn + left[:, None] + width[:, None] * x[None, :]
@@ -312,6 +315,21 @@ class LagrangeTop:
         """Spin angle psi(t)."""
         P = self._primitives(t)[1]
         return self.q0[2] + P - self._F0[1]
+
+    def axis(self, t):
+        """The symmetry axis in space at times t, shape t.shape + (3,):
+
+            (sin theta sin phi, -sin theta cos phi, cos theta),
+
+        the body axis e3 under R = Rz(phi) Rx(theta) Rz(psi) (ZXZ), as
+        :meth:`symplectic.systems.QuaternionTop.axis` gives it from Q -- so
+        the Euler-angle and quaternion forms of the top can be compared.
+        """
+        t = np.asarray(t, dtype=float)
+        phi = self.phi(t)
+        u = self.cos_theta(t)
+        s = np.sqrt(np.maximum(1.0 - u * u, 0.0))
+        return np.stack([s * np.sin(phi), -s * np.cos(phi), u], axis=-1)
 
     def state(self, t):
         """(q, p) at times t: arrays (len(t), 3) (or (3,) for scalar t)."""

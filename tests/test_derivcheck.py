@@ -595,7 +595,8 @@ def test_builtin_systems_are_not_checked_on_use(monkeypatch):
     monkeypatch.setattr(_derivcheck, "_first_use",
                         lambda *a: (_ for _ in ()).throw(AssertionError("checked")))
     sp.integrate(sp.systems.double_pendulum(), Q0, P0, H, 3)
-    sp.step(sp.systems.lagrange_top(), [0.1, 1.0, 0.2], [0.0, 0.0, 0.0], H)
+    # (at rest it would fall through theta = pi, which the ZXZ top refuses before the step)
+    sp.step(sp.systems.lagrange_top(), [0.1, 1.0, 0.2], [0.01, 0.0, 0.03], H)
     sp.integrate_many(sp.systems.pendulum(), [[0.1], [0.2]], [0.0], H, 3)
 
 
@@ -780,6 +781,11 @@ def test_correct_derivatives_stay_far_below_the_tolerance():
             if n == 3:
                 q = q.copy()
                 q[1] = q[1] if abs(q[1]) < 1 else rng.choice([0.0, 1e-12, math.pi, 1.0])
+                if s.builtin == "lagrange_top" and abs(math.sin(q[1])) < 0.01:
+                    # the ZXZ top refuses its coordinate singularity (SYM_ECHART)
+                    with pytest.raises(ValueError, match="lagrange_top_quaternion"):
+                        s.mass_dir(q, default_g(n))
+                    continue
             for r in check_point(ev, q, default_g(n), sup, 1e-6, "explicit").values():
                 assert r["ok"], (s, q, r["quantity"])
                 worst = max(worst, r["error"] / r["tol"] if r["error"] else 0.0)

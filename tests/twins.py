@@ -62,6 +62,51 @@ def chain_callables(n, m, l, g=9.81):
                 potential_hess=lambda q: np.diag(g * mu * l * np.cos(q)))
 
 
+def quaternion_top_callables(m, I, I3, l, g):
+    """The heavy top in a quaternion Q (scalar first, Hamilton product) from the
+    rigid-body kinematics: w = 2 vec(Q* Qdot) (body angular velocity), so
+    w = 2 E(Q) Qdot with E(Q)'s columns vec(Q* e_k), linear in Q;
+    T = 1/2 w^T J w + (c/2) (Q.Qdot)^2 with c = 4 I (the documented choice),
+    i.e. M = 4 E^T J E + c Q Q^T; V = m g l z(Q), z(Q) the third component of
+    Q e3 Q* (a quadratic form z = Q^T B Q, B by polarisation).  Derivatives
+    from the linearity of E: dE/dQ_k = E(e_k)."""
+    from rigid_body_ref import qconj, qmul, rotate   # the quaternion product, written there
+    J, c, Id = np.diag([I, I, I3]), 4.0 * I, np.eye(4)
+
+    def E(Q):
+        return np.stack([qmul(qconj(Q), Id[k])[1:] for k in range(4)], axis=1)
+
+    Ek = [E(Id[k]) for k in range(4)]
+    def z(Q):                                         # (Q e3 Q*)_z, quadratic in Q
+        return rotate(Q, [0.0, 0.0, 1.0])[2]
+
+    B = np.array([[0.5 * (z(Id[k] + Id[j]) - z(Id[k]) - z(Id[j])) for j in range(4)]
+                  for k in range(4)])
+
+    def mass(Q):
+        e = E(Q)
+        return 4.0 * e.T @ J @ e + c * np.outer(Q, Q)
+
+    def mass_grad(Q):
+        e = E(Q)
+        return np.array([4.0 * (Ek[k].T @ J @ e + e.T @ J @ Ek[k])
+                         + c * (np.outer(Id[k], Q) + np.outer(Q, Id[k])) for k in range(4)])
+
+    def mass_hess(Q):
+        return np.array([[4.0 * (Ek[k].T @ J @ Ek[j] + Ek[j].T @ J @ Ek[k])
+                          + c * (np.outer(Id[k], Id[j]) + np.outer(Id[j], Id[k]))
+                          for j in range(4)] for k in range(4)])
+
+    mgl = m * g * l
+    return dict(mass=mass, mass_grad=mass_grad, mass_hess=mass_hess,
+                potential=lambda Q: mgl * Q @ B @ Q, potential_grad=lambda Q: 2 * mgl * B @ Q,
+                potential_hess=lambda Q: 2 * mgl * B,
+                # the unit quaternion: g = |Q|^2 - 1, G = 2 Q^T, d2g = 2 Id
+                constraint=lambda Q: np.array([Q @ Q - 1.0]),
+                constraint_jac=lambda Q: 2.0 * Q[None, :],
+                constraint_hess=lambda Q: 2.0 * Id[None])
+
+
 def cartesian_pendulum_callables(n, m, l, g=9.81):
     """A point mass m on a rod of length l about the origin, in Cartesian
     coordinates with the last axis up: M = m I, V = m g q_up, and the holonomic
@@ -178,6 +223,8 @@ def builtin_twins(rng):
         "lagrange_top": Twin(dict(TOP), 3, top_callables(),
                              lambda: np.array([rng.uniform(-3, 3), rng.uniform(0.2, 2.9),
                                                rng.uniform(-3, 3)])),
+        "lagrange_top_quaternion": Twin(dict(TOP), 4, quaternion_top_callables(**TOP),
+                                        lambda: unit(rng.standard_normal(4))),
         "pendulum_chain": Twin(dict(n=5, m=m5, l=l5), 5, chain_callables(5, m5, l5),
                                lambda: rng.uniform(-2, 2, 5)),
         # constrained systems: states drawn on the constraint manifold
