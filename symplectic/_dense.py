@@ -137,27 +137,9 @@ def dense(traj, t, kind="lagrange"):
     """q at the times t (array_like) from the steps of ``traj``; see module doc."""
     c = _registry.METHODS[traj.method].nodes
     s = len(c)
-    t = np.asarray(t, dtype=float)
-    scalar = t.ndim == 0
-    t = np.atleast_1d(t)
-    N = traj.n_steps
-    if N == 0:
-        raise ValueError("dense output needs at least one step")
-    lo, hi = min(traj.t[0], traj.t[-1]), max(traj.t[0], traj.t[-1])
-    tol = 1e-12 * max(1.0, abs(hi), abs(lo))
-    if np.any(t < lo - tol) or np.any(t > hi + tol):
-        raise ValueError(f"times must lie in [{lo:g}, {hi:g}], the integrated interval")
     h = traj.h
-    u = (t - traj.t[0]) / h
-    j = np.clip(np.floor(u).astype(int), 0, N - 1)
-    theta = u - j
-    n = traj.q.shape[1]
-    nodes = np.empty((N, s, n))
-    nodes[:, 0] = traj.q[:-1]
-    nodes[:, -1] = traj.q[1:]
-    if s > 2:
-        mid = traj.q_mid if traj.q_mid.ndim == 3 else traj.q_mid[:, None, :]
-        nodes[:, 1:-1] = mid
+    t, scalar, j, theta = _locate(traj, t)
+    nodes = _nodes(traj)
     if kind == "lagrange":
         w = _lagrange_values(c, theta)                            # (m, s)
         q = np.einsum("ma,man->mn", w, nodes[j])

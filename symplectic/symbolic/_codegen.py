@@ -215,14 +215,15 @@ def c_source(model):
     return src.replace("@ID@", digest)
 
 
-def load_library(source, cache_dir):
+def load_library(source, cache_dir, symbol="symplectic_module_id", mark=None):
     """(ctypes library, path) of the module compiled from ``source`` (from the
-    on-disk cache when it holds it), checked to carry the source's module id.
-    Raises CompilerError."""
-    expected = source.split(_ID_MARK, 1)[1][:64]
+    on-disk cache when it holds it), checked to carry the source's module id
+    (the 64 hex digits after ``mark`` in the source, returned by the
+    function ``symbol``).  Raises CompilerError."""
+    expected = source.split(_ID_MARK if mark is None else mark, 1)[1][:64]
 
     def check(lib):
-        f = lib.symplectic_module_id
+        f = getattr(lib, symbol)
         f.restype = ctypes.c_char_p
         f.argtypes = []
         got = f().decode("ascii")
@@ -230,6 +231,20 @@ def load_library(source, cache_dir):
             raise ValueError(f"module id {got} != {expected}")
 
     return _ccache.load(source, cache_dir, check)
+
+
+def library_once(owner, cache_dir, symbol="symplectic_module_id", mark=None):
+    """:func:`load_library` of ``owner.source()``, once per (cache directory,
+    compiler): kept in ``owner._libs`` under ``owner._lock`` (the generated
+    models of L, of forces and of constraints share this)."""
+    src = owner.source()
+    cmd = tuple(_ccache.compiler_command())          # CompilerError when there is none
+    with owner._lock:
+        key = (str(_ccache.cache_dir(cache_dir)), cmd)
+        hit = owner._libs.get(key)
+        if hit is None:
+            hit = owner._libs[key] = load_library(src, cache_dir, symbol, mark)
+        return hit
 
 
 # ---------------------------------------------------------------------- NumPy

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 import sympy as _sy
 
-from ._codegen import _C_EXPORTS, _CPrinter, _NumPyPrinter, load_library
+from ._codegen import _C_EXPORTS, _CPrinter, _NumPyPrinter, library_once
 from ._inputs import as_list, coordinates, parameters, replace
 
 #: Version of this generator (part of the generated source, so of the cache key).
@@ -157,15 +157,7 @@ class ConstraintModel:
 
     def library(self, cache_dir):
         """(ctypes library, path), compiled once per cache directory."""
-        from . import _ccache
-        src = self.source()
-        cmd = tuple(_ccache.compiler_command())
-        with self._lock:
-            key = (str(_ccache.cache_dir(cache_dir)), cmd)
-            hit = self._libs.get(key)
-            if hit is None:
-                hit = self._libs[key] = load_library(src, cache_dir)
-            return hit
+        return library_once(self, cache_dir)
 
     # ------------------------------------------------------------ NumPy
     def numpy_callables(self, data):

@@ -16,7 +16,6 @@ same on-disk cache as the Lagrangian's module, and becomes a term of a
 :class:`symplectic.forces.Force` with its Jacobians (no Python in the loop).
 Without a compiler the NumPy functions are a Python term with its Jacobian.
 """
-import ctypes
 import hashlib
 import threading
 
@@ -25,7 +24,7 @@ import sympy as _sy
 
 from .. import forces as _forces
 from . import _ccache
-from ._codegen import CODEGEN_VERSION, _CPrinter, _NumPyPrinter
+from ._codegen import CODEGEN_VERSION, _CPrinter, _NumPyPrinter, library_once
 from ._inputs import as_list, coordinates, parameters
 
 
@@ -203,23 +202,8 @@ class ForceModel:
         return self._source
 
     def library(self, cache_dir):
-        src = self.source()
-        cmd = tuple(_ccache.compiler_command())
-        with self._lock:
-            key = (str(_ccache.cache_dir(cache_dir)), cmd)
-            hit = self._libs.get(key)
-            if hit is None:
-                expected = src.split(_ID_MARK, 1)[1][:64]
-
-                def check(lib):
-                    f = lib.symplectic_force_module_id
-                    f.restype = ctypes.c_char_p
-                    f.argtypes = []
-                    if f().decode("ascii") != expected:
-                        raise ValueError("module id mismatch")
-
-                hit = self._libs[key] = _ccache.load(src, cache_dir, check)
-            return hit
+        """(ctypes library, path), compiled once per cache directory."""
+        return library_once(self, cache_dir, "symplectic_force_module_id", _ID_MARK)
 
     # ------------------------------------------------------------ NumPy
     def numpy_functions(self):

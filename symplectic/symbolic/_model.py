@@ -17,8 +17,7 @@ import threading
 import numpy as np
 import sympy as _sy
 
-from . import _ccache
-from ._codegen import MathPrinter, c_source, load_library, numpy_function
+from ._codegen import MathPrinter, c_source, library_once, numpy_function
 
 _MODELS = {}
 _MODELS_LOCK = threading.Lock()
@@ -171,14 +170,7 @@ class Model:
 
     def library(self, cache_dir):
         """(ctypes library, path) of the compiled module, loaded once per process."""
-        src = self.source()
-        cmd = tuple(_ccache.compiler_command())          # CompilerError when there is none
-        with self._lock:
-            key = (str(_ccache.cache_dir(cache_dir)), cmd)
-            hit = self._libs.get(key)
-            if hit is None:
-                hit = self._libs[key] = load_library(src, cache_dir)
-            return hit
+        return library_once(self, cache_dir)
 
     def numpy_function(self):
         """``make(data)`` -> the vectorised NumPy evaluation (built once)."""
