@@ -23,7 +23,7 @@ __all__ = ["step", "integrate"]
 
 @_docs.fill
 def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
-         closed_form=True, check=True, force=None, force_jac=None, t=0.0):
+         closed_form=True, check=True, force=None, force_jac=None, t=0.0, t_span=None):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     The states are bitwise those of row 1 of :func:`integrate` run for one
@@ -46,6 +46,12 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
         step (a sampled controller calls ``step`` in a loop).
     t : float
         The time of ``(q, p)`` (default 0), for a time-dependent force.
+    t_span : (t, t1), optional
+        The step as a time span instead of ``h`` and ``t``: h = t1 - t (a
+        given h must agree to 1e-9 relative, a nonzero ``t`` must equal
+        t_span[0]).  The other words of :func:`integrate` (``t_eval``,
+        ``store_every``, ``events``, ``progress``) describe runs of many
+        steps; one step has its state at t + h only.
 
     Returns
     -------
@@ -60,12 +66,15 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     """
     system = _validate.system(system)
     m = _validate.method(method)
-    h = _validate.step_size(h)
+    if t_span is None:
+        h = _validate.step_size(h)
+        t = _validate.real("t", t)
+    else:
+        h, _n, t, _tf, _h = _validate.time_grid(h, 1, t, t_span)
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
     _validate.constrained_state(system, m, q, p, "q", "p", check)
     options = _validate.newton(rtol, max_iter)
-    t = _validate.real("t", t)
     f = _validate.force(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
     closed = linear_stepper(system, m, h, closed_form and f is None)

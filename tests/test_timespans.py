@@ -459,3 +459,27 @@ def test_ctrl_c_with_progress_and_thinning_keeps_the_completed_steps(capsys, mon
                        store_every=10)
     np.testing.assert_array_equal(part.q[:len(ref.q) - 1], ref.q[:-1])
     assert "integrate (simpson):" in capsys.readouterr().err      # the bar was drawn
+
+
+def test_step_takes_a_time_span():
+    """step(..., t_span=(t, t1)) is the step of h = t1 - t from t: bitwise the
+    same as h and t given (a driven force sees the span's start time); a
+    disagreeing h, a t other than t_span[0] or an empty span is refused."""
+    dp = sp.systems.double_pendulum()
+    q0, p0 = np.array([0.7, -0.3]), np.array([0.1, 0.2])
+    def drive(t, q, qd):
+        return np.array([np.sin(3.0 * t), 0.0])
+    a = sp.step(dp, q0, p0, 0.25, t=2.0, force=drive)
+    b = sp.step(dp, q0, p0, t_span=(2.0, 2.25), force=drive)
+    c = sp.step(dp, q0, p0, 0.25, t_span=(2.0, 2.25), force=drive)
+    assert all(np.array_equal(x, y) for x, y in zip(a + a, b + c))
+    back = sp.step(dp, q0, p0, t_span=(1.0, 0.9))
+    assert np.array_equal(back[0], sp.step(dp, q0, p0, 0.9 - 1.0)[0])
+    with pytest.raises(ValueError, match="n_steps = 1 steps of h = 0.2"):
+        sp.step(dp, q0, p0, 0.2, t_span=(2.0, 2.25))
+    with pytest.raises(ValueError, match="t0 = 1.0 disagrees with t_span"):
+        sp.step(dp, q0, p0, t=1.0, t_span=(2.0, 2.25))
+    with pytest.raises(ValueError, match="t0 != tf"):
+        sp.step(dp, q0, p0, t_span=(2.0, 2.0))
+    with pytest.raises(TypeError, match="t_span must be a pair"):
+        sp.step(dp, q0, p0, t_span=2.0)
