@@ -129,6 +129,9 @@ def scenarios():
         for s in builtins:
             n = s.n
             q0, p0 = np.linspace(0.5, 0.7, n), np.linspace(-1e-3, 1e-3, n)
+            if s.builtin == "lagrange_top":    # spinning (TOP Table 3): a top at rest falls
+                q0 = np.array([0.0, np.pi / 3, 0.0])    # through theta = pi and is refused
+                p0 = s.momentum(q0, np.array([9.2, 0.0, 252.0]))
             for m in methods:
                 t = sp.integrate(s, q0, p0, 0.01, 5, m)
                 t.energy
