@@ -149,8 +149,9 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     progress : bool
         Show a progress bar with the rate and the time left (tqdm when
         installed, else one line on stderr).  Off by default; it costs
-        nothing when off and about 2 % or less when on (measured on the
-        cheapest step there is: benchmarks/RESULTS_progress.md).
+        nothing when off and under 2 % when on (+0.2 % by median on a
+        quiet machine, on the cheapest step there is:
+        benchmarks/RESULTS_progress.md).
     {{newton_tolerances}}
     predictor : bool
         Start Newton from the extrapolated interpolating polynomial of the
