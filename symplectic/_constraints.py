@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 
-from . import _core
 from ._errors import DerivativeError
 
 _G, _JAC, _HESS = 1, 2, 4

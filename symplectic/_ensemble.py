@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _derivcheck, _docs, _events, _integrate, _progress, _validate
+from . import _derivcheck, _docs, _events, _integrate, _progress, _validate, forces
 
 
 @dataclasses.dataclass(repr=False)
@@ -149,7 +149,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     store = _store(store, store_every, times)
     evs = _validate.events(events)
     show = _validate.flag("progress", progress)
-    fs = _validate.member_forces(members, force, force_jac, n_steps)
+    fs = forces._resolve_members(members, force, force_jac, n_steps)
     forced = any(f is not None for f in fs)
     if forced and times is not None:
         raise ValueError("t_eval is not available with a force: its work and impulse are kept "

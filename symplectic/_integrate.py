@@ -14,7 +14,7 @@ import collections
 
 import numpy as np
 
-from . import _core, _derivcheck, _docs, _events, _progress, _validate, linear
+from . import _core, _derivcheck, _docs, _events, _progress, _validate, forces, linear
 from ._errors import ConvergenceError
 from ._trajectory import Counts, Trajectory
 
@@ -75,7 +75,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
     _validate.constrained_state(system, m, q, p, "q", "p", check)
     options = _validate.newton(rtol, max_iter)
-    f = _validate.force(system, force, force_jac, None)
+    f = forces._resolve(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
     closed = linear_stepper(system, m, h, closed_form and f is None)
     q1, p1, failure = run_step(system, q, p, h, m, options, closed, f, t)
@@ -203,7 +203,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     evs = _validate.events(events)
     show = _validate.flag("progress", progress)
     options = _validate.newton(rtol, max_iter, newton, predictor)
-    f = _validate.force(system, force, force_jac, n_steps)
+    f = forces._resolve(system, force, force_jac, n_steps)
     if f is not None and (times is not None or every > 1):
         raise ValueError("t_eval and store_every are not available with a force: its work "
                          "and impulse are kept for every step")
@@ -509,7 +509,7 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
     q = _validate.state("q", q, system.n)
     p = _validate.state("p", p, system.n)
     t = _validate.real("t", t)
-    f = _validate.force(system, force, force_jac, None)
+    f = forces._resolve(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
     if f is None:
         return _core.step_tangent(system, q, p, h, m.name)

@@ -29,6 +29,7 @@ compiled SymPy forces supply theirs.
 import numpy as np
 
 from . import _core, _validate
+from ._addresses import _address_of, _data_address
 
 __all__ = ["Force", "linear_damping", "from_callable", "from_cfunc", "zero_order_hold",
            "builtin_terms"]
@@ -245,7 +246,6 @@ def from_cfunc(func, user_data=None, *, n=None, jacobian=False, depends_on="qv",
     The callback must be thread-safe and must not call Python; a wrong
     address or signature crashes the interpreter.
     """
-    from ._system import _address_of, _data_address
     address = _address_of(func)
     data = _data_address(user_data)
     if n is not None:
@@ -264,3 +264,82 @@ def builtin_terms():
 def _builtin(name, params, n):
     """A named C force term (``lagrange_top(damping=c)`` uses "pivot_friction")."""
     return Force(terms=[_BuiltinTerm(name, params, n)])
+
+
+# ---------------------------------------------------------------- force= of a run
+def _resolve(system, f, jac, rows):
+    """The input check of ``force=`` and ``force_jac=`` of a run on ``system`` with ``rows``
+    steps (None: one step, where an (n,) array is one row too), plus the
+    system's own force: a symplectic.Force, or None when there is no
+    force at all."""
+    n = system.n
+    if jac is not None and not callable(f):
+        raise TypeError("force_jac is only used with a callable force f(t, q, qdot)")
+    if f is None:
+        out = None
+    elif isinstance(f, Force):
+        out = f
+    elif callable(f):
+        out = from_callable(f, jac)
+    elif isinstance(f, (str, bytes, dict, set)) or isinstance(f, (bool, np.bool_)):
+        raise TypeError(f"force must be a callable f(t, q, qdot), an array of shape (n_steps, "
+                        f"n), a symplectic.Force or None, got {type(f).__name__}")
+    else:
+        a = f
+        if rows is None and np.ndim(a) == 1:
+            a = np.reshape(a, (1, -1))
+        out = Force(hold=_validate.force_array("force", a, 1 if rows is None else rows, n))
+    if out is not None:
+        if out.n is not None and out.n != n:
+            raise ValueError(f"force has {out.n} components but the system has n = {n}")
+        if out.hold is not None:
+            need = 1 if rows is None else rows
+            if out.hold.shape[0] != need:
+                raise ValueError(f"force: the held force array has {out.hold.shape[0]} rows but "
+                                 f"the run has {need} steps (one row per step)")
+    own = getattr(system, "force", None)
+    if own is None:
+        return out
+    return own if out is None else own + out
+
+
+def _resolve_members(members, f, jac, n_steps):
+    """``force=`` of integrate_many for its K members (systems): one force for
+    all (a callable, a Force, an (n_steps, n) array), an array of shape
+    (K, n_steps, n) (one held force per member) or a sequence of K forces.
+    Returns the K Forces (or Nones), each with its system's own."""
+    K = len(members)
+    per = None
+    if isinstance(f, (list, tuple)) and not _is_numeric_sequence(f):
+        if len(f) != K:
+            raise ValueError(f"force: {len(f)} forces for {K} ensemble members")
+        per = list(f)
+    elif f is not None and not callable(f) and not isinstance(f, Force):
+        a = _validate._as_floats("force", f, "an array of real numbers")
+        if a.ndim == 3:
+            if a.shape[0] != K:
+                raise ValueError(f"force: a per-member held force array must have shape "
+                                 f"(K = {K}, n_steps, n), got {a.shape}")
+            per = list(a)
+    if per is None:
+        per = [f] * K
+    out = []
+    for k, (s, fk) in enumerate(zip(members, per)):
+        try:
+            out.append(_resolve(s, fk, jac, n_steps))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"ensemble member {k}: {exc}") from None
+    return out
+
+
+def _is_numeric_sequence(x):
+    """True for nested sequences of numbers (an array), False for a list of
+    callables or Force objects."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        return False
+    return a.dtype.kind in "biuf"
+
+
+# ---------------------------------------------------------------- memory

@@ -292,7 +292,7 @@ def _c_source(m):
     lines += [f"    const double q_{i} = q[{i}];" for i in range(n)]
     lines += [f"    const double v_{i} = v[{i}];" for i in range(n)]
     lines += [f"    const double p_{k} = data[{k}];" for k in range(len(m.pi))]
-    lines += [f"    (void)t_;"] + [f"    (void)q_{i}; (void)v_{i};" for i in range(n)]
+    lines += ["    (void)t_;"] + [f"    (void)q_{i}; (void)v_{i};" for i in range(n)]
     lines += [f"    (void)p_{k};" for k in range(len(m.pi))]
     lines.append("    if (need & 1u) {")
     lines += _block([f"F[{c}]" for c in range(n)], m.F, pr, "f")
