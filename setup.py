@@ -8,7 +8,7 @@ from setuptools import Extension, setup
 sources = sorted(glob.glob(os.path.join("csrc", "*.c")))
 # -falign-loops=32: the small dense LU kernels ran up to 1.6x slower when an unrelated change
 # moved their inner loops across a 32-byte boundary (measured on AMD EPYC, gcc 12).
-extra = ["-std=c99", "-O2", "-falign-loops=32", "-Wall", "-Wextra"]
+extra = ["-std=c99", "-O3", "-falign-loops=32", "-Wall", "-Wextra"]
 if os.environ.get("SYMPLECTIC_SANITIZE"):
     # Debug build for the sanitizer run (.ci/sanitize): ASan + UBSan.
     extra = ["-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra",
