@@ -8,8 +8,8 @@
  * operation for operation and in the same order, so factors, pivots and
  * solutions are bitwise those of the plain kernels
  * (tests/test_lu_kernels.py); only the control flow differs:
- *   - the pivot search is a pairwise tournament with selects instead of a
- *     sequential scan with branches (log2 m rounds; the same winner);
+ *   - the pivot search is the sequential scan with selects instead of
+ *     branches;
  *   - the rows k and p are exchanged unconditionally through registers
  *     (an exchange of a row with itself when p = k), no data-dependent
  *     branch;
@@ -20,48 +20,26 @@
  * with the reciprocals 1/U_kk stored on it, the unit lower L below.
  */
 #include "sym_linalg.h"
+#include "sym_unroll.h"
 
 #include <math.h>
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define SYM_UNROLL _Pragma("GCC unroll 16")
-#elif defined(__clang__)
-#define SYM_UNROLL _Pragma("unroll")
-#else
-#define SYM_UNROLL
-#endif
 
 SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
 {
     SYM_UNROLL
     for (int k = 0; k < m; k++) {
-        /* the first row of largest |a_ik| (a NaN below the diagonal never
-         * wins: -1 stands for it), by a pairwise tournament: the left
-         * entry of a pair keeps its place unless the right one is strictly
-         * larger, which is the sequential scan's rule, so the winner is
-         * the scan's (max with the first index is associative); a NaN on
-         * the diagonal stays leftmost and wins every round, as in the scan */
-        double val[SYM_LU_SMALL_MAX];
-        int idx[SYM_LU_SMALL_MAX];
-        val[0] = fabs(A[k * m + k]);
-        idx[0] = k;
+        /* the first row of largest |a_ik|: the sequential scan, written
+         * with selects (a NaN below the diagonal never wins, v > amax
+         * being false; a NaN on the diagonal wins against every row) */
+        double amax = fabs(A[k * m + k]);
+        int p = k;
         SYM_UNROLL
         for (int i = k + 1; i < m; i++) {
             const double v = fabs(A[i * m + k]);
-            val[i - k] = v == v ? v : -1.0;
-            idx[i - k] = i;
+            const int big = v > amax;
+            amax = big ? v : amax;
+            p = big ? i : p;
         }
-        SYM_UNROLL
-        for (int w = 1; w < m - k; w *= 2) {
-            SYM_UNROLL
-            for (int j = 0; j + w < m - k; j += 2 * w) {
-                const int big = val[j + w] > val[j];
-                idx[j] = big ? idx[j + w] : idx[j];
-                val[j] = big ? val[j + w] : val[j];
-            }
-        }
-        const int p = idx[0];
-        const double amax = val[0];
         piv[k] = p;
         if (!isfinite(amax)) return SYM_ENONFINITE;
         if (!(amax > 0.0)) return SYM_ESINGULAR;
