@@ -24,6 +24,7 @@
  */
 #include "sym_forces.h"
 #include "sym_galerkin.h"
+#include "sym_unroll.h"
 
 #include <float.h>
 #include <math.h>
@@ -64,34 +65,49 @@ SYM_INLINE void form_points_k(sym_gwork *w, const double *q, double h, const int
     }
 }
 
-/* f_i, P_i at every point; returns the largest of |p|, |P_i|, |h f_i|.
- * With a force (sym_galerkin_forces.c) f_i includes F_i. */
-SYM_INLINE double point_forces_k(sym_gwork *w, const double *p, double h, const int r,
-                                 const int n)
+/* f_i = 1/2 A_i^T g_i - grad V_i (+ F_i with a force, sym_galerkin_forces.c),
+ * P_i = M_i g_i at r points; returns the largest of |p|, |P_i|, |h f_i|
+ * (a NaN never wins, so the order of the comparisons does not matter). */
+SYM_INLINE double point_forces_x(const int r, const int n, const double h,
+                                 const double *restrict p, const double *restrict Mp,
+                                 const double *restrict Ap, const double *restrict Gp,
+                                 const double *restrict dVp, const double *restrict Fx,
+                                 double *restrict f, double *restrict P)
 {
     const size_t nn = (size_t)n * (size_t)n;
-    const double *Fx = w->base.force ? w->base.force->F : NULL;
     double scale = 0.0;
+    SYM_UNROLL
     for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
+    SYM_UNROLL
     for (int i = 0; i < r; i++) {
-        const double *M = w->Mp + i * nn, *A = w->Ap + i * nn;
-        const double *g = w->Gp + (size_t)i * n, *dV = w->dVp + (size_t)i * n;
-        double *f = w->f + (size_t)i * n, *P = w->P + (size_t)i * n;
+        const double *M = Mp + i * nn, *A = Ap + i * nn;
+        const double *g = Gp + (size_t)i * n, *dV = dVp + (size_t)i * n;
+        double *fi = f + (size_t)i * n, *Pi = P + (size_t)i * n;
+        SYM_UNROLL
         for (int c = 0; c < n; c++) {
             double sa = 0.0, sm = 0.0;
+            SYM_UNROLL
             for (int k = 0; k < n; k++) {
                 sa += A[k * n + c] * g[k];
                 sm += M[c * n + k] * g[k];
             }
-            f[c] = 0.5 * sa - dV[c];
-            if (Fx) f[c] += Fx[(size_t)i * n + c];
-            P[c] = sm;
-            const double hf = fabs(h * f[c]), am = fabs(sm);
+            double fc = 0.5 * sa - dV[c];
+            if (Fx) fc += Fx[(size_t)i * n + c];
+            fi[c] = fc;
+            Pi[c] = sm;
+            const double hf = fabs(h * fc), am = fabs(sm);
             if (am > scale) scale = am;
             if (hf > scale) scale = hf;
         }
     }
     return scale > 0.0 ? scale : DBL_MIN;
+}
+
+SYM_INLINE double point_forces_k(sym_gwork *w, const double *p, double h, const int r,
+                                 const int n)
+{
+    return point_forces_x(r, n, h, p, w->Mp, w->Ap, w->Gp, w->dVp,
+                          w->base.force ? w->base.force->F : NULL, w->f, w->P);
 }
 
 SYM_INLINE double residual_k(sym_gwork *w, const double *p, double h, double *Rnorm,
@@ -193,89 +209,215 @@ SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
 /* ------------------------------------------------------------------ */
 /* Lobatto quadrature at the nodes (B = I): Simpson and its family      */
 /* ------------------------------------------------------------------ */
+/* Each kernel hands its arrays to a worker as restrict parameters and
+ * copies the table coefficients it needs to locals first, so that in the
+ * fixed-size instances coefficients, point values and sums stay in
+ * registers (a store to Q, R or J no longer forces the tables and X to be
+ * read again); every output entry is still the sum written in the header,
+ * term by term in the same order, so the results are bitwise those of the
+ * plain loops. */
+
+/* q_i = q_j + X_i (X_0 = 0),  g_i = (0 + sum_{a>=1} D_ia X_a) / h  (as * 1/h) */
+SYM_INLINE void form_points_lob_x(const int s, const int n, const double ih,
+                                  const sym_gtab *restrict tab, const double *restrict q,
+                                  const double *restrict X, double *restrict Qp,
+                                  double *restrict Gp)
+{
+    double D[SYM_MAX_NODES][SYM_MAX_NODES];
+    SYM_UNROLL
+    for (int i = 0; i < s; i++)
+        SYM_UNROLL
+        for (int a = 0; a < s; a++) D[i][a] = tab->D[i][a];
+    SYM_UNROLL
+    for (int k = 0; k < n; k++) Qp[k] = q[k];
+    SYM_UNROLL
+    for (int i = 1; i < s; i++)
+        SYM_UNROLL
+        for (int k = 0; k < n; k++) Qp[(size_t)i * n + k] = q[k] + X[(size_t)(i - 1) * n + k];
+    SYM_UNROLL
+    for (int i = 0; i < s; i++)
+        SYM_UNROLL
+        for (int k = 0; k < n; k++) {
+            double v = 0.0;
+            SYM_UNROLL
+            for (int a = 1; a < s; a++) v += D[i][a] * X[(size_t)(a - 1) * n + k];
+            Gp[(size_t)i * n + k] = v * ih;
+        }
+}
+
 SYM_INLINE void form_points_lob_k(sym_gwork *w, const double *q, double h, const int s,
                                   const int n)
 {
-    const double ih = 1.0 / h;
-    for (int k = 0; k < n; k++) w->Qp[k] = q[k];
-    for (int i = 1; i < s; i++)
-        for (int k = 0; k < n; k++) w->Qp[(size_t)i * n + k] = q[k] + w->X[(size_t)(i - 1) * n + k];
-    for (int i = 0; i < s; i++)
-        for (int k = 0; k < n; k++) {
-            double v = 0.0;
-            for (int a = 1; a < s; a++) v += w->tab->D[i][a] * w->X[(size_t)(a - 1) * n + k];
-            w->Gp[(size_t)i * n + k] = v * ih;
+    form_points_lob_x(s, n, 1.0 / h, w->tab, q, w->X, w->Qp, w->Gp);
+}
+
+/* R_a = [a = 0] p_j + h b_a f_a + sum_i b_i D_ia P_i  (a = 0..s-2), after
+ * f_i, P_i (point_forces_x); the largest |R| in the order a, c */
+SYM_INLINE double residual_lob_x(const int s, const int n, const double h,
+                                 const sym_gtab *restrict tab, const double *restrict p,
+                                 const double *restrict Mp, const double *restrict Ap,
+                                 const double *restrict Gp, const double *restrict dVp,
+                                 const double *restrict Fx, double *restrict f,
+                                 double *restrict P, double *restrict R, double *Rnorm)
+{
+    const double scale = point_forces_x(s, n, h, p, Mp, Ap, Gp, dVp, Fx, f, P);
+    double bD[SYM_MAX_NODES][SYM_MAX_NODES], cf[SYM_MAX_NODES];
+    SYM_UNROLL
+    for (int a = 0; a <= s - 2; a++) {
+        cf[a] = h * tab->b[a];
+        SYM_UNROLL
+        for (int i = 0; i < s; i++) bD[i][a] = tab->bD[i][a];
+    }
+    double rn = 0.0;
+    SYM_UNROLL
+    for (int a = 0; a <= s - 2; a++)
+        SYM_UNROLL
+        for (int c = 0; c < n; c++) {
+            double v = (a == 0 ? p[c] : 0.0) + cf[a] * f[(size_t)a * n + c];
+            SYM_UNROLL
+            for (int i = 0; i < s; i++) v += bD[i][a] * P[(size_t)i * n + c];
+            R[(size_t)a * n + c] = v;
+            const double av = fabs(v);
+            if (!(av <= rn)) rn = av;   /* propagates nan */
         }
+    *Rnorm = rn;
+    return scale;
 }
 
 SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double *Rnorm,
                                  const int s, const int n)
 {
-    const double scale = point_forces_k(w, p, h, s, n);
-    double rn = 0.0;
+    return residual_lob_x(s, n, h, w->tab, p, w->Mp, w->Ap, w->Gp, w->dVp,
+                          w->base.force ? w->base.force->F : NULL, w->f, w->P, w->R, Rnorm);
+}
+
+/* The block J_ab (rows a n.., columns (b-1) n..) in tiles of at most
+ * SYM_JT x SYM_JT entries, each entry summed in a register in the order
+ *   b_b D_ba A_b + sum_{i: b_i D_ia D_ib != 0} (b_i D_ia D_ib / h) M_i
+ *   + [a = b] h b_a (H_a - K_a) + b_a D_ab A_a^T. */
+#define SYM_JT 4
+SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
+                               const sym_gtab *restrict tab, const double *restrict Mp,
+                               const double *restrict Ap, const double *restrict Hp,
+                               const double *restrict Kp, double *restrict J)
+{
+    const int nu = (s - 1) * n;
+    const size_t nn = (size_t)n * (size_t)n;
+    const double ih = 1.0 / h;
+    double bv[SYM_MAX_NODES], D[SYM_MAX_NODES][SYM_MAX_NODES];
+    SYM_UNROLL
+    for (int i = 0; i < s; i++) {
+        bv[i] = tab->b[i];
+        SYM_UNROLL
+        for (int a = 0; a < s; a++) D[i][a] = tab->D[i][a];
+    }
+    SYM_UNROLL
     for (int a = 0; a <= s - 2; a++) {
-        double *Ra = w->R + (size_t)a * n;
-        const double cf = h * w->tab->b[a];
-        for (int c = 0; c < n; c++) {
-            double v = (a == 0 ? p[c] : 0.0) + cf * w->f[(size_t)a * n + c];
-            for (int i = 0; i < s; i++) v += w->tab->bD[i][a] * w->P[(size_t)i * n + c];
-            Ra[c] = v;
-            const double av = fabs(v);
-            if (!(av <= rn)) rn = av;   /* propagates nan */
+        const double *Aa = Ap + a * nn, *Ha = Hp + a * nn, *Ka = Kp + a * nn;
+        SYM_UNROLL
+        for (int b = 1; b <= s - 1; b++) {
+            const double *Ab = Ap + b * nn;
+            const double cA = bv[b] * D[b][a], cAT = bv[a] * D[a][b];
+            const double cH = (a == b) ? h * bv[a] : 0.0;
+            /* cM and v are zeroed only to quiet -Wmaybe-uninitialized in the
+             * runtime-size instances; in the fixed ones the stores are dead */
+            double cM[SYM_MAX_NODES] = {0.0};
+            SYM_UNROLL
+            for (int i = 0; i < s; i++) cM[i] = tab->bDD[a][b][i] * ih;
+            double *Jb = J + (size_t)a * n * nu + (size_t)(b - 1) * n;
+            for (int g0 = 0; g0 < n; g0 += SYM_JT)
+                for (int d0 = 0; d0 < n; d0 += SYM_JT) {
+                    const int gn = n - g0 < SYM_JT ? n - g0 : SYM_JT;
+                    const int dn = n - d0 < SYM_JT ? n - d0 : SYM_JT;
+                    double v[SYM_JT][SYM_JT] = {{0.0}};
+                    SYM_UNROLL
+                    for (int g = 0; g < gn; g++)
+                        SYM_UNROLL
+                        for (int d = 0; d < dn; d++)
+                            v[g][d] = cA * Ab[(size_t)(g0 + g) * n + d0 + d];
+                    SYM_UNROLL
+                    for (int i = 0; i < s; i++) {
+                        if (cM[i] == 0.0) continue;
+                        const double *Mi = Mp + i * nn;
+                        SYM_UNROLL
+                        for (int g = 0; g < gn; g++)
+                            SYM_UNROLL
+                            for (int d = 0; d < dn; d++)
+                                v[g][d] += cM[i] * Mi[(size_t)(g0 + g) * n + d0 + d];
+                    }
+                    if (a == b)
+                        SYM_UNROLL
+                        for (int g = 0; g < gn; g++)
+                            SYM_UNROLL
+                            for (int d = 0; d < dn; d++) {
+                                const size_t e = (size_t)(g0 + g) * n + d0 + d;
+                                v[g][d] += cH * (Ha[e] - Ka[e]);
+                            }
+                    SYM_UNROLL
+                    for (int g = 0; g < gn; g++)
+                        SYM_UNROLL
+                        for (int d = 0; d < dn; d++)
+                            v[g][d] += cAT * Aa[(size_t)(d0 + d) * n + g0 + g];
+                    SYM_UNROLL
+                    for (int g = 0; g < gn; g++)
+                        SYM_UNROLL
+                        for (int d = 0; d < dn; d++) Jb[(size_t)(g0 + g) * nu + d0 + d] = v[g][d];
+                }
         }
     }
-    *Rnorm = rn;
-    return scale;
 }
 
 SYM_INLINE int jacobian_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
-    const int nu = w->nu;
+    jacobian_lob_x(s, n, h, w->tab, w->Mp, w->Ap, w->Hp, w->Kp, w->J);
+    return SYM_OK;   /* non-finite entries surface in the LU or the update */
+}
+
+/* f_i += sum_k [ A_kc dg_k + [i > 0] (H_i - K_i)_ck dq_k ],
+ * dg = (0 + sum_{a>=1} D_ia Delta_a) / h, dq = Delta_i (the left node does
+ * not move, only its velocity does; its H and K are not evaluated) */
+#define SYM_CK 8   /* dg in a local array up to this n, else in scratch */
+SYM_INLINE void correct_lob_x(const int s, const int n, const double ih,
+                              const sym_gtab *restrict tab, const double *restrict Ap,
+                              const double *restrict Hp, const double *restrict Kp,
+                              const double *restrict dX, double *restrict f,
+                              double *restrict scratch)
+{
     const size_t nn = (size_t)n * (size_t)n;
-    const double ih = 1.0 / h;
-    for (int a = 0; a <= s - 2; a++) {
-        const double *Aa = w->Ap + a * nn, *Ha = w->Hp + a * nn, *Ka = w->Kp + a * nn;
-        for (int b = 1; b <= s - 1; b++) {
-            const double *Ab = w->Ap + b * nn;
-            const double cA = w->tab->b[b] * w->tab->D[b][a], cAT = w->tab->b[a] * w->tab->D[a][b];
-            const double cH = (a == b) ? h * w->tab->b[a] : 0.0;
-            double cM[SYM_MAX_NODES];
-            for (int i = 0; i < s; i++) cM[i] = w->tab->bDD[a][b][i] * ih;
-            double *Jb = w->J + (size_t)a * n * nu + (size_t)(b - 1) * n;
-            for (int g = 0; g < n; g++) {
-                double *Jg = Jb + (size_t)g * nu;
-                sym_vscale(n, cA, Ab + (size_t)g * n, Jg);
-                for (int i = 0; i < s; i++)
-                    if (cM[i] != 0.0) sym_vaxpy(n, cM[i], w->Mp + i * nn + (size_t)g * n, Jg);
-                if (a == b) sym_vaxpy_diff(n, cH, Ha + (size_t)g * n, Ka + (size_t)g * n, Jg);
+    double D[SYM_MAX_NODES][SYM_MAX_NODES], dgl[SYM_CK];
+    double *restrict dg = n <= SYM_CK ? dgl : scratch;
+    SYM_UNROLL
+    for (int i = 0; i < s; i++)
+        SYM_UNROLL
+        for (int a = 0; a < s; a++) D[i][a] = tab->D[i][a];
+    SYM_UNROLL
+    for (int i = 0; i < s; i++) {
+        const double *A = Ap + i * nn, *H = Hp + i * nn, *K = Kp + i * nn;
+        const double *dq = i ? dX + (size_t)(i - 1) * n : NULL;
+        double *fi = f + (size_t)i * n;
+        SYM_UNROLL
+        for (int k = 0; k < n; k++) {
+            double v = 0.0;
+            SYM_UNROLL
+            for (int a = 1; a < s; a++) v += D[i][a] * dX[(size_t)(a - 1) * n + k];
+            dg[k] = v * ih;
+        }
+        SYM_UNROLL
+        for (int c = 0; c < n; c++) {
+            double v = 0.0;
+            SYM_UNROLL
+            for (int k = 0; k < n; k++) {
+                v += A[k * n + c] * dg[k];
+                if (i) v += (H[c * n + k] - K[c * n + k]) * dq[k];
             }
-            /* + b_a D_ab A_a^T, in 8 x 8 tiles to keep the transposed reads local */
-            for (int g0 = 0; g0 < n; g0 += 8)
-                for (int d0 = 0; d0 < n; d0 += 8) {
-                    const int g1 = g0 + 8 < n ? g0 + 8 : n, d1 = d0 + 8 < n ? d0 + 8 : n;
-                    for (int d = d0; d < d1; d++)
-                        for (int g = g0; g < g1; g++) Jb[(size_t)g * nu + d] += cAT * Aa[d * n + g];
-                }
+            fi[c] += v;
         }
     }
-    return SYM_OK;   /* non-finite entries surface in the LU or the update */
 }
 
 SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
-    const size_t nn = (size_t)n * (size_t)n;
-    const double ih = 1.0 / h;
-    for (int i = 0; i < s; i++) {
-        const double *A = w->Ap + i * nn, *H = w->Hp + i * nn, *K = w->Kp + i * nn;
-        const double *dq = i ? w->dX + (size_t)(i - 1) * n : NULL;
-        double *f = w->f + (size_t)i * n, *dg = w->acc;
-        for (int k = 0; k < n; k++) {
-            double v = 0.0;
-            for (int a = 1; a < s; a++) v += w->tab->D[i][a] * w->dX[(size_t)(a - 1) * n + k];
-            dg[k] = v * ih;
-        }
-        correct_f_k(n, A, H, K, dg, dq, i != 0, f);
-    }
+    correct_lob_x(s, n, 1.0 / h, w->tab, w->Ap, w->Hp, w->Kp, w->dX, w->f, w->acc);
 }
 
 /* ------------------------------------------------------------------ */
