@@ -46,67 +46,99 @@
 #include "sym_galerkin.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define PLAUS_GAIN 10.0      /* plausible roots: T_{j+1} <= PLAUS_GAIN (T_j + |W|) */
 
-/* The output slots of point i. */
-static sym_eval_out point_out(const sym_gwork *g, int i)
+/* Bitwise equality of two n-vectors (what memcmp tests, without the call). */
+SYM_INLINE int same_bits(int n, const double *x, const double *y)
 {
-    const size_t n = (size_t)g->n, nn = n * n;
-    sym_eval_out out;
-    out.M = g->Mp + i * nn;
-    out.A = g->Ap + i * nn;
-    out.H = g->Hp + i * nn;
-    out.V = NULL;
-    out.dV = g->dVp + i * n;
-    out.d2V = g->Kp + i * nn;
-    return out;
+    for (int k = 0; k < n; k++) {
+        uint64_t a, b;
+        memcpy(&a, x + k, sizeof a);
+        memcpy(&b, y + k, sizeof b);
+        if (a != b) return 0;
+    }
+    return 1;
+}
+
+/* A callback's return as a status (the mapping of sym_eval). */
+SYM_INLINE int eval_status(int rc)
+{
+    return rc == SYM_ECHART ? SYM_ECHART : rc ? SYM_ECALLBACK : SYM_OK;
 }
 
 /* Evaluate `need` at point i alone. */
 int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need)
 {
-    const sym_eval_out out = point_out(g, i);
     g->base.counts.evaluations++;
-    return sym_eval(g->base.sys, g->Qp + (size_t)i * g->n, g->Gp + (size_t)i * g->n, need, &out,
-                    g->base.scratch);
+    return sym_eval(g->base.sys, g->Qp + (size_t)i * g->n, g->Gp + (size_t)i * g->n, need,
+                    &g->pout[i], g->base.scratch);
 }
 
-/* Evaluate `need[i]` at every point (q_i, g_i) in one call; the left node's
- * M and grad V come from the cache. */
+/* Evaluate `need[i]` at every point (q_i, g_i); the left node's M and grad
+ * V come from the cache.  A system with a single `eval` is called directly
+ * (no batch): at the left node, whose q is the cached q_j, through its
+ * split eval_prep with the q-only part (sines, cosines) prepared once per
+ * q_j -- bitwise the same numbers as eval. */
 int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
 {
-    const int n = g->n, r = g->tab->r;
+    const sym_system *sys = g->base.sys;
+    const int n = g->n, r = g->tab->r, left = g->left_point;
     const size_t nn = (size_t)n * (size_t)n;
-    sym_eval_out out[SYM_MAX_NODES];
-    for (int i = 0; i < r; i++) out[i] = point_out(g, i);
     g->base.counts.evaluations += r;
-    const int st = sym_eval_points(g->base.sys, r, g->Qp, g->Gp, need, out, g->base.scratch);
-    if (st) return st;
-    if (g->left_point >= 0) {
-        const int i = g->left_point;
-        memcpy(g->Mp + i * nn, g->cache_M, sizeof(double) * nn);
-        memcpy(g->dVp + (size_t)i * n, g->cache_dV, sizeof(double) * (size_t)n);
+    if (sys->eval_batch || !sys->eval) {
+        const int st = sym_eval_points(sys, r, g->Qp, g->Gp, need, g->pout, g->base.scratch);
+        if (st) return st;
+    } else {
+        double *scratch = sys->scratch_size ? g->base.scratch : NULL;
+        for (int i = 0; i < r; i++) {
+            const double *Q = g->Qp + (size_t)i * n, *G = g->Gp + (size_t)i * n;
+            int rc;
+            if (i == left && sys->prep && g->cache_valid && same_bits(n, Q, g->cache_q)) {
+                if (!g->prep_valid) {
+                    sys->prep(g->cache_q, g->left_prep, sys->params);
+                    g->prep_valid = 1;
+                }
+                rc = sys->eval_prep(g->left_prep, G, need[i], &g->pout[i], sys->params);
+            } else {
+                rc = sys->eval(Q, G, need[i], &g->pout[i], sys->params, scratch);
+            }
+            if (rc) return eval_status(rc);
+        }
+    }
+    if (left >= 0) {
+        memcpy(g->Mp + left * nn, g->cache_M, sizeof(double) * nn);
+        memcpy(g->dVp + (size_t)left * n, g->cache_dV, sizeof(double) * (size_t)n);
     }
     return SYM_OK;
 }
 
-/* Make sure M(q) and grad V(q) at the left node are in the cache. */
+/* Make sure M(q) and grad V(q) at the left node are in the cache (with a
+ * split eval, the q-only part too). */
 int sym_galerkin_left_cache(sym_gwork *g, const double *q)
 {
+    const sym_system *sys = g->base.sys;
     const int n = g->n;
-    if (g->cache_valid && memcmp(g->cache_q, q, sizeof(double) * (size_t)n) == 0)
-        return SYM_OK;
-    g->cache_valid = 0;
+    if (g->cache_valid && same_bits(n, g->cache_q, q)) return SYM_OK;
+    g->cache_valid = g->prep_valid = 0;
     sym_eval_out out = {0};
     out.M = g->cache_M;
     out.dV = g->cache_dV;
     g->base.counts.evaluations++;
-    int st = sym_eval(g->base.sys, q, NULL, SYM_NEED_M | SYM_NEED_DV, &out, g->base.scratch);
+    int st;
+    if (sys->prep) {
+        sys->prep(q, g->left_prep, sys->params);
+        st = eval_status(sys->eval_prep(g->left_prep, NULL, SYM_NEED_M | SYM_NEED_DV, &out,
+                                        sys->params));
+    } else {
+        st = sym_eval(sys, q, NULL, SYM_NEED_M | SYM_NEED_DV, &out, g->base.scratch);
+    }
     if (st) return st;
     memcpy(g->cache_q, q, sizeof(double) * (size_t)n);
     g->cache_valid = 1;
+    g->prep_valid = sys->prep != NULL;
     return SYM_OK;
 }
 
@@ -386,6 +418,7 @@ static void carry_over(sym_gwork *g, int converged)
         memcpy(g->cache_M, g->Mp + i * nn, sizeof(double) * nn);
         memcpy(g->cache_dV, g->dVp + (size_t)i * n, bytes);
         g->cache_valid = 1;
+        g->prep_valid = 0;   /* prepared on first use at the next step's left node */
     }
     memcpy(g->prev_X, g->X, sizeof(double) * (size_t)g->nu);
     memcpy(g->prev_qend, g->q1, bytes);
@@ -410,9 +443,8 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
     if (!st && g->con) st = sym_gcon_start(g);   /* G(q_j) */
     /* does the step start where the last one ended? */
-    const size_t bytes = sizeof(double) * (size_t)g->n;
-    const int same_q = g->prev_valid && memcmp(g->prev_qend, q, bytes) == 0;
-    g->kin_known = same_q && memcmp(g->prev_pend, p, bytes) == 0;
+    const int same_q = g->prev_valid && same_bits(g->n, g->prev_qend, q);
+    g->kin_known = same_q && same_bits(g->n, g->prev_pend, p);
     const int extrapolated = !st && w->opt.predictor && same_q && g->prev_h == h;
     if (extrapolated)
         poly_predict(g);
@@ -422,7 +454,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     if (!st) st = sym_newton_root(&g->newton, &newton_ops, g, h, extrapolated, &o);
     report(info, &o);
     if (st) {
-        g->cache_valid = g->prev_valid = 0;
+        g->cache_valid = g->prev_valid = g->prep_valid = 0;
         g->newton.lu_valid = 0;
         return st;
     }
@@ -433,7 +465,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
 void sym_galerkin_reset(sym_work *w)
 {
     sym_gwork *g = (sym_gwork *)w;
-    g->cache_valid = g->prev_valid = 0;
+    g->cache_valid = g->prev_valid = g->prep_valid = 0;
     if (g->con) sym_gcon_reset(g);
 }
 

@@ -56,7 +56,10 @@ struct sym_gwork {
     double *Mp, *Ap, *Hp, *Kp;       /* r x n x n                        */
     double *dVp, *f, *P;             /* r x n                            */
     double *v, *acc, *tmp, *Lm;      /* n, n, n (predictor, P_i); n x n  */
+    sym_eval_out pout[SYM_MAX_NODES]; /* each point's output slots      */
     int cache_valid;                 /* M, grad V at cache_q             */
+    int prep_valid;                  /* left_prep = sys->prep(cache_q)    */
+    double left_prep[SYM_PREP_MAX];
     double *cache_q, *cache_M, *cache_dV;
     int prev_valid;                  /* predictor history                */
     double prev_h;

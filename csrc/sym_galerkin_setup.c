@@ -183,6 +183,18 @@ static void layout(sym_gwork *g, double *cur)
     sym_lay_out(cur, slot, c, PARTS);
     g->tab = (sym_gtab *)tab;
     g->piv = (int *)piv;
+    /* each point's output slots (V is never asked for at the points) */
+    const size_t n = (size_t)g->n, nn = n * n;
+    for (int i = 0; i < SYM_MAX_NODES; i++) {
+        const size_t k = i < g->base.method->table->r ? (size_t)i : 0;
+        sym_eval_out *o = &g->pout[i];
+        o->M = g->Mp + k * nn;
+        o->A = g->Ap + k * nn;
+        o->H = g->Hp + k * nn;
+        o->V = NULL;
+        o->dV = g->dVp + k * n;
+        o->d2V = g->Kp + k * nn;
+    }
 }
 
 int sym_galerkin_setup(sym_work *w, double *block)
