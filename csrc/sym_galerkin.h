@@ -17,6 +17,7 @@ typedef struct sym_gtab {
     double B[SYM_MAX_NODES][SYM_MAX_NODES];
     double D[SYM_MAX_NODES][SYM_MAX_NODES];
     double E[SYM_MAX_NODES][SYM_MAX_NODES];
+    double E2[SYM_MAX_NODES][2 * SYM_MAX_NODES];             /* two-step extrapolation */
     double bD[SYM_MAX_NODES][SYM_MAX_NODES];                 /* b_i D_ia      */
     double bDD[SYM_MAX_NODES][SYM_MAX_NODES][SYM_MAX_NODES]; /* b_i D_ia D_ib */
     double b[SYM_MAX_NODES];
@@ -65,6 +66,8 @@ struct sym_gwork {
     double prev_h;
     double *prev_X, *prev_qend;
     double *prev_pend;
+    double *prev2_X;                 /* the increments of the step before */
+    int prev2_valid, prev2_pending;  /* (per-step Newton's predictor)      */
     int kin_known;                   /* the step starts at (prev_qend,    */
     double kin, kin_end;             /* prev_pend) with kinetic energy kin; */
                                      /* kin_end: at the root last checked */
