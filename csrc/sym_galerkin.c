@@ -109,8 +109,8 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
         }
     }
     if (left >= 0) {
-        memcpy(g->Mp + left * nn, g->cache_M, sizeof(double) * nn);
-        memcpy(g->dVp + (size_t)left * n, g->cache_dV, sizeof(double) * (size_t)n);
+        sym_copy(nn, g->Mp + left * nn, g->cache_M);
+        sym_copy((size_t)n, g->dVp + (size_t)left * n, g->cache_dV);
     }
     return SYM_OK;
 }
@@ -136,7 +136,7 @@ int sym_galerkin_left_cache(sym_gwork *g, const double *q)
         st = sym_eval(sys, q, NULL, SYM_NEED_M | SYM_NEED_DV, &out, g->base.scratch);
     }
     if (st) return st;
-    memcpy(g->cache_q, q, sizeof(double) * (size_t)n);
+    sym_copy((size_t)n, g->cache_q, q);
     g->cache_valid = 1;
     g->prep_valid = sys->prep != NULL;
     return SYM_OK;
@@ -446,19 +446,18 @@ static void report(sym_step_info *info, const sym_newton_out *o)
 static void carry_over(sym_gwork *g, int converged)
 {
     const int n = g->n;
-    const size_t bytes = sizeof(double) * (size_t)n;
     if (g->right_point >= 0 && converged == 1) {
         const size_t nn = (size_t)n * (size_t)n;
         const int i = g->right_point;
-        memcpy(g->cache_q, g->Qp + (size_t)i * n, bytes);
-        memcpy(g->cache_M, g->Mp + i * nn, sizeof(double) * nn);
-        memcpy(g->cache_dV, g->dVp + (size_t)i * n, bytes);
+        sym_copy((size_t)n, g->cache_q, g->Qp + (size_t)i * n);
+        sym_copy(nn, g->cache_M, g->Mp + i * nn);
+        sym_copy((size_t)n, g->cache_dV, g->dVp + (size_t)i * n);
         g->cache_valid = 1;
         g->prep_valid = 0;   /* prepared on first use at the next step's left node */
     }
-    memcpy(g->prev_X, g->X, sizeof(double) * (size_t)g->nu);
-    memcpy(g->prev_qend, g->q1, bytes);
-    memcpy(g->prev_pend, g->p1, bytes);
+    sym_copy((size_t)g->nu, g->prev_X, g->X);
+    sym_copy((size_t)n, g->prev_qend, g->q1);
+    sym_copy((size_t)n, g->prev_pend, g->p1);
     g->prev_h = g->h;
     g->prev_valid = 1;
     g->prev2_valid = g->prev2_pending;
@@ -490,7 +489,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
              * last step's increments become the step-before's */
             if (g->prev2_valid && g->tab->s == 3) poly2_predict(g);
             else poly_predict(g);
-            memcpy(g->prev2_X, g->prev_X, sizeof(double) * (size_t)g->nu);
+            sym_copy((size_t)g->nu, g->prev2_X, g->prev_X);
             g->prev2_pending = 1;
         } else {
             poly_predict(g);
