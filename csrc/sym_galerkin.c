@@ -216,13 +216,14 @@ static void poly_predict(sym_gwork *g)
  * O(h^(2s-1)) against the O(h^s) of poly_predict (Simpson: h^5 vs h^3), so
  * that one matrix and LU per step serve the whole Newton solve: the first
  * update is exact Newton from e_0, the later ones contract at rate ~e_0.
- * Used for s = 3 (Simpson, lobatto3): on the double pendulum Simpson at
- * h = 0.01 then needs 2.00 iterations a step (2.82 with poly_predict).  For
- * Lobatto-5 the degree-8 extrapolation a full step ahead was worse than
- * poly_predict's at h = 0.03-0.05 (2.57 / 3.75 iterations against 2.39 / 3.31:
- * the constant of the extrapolation, not its order, rules at omega h ~ 0.3);
- * for the midpoint rule (degree 2) it was better at h = 0.01 and worse at
- * h = 0.03-0.05. */
+ * Used for s = 3, 4, where per-step Newton on the double pendulum then
+ * needs (iterations a step, against poly_predict's): Simpson 2.00 (2.82) at
+ * h = 0.01, 4.52 (4.45) at h = 0.1; Lobatto-4 2.43 (3.14) at h = 0.03, 3.62
+ * (4.20) at h = 0.05.  For Lobatto-5 the degree-8 extrapolation a full step
+ * ahead was worse than poly_predict's at h = 0.03-0.05 (2.57 / 3.75 against
+ * 2.39 / 3.31: the constant of the extrapolation, not its order, rules at
+ * omega h ~ 0.3; poly1_predict below is used there); for the midpoint rule
+ * (degree 2) it was better at h = 0.01 and worse at h = 0.03-0.05. */
 static void poly2_predict(sym_gwork *g)
 {
     const int n = g->n, s = g->tab->s;
@@ -238,6 +239,35 @@ static void poly2_predict(sym_gwork *g)
         for (int a = 1; a < s; a++) {
             double v = 0.0;
             for (int p = 0; p < m; p++) v += g->tab->E2[a][p] * Y[p];
+            g->X[(size_t)(a - 1) * n + k] = v;
+        }
+    }
+}
+
+/*
+ * The same through fewer points, for s >= 5: the last step's s nodes and
+ * q_{j-2} (degree s; E1), X_a = sum_p E1_ap Y_p with Y = q_{j-2} - q_j =
+ * -(X2_{s-1} + X1_{s-1}) and the last step's nodes as in poly2_predict.
+ * Error against the converged nodes (double pendulum, Lobatto-5, median
+ * over the steps of a 100 s run): 1.2e-4 of |X| at h = 0.03 against
+ * poly_predict's 4.5e-4, 1.5e-3 against 3.4e-3 at h = 0.05 (the step
+ * ends are superconvergent, the interior nodes are not: the degree-8
+ * poly2_predict through both steps' nodes was worse, 7.9e-4 and 7.8e-3).
+ * Per-step Newton then needs 2.09 / 3.04 iterations a step (2.39 / 3.31).
+ */
+static void poly1_predict(sym_gwork *g)
+{
+    const int n = g->n, s = g->tab->s;
+    const double *X1 = g->prev_X, *X2 = g->prev2_X;
+    const double *X1e = X1 + (size_t)(s - 2) * n, *X2e = X2 + (size_t)(s - 2) * n;
+    for (int k = 0; k < n; k++) {
+        double Y[SYM_MAX_NODES + 1];
+        Y[0] = -(X2e[k] + X1e[k]);
+        Y[1] = -X1e[k];
+        for (int b = 1; b < s - 1; b++) Y[b + 1] = X1[(size_t)(b - 1) * n + k] - X1e[k];
+        for (int a = 1; a < s; a++) {
+            double v = 0.0;
+            for (int p = 0; p < s; p++) v += g->tab->E1[a][p] * Y[p];
             g->X[(size_t)(a - 1) * n + k] = v;
         }
     }
@@ -487,7 +517,9 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
         if (g->newton.per_step) {
             /* the two-step predictor once the history holds two steps; the
              * last step's increments become the step-before's */
-            if (g->prev2_valid && g->tab->s == 3) poly2_predict(g);
+            const int s = g->tab->s;
+            if (g->prev2_valid && (s == 3 || s == 4)) poly2_predict(g);
+            else if (g->prev2_valid && s >= 5) poly1_predict(g);
             else poly_predict(g);
             sym_copy((size_t)g->nu, g->prev2_X, g->prev_X);
             g->prev2_pending = 1;

@@ -18,6 +18,7 @@ typedef struct sym_gtab {
     double D[SYM_MAX_NODES][SYM_MAX_NODES];
     double E[SYM_MAX_NODES][SYM_MAX_NODES];
     double E2[SYM_MAX_NODES][2 * SYM_MAX_NODES];             /* two-step extrapolation */
+    double E1[SYM_MAX_NODES][SYM_MAX_NODES + 1];             /* ... through q_{j-2} only */
     double bD[SYM_MAX_NODES][SYM_MAX_NODES];                 /* b_i D_ia      */
     double bDD[SYM_MAX_NODES][SYM_MAX_NODES][SYM_MAX_NODES]; /* b_i D_ia D_ib */
     double b[SYM_MAX_NODES];

@@ -79,6 +79,12 @@ static void basis_tables(sym_gtab *t, const sym_galerkin_table *gt)
     for (int b = 1; b < s; b++) c2[m++] = gt->c[b] - 1.0;
     for (int a = 0; a < s; a++)
         for (int p = 0; p < m; p++) t->E2[a][p] = lagrange(c2, m, p, gt->c[a]);
+    /* E1_ap = L_p(c_a) on the s + 1 nodes -2, c_b - 1 (b = 0..s-1) */
+    double c1[SYM_MAX_NODES + 1];
+    c1[0] = -2.0;
+    for (int b = 0; b < s; b++) c1[b + 1] = gt->c[b] - 1.0;
+    for (int a = 0; a < s; a++)
+        for (int p = 0; p <= s; p++) t->E1[a][p] = lagrange(c1, s + 1, p, gt->c[a]);
     t->lobatto = (r == s);
     for (int i = 0; i < r; i++) if (t->unit[i] != i) t->lobatto = 0;
     if (t->lobatto)
