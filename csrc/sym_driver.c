@@ -46,7 +46,10 @@ static int system_ok(const sym_system *sys)
 {
     return sys && sys->n >= 1 && sys->n <= SYM_MAX_DOF &&
            (sys->eval || sys->eval_batch || (sys->mass && sys->potential_grad)) &&
-           (sys->m == 0 || (sys->m >= 1 && sys->m < sys->n && sys->constraint));
+           (sys->m == 0 || (sys->m >= 1 && sys->m < sys->n && sys->constraint)) &&
+           /* the split of eval: both halves, and a cache the engine can hold */
+           (!sys->prep) == (!sys->eval_prep) &&
+           (!sys->prep || (sys->eval && !sys->eval_batch && sys->prep_size <= SYM_PREP_MAX));
 }
 
 /* One block: [state struct | eval scratch | the scheme's arrays | the

@@ -17,6 +17,8 @@ typedef struct sym_gtab {
     double B[SYM_MAX_NODES][SYM_MAX_NODES];
     double D[SYM_MAX_NODES][SYM_MAX_NODES];
     double E[SYM_MAX_NODES][SYM_MAX_NODES];
+    double E2[SYM_MAX_NODES][2 * SYM_MAX_NODES];             /* two-step extrapolation */
+    double E1[SYM_MAX_NODES][SYM_MAX_NODES + 1];             /* ... through q_{j-2} only */
     double bD[SYM_MAX_NODES][SYM_MAX_NODES];                 /* b_i D_ia      */
     double bDD[SYM_MAX_NODES][SYM_MAX_NODES][SYM_MAX_NODES]; /* b_i D_ia D_ib */
     double b[SYM_MAX_NODES];
@@ -56,12 +58,17 @@ struct sym_gwork {
     double *Mp, *Ap, *Hp, *Kp;       /* r x n x n                        */
     double *dVp, *f, *P;             /* r x n                            */
     double *v, *acc, *tmp, *Lm;      /* n, n, n (predictor, P_i); n x n  */
+    sym_eval_out pout[SYM_MAX_NODES]; /* each point's output slots      */
     int cache_valid;                 /* M, grad V at cache_q             */
+    int prep_valid;                  /* left_prep = sys->prep(cache_q)    */
+    double left_prep[SYM_PREP_MAX];
     double *cache_q, *cache_M, *cache_dV;
     int prev_valid;                  /* predictor history                */
     double prev_h;
     double *prev_X, *prev_qend;
     double *prev_pend;
+    double *prev2_X;                 /* the increments of the step before */
+    int prev2_valid, prev2_pending;  /* (per-step Newton's predictor)      */
     int kin_known;                   /* the step starts at (prev_qend,    */
     double kin, kin_end;             /* prev_pend) with kinetic energy kin; */
                                      /* kin_end: at the root last checked */

@@ -71,6 +71,20 @@ static void basis_tables(sym_gtab *t, const sym_galerkin_table *gt)
     }
     for (int a = 0; a < s; a++)
         for (int b = 0; b < s; b++) t->E[a][b] = lagrange(gt->c, s, b, 1.0 + gt->c[a]);
+    /* E2_ap = L_p(c_a) on the 2s - 1 nodes of the last two steps,
+     * c_b - 2 (b = 0..s-1), c_b - 1 (b = 1..s-1), the last one being 0 */
+    double c2[2 * SYM_MAX_NODES];
+    int m = 0;
+    for (int b = 0; b < s; b++) c2[m++] = gt->c[b] - 2.0;
+    for (int b = 1; b < s; b++) c2[m++] = gt->c[b] - 1.0;
+    for (int a = 0; a < s; a++)
+        for (int p = 0; p < m; p++) t->E2[a][p] = lagrange(c2, m, p, gt->c[a]);
+    /* E1_ap = L_p(c_a) on the s + 1 nodes -2, c_b - 1 (b = 0..s-1) */
+    double c1[SYM_MAX_NODES + 1];
+    c1[0] = -2.0;
+    for (int b = 0; b < s; b++) c1[b + 1] = gt->c[b] - 1.0;
+    for (int a = 0; a < s; a++)
+        for (int p = 0; p <= s; p++) t->E1[a][p] = lagrange(c1, s + 1, p, gt->c[a]);
     t->lobatto = (r == s);
     for (int i = 0; i < r; i++) if (t->unit[i] != i) t->lobatto = 0;
     if (t->lobatto)
@@ -142,7 +156,7 @@ static void point_roles(sym_gwork *g)
  * aligned block) moved the 8- and 16-link chain by up to 25 % either way,
  * differently in a C program and inside Python; this one measured closest
  * to the previous layout overall. */
-#define PARTS 26
+#define PARTS 27
 
 static void part_sizes(const sym_method *m, int n, double *c)
 {
@@ -153,7 +167,7 @@ static void part_sizes(const sym_method *m, int n, double *c)
     const double sizes[PARTS] = {
         nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
         r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu,
-        (double)sym_int_doubles((size_t)nu), tab,
+        (double)sym_int_doubles((size_t)nu), tab, nu,
     };
     memcpy(c, sizes, sizeof(sizes));
 }
@@ -176,13 +190,25 @@ static void layout(sym_gwork *g, double *cur)
     double **const slot[] = {
         &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
         &g->Mp, &g->Ap, &g->Hp, &g->Kp, &g->cache_q, &g->cache_dV, &g->prev_qend, &g->prev_pend,
-        &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv, &tab,
+        &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv, &tab, &g->prev2_X,
     };
     SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
     part_sizes(g->base.method, g->n, c);
     sym_lay_out(cur, slot, c, PARTS);
     g->tab = (sym_gtab *)tab;
     g->piv = (int *)piv;
+    /* each point's output slots (V is never asked for at the points) */
+    const size_t n = (size_t)g->n, nn = n * n;
+    for (int i = 0; i < SYM_MAX_NODES; i++) {
+        const size_t k = i < g->base.method->table->r ? (size_t)i : 0;
+        sym_eval_out *o = &g->pout[i];
+        o->M = g->Mp + k * nn;
+        o->A = g->Ap + k * nn;
+        o->H = g->Hp + k * nn;
+        o->V = NULL;
+        o->dV = g->dVp + k * n;
+        o->d2V = g->Kp + k * nn;
+    }
 }
 
 int sym_galerkin_setup(sym_work *w, double *block)

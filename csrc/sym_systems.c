@@ -135,43 +135,64 @@ static int linear_make(int n, const double *par, size_t npar, sym_system *out)
 /* ------------------------------------------------------------------ */
 typedef struct { double m11, m22, k, v1, v2; } dp_par;
 
-static int dp_eval(const double *q, const double *g, unsigned need,
-                   const sym_eval_out *o, void *params, double *scratch)
+/* sin, cos of q1, q2 and of q1 - q2 (by the difference formulas) */
+enum { DP_S1, DP_C1, DP_S2, DP_C2, DP_S12, DP_C12, DP_PREP };
+
+static void dp_prep(const double *q, double *c, void *params)
 {
-    const dp_par *P = params;
-    (void)scratch;
+    (void)params;
     const double s1 = sin(q[0]), c1 = cos(q[0]);
     const double s2 = sin(q[1]), c2 = cos(q[1]);
-    const double s12 = s1 * c2 - c1 * s2, c12 = c1 * c2 + s1 * s2;
+    c[DP_S1] = s1;
+    c[DP_C1] = c1;
+    c[DP_S2] = s2;
+    c[DP_C2] = c2;
+    c[DP_S12] = s1 * c2 - c1 * s2;
+    c[DP_C12] = c1 * c2 + s1 * s2;
+}
+
+static int dp_eval_prep(const double *c, const double *g, unsigned need,
+                        const sym_eval_out *o, void *params)
+{
+    const dp_par *P = params;
     if (need & SYM_NEED_M) {
         o->M[0] = P->m11;
-        o->M[1] = o->M[2] = P->k * c12;
+        o->M[1] = o->M[2] = P->k * c[DP_C12];
         o->M[3] = P->m22;
     }
     if (need & SYM_NEED_A) {
-        const double a = P->k * s12;
+        const double a = P->k * c[DP_S12];
         o->A[0] = -a * g[1];
         o->A[1] = a * g[1];
         o->A[2] = -a * g[0];
         o->A[3] = a * g[0];
     }
     if (need & SYM_NEED_H) {
-        const double h = P->k * c12 * g[0] * g[1];
+        const double h = P->k * c[DP_C12] * g[0] * g[1];
         o->H[0] = -h;
         o->H[1] = o->H[2] = h;
         o->H[3] = -h;
     }
-    if (need & SYM_NEED_V) o->V[0] = -P->v1 * c1 - P->v2 * c2;
+    if (need & SYM_NEED_V) o->V[0] = -P->v1 * c[DP_C1] - P->v2 * c[DP_C2];
     if (need & SYM_NEED_DV) {
-        o->dV[0] = P->v1 * s1;
-        o->dV[1] = P->v2 * s2;
+        o->dV[0] = P->v1 * c[DP_S1];
+        o->dV[1] = P->v2 * c[DP_S2];
     }
     if (need & SYM_NEED_D2V) {
-        o->d2V[0] = P->v1 * c1;
+        o->d2V[0] = P->v1 * c[DP_C1];
         o->d2V[1] = o->d2V[2] = 0.0;
-        o->d2V[3] = P->v2 * c2;
+        o->d2V[3] = P->v2 * c[DP_C2];
     }
     return 0;
+}
+
+static int dp_eval(const double *q, const double *g, unsigned need,
+                   const sym_eval_out *o, void *params, double *scratch)
+{
+    double c[DP_PREP];
+    (void)scratch;
+    dp_prep(q, c, params);
+    return dp_eval_prep(c, g, need, o, params);
 }
 
 static int dp_make(int n, const double *par, size_t npar, sym_system *out)
@@ -189,6 +210,9 @@ static int dp_make(int n, const double *par, size_t npar, sym_system *out)
     out->n = 2;
     out->params = P;
     out->eval = dp_eval;
+    out->prep = dp_prep;
+    out->eval_prep = dp_eval_prep;
+    out->prep_size = DP_PREP;
     return SYM_OK;
 }
 
@@ -229,12 +253,18 @@ typedef struct { double I, I3, mgl; } top_par;
 
 #define TOP_MIN_SIN SYM_TOP_MIN_SIN   /* 0.01 (symplectic.h; shared with the Python pre-run check) */
 
-static int top_eval(const double *q, const double *g, unsigned need,
-                    const sym_eval_out *o, void *params, double *scratch)
+static void top_prep(const double *q, double *c, void *params)
+{
+    (void)params;
+    c[0] = sin(q[1]);
+    c[1] = cos(q[1]);
+}
+
+static int top_eval_prep(const double *sc, const double *g, unsigned need,
+                         const sym_eval_out *o, void *params)
 {
     const top_par *P = params;
-    (void)scratch;
-    const double s = sin(q[1]), c = cos(q[1]);
+    const double s = sc[0], c = sc[1];
     if (fabs(s) < TOP_MIN_SIN) return SYM_ECHART;   /* (a nan passes: checked downstream) */
     if (need & SYM_NEED_M) {
         double *M = o->M;
@@ -270,6 +300,15 @@ static int top_eval(const double *q, const double *g, unsigned need,
     return 0;
 }
 
+static int top_eval(const double *q, const double *g, unsigned need,
+                    const sym_eval_out *o, void *params, double *scratch)
+{
+    double sc[2];
+    (void)scratch;
+    top_prep(q, sc, params);
+    return top_eval_prep(sc, g, need, o, params);
+}
+
 static int top_make(int n, const double *par, size_t npar, sym_system *out)
 {
     if (n != 3 || npar != 5 || !all_finite(par, 5)) return SYM_ESYSTEM;
@@ -283,6 +322,9 @@ static int top_make(int n, const double *par, size_t npar, sym_system *out)
     out->n = 3;
     out->params = P;
     out->eval = top_eval;
+    out->prep = top_prep;
+    out->eval_prep = top_eval_prep;
+    out->prep_size = 2;
     return SYM_OK;
 }
 

@@ -81,4 +81,12 @@ static inline const void *sym_row_find(const void *rows, int count, size_t size,
         return (const TYPE *)sym_row_find(TABLE, PREFIX##_count(), sizeof(TABLE[0]), name); \
     }
 
+/* Copy k doubles: an inline loop instead of a call to memcpy, whose cost
+ * dominates for the few doubles (n, n^2 with n = 1..4) of the per-step
+ * bookkeeping. */
+SYM_INLINE void sym_copy(size_t k, double *restrict dst, const double *restrict src)
+{
+    for (size_t i = 0; i < k; i++) dst[i] = src[i];
+}
+
 #endif /* SYM_UTIL_H */

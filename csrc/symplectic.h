@@ -124,6 +124,19 @@ typedef int (*sym_eval_fn)(const double *q, const double *g, unsigned need,
                            const sym_eval_out *out, void *params,
                            double *scratch);
 
+/* An optional split of `eval` for a system whose evaluation at q starts
+ * with work that depends on q alone (its sines and cosines): prep(q) fills
+ * prep_size <= SYM_PREP_MAX doubles of `cache`, eval_prep(cache, g, ...)
+ * finishes with the same arithmetic as eval, so that prep followed by
+ * eval_prep is bitwise eval (same return codes).  The Galerkin engine calls
+ * prep once per step at the step's left node, whose q stays fixed while
+ * its velocity moves with every Newton iterate (issue 19: the built-in
+ * double pendulum's Simpson step then takes 10 sin/cos pairs instead of 14). */
+#define SYM_PREP_MAX 16
+typedef void (*sym_prep_fn)(const double *q, double *cache, void *params);
+typedef int (*sym_prep_eval_fn)(const double *cache, const double *g, unsigned need,
+                                const sym_eval_out *out, void *params);
+
 /* A batched form of `eval`: quantities at npts points at once (Q and G are
  * npts x n, row-major; need[k] and out[k] are per point).  The schemes
  * evaluate all quadrature points of a Newton iteration in one call, which
@@ -208,6 +221,10 @@ typedef struct sym_system {
     int m;
     sym_constraint_fn constraint;
     void *constraint_params;
+    /* optional split of `eval` (above); both set or both NULL */
+    sym_prep_fn prep;
+    sym_prep_eval_fn eval_prep;
+    size_t prep_size;
 } sym_system;
 
 /* Evaluate the requested quantities at (q, g) through whichever slots the

@@ -32,8 +32,11 @@ newton : {"full", "chord", "step"}
     ``"full"`` (default): a fresh Jacobian and LU factorisation every
     Newton iteration.  ``"step"``: one Jacobian and LU per step, formed at
     the step's predicted start and reused by its iterations (refreshed
-    when the contraction rate exceeds 0.25); fewer factorisations for the
-    same solution to the Newton tolerance, faster on small systems.  ``"chord"``: keep the factorised matrix across
+    when the contraction rate exceeds 0.01), started from a polynomial
+    through the last two steps' nodes (``"full"`` extrapolates the last
+    step's).  Fewer factorisations for the same solution to the Newton
+    tolerance: faster on small systems at small steps, and for
+    ``lobatto4``/``lobatto5``.  ``"chord"``: keep the factorised matrix across
     iterations and steps while it contracts well (refreshed when the
     contraction rate exceeds 0.25, after a step needing more than 6
     iterations, or when h changes).  More iterations, far fewer

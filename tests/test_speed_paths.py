@@ -63,8 +63,17 @@ def test_step_newton_steps_match_full_newton_steps(method, name):
             assert np.max(np.abs(a - b)) <= 1e-12 * max(1.0, np.max(np.abs(b))), (name, method, j)
     step = sp.integrate(system, q0, p0, h, 60, method=method, newton="step")
     assert np.max(np.abs(step.q - full.q)) <= 1e-10 * max(1.0, np.max(np.abs(full.q)))
-    # never fewer iterations than full Newton (stale updates converge linearly)
-    assert step.newton_iterations.mean() >= full.newton_iterations.mean() - 1e-12
+    # With the same start (s = 2: both extrapolate the last step's polynomial) never fewer
+    # iterations than full Newton: stale updates converge linearly.  For s >= 3 the per-step
+    # mode starts from a predictor through the last two steps (sym_galerkin.c poly2_predict,
+    # poly1_predict), which saves iterations at small h (chain8, Simpson: 1.78 against 2.00)
+    # and at large h costs what linear convergence costs (double pendulum, Simpson, h = 0.05:
+    # 4.13 against 2.92); a predictor that broke convergence would cost far more.
+    its_step, its_full = step.newton_iterations.mean(), full.newton_iterations.mean()
+    if len(_registry.METHODS[method].nodes) == 2:
+        assert its_step >= its_full - 1e-12
+    else:
+        assert its_step <= its_full + 1.5
 
 
 def test_step_newton_keeps_cyclic_momenta_bitwise():

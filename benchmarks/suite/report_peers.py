@@ -126,9 +126,9 @@ def yard_block(cfg, rows, why, info, stamp):
         f"least of its own repeats; ratio = ours / yardstick in the same round, median of {rows[0]['rounds']} "
         "rounds (min–max in brackets).\n")
     out.append(md_table(
-        ["method", "h", "ours: µs/step (Newton it/step)", "yardstick: µs/step (it/step)", "ours / yardstick",
+        ["method", "newton", "h", "ours: µs/step (Newton it/step)", "yardstick: µs/step (it/step)", "ours / yardstick",
          "e_H ours / yardstick"],
-        [[r["method"], f"{r['h']:g}", f"{r['us_ours']:.3f} ({r['newton']:.2f})",
+        [[r["method"], r.get("mode", "full"), f"{r['h']:g}", f"{r['us_ours']:.3f} ({r['newton']:.2f})",
           f"{r['us_yard']:.3f} ({r['yard_newton']:.2f})",
           f"**{r['ratio']:.2f}×** ({r['ratio_min']:.2f}–{r['ratio_max']:.2f})",
           f"{fmt_e(r['e_H'])} / {fmt_e(r['yard_e_H'])}"] for r in rows]))

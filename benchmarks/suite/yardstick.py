@@ -18,7 +18,10 @@ import models as M
 
 from .common import REPO, med, say, write_csv
 
-CASES = (("simpson", 0.1), ("simpson", 0.01), ("midpoint", 0.1), ("midpoint", 0.01))
+# (method, h, newton mode): the default full Newton, and Simpson's per-step mode (one matrix and LU
+# a step, started from the two-step predictor)
+CASES = (("simpson", 0.1, "full"), ("simpson", 0.01, "full"), ("simpson", 0.1, "step"),
+         ("simpson", 0.01, "step"), ("midpoint", 0.1, "full"), ("midpoint", 0.01, "full"))
 
 
 def find_source():
@@ -51,12 +54,12 @@ def run_yardstick(exe, method, h, N, budget):
     return dict(N=int(f["N"]), it=float(f["it/step"]), e_H=float(f["eH"]), t_min=float(f["t_min_s"]))
 
 
-def ours_min(dp, method, h, N, budget):
+def ours_min(dp, method, h, N, budget, newton="full"):
     """The least wall time of sp.integrate over N steps, repeated for about `budget` seconds (>= 3 calls)."""
     best, spent, k = float("inf"), 0.0, 0
     while k < 3 or spent < budget:
         t0 = time.perf_counter()
-        sp.integrate(dp, M.DP_Q0, M.DP_P0, h, N, method=method)
+        sp.integrate(dp, M.DP_Q0, M.DP_P0, h, N, method=method, newton=newton)
         dt = time.perf_counter() - t0
         best, spent, k = min(best, dt), spent + dt, k + 1
     return best
@@ -65,22 +68,22 @@ def ours_min(dp, method, h, N, budget):
 def measure(cfg, exe):
     dp, N = M.dp_system(), cfg["yard_steps"]
     rows = []
-    for method, h in CASES:
-        tr = sp.integrate(dp, M.DP_Q0, M.DP_P0, h, N, method=method)
+    for method, h, mode in CASES:
+        tr = sp.integrate(dp, M.DP_Q0, M.DP_P0, h, N, method=method, newton=mode)
         E = M.dp_energy(tr.q, tr.p)
-        rows.append(dict(method=method, h=h, steps=N, newton=float(np.mean(tr.newton_iterations)),
+        rows.append(dict(method=method, mode=mode, h=h, steps=N, newton=float(np.mean(tr.newton_iterations)),
                          e_H=float(np.max(np.abs(E - E[0])) / abs(E[0])), ours=[], yard=[]))
     for r in range(cfg["yard_rounds"]):
         for row in (rows if r % 2 == 0 else rows[::-1]):
             y = run_yardstick(exe, row["method"], row["h"], N, cfg["yard_budget"])
             row["yard"].append(y["t_min"])
             row.update(yard_newton=y["it"], yard_e_H=y["e_H"])
-            row["ours"].append(ours_min(dp, row["method"], row["h"], N, cfg["yard_budget"]))
+            row["ours"].append(ours_min(dp, row["method"], row["h"], N, cfg["yard_budget"], row["mode"]))
     for row in rows:
         ratios = [a / b for a, b in zip(row["ours"], row["yard"])]
         row.update(us_ours=med(row["ours"]) / N * 1e6, us_yard=med(row["yard"]) / N * 1e6,
                    ratio=med(ratios), ratio_min=min(ratios), ratio_max=max(ratios), rounds=len(ratios))
-        say(f"  {row['method']:9s} h={row['h']:<5g} ours {row['us_ours']:.3f} µs/step ({row['newton']:.2f} it), "
+        say(f"  {row['method']:9s} {row['mode']:4s} h={row['h']:<5g} ours {row['us_ours']:.3f} µs/step ({row['newton']:.2f} it), "
             f"yardstick {row['us_yard']:.3f} µs/step ({row['yard_newton']:.2f} it): ratio {row['ratio']:.2f} "
             f"({row['ratio_min']:.2f}–{row['ratio_max']:.2f})")
     return rows
@@ -95,6 +98,6 @@ def run_section(cfg, ctx, out, rel, info, stamp):
         return yard_block(cfg, None, why, info, stamp)
     rows = measure(cfg, exe)
     write_csv(os.path.join(out, "yardstick.csv"), rows,
-              ["method", "h", "steps", "us_ours", "us_yard", "ratio", "ratio_min", "ratio_max", "rounds",
+              ["method", "mode", "h", "steps", "us_ours", "us_yard", "ratio", "ratio_min", "ratio_max", "rounds",
                "newton", "yard_newton", "e_H", "yard_e_H"])
     return yard_block(cfg, rows, None, info, stamp)
