@@ -215,7 +215,8 @@ SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
  * registers (a store to Q, R or J no longer forces the tables and X to be
  * read again); every output entry is still the sum written in the header,
  * term by term in the same order, so the results are bitwise those of the
- * plain loops. */
+ * plain loops.  (The local tables are zeroed only to quiet
+ * -Wmaybe-uninitialized in the runtime-size instances.) */
 
 /* q_i = q_j + X_i (X_0 = 0),  g_i = (0 + sum_{a>=1} D_ia X_a) / h  (as * 1/h) */
 SYM_INLINE void form_points_lob_x(const int s, const int n, const double ih,
@@ -223,7 +224,7 @@ SYM_INLINE void form_points_lob_x(const int s, const int n, const double ih,
                                   const double *restrict X, double *restrict Qp,
                                   double *restrict Gp)
 {
-    double D[SYM_MAX_NODES][SYM_MAX_NODES];
+    double D[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}};
     SYM_UNROLL
     for (int i = 0; i < s; i++)
         SYM_UNROLL
@@ -263,7 +264,7 @@ SYM_INLINE double residual_lob_x(const int s, const int n, const double h,
     /* two copies, so that the usual one (no force) tests nothing per entry */
     const double scale = Fx ? point_forces_x(s, n, h, p, Mp, Ap, Gp, dVp, Fx, f, P)
                             : point_forces_x(s, n, h, p, Mp, Ap, Gp, dVp, NULL, f, P);
-    double bD[SYM_MAX_NODES][SYM_MAX_NODES], cf[SYM_MAX_NODES];
+    double bD[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}}, cf[SYM_MAX_NODES] = {0.0};
     SYM_UNROLL
     for (int a = 0; a <= s - 2; a++) {
         cf[a] = h * tab->b[a];
@@ -306,7 +307,7 @@ SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
     const int nu = (s - 1) * n;
     const size_t nn = (size_t)n * (size_t)n;
     const double ih = 1.0 / h;
-    double bv[SYM_MAX_NODES], D[SYM_MAX_NODES][SYM_MAX_NODES];
+    double bv[SYM_MAX_NODES] = {0.0}, D[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}};
     SYM_UNROLL
     for (int i = 0; i < s; i++) {
         bv[i] = tab->b[i];
@@ -321,8 +322,6 @@ SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
             const double *Ab = Ap + b * nn;
             const double cA = bv[b] * D[b][a], cAT = bv[a] * D[a][b];
             const double cH = (a == b) ? h * bv[a] : 0.0;
-            /* cM and v are zeroed only to quiet -Wmaybe-uninitialized in the
-             * runtime-size instances; in the fixed ones the stores are dead */
             double cM[SYM_MAX_NODES] = {0.0};
             SYM_UNROLL
             for (int i = 0; i < s; i++) cM[i] = tab->bDD[a][b][i] * ih;
@@ -386,7 +385,7 @@ SYM_INLINE void correct_lob_x(const int s, const int n, const double ih,
                               double *restrict scratch)
 {
     const size_t nn = (size_t)n * (size_t)n;
-    double D[SYM_MAX_NODES][SYM_MAX_NODES], dgl[SYM_CK];
+    double D[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}}, dgl[SYM_CK] = {0.0};
     double *restrict dg = n <= SYM_CK ? dgl : scratch;
     SYM_UNROLL
     for (int i = 0; i < s; i++)
