@@ -327,7 +327,7 @@ int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale)
     }
     for (int k = 0; k < nu; k++) {
         const double v = fabs(con->R[k]);
-        if (!(v <= rn)) rn = v;   /* propagates nan */
+        rn = sym_nanmax(rn, v);   /* propagates nan */
     }
     /* C_a = g(Q_a)/h, measured against the size of g's terms at Q_a */
     for (int a = 1; a < s; a++) {
@@ -345,7 +345,7 @@ int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale)
             if (r > 1.0) r = 1.0;               /* far from rounding either way */
             if (isnan(ga[k])) r = ga[k];
             const double v = r * scale;
-            if (!(v <= rn)) rn = v;
+            rn = sym_nanmax(rn, v);
         }
     }
     *rnorm = rn;

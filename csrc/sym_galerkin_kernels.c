@@ -127,7 +127,7 @@ SYM_INLINE double residual_k(sym_gwork *w, const double *p, double h, double *Rn
     double rn = 0.0;
     for (int k = 0; k < w->nu; k++) {
         const double v = fabs(w->R[k]);
-        if (!(v <= rn)) rn = v;   /* propagates nan */
+        rn = sym_nanmax(rn, v);   /* propagates nan */
     }
     *Rnorm = rn;
     return scale;
@@ -281,7 +281,7 @@ SYM_INLINE double residual_lob_x(const int s, const int n, const double h,
             for (int i = 0; i < s; i++) v += bD[i][a] * P[(size_t)i * n + c];
             R[(size_t)a * n + c] = v;
             const double av = fabs(v);
-            if (!(av <= rn)) rn = av;   /* propagates nan */
+            rn = sym_nanmax(rn, av);   /* propagates nan */
         }
     *Rnorm = rn;
     return scale;

@@ -54,11 +54,11 @@ static int apply_update2(sym_newton *nw, double yscale, double *dk, double *ek)
         nw->X[k] += nw->dX[k];
         const double ax = fabs(nw->X[k]), ad = fabs(nw->dX[k]);
         if (k < nw->nu_x) {
-            if (!(ax <= xn)) xn = ax;
-            if (!(ad <= dn)) dn = ad;
+            xn = sym_nanmax(xn, ax);
+            dn = sym_nanmax(dn, ad);
         } else {
-            if (!(ax <= yn)) yn = ax;
-            if (!(ad <= en)) en = ad;
+            yn = sym_nanmax(yn, ax);
+            en = sym_nanmax(en, ad);
         }
     }
     if (!isfinite(xn) || !isfinite(dn) || !isfinite(yn) || !isfinite(en)) return SYM_ENONFINITE;
@@ -74,8 +74,8 @@ static int apply_update(sym_newton *nw, double *dk)
     for (int k = 0; k < nw->nu; k++) {
         nw->X[k] += nw->dX[k];
         double ax = fabs(nw->X[k]), ad = fabs(nw->dX[k]);
-        if (!(ax <= xn)) xn = ax;
-        if (!(ad <= dn)) dn = ad;
+        xn = sym_nanmax(xn, ax);
+        dn = sym_nanmax(dn, ad);
     }
     if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
     *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);

@@ -81,6 +81,15 @@ static inline const void *sym_row_find(const void *rows, int count, size_t size,
         return (const TYPE *)sym_row_find(TABLE, PREFIX##_count(), sizeof(TABLE[0]), name); \
     }
 
+/* The running maximum m of |values| with v the next one, NaN sticky: a
+ * NaN value makes the maximum NaN and it stays NaN (the plain
+ * `if (!(v <= m)) m = v` lets a later finite value replace it).  Equal to
+ * the plain update for finite values. */
+SYM_INLINE double sym_nanmax(double m, double v)
+{
+    return (m != m || v <= m) ? m : v;
+}
+
 /* Copy k doubles: an inline loop instead of a call to memcpy, whose cost
  * dominates for the few doubles (n, n^2 with n = 1..4) of the per-step
  * bookkeeping. */
