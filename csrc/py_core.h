@@ -163,7 +163,6 @@ int py_constraint_traverse(SystemObject *S, visitproc visit, void *arg);
 void py_constraint_free(SystemObject *S);
 int py_constraint_begin(py_call *call);
 int py_constraint_resolve(SystemObject *S, const double *q);
-PyObject *py_system_constraint(SystemObject *self, PyObject *args);
 
 /* ---- py_run.c ---------------------------------------------------- */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw);

@@ -1,7 +1,7 @@
 /*
  * py_system.c -- the type symplectic._core.System: a sym_system made by one
  * of the callback forms (py_callbacks.c), its lifetime and attributes, and
- * the two evaluations it offers directly (_eval, energy).
+ * the evaluations it offers directly (_eval, energy, _constraint).
  */
 #include "py_core.h"
 
@@ -269,11 +269,66 @@ static PyObject *System_get_n_constraints(SystemObject *self, void *closure)
     return PyLong_FromLong(self->sys.m);
 }
 
+/* ------------------------------------------------------------------ */
+/* System._constraint                                                   */
+/* ------------------------------------------------------------------ */
+/* _constraint(q, mu, need) -> (g, G, S), None where not requested; need
+ * bits g = 1, G = 2, S = 4 (S needs mu). */
+static PyObject *System_constraint(SystemObject *self, PyObject *args)
+{
+    PyObject *qo, *muo, *res[3] = {NULL}, *ret = NULL;
+    unsigned int need;
+    PyArrayObject *q = NULL, *mu = NULL;
+    double *scratch = NULL;
+    py_call call;
+    memset(&call, 0, sizeof call);
+    if (py_system_ready(self) < 0 || !PyArg_ParseTuple(args, "OOI", &qo, &muo, &need))
+        goto done;
+    if (self->sys.m == 0) {
+        PyErr_SetString(PyExc_ValueError, "this system has no constraints");
+        goto done;
+    }
+    const int n = self->sys.n;
+    if (!(q = py_as_vector(qo, n, "q"))) goto done;
+    if (py_constraint_resolve(self, PyArray_DATA(q)) < 0) goto done;
+    const int m = self->sys.m;
+    if ((need & SYM_CNEED_HESS) && !(mu = py_as_vector(muo, m, "mu"))) goto done;
+    const npy_intp dims[3][2] = {{m, 0}, {m, n}, {n, n}};
+    double *data[3] = {NULL};
+    for (int k = 0; k < 3; k++) {
+        if (!(need & (1u << k))) continue;
+        if (!(res[k] = PyArray_SimpleNew(k ? 2 : 1, (npy_intp *)dims[k], NPY_DOUBLE))) goto done;
+        data[k] = PyArray_DATA((PyArrayObject *)res[k]);
+    }
+    if (py_call_begin(self, &call) < 0) goto done;
+    if (!(scratch = malloc(sizeof(double) * sym_constraint_scratch_size(&call.sys)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    sym_constraint_out out = {data[0], data[1], data[2]};
+    const int st = sym_constraint_eval(&call.sys, PyArray_DATA(q), mu ? PyArray_DATA(mu) : NULL,
+                                       need & 7u, &out, scratch);
+    if (st) { py_raise_status(st, &call, NULL, NULL); goto done; }
+    ret = PyTuple_New(3);
+    for (int k = 0; ret && k < 3; k++) {
+        PyObject *o = res[k] ? res[k] : Py_None;
+        Py_INCREF(o);
+        PyTuple_SET_ITEM(ret, k, o);
+    }
+done:
+    py_call_end(&call);
+    for (int k = 0; k < 3; k++) Py_XDECREF(res[k]);
+    free(scratch);
+    Py_XDECREF(q);
+    Py_XDECREF(mu);
+    return ret;
+}
+
 static PyMethodDef System_methods[] = {
     {"_eval", (PyCFunction)System_eval, METH_VARARGS,
      "_eval(q, g, need) -> (M, A, H, V, gradV, hessV); need is a bit mask "
      "M=1, A=2, H=4, V=8, gradV=16, hessV=32 (None where not requested)."},
-    {"_constraint", (PyCFunction)py_system_constraint, METH_VARARGS,
+    {"_constraint", (PyCFunction)System_constraint, METH_VARARGS,
      "_constraint(q, mu, need) -> (g, G, S): the constraints g(q) (m,), their Jacobian "
      "G (m, n) and S = sum_k mu_k hess g_k (n, n); need bits g=1, G=2, S=4 (None where "
      "not requested)."},

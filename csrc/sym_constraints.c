@@ -81,7 +81,7 @@
  * Multipliers reported at the nodes: lambda_a = Lambda_a / (h w_a); the
  * constraint force at node a is -G(Q_a)^T lambda_a.
  */
-#include "sym_galerkin.h"
+#include "sym_gwork.h"
 
 #include <float.h>
 #include <math.h>

@@ -31,6 +31,6 @@ SYM_PRIVATE int sym_force_eval(sym_fwork *fw, double t, long k, const double *q,
 SYM_PRIVATE void sym_force_free(sym_fwork *fw);
 
 /* sym_galerkin_forces.c: the force terms of the Galerkin engine (g is a
- * sym_gwork; declared in sym_galerkin.h). */
+ * sym_gwork; declared in sym_gwork.h). */
 
 #endif /* SYM_FORCES_H */

@@ -43,104 +43,12 @@
  * outputs and judges the plausibility of the root it finds.
  */
 #include "sym_forces.h"
-#include "sym_galerkin.h"
+#include "sym_gwork.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
 
 #define PLAUS_GAIN 10.0      /* plausible roots: T_{j+1} <= PLAUS_GAIN (T_j + |W|) */
-
-/* Bitwise equality of two n-vectors (what memcmp tests, without the call). */
-SYM_INLINE int same_bits(int n, const double *x, const double *y)
-{
-    for (int k = 0; k < n; k++) {
-        uint64_t a, b;
-        memcpy(&a, x + k, sizeof a);
-        memcpy(&b, y + k, sizeof b);
-        if (a != b) return 0;
-    }
-    return 1;
-}
-
-/* A callback's return as a status (the mapping of sym_eval). */
-SYM_INLINE int eval_status(int rc)
-{
-    return rc == SYM_ECHART ? SYM_ECHART : rc ? SYM_ECALLBACK : SYM_OK;
-}
-
-/* Evaluate `need` at point i alone. */
-int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need)
-{
-    g->base.counts.evaluations++;
-    return sym_eval(g->base.sys, g->Qp + (size_t)i * g->n, g->Gp + (size_t)i * g->n, need,
-                    &g->pout[i], g->base.scratch);
-}
-
-/* Evaluate `need[i]` at every point (q_i, g_i); the left node's M and grad
- * V come from the cache.  A system with a single `eval` is called directly
- * (no batch): at the left node, whose q is the cached q_j, through its
- * split eval_prep with the q-only part (sines, cosines) prepared once per
- * q_j -- bitwise the same numbers as eval. */
-int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
-{
-    const sym_system *sys = g->base.sys;
-    const int n = g->n, r = g->tab->r, left = g->left_point;
-    const size_t nn = (size_t)n * (size_t)n;
-    g->base.counts.evaluations += r;
-    if (sys->eval_batch || !sys->eval) {
-        const int st = sym_eval_points(sys, r, g->Qp, g->Gp, need, g->pout, g->base.scratch);
-        if (st) return st;
-    } else {
-        double *scratch = sys->scratch_size ? g->base.scratch : NULL;
-        for (int i = 0; i < r; i++) {
-            const double *Q = g->Qp + (size_t)i * n, *G = g->Gp + (size_t)i * n;
-            int rc;
-            if (i == left && sys->prep && g->cache_valid && same_bits(n, Q, g->cache_q)) {
-                if (!g->prep_valid) {
-                    sys->prep(g->cache_q, g->left_prep, sys->params);
-                    g->prep_valid = 1;
-                }
-                rc = sys->eval_prep(g->left_prep, G, need[i], &g->pout[i], sys->params);
-            } else {
-                rc = sys->eval(Q, G, need[i], &g->pout[i], sys->params, scratch);
-            }
-            if (rc) return eval_status(rc);
-        }
-    }
-    if (left >= 0) {
-        sym_copy(nn, g->Mp + left * nn, g->cache_M);
-        sym_copy((size_t)n, g->dVp + (size_t)left * n, g->cache_dV);
-    }
-    return SYM_OK;
-}
-
-/* Make sure M(q) and grad V(q) at the left node are in the cache (with a
- * split eval, the q-only part too). */
-int sym_galerkin_left_cache(sym_gwork *g, const double *q)
-{
-    const sym_system *sys = g->base.sys;
-    const int n = g->n;
-    if (g->cache_valid && same_bits(n, g->cache_q, q)) return SYM_OK;
-    g->cache_valid = g->prep_valid = 0;
-    sym_eval_out out = {0};
-    out.M = g->cache_M;
-    out.dV = g->cache_dV;
-    g->base.counts.evaluations++;
-    int st;
-    if (sys->prep) {
-        sys->prep(q, g->left_prep, sys->params);
-        st = eval_status(sys->eval_prep(g->left_prep, NULL, SYM_NEED_M | SYM_NEED_DV, &out,
-                                        sys->params));
-    } else {
-        st = sym_eval(sys, q, NULL, SYM_NEED_M | SYM_NEED_DV, &out, g->base.scratch);
-    }
-    if (st) return st;
-    sym_copy((size_t)n, g->cache_q, q);
-    g->cache_valid = 1;
-    g->prep_valid = sys->prep != NULL;
-    return SYM_OK;
-}
 
 /*
  * Taylor predictor from (q_j, p_j): v = M^{-1} p, and the acceleration of
@@ -509,8 +417,8 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
     if (!st && g->con) st = sym_gcon_start(g);   /* G(q_j) */
     /* does the step start where the last one ended? */
-    const int same_q = g->prev_valid && same_bits(g->n, g->prev_qend, q);
-    g->kin_known = same_q && same_bits(g->n, g->prev_pend, p);
+    const int same_q = g->prev_valid && sym_same_bits(g->n, g->prev_qend, q);
+    g->kin_known = same_q && sym_same_bits(g->n, g->prev_pend, p);
     const int extrapolated = !st && w->opt.predictor && same_q && g->prev_h == h;
     g->prev2_pending = 0;
     if (extrapolated) {

@@ -4,7 +4,7 @@
  * formulas of sym_galerkin.c).
  */
 #include "sym_forces.h"
-#include "sym_galerkin.h"
+#include "sym_gwork.h"
 
 #include <stdlib.h>
 #include <string.h>

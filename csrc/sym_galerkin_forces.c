@@ -46,7 +46,7 @@
  * I_j = h sum_i b_i F_i is what p changes by along a cyclic coordinate.
  */
 #include "sym_forces.h"
-#include "sym_galerkin.h"
+#include "sym_gwork.h"
 
 #include <string.h>
 

@@ -23,7 +23,7 @@
  *          + [a = b] h b_a (H_a - K_a).
  */
 #include "sym_forces.h"
-#include "sym_galerkin.h"
+#include "sym_gwork.h"
 #include "sym_unroll.h"
 
 #include <float.h>

@@ -9,7 +9,7 @@
  * with B_i0 = 1 - sum_{a>=1} B_ia and D_i0 = -sum_{a>=1} D_ia exactly (the
  * increment form of the step equations defines L_d with these values).
  */
-#include "sym_galerkin.h"
+#include "sym_gwork.h"
 
 #include <math.h>
 #include <string.h>

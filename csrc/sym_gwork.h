@@ -1,11 +1,13 @@
 /*
- * sym_galerkin.h -- the Galerkin engine's workspace (private), shared by
+ * sym_gwork.h -- the Galerkin engine's workspace (private), shared by
  * sym_galerkin_setup.c (tables, layout), sym_galerkin.c (the step),
- * sym_galerkin_diag.c (tangent map, Newton system) and
- * sym_galerkin_kernels.c (the inner loops).
+ * sym_galerkin_eval.c (evaluation at the points, the left-node cache),
+ * sym_galerkin_diag.c (tangent map, Newton system),
+ * sym_galerkin_kernels.c (the inner loops), sym_galerkin_forces.c and
+ * sym_constraints.c (the hooks of forces and constraints).
  */
-#ifndef SYM_GALERKIN_H
-#define SYM_GALERKIN_H
+#ifndef SYM_GWORK_H
+#define SYM_GWORK_H
 
 #include "sym_linalg.h"
 #include "sym_newton.h"
@@ -89,10 +91,11 @@ SYM_PRIVATE int sym_galerkin_setup(sym_work *w, double *block);
 SYM_PRIVATE int sym_galerkin_unknowns(const sym_method *m, int n);
 /* sym_galerkin_kernels.c */
 SYM_PRIVATE void sym_galerkin_pick_kernels(sym_gwork *g);
-/* sym_galerkin.c */
+/* sym_galerkin_eval.c */
 SYM_PRIVATE int sym_galerkin_left_cache(sym_gwork *g, const double *q);
 SYM_PRIVATE int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need);
 SYM_PRIVATE int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need);
+/* sym_galerkin.c */
 SYM_PRIVATE int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
                                   double *q1, double *p1, double *qmid, sym_step_info *info);
 SYM_PRIVATE void sym_galerkin_reset(sym_work *w);
@@ -126,4 +129,4 @@ SYM_PRIVATE void sym_gforce_tangent_rq(const sym_gwork *g, double h, double *Rq)
 SYM_PRIVATE double sym_gforce_tangent_dp(const sym_gwork *g, double h, int c, const double *dq,
                                          const double *dX);
 
-#endif /* SYM_GALERKIN_H */
+#endif /* SYM_GWORK_H */
