@@ -94,6 +94,18 @@ void py_call_end(py_call *call)
 
 /* ------------------------------------------------------------------ */
 /* _eval and energy                                                     */
+/* A tuple of the k results, None where one was not requested (NULL). */
+static PyObject *results_tuple(PyObject *const *res, int k)
+{
+    PyObject *t = PyTuple_New(k);
+    for (int i = 0; t && i < k; i++) {
+        PyObject *o = res[i] ? res[i] : Py_None;
+        Py_INCREF(o);
+        PyTuple_SET_ITEM(t, i, o);
+    }
+    return t;
+}
+
 /* ------------------------------------------------------------------ */
 /* _eval(q, g, need) -> (M, A, H, V, dV, d2V), None where not requested */
 static PyObject *System_eval(SystemObject *self, PyObject *args)
@@ -129,12 +141,7 @@ static PyObject *System_eval(SystemObject *self, PyObject *args)
                             &out, scratch);
     if (st) { py_raise_status(st, &call, NULL, NULL); goto done; }
     if ((need & SYM_NEED_V) && !(res[3] = PyFloat_FromDouble(V))) goto done;
-    ret = PyTuple_New(6);
-    for (int k = 0; ret && k < 6; k++) {
-        PyObject *o = res[k] ? res[k] : Py_None;
-        Py_INCREF(o);
-        PyTuple_SET_ITEM(ret, k, o);
-    }
+    ret = results_tuple(res, 6);
 done:
     py_call_end(&call);
     for (int k = 0; k < 6; k++) Py_XDECREF(res[k]);
@@ -309,12 +316,7 @@ static PyObject *System_constraint(SystemObject *self, PyObject *args)
     const int st = sym_constraint_eval(&call.sys, PyArray_DATA(q), mu ? PyArray_DATA(mu) : NULL,
                                        need & 7u, &out, scratch);
     if (st) { py_raise_status(st, &call, NULL, NULL); goto done; }
-    ret = PyTuple_New(3);
-    for (int k = 0; ret && k < 3; k++) {
-        PyObject *o = res[k] ? res[k] : Py_None;
-        Py_INCREF(o);
-        PyTuple_SET_ITEM(ret, k, o);
-    }
+    ret = results_tuple(res, 3);
 done:
     py_call_end(&call);
     for (int k = 0; k < 3; k++) Py_XDECREF(res[k]);
