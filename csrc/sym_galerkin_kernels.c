@@ -76,17 +76,17 @@ SYM_INLINE double point_forces_x(const int r, const int n, const double h,
 {
     const size_t nn = (size_t)n * (size_t)n;
     double scale = 0.0;
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int i = 0; i < r; i++) {
         const double *M = Mp + i * nn, *A = Ap + i * nn;
         const double *g = Gp + (size_t)i * n, *dV = dVp + (size_t)i * n;
         double *fi = f + (size_t)i * n, *Pi = P + (size_t)i * n;
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int c = 0; c < n; c++) {
             double sa = 0.0, sm = 0.0;
-            SYM_UNROLL
+            SYM_UNROLL_SMALL
             for (int k = 0; k < n; k++) {
                 sa += A[k * n + c] * g[k];
                 sm += M[c * n + k] * g[k];
@@ -225,22 +225,22 @@ SYM_INLINE void form_points_lob_x(const int s, const int n, const double ih,
                                   double *restrict Gp)
 {
     double D[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}};
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int i = 0; i < s; i++)
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int a = 0; a < s; a++) D[i][a] = tab->D[i][a];
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int k = 0; k < n; k++) Qp[k] = q[k];
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int i = 1; i < s; i++)
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int k = 0; k < n; k++) Qp[(size_t)i * n + k] = q[k] + X[(size_t)(i - 1) * n + k];
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int i = 0; i < s; i++)
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int k = 0; k < n; k++) {
             double v = 0.0;
-            SYM_UNROLL
+            SYM_UNROLL_SMALL
             for (int a = 1; a < s; a++) v += D[i][a] * X[(size_t)(a - 1) * n + k];
             Gp[(size_t)i * n + k] = v * ih;
         }
@@ -265,19 +265,19 @@ SYM_INLINE double residual_lob_x(const int s, const int n, const double h,
     const double scale = Fx ? point_forces_x(s, n, h, p, Mp, Ap, Gp, dVp, Fx, f, P)
                             : point_forces_x(s, n, h, p, Mp, Ap, Gp, dVp, NULL, f, P);
     double bD[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}}, cf[SYM_MAX_NODES] = {0.0};
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++) {
         cf[a] = h * tab->b[a];
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int i = 0; i < s; i++) bD[i][a] = tab->bD[i][a];
     }
     double rn = 0.0;
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++)
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int c = 0; c < n; c++) {
             double v = (a == 0 ? p[c] : 0.0) + cf[a] * f[(size_t)a * n + c];
-            SYM_UNROLL
+            SYM_UNROLL_SMALL
             for (int i = 0; i < s; i++) v += bD[i][a] * P[(size_t)i * n + c];
             R[(size_t)a * n + c] = v;
             const double av = fabs(v);
@@ -308,22 +308,22 @@ SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
     const size_t nn = (size_t)n * (size_t)n;
     const double ih = 1.0 / h;
     double bv[SYM_MAX_NODES] = {0.0}, D[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}};
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int i = 0; i < s; i++) {
         bv[i] = tab->b[i];
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int a = 0; a < s; a++) D[i][a] = tab->D[i][a];
     }
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++) {
         const double *Aa = Ap + a * nn, *Ha = Hp + a * nn, *Ka = Kp + a * nn;
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int b = 1; b <= s - 1; b++) {
             const double *Ab = Ap + b * nn;
             const double cA = bv[b] * D[b][a], cAT = bv[a] * D[a][b];
             const double cH = (a == b) ? h * bv[a] : 0.0;
             double cM[SYM_MAX_NODES] = {0.0};
-            SYM_UNROLL
+            SYM_UNROLL_SMALL
             for (int i = 0; i < s; i++) cM[i] = tab->bDD[a][b][i] * ih;
             double *Jb = J + (size_t)a * n * nu + (size_t)(b - 1) * n;
             for (int g0 = 0; g0 < n; g0 += SYM_JT)
@@ -331,37 +331,37 @@ SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
                     const int gn = n - g0 < SYM_JT ? n - g0 : SYM_JT;
                     const int dn = n - d0 < SYM_JT ? n - d0 : SYM_JT;
                     double v[SYM_JT][SYM_JT] = {{0.0}};
-                    SYM_UNROLL
+                    SYM_UNROLL_SMALL
                     for (int g = 0; g < gn; g++)
-                        SYM_UNROLL
+                        SYM_UNROLL_SMALL
                         for (int d = 0; d < dn; d++)
                             v[g][d] = cA * Ab[(size_t)(g0 + g) * n + d0 + d];
-                    SYM_UNROLL
+                    SYM_UNROLL_SMALL
                     for (int i = 0; i < s; i++) {
                         if (cM[i] == 0.0) continue;
                         const double *Mi = Mp + i * nn;
-                        SYM_UNROLL
+                        SYM_UNROLL_SMALL
                         for (int g = 0; g < gn; g++)
-                            SYM_UNROLL
+                            SYM_UNROLL_SMALL
                             for (int d = 0; d < dn; d++)
                                 v[g][d] += cM[i] * Mi[(size_t)(g0 + g) * n + d0 + d];
                     }
                     if (a == b)
-                        SYM_UNROLL
+                        SYM_UNROLL_SMALL
                         for (int g = 0; g < gn; g++)
-                            SYM_UNROLL
+                            SYM_UNROLL_SMALL
                             for (int d = 0; d < dn; d++) {
                                 const size_t e = (size_t)(g0 + g) * n + d0 + d;
                                 v[g][d] += cH * (Ha[e] - Ka[e]);
                             }
-                    SYM_UNROLL
+                    SYM_UNROLL_SMALL
                     for (int g = 0; g < gn; g++)
-                        SYM_UNROLL
+                        SYM_UNROLL_SMALL
                         for (int d = 0; d < dn; d++)
                             v[g][d] += cAT * Aa[(size_t)(d0 + d) * n + g0 + g];
-                    SYM_UNROLL
+                    SYM_UNROLL_SMALL
                     for (int g = 0; g < gn; g++)
-                        SYM_UNROLL
+                        SYM_UNROLL_SMALL
                         for (int d = 0; d < dn; d++) Jb[(size_t)(g0 + g) * nu + d0 + d] = v[g][d];
                 }
         }
@@ -387,26 +387,26 @@ SYM_INLINE void correct_lob_x(const int s, const int n, const double ih,
     const size_t nn = (size_t)n * (size_t)n;
     double D[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}}, dgl[SYM_CK] = {0.0};
     double *restrict dg = n <= SYM_CK ? dgl : scratch;
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int i = 0; i < s; i++)
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int a = 0; a < s; a++) D[i][a] = tab->D[i][a];
-    SYM_UNROLL
+    SYM_UNROLL_SMALL
     for (int i = 0; i < s; i++) {
         const double *A = Ap + i * nn, *H = Hp + i * nn, *K = Kp + i * nn;
         const double *dq = i ? dX + (size_t)(i - 1) * n : NULL;
         double *fi = f + (size_t)i * n;
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int k = 0; k < n; k++) {
             double v = 0.0;
-            SYM_UNROLL
+            SYM_UNROLL_SMALL
             for (int a = 1; a < s; a++) v += D[i][a] * dX[(size_t)(a - 1) * n + k];
             dg[k] = v * ih;
         }
-        SYM_UNROLL
+        SYM_UNROLL_SMALL
         for (int c = 0; c < n; c++) {
             double v = 0.0;
-            SYM_UNROLL
+            SYM_UNROLL_SMALL
             for (int k = 0; k < n; k++) {
                 v += A[k * n + c] * dg[k];
                 if (i) v += (H[c * n + k] - K[c * n + k]) * dq[k];
