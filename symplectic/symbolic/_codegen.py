@@ -15,6 +15,7 @@ a constant c_j, plus the constants' definitions.
 """
 import ctypes
 import hashlib
+import threading
 
 import numpy as np
 import sympy as _sy
@@ -231,6 +232,30 @@ def load_library(source, cache_dir, symbol="symplectic_module_id", mark=None):
             raise ValueError(f"module id {got} != {expected}")
 
     return _ccache.load(source, cache_dir, check)
+
+
+class ModelCache:
+    """The models built from symbolic specifications, one per key and shared
+    (their generated code is compiled once): at most ``limit`` kept, the oldest
+    dropped first; thread-safe.  The models of L, of forces and of constraints
+    each keep one."""
+
+    def __init__(self, limit=64):
+        self._models, self._lock, self._limit = {}, threading.Lock(), limit
+
+    def get(self, key, make):
+        """The model under ``key``, built by ``make()`` when there is none."""
+        with self._lock:
+            m = self._models.get(key)
+            if m is None:
+                if len(self._models) >= self._limit:
+                    self._models.pop(next(iter(self._models)))
+                m = self._models[key] = make()
+            return m
+
+    def clear(self):
+        with self._lock:
+            self._models.clear()
 
 
 def library_once(owner, cache_dir, symbol="symplectic_module_id", mark=None):

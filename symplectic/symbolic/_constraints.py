@@ -14,14 +14,13 @@ import threading
 import numpy as np
 import sympy as _sy
 
-from ._codegen import _C_EXPORTS, _CPrinter, _NumPyPrinter, library_once
+from ._codegen import _C_EXPORTS, ModelCache, _CPrinter, _NumPyPrinter, library_once
 from ._inputs import as_list, coordinates, parameters, replace
 
 #: Version of this generator (part of the generated source, so of the cache key).
 CONSTRAINT_CODEGEN_VERSION = 1
 
-_MODELS = {}
-_LOCK = threading.Lock()
+_MODELS = ModelCache()
 
 
 def add_constraints(spec, constraints, q, qdot, params):
@@ -63,13 +62,7 @@ def add_constraints(spec, constraints, q, qdot, params):
 def model_for(spec):
     """The shared :class:`ConstraintModel` of a specification with constraints."""
     key = (spec["constraints"], spec["q"], spec["cparam_order"])
-    with _LOCK:
-        m = _MODELS.get(key)
-        if m is None:
-            if len(_MODELS) >= 64:
-                _MODELS.pop(next(iter(_MODELS)))
-            m = _MODELS[key] = ConstraintModel(spec)
-        return m
+    return _MODELS.get(key, lambda: ConstraintModel(spec))
 
 
 class ConstraintModel:

@@ -24,7 +24,7 @@ import sympy as _sy
 
 from .. import forces as _forces
 from . import _ccache
-from ._codegen import CODEGEN_VERSION, _CPrinter, _NumPyPrinter, library_once
+from ._codegen import CODEGEN_VERSION, ModelCache, _CPrinter, _NumPyPrinter, library_once
 from ._inputs import as_list, coordinates, parameters
 
 
@@ -154,19 +154,12 @@ def spec(q_arg, qdot_arg, lag_spec, forces, dissipation, applied, time, params):
 
 
 # ---------------------------------------------------------------------- model
-_MODELS = {}
-_LOCK = threading.Lock()
+_MODELS = ModelCache()
 
 
 def model_for(fs):
     key = (fs["F"], fs["q"], fs["qdot"], fs["time"], fs["param_order"])
-    with _LOCK:
-        m = _MODELS.get(key)
-        if m is None:
-            if len(_MODELS) >= 64:
-                _MODELS.pop(next(iter(_MODELS)))
-            m = _MODELS[key] = ForceModel(fs)
-        return m
+    return _MODELS.get(key, lambda: ForceModel(fs))
 
 
 class ForceModel:

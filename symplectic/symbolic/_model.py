@@ -17,25 +17,17 @@ import threading
 import numpy as np
 import sympy as _sy
 
-from ._codegen import MathPrinter, c_source, library_once, numpy_function
+from ._codegen import MathPrinter, ModelCache, c_source, library_once, numpy_function
 
-_MODELS = {}
-_MODELS_LOCK = threading.Lock()
-_MAX_MODELS = 64
+_MODELS = ModelCache()
 
 
 def model_for(spec):
     """The shared :class:`Model` of a specification (see ``_lagrangian.spec``)."""
     key = (spec["M"].as_immutable(), spec["V"], spec["q"], spec["param_order"])
-    with _MODELS_LOCK:
-        m = _MODELS.get(key)
-        if m is None:
-            if len(_MODELS) >= _MAX_MODELS:
-                _MODELS.pop(next(iter(_MODELS)))
-            m = Model(spec["M"], spec["V"], list(spec["q"]), list(spec["param_order"]),
-                      list(spec["names"]), spec["title"])
-            _MODELS[key] = m
-        return m
+    return _MODELS.get(key, lambda: Model(spec["M"], spec["V"], list(spec["q"]),
+                                          list(spec["param_order"]), list(spec["names"]),
+                                          spec["title"]))
 
 
 def _hoister(P):
