@@ -280,13 +280,17 @@ class _Stack:
             self.work[k, filled] = 0.0
             self.impulse[k, filled] = 0.0
 
-    def _keep_full(self, k, r, obs):
+    def _mark(self, k, r, obs):
+        """Member k's events found and status (-1 failed, 1 stopped by an event)."""
         if obs is not None and obs.events:
             self.found[k] = obs.events_found()
         if r.failure is not None:
             self.status[k] = -1
         elif r.stopped:
             self.status[k] = 1
+
+    def _keep_full(self, k, r, obs):
+        self._mark(k, r, obs)
         ok = self.idx <= r.done if (r.failure is not None or r.stopped) else slice(None)
         sel = self.idx[ok]
         self.q[k, ok], self.p[k, ok] = r.q[sel], r.p[sel]
@@ -296,12 +300,7 @@ class _Stack:
             self.iters[k] = r.iterations
 
     def _keep(self, k, r, obs=None):
-        if obs is not None and obs.events:
-            self.found[k] = obs.events_found()
-        if r.failure is not None:
-            self.status[k] = -1
-        elif r.stopped:
-            self.status[k] = 1
+        self._mark(k, r, obs)
         if self.t_eval is not None:
             _t, q, p, _v = obs.samples()
             self.q[k, :len(q)], self.p[k, :len(p)] = q, p
