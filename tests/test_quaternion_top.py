@@ -262,6 +262,19 @@ def test_exact_axis_is_the_axis_of_its_angles(table3_reference):
 
 
 # ====================================================================== the ZXZ singularity
+def turning_point_roots(theta_min, params, p_psi):
+    """The candidates b = p_phi / I (real parts) for which, at q0 = (0, pi/3, 0) with
+    thetadot0 = 0, cos(theta_min) is a turning point of the nutation: the roots of the
+    quadratic of near_vertical_momenta; and a = p_psi / I."""
+    Ip, mgl = params["I"], params["m"] * params["g"] * params["l"]
+    a, beta = p_psi / Ip, 2 * mgl / Ip
+    u0, u2 = 0.5, math.cos(theta_min)
+    k = (1 - u2 * u2) / (1 - u0 * u0)
+    C = (1 - u2 * u2) * beta * (u0 - u2)
+    roots = np.roots([k - 1, -2 * a * (k * u0 - u2), k * a * a * u0 * u0 - a * a * u2 * u2 + C])
+    return roots.real, a
+
+
 def near_vertical_momenta(theta_min, side=-1, params=None, p_psi=None):
     """p at q0 = (0, pi/3, 0) with thetadot0 = 0 and p_psi (default TOP Table 3's)
     for the top ``params`` (default TOP Table 3), whose nutation reaches
@@ -272,16 +285,10 @@ def near_vertical_momenta(theta_min, side=-1, params=None, p_psi=None):
     params = TOP if params is None else params
     if p_psi is None:
         p_psi = sp.systems.lagrange_top(**TOP).momentum(TOP_Q0, TOP_QDOT0)[2]
-    Ip, mgl = params["I"], params["m"] * params["g"] * params["l"]
-    a, beta = p_psi / Ip, 2 * mgl / Ip
-    u0, u2 = 0.5, math.cos(theta_min)
-    k = (1 - u2 * u2) / (1 - u0 * u0)
-    C = (1 - u2 * u2) * beta * (u0 - u2)
-    roots = np.roots([k - 1, -2 * a * (k * u0 - u2), k * a * a * u0 * u0 - a * a * u2 * u2 + C])
-    b = [r for r in roots.real if np.sign(r - a) == side and abs(r - a) < 1e-3 * a]
+    roots, a = turning_point_roots(theta_min, params, p_psi)
+    b = [r for r in roots if np.sign(r - a) == side and abs(r - a) < 1e-3 * a]
     assert len(b) == 1, (roots, a)
-    b = b[0]
-    return np.array([b * Ip, 0.0, p_psi])
+    return np.array([b[0] * params["I"], 0.0, p_psi])
 
 
 def test_near_vertical_state_is_what_it_claims():

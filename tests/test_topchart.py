@@ -17,7 +17,7 @@ import symplectic as sp
 from conftest import TOP, TOP_Q0, TOP_QDOT0
 from rigid_body_ref import RigidBodyTop, euler_zxz, rotate
 from symplectic import _topchart
-from test_quaternion_top import SLOW, near_vertical_momenta, slow_momenta
+from test_quaternion_top import SLOW, near_vertical_momenta, slow_momenta, turning_point_roots
 
 
 def rates(params, q, p):
@@ -53,14 +53,9 @@ def passing(theta_min, params=SLOW, p_psi=SLOW["I3"] * 20.0, side=-1):
     (tests/test_quaternion_top.near_vertical_momenta, with the root nearest
     p_psi on the side asked for: the quadratic in b = p_phi / I whose roots
     make cos(theta_min) a turning point)."""
-    Ip, mgl = params["I"], params["m"] * params["g"] * params["l"]
-    a, beta = p_psi / Ip, 2 * mgl / Ip
-    u0, u2 = 0.5, math.cos(theta_min)
-    k = (1 - u2 * u2) / (1 - u0 * u0)
-    C = (1 - u2 * u2) * beta * (u0 - u2)
-    roots = np.roots([k - 1, -2 * a * (k * u0 - u2), k * a * a * u0 * u0 - a * a * u2 * u2 + C])
-    b = min((r for r in roots.real if np.sign(r - a) == side), key=lambda r: abs(r - a))
-    return np.array([b * Ip, 0.0, p_psi])
+    roots, a = turning_point_roots(theta_min, params, p_psi)
+    b = min((r for r in roots if np.sign(r - a) == side), key=lambda r: abs(r - a))
+    return np.array([b * params["I"], 0.0, p_psi])
 
 
 def exact_range(params, q0, p0):
