@@ -387,15 +387,15 @@ static void carry_over(sym_gwork *g, int converged)
     if (g->right_point >= 0 && converged == 1) {
         const size_t nn = (size_t)n * (size_t)n;
         const int i = g->right_point;
-        sym_copy((size_t)n, g->cache_q, g->Qp + (size_t)i * n);
-        sym_copy(nn, g->cache_M, g->Mp + i * nn);
-        sym_copy((size_t)n, g->cache_dV, g->dVp + (size_t)i * n);
+        memcpy(g->cache_q, g->Qp + (size_t)i * n, sizeof(double) * (size_t)n);
+        memcpy(g->cache_M, g->Mp + i * nn, sizeof(double) * nn);
+        memcpy(g->cache_dV, g->dVp + (size_t)i * n, sizeof(double) * (size_t)n);
         g->cache_valid = 1;
         g->prep_valid = 0;   /* prepared on first use at the next step's left node */
     }
-    sym_copy((size_t)g->nu, g->prev_X, g->X);
-    sym_copy((size_t)n, g->prev_qend, g->q1);
-    sym_copy((size_t)n, g->prev_pend, g->p1);
+    memcpy(g->prev_X, g->X, sizeof(double) * (size_t)g->nu);
+    memcpy(g->prev_qend, g->q1, sizeof(double) * (size_t)n);
+    memcpy(g->prev_pend, g->p1, sizeof(double) * (size_t)n);
     g->prev_h = g->h;
     g->prev_valid = 1;
     g->prev2_valid = g->prev2_pending;
@@ -417,8 +417,9 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
     if (!st && g->con) st = sym_gcon_start(g);   /* G(q_j) */
     /* does the step start where the last one ended? */
-    const int same_q = g->prev_valid && sym_same_bits(g->n, g->prev_qend, q);
-    g->kin_known = same_q && sym_same_bits(g->n, g->prev_pend, p);
+    const size_t bytes = sizeof(double) * (size_t)g->n;
+    const int same_q = g->prev_valid && memcmp(g->prev_qend, q, bytes) == 0;
+    g->kin_known = same_q && memcmp(g->prev_pend, p, bytes) == 0;
     const int extrapolated = !st && w->opt.predictor && same_q && g->prev_h == h;
     g->prev2_pending = 0;
     if (extrapolated) {
@@ -429,7 +430,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
             if (g->prev2_valid && (s == 3 || s == 4)) poly2_predict(g);
             else if (g->prev2_valid && s >= 5) poly1_predict(g);
             else poly_predict(g);
-            sym_copy((size_t)g->nu, g->prev2_X, g->prev_X);
+            memcpy(g->prev2_X, g->prev_X, sizeof(double) * (size_t)g->nu);
             g->prev2_pending = 1;
         } else {
             poly_predict(g);

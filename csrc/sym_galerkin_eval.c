@@ -43,7 +43,8 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
         for (int i = 0; i < r; i++) {
             const double *Q = g->Qp + (size_t)i * n, *G = g->Gp + (size_t)i * n;
             int rc;
-            if (i == left && sys->prep && g->cache_valid && sym_same_bits(n, Q, g->cache_q)) {
+            if (i == left && sys->prep && g->cache_valid &&
+                memcmp(Q, g->cache_q, sizeof(double) * (size_t)n) == 0) {
                 if (!g->prep_valid) {
                     sys->prep(g->cache_q, g->left_prep, sys->params);
                     g->prep_valid = 1;
@@ -56,8 +57,8 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
         }
     }
     if (left >= 0) {
-        sym_copy(nn, g->Mp + left * nn, g->cache_M);
-        sym_copy((size_t)n, g->dVp + (size_t)left * n, g->cache_dV);
+        memcpy(g->Mp + left * nn, g->cache_M, sizeof(double) * nn);
+        memcpy(g->dVp + (size_t)left * n, g->cache_dV, sizeof(double) * (size_t)n);
     }
     return SYM_OK;
 }
@@ -68,7 +69,8 @@ int sym_galerkin_left_cache(sym_gwork *g, const double *q)
 {
     const sym_system *sys = g->base.sys;
     const int n = g->n;
-    if (g->cache_valid && sym_same_bits(n, g->cache_q, q)) return SYM_OK;
+    if (g->cache_valid && memcmp(g->cache_q, q, sizeof(double) * (size_t)n) == 0)
+        return SYM_OK;
     g->cache_valid = g->prep_valid = 0;
     sym_eval_out out = {0};
     out.M = g->cache_M;
@@ -83,7 +85,7 @@ int sym_galerkin_left_cache(sym_gwork *g, const double *q)
         st = sym_eval(sys, q, NULL, SYM_NEED_M | SYM_NEED_DV, &out, g->base.scratch);
     }
     if (st) return st;
-    sym_copy((size_t)n, g->cache_q, q);
+    memcpy(g->cache_q, q, sizeof(double) * (size_t)n);
     g->cache_valid = 1;
     g->prep_valid = sys->prep != NULL;
     return SYM_OK;

@@ -5,7 +5,6 @@
 #define SYM_UTIL_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 
 /* Force inlining where a kernel is instantiated for small fixed sizes, so
@@ -89,26 +88,6 @@ static inline const void *sym_row_find(const void *rows, int count, size_t size,
 SYM_INLINE double sym_nanmax(double m, double v)
 {
     return (m != m || v <= m) ? m : v;
-}
-
-/* Bitwise equality of two n-vectors (what memcmp tests, without the call). */
-SYM_INLINE int sym_same_bits(int n, const double *x, const double *y)
-{
-    for (int k = 0; k < n; k++) {
-        uint64_t a, b;
-        memcpy(&a, x + k, sizeof a);
-        memcpy(&b, y + k, sizeof b);
-        if (a != b) return 0;
-    }
-    return 1;
-}
-
-/* Copy k doubles: an inline loop instead of a call to memcpy, whose cost
- * dominates for the few doubles (n, n^2 with n = 1..4) of the per-step
- * bookkeeping. */
-SYM_INLINE void sym_copy(size_t k, double *restrict dst, const double *restrict src)
-{
-    for (size_t i = 0; i < k; i++) dst[i] = src[i];
 }
 
 #endif /* SYM_UTIL_H */
