@@ -4,7 +4,7 @@
     python benchmarks/bitwise_check.py compare OLD.npz
 
 ``save`` integrates every built-in system (and the SymPy cart pendulum of
-tests/models_cart.py) with every method, predictor on/off, full and chord
+tests/models_cart.py) with every method, predictor on/off, full, chord and per-step
 Newton, at the papers' step sizes and at large ones, and stores t, q, p,
 q_mid, the Newton iteration counts and the failure (step, reason) of runs that
 raise.  ``compare`` repeats the runs with the build on the path and reports
@@ -61,8 +61,8 @@ def run_all():
         for h in hs:
             for m in METHODS:
                 for pred in (True, False):
-                    for newton in ("full", "chord"):
-                        if m == "rk4" and (not pred or newton == "chord"):
+                    for newton in ("full", "chord", "step"):
+                        if m == "rk4" and (not pred or newton != "full"):
                             continue
                         key = f"{name}|{m}|{h!r}|{pred}|{newton}"
                         kw = dict(closed_form=False) if S.builtin == "linear" else {}
