@@ -98,88 +98,42 @@ static int taylor_predict(sym_gwork *g, const double *q, const double *p, double
     return SYM_OK;
 }
 
-/* Extrapolate the previous step's interpolating polynomial:
- * Q_a(new) = sum_b l_b(1 + c_a) Q_b(prev), written in increments. */
-static void poly_predict(sym_gwork *g)
-{
-    const int n = g->n, s = g->tab->s;
-    const double *Xe = g->prev_X + (size_t)(s - 2) * n;   /* X_{s-1}(prev) */
-    for (int a = 1; a < s; a++) {
-        double *Xa = g->X + (size_t)(a - 1) * n;
-        for (int k = 0; k < n; k++) {
-            double v = g->tab->E[a][0] * (-Xe[k]);
-            for (int b = 1; b < s - 1; b++)
-                v += g->tab->E[a][b] * (g->prev_X[(size_t)(b - 1) * n + k] - Xe[k]);
-            Xa[k] = v;
-        }
-    }
-}
-
 /*
- * Per-step Newton's predictor: the polynomial of degree 2s - 2 through the
- * nodes of the last two steps (same h, each starting where the one before
- * ended), evaluated at this step's nodes, X_a = sum_p E2_ap Y_p, with Y_p
- * the nodes relative to q_j: Q_b(j-2) - q_j = X2_b - X2_{s-1} - X1_{s-1}
- * (X2_0 = 0) and Q_b(j-1) - q_j = X1_b - X1_{s-1}.  Its error is
- * O(h^(2s-1)) against the O(h^s) of poly_predict (Simpson: h^5 vs h^3), so
- * that one matrix and LU per step serve the whole Newton solve: the first
- * update is exact Newton from e_0, the later ones contract at rate ~e_0.
- * Used for s = 3, 4, where per-step Newton on the double pendulum then
- * needs (iterations a step, against poly_predict's): Simpson 2.00 (2.82) at
- * h = 0.01, 4.52 (4.45) at h = 0.1; Lobatto-4 2.43 (3.14) at h = 0.03, 3.62
- * (4.20) at h = 0.05.  For Lobatto-5 the degree-8 extrapolation a full step
- * ahead was worse than poly_predict's at h = 0.03-0.05 (2.57 / 3.75 against
- * 2.39 / 3.31: the constant of the extrapolation, not its order, rules at
- * omega h ~ 0.3; poly1_predict below is used there); for the midpoint rule
- * (degree 2) it was better at h = 0.01 and worse at h = 0.03-0.05. */
-static void poly2_predict(sym_gwork *g)
-{
-    const int n = g->n, s = g->tab->s;
-    const double *X1 = g->prev_X, *X2 = g->prev2_X;
-    const double *X1e = X1 + (size_t)(s - 2) * n, *X2e = X2 + (size_t)(s - 2) * n;
-    for (int k = 0; k < n; k++) {
-        const double base = X2e[k] + X1e[k];   /* q_j - q_{j-2} */
-        double Y[2 * SYM_MAX_NODES];
-        int m = 0;
-        Y[m++] = -base;
-        for (int b = 1; b < s; b++) Y[m++] = X2[(size_t)(b - 1) * n + k] - base;
-        for (int b = 1; b < s - 1; b++) Y[m++] = X1[(size_t)(b - 1) * n + k] - X1e[k];
-        for (int a = 1; a < s; a++) {
-            double v = 0.0;
-            for (int p = 0; p < m; p++) v += g->tab->E2[a][p] * Y[p];
-            g->X[(size_t)(a - 1) * n + k] = v;
-        }
-    }
-}
-
-/*
- * The same through fewer points, for s >= 5: the last step's s nodes and
- * q_{j-2} (degree s; E1), X_a = sum_p E1_ap Y_p with Y = q_{j-2} - q_j =
- * -(X2_{s-1} + X1_{s-1}) and the last step's nodes as in poly2_predict.
- * Error against the converged nodes (double pendulum, Lobatto-5, median
- * over the steps of a 100 s run): 1.2e-4 of |X| at h = 0.03 against
- * poly_predict's 4.5e-4, 1.5e-3 against 3.4e-3 at h = 0.05 (the step
- * ends are superconvergent, the interior nodes are not: the degree-8
- * poly2_predict through both steps' nodes was worse, 7.9e-4 and 7.8e-3).
- * Per-step Newton then needs 2.09 / 3.04 iterations a step (2.39 / 3.31).
+ * The predictors from the history of the last steps (their loops are
+ * kernels, sym_galerkin_kernels.c; the step picks one by SYM_PRED_*).
+ *
+ * SYM_PRED_POLY extrapolates the previous step's interpolating polynomial:
+ * Q_a(new) = sum_b l_b(1 + c_a) Q_b(prev), written in increments.
+ *
+ * SYM_PRED_POLY2, per-step Newton's predictor: the polynomial of degree
+ * 2s - 2 through the nodes of the last two steps (same h, each starting
+ * where the one before ended), evaluated at this step's nodes, X_a = sum_p
+ * E2_ap Y_p, with Y_p the nodes relative to q_j: Q_b(j-2) - q_j = X2_b -
+ * X2_{s-1} - X1_{s-1} (X2_0 = 0) and Q_b(j-1) - q_j = X1_b - X1_{s-1}.  Its
+ * error is O(h^(2s-1)) against the O(h^s) of SYM_PRED_POLY (Simpson: h^5 vs
+ * h^3), so that one matrix and LU per step serve the whole Newton solve:
+ * the first update is exact Newton from e_0, the later ones contract at
+ * rate ~e_0.  Used for s = 3, 4, where per-step Newton on the double
+ * pendulum then needs (iterations a step, against SYM_PRED_POLY's): Simpson
+ * 2.00 (2.82) at h = 0.01, 4.52 (4.45) at h = 0.1; Lobatto-4 2.43 (3.14) at
+ * h = 0.03, 3.62 (4.20) at h = 0.05.  For Lobatto-5 the degree-8
+ * extrapolation a full step ahead was worse than SYM_PRED_POLY's at h =
+ * 0.03-0.05 (2.57 / 3.75 against 2.39 / 3.31: the constant of the
+ * extrapolation, not its order, rules at omega h ~ 0.3; SYM_PRED_POLY1 is
+ * used there); for the midpoint rule (degree 2) it was better at h = 0.01
+ * and worse at h = 0.03-0.05.
+ *
+ * SYM_PRED_POLY1, the same through fewer points, for s >= 5: the last
+ * step's s nodes and q_{j-2} (degree s; E1), X_a = sum_p E1_ap Y_p with Y =
+ * q_{j-2} - q_j = -(X2_{s-1} + X1_{s-1}) and the last step's nodes as in
+ * SYM_PRED_POLY2.  Error against the converged nodes (double pendulum,
+ * Lobatto-5, median over the steps of a 100 s run): 1.2e-4 of |X| at h =
+ * 0.03 against SYM_PRED_POLY's 4.5e-4, 1.5e-3 against 3.4e-3 at h = 0.05
+ * (the step ends are superconvergent, the interior nodes are not: the
+ * degree-8 SYM_PRED_POLY2 through both steps' nodes was worse, 7.9e-4 and
+ * 7.8e-3).  Per-step Newton then needs 2.09 / 3.04 iterations a step (2.39
+ * / 3.31).
  */
-static void poly1_predict(sym_gwork *g)
-{
-    const int n = g->n, s = g->tab->s;
-    const double *X1 = g->prev_X, *X2 = g->prev2_X;
-    const double *X1e = X1 + (size_t)(s - 2) * n, *X2e = X2 + (size_t)(s - 2) * n;
-    for (int k = 0; k < n; k++) {
-        double Y[SYM_MAX_NODES + 1];
-        Y[0] = -(X2e[k] + X1e[k]);
-        Y[1] = -X1e[k];
-        for (int b = 1; b < s - 1; b++) Y[b + 1] = X1[(size_t)(b - 1) * n + k] - X1e[k];
-        for (int a = 1; a < s; a++) {
-            double v = 0.0;
-            for (int p = 0; p < s; p++) v += g->tab->E1[a][p] * Y[p];
-            g->X[(size_t)(a - 1) * n + k] = v;
-        }
-    }
-}
 
 /*
  * The step's outputs from the accepted increments.
@@ -194,21 +148,12 @@ static void poly1_predict(sym_gwork *g)
  */
 static int step_outputs(sym_gwork *g, int converged)
 {
-    const int n = g->n, s = g->tab->s, r = g->tab->r;
-    const double *q = g->q, *p = g->p, h = g->h;
-    double *q1 = g->q1, *p1 = g->p1;
+    const int n = g->n;
+    const double h = g->h;
+    const double *q1 = g->q1, *p1 = g->p1;
     if (converged == 2) g->k.correct(g, h);
     if (g->base.force && converged == 2) sym_gforce_correct(g, h);
-    for (int k = 0; k < n; k++) {
-        double acc = 0.0;
-        for (int i = 0; i < r; i++) acc += g->tab->b[i] * g->f[(size_t)i * n + k];
-        p1[k] = p[k] + h * acc;
-    }
-    for (int k = 0; k < n; k++) q1[k] = q[k] + g->X[(size_t)(s - 2) * n + k];
-    if (g->qmid)
-        for (int a = 1; a <= s - 2; a++)
-            for (int k = 0; k < n; k++)
-                g->qmid[(size_t)(a - 1) * n + k] = q[k] + g->X[(size_t)(a - 1) * n + k];
+    g->work = g->k.outputs(g, h);   /* q_{j+1}, p_{j+1}, the nodes; W / h */
     if (g->con) {
         /* the constraint impulses, and the hidden constraint on p_{j+1} */
         const int st = sym_gcon_outputs(g, converged);
@@ -275,17 +220,10 @@ static int step_outputs(sym_gwork *g, int converged)
  */
 static int plausible(sym_gwork *g)
 {
-    const int n = g->n, r = g->tab->r;
+    const int n = g->n;
     const size_t nn = (size_t)n * (size_t)n;
     const double *q = g->q, *p = g->p;
-    double work = 0.0;   /* W / h */
-    const double *dV = g->dVp, *G = g->Gp;
-    for (int i = 0; i < r; i++, dV += n, G += n) {
-        double dot = 0.0;
-        for (int k = 0; k < n; k++) dot += dV[k] * G[k];
-        work += g->tab->b[i] * dot;
-    }
-    work *= g->h;
+    double work = g->work * g->h;   /* W, from step_outputs */
     double T0, T1;
     int st;
     if (g->kin_known) {
@@ -384,6 +322,7 @@ static void report(sym_step_info *info, const sym_newton_out *o)
 static void carry_over(sym_gwork *g, int converged)
 {
     const int n = g->n;
+    g->left_here = 0;
     if (g->right_point >= 0 && converged == 1) {
         const size_t nn = (size_t)n * (size_t)n;
         const int i = g->right_point;
@@ -414,7 +353,10 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     g->q1 = q1;
     g->p1 = p1;
     g->qmid = qmid;
-    if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
+    if (g->left_point >= 0) {
+        st = sym_galerkin_left_cache(g, q);
+        if (!st) sym_galerkin_left_here(g);
+    }
     if (!st && g->con) st = sym_gcon_start(g);   /* G(q_j) */
     /* does the step start where the last one ended? */
     const size_t bytes = sizeof(double) * (size_t)g->n;
@@ -427,13 +369,14 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
             /* the two-step predictor once the history holds two steps; the
              * last step's increments become the step-before's */
             const int s = g->tab->s;
-            if (g->prev2_valid && (s == 3 || s == 4)) poly2_predict(g);
-            else if (g->prev2_valid && s >= 5) poly1_predict(g);
-            else poly_predict(g);
+            g->k.predict(g, !g->prev2_valid          ? SYM_PRED_POLY
+                            : (s == 3 || s == 4) ? SYM_PRED_POLY2
+                            : s >= 5             ? SYM_PRED_POLY1
+                                                 : SYM_PRED_POLY);
             memcpy(g->prev2_X, g->prev_X, sizeof(double) * (size_t)g->nu);
             g->prev2_pending = 1;
         } else {
-            poly_predict(g);
+            g->k.predict(g, SYM_PRED_POLY);
         }
     } else if (!st) {
         st = taylor_predict(g, q, p, h);
@@ -442,7 +385,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     if (!st) st = sym_newton_root(&g->newton, &newton_ops, g, h, extrapolated, &o);
     report(info, &o);
     if (st) {
-        g->cache_valid = g->prev_valid = g->prep_valid = 0;
+        g->cache_valid = g->prev_valid = g->prep_valid = g->left_here = 0;
         g->newton.lu_valid = 0;
         return st;
     }
@@ -453,7 +396,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
 void sym_galerkin_reset(sym_work *w)
 {
     sym_gwork *g = (sym_gwork *)w;
-    g->cache_valid = g->prev_valid = g->prep_valid = g->prev2_valid = 0;
+    g->cache_valid = g->prev_valid = g->prep_valid = g->prev2_valid = g->left_here = 0;
     if (g->con) sym_gcon_reset(g);
 }
 

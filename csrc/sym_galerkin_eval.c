@@ -44,7 +44,7 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
             const double *Q = g->Qp + (size_t)i * n, *G = g->Gp + (size_t)i * n;
             int rc;
             if (i == left && sys->prep && g->cache_valid &&
-                memcmp(Q, g->cache_q, sizeof(double) * (size_t)n) == 0) {
+                (g->left_here || memcmp(Q, g->cache_q, sizeof(double) * (size_t)n) == 0)) {
                 if (!g->prep_valid) {
                     sys->prep(g->cache_q, g->left_prep, sys->params);
                     g->prep_valid = 1;
@@ -56,11 +56,22 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
             if (rc) return eval_status(rc);
         }
     }
-    if (left >= 0) {
+    if (left >= 0 && !g->left_here) {
         memcpy(g->Mp + left * nn, g->cache_M, sizeof(double) * nn);
         memcpy(g->dVp + (size_t)left * n, g->cache_dV, sizeof(double) * (size_t)n);
     }
     return SYM_OK;
+}
+
+/* The step starts at the cached q_j: its left point takes M and grad V from
+ * the cache once for the whole step (nothing else writes them; the left
+ * point evaluates only A), and eval_points skips comparing its q. */
+void sym_galerkin_left_here(sym_gwork *g)
+{
+    const size_t n = (size_t)g->n, left = (size_t)g->left_point;
+    memcpy(g->Mp + left * n * n, g->cache_M, sizeof(double) * n * n);
+    memcpy(g->dVp + left * n, g->cache_dV, sizeof(double) * n);
+    g->left_here = 1;
 }
 
 /* Make sure M(q) and grad V(q) at the left node are in the cache (with a
@@ -71,7 +82,7 @@ int sym_galerkin_left_cache(sym_gwork *g, const double *q)
     const int n = g->n;
     if (g->cache_valid && memcmp(g->cache_q, q, sizeof(double) * (size_t)n) == 0)
         return SYM_OK;
-    g->cache_valid = g->prep_valid = 0;
+    g->cache_valid = g->prep_valid = g->left_here = 0;
     sym_eval_out out = {0};
     out.M = g->cache_M;
     out.dV = g->cache_dV;

@@ -218,6 +218,16 @@ SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
  * plain loops.  (The local tables are zeroed only to quiet
  * -Wmaybe-uninitialized in the runtime-size instances.) */
 
+/* 1 / h, kept while h stays (a division per kernel call was measurable) */
+SYM_INLINE double inverse_step(sym_gtab *t, double h)
+{
+    if (!(t->inv_of == h)) {
+        t->inv_h = 1.0 / h;
+        t->inv_of = h;
+    }
+    return t->inv_h;
+}
+
 /* q_i = q_j + X_i (X_0 = 0),  g_i = (0 + sum_{a>=1} D_ia X_a) / h  (as * 1/h) */
 SYM_INLINE void form_points_lob_x(const int s, const int n, const double ih,
                                   const sym_gtab *restrict tab, const double *restrict q,
@@ -249,7 +259,7 @@ SYM_INLINE void form_points_lob_x(const int s, const int n, const double ih,
 SYM_INLINE void form_points_lob_k(sym_gwork *w, const double *q, double h, const int s,
                                   const int n)
 {
-    form_points_lob_x(s, n, 1.0 / h, w->tab, q, w->X, w->Qp, w->Gp);
+    form_points_lob_x(s, n, inverse_step(w->tab, h), w->tab, q, w->X, w->Qp, w->Gp);
 }
 
 /* R_a = [a = 0] p_j + h b_a f_a + sum_i b_i D_ia P_i  (a = 0..s-2), after
@@ -300,31 +310,24 @@ SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double
  *   + [a = b] h b_a (H_a - K_a) + b_a D_ab A_a^T. */
 #define SYM_JT 4
 SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
-                               const sym_gtab *restrict tab, const double *restrict Mp,
+                               const sym_gtab *restrict tab,
+                               const double *restrict cMh,   /* tab->jac_cM */
+                               const double *restrict Mp,
                                const double *restrict Ap, const double *restrict Hp,
                                const double *restrict Kp, double *restrict J)
 {
     const int nu = (s - 1) * n;
     const size_t nn = (size_t)n * (size_t)n;
-    const double ih = 1.0 / h;
-    double bv[SYM_MAX_NODES] = {0.0}, D[SYM_MAX_NODES][SYM_MAX_NODES] = {{0.0}};
-    SYM_UNROLL_SMALL
-    for (int i = 0; i < s; i++) {
-        bv[i] = tab->b[i];
-        SYM_UNROLL_SMALL
-        for (int a = 0; a < s; a++) D[i][a] = tab->D[i][a];
-    }
     SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++) {
         const double *Aa = Ap + a * nn, *Ha = Hp + a * nn, *Ka = Kp + a * nn;
         SYM_UNROLL_SMALL
         for (int b = 1; b <= s - 1; b++) {
             const double *Ab = Ap + b * nn;
-            const double cA = bv[b] * D[b][a], cAT = bv[a] * D[a][b];
-            const double cH = (a == b) ? h * bv[a] : 0.0;
-            double cM[SYM_MAX_NODES] = {0.0};
-            SYM_UNROLL_SMALL
-            for (int i = 0; i < s; i++) cM[i] = tab->bDD[a][b][i] * ih;
+            const double cA = tab->bD[b][a], cAT = tab->bD[a][b];   /* b_b D_ba, b_a D_ab */
+            const double cH = (a == b) ? h * tab->b[a] : 0.0;
+            /* b_i D_ia D_ib / h */
+            const double *cM = cMh + ((size_t)a * (SYM_MAX_NODES - 1) + (size_t)(b - 1)) * SYM_MAX_NODES;
             double *Jb = J + (size_t)a * n * nu + (size_t)(b - 1) * n;
             for (int g0 = 0; g0 < n; g0 += SYM_JT)
                 for (int d0 = 0; d0 < n; d0 += SYM_JT) {
@@ -368,9 +371,20 @@ SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
     }
 }
 
+/* b_i D_ia D_ib / h for the step size h (kept while h stays) */
+static void jacobian_coefficients(sym_gtab *t, double h)
+{
+    const double ih = inverse_step(t, h);
+    for (int a = 0; a <= t->s - 2; a++)
+        for (int b = 1; b <= t->s - 1; b++)
+            for (int i = 0; i < t->s; i++) t->jac_cM[a][b - 1][i] = t->bDD[a][b][i] * ih;
+    t->jac_h = h;
+}
+
 SYM_INLINE int jacobian_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
-    jacobian_lob_x(s, n, h, w->tab, w->Mp, w->Ap, w->Hp, w->Kp, w->J);
+    if (!(w->tab->jac_h == h)) jacobian_coefficients(w->tab, h);
+    jacobian_lob_x(s, n, h, w->tab, &w->tab->jac_cM[0][0][0], w->Mp, w->Ap, w->Hp, w->Kp, w->J);
     return SYM_OK;   /* non-finite entries surface in the LU or the update */
 }
 
@@ -418,13 +432,125 @@ SYM_INLINE void correct_lob_x(const int s, const int n, const double ih,
 
 SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
 {
-    correct_lob_x(s, n, 1.0 / h, w->tab, w->Ap, w->Hp, w->Kp, w->dX, w->f, w->acc);
+    correct_lob_x(s, n, inverse_step(w->tab, h), w->tab, w->Ap, w->Hp, w->Kp, w->dX, w->f,
+                  w->acc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Predictors (sym_galerkin.c: their derivation and when each is used)  */
+/* ------------------------------------------------------------------ */
+/* With X1 the last step's increments, X2 the step's before, e = s - 1:
+ *   poly:  X_a = E_a0 (-X1_e) + sum_{b=1}^{s-2} E_ab (X1_b - X1_e),
+ *   poly2: X_a = sum_p E2_ap Y_p, Y = (-(X2_e + X1_e), X2_b - (X2_e + X1_e)
+ *          (b = 1..s-1), X1_b - X1_e (b = 1..s-2)),
+ *   poly1: X_a = sum_p E1_ap Y_p, Y = (-(X2_e + X1_e), -X1_e, X1_b - X1_e
+ *          (b = 1..s-2)),
+ * component by component, for a = 1..s-1. */
+SYM_INLINE void predict_x(const int s, const int n, const int kind,
+                          const sym_gtab *restrict tab, const double *restrict X1,
+                          const double *restrict X2, double *restrict X)
+{
+    const double *X1e = X1 + (size_t)(s - 2) * n, *X2e = X2 + (size_t)(s - 2) * n;
+    SYM_UNROLL_SMALL
+    for (int k = 0; k < n; k++) {
+        double Y[2 * SYM_MAX_NODES] = {0.0};
+        int m = 0;
+        if (kind == SYM_PRED_POLY) {
+            SYM_UNROLL_SMALL
+            for (int a = 1; a < s; a++) {
+                double v = tab->E[a][0] * (-X1e[k]);
+                SYM_UNROLL_SMALL
+                for (int b = 1; b < s - 1; b++)
+                    v += tab->E[a][b] * (X1[(size_t)(b - 1) * n + k] - X1e[k]);
+                X[(size_t)(a - 1) * n + k] = v;
+            }
+            continue;
+        }
+        const double base = X2e[k] + X1e[k];   /* q_j - q_{j-2} */
+        Y[m++] = -base;
+        if (kind == SYM_PRED_POLY2) {
+            SYM_UNROLL_SMALL
+            for (int b = 1; b < s; b++) Y[m++] = X2[(size_t)(b - 1) * n + k] - base;
+        } else {
+            Y[m++] = -X1e[k];
+        }
+        SYM_UNROLL_SMALL
+        for (int b = 1; b < s - 1; b++) Y[m++] = X1[(size_t)(b - 1) * n + k] - X1e[k];
+        SYM_UNROLL_SMALL
+        for (int a = 1; a < s; a++) {
+            const double *E = kind == SYM_PRED_POLY2 ? tab->E2[a] : tab->E1[a];
+            double v = 0.0;
+            SYM_UNROLL_SMALL
+            for (int p = 0; p < m; p++) v += E[p] * Y[p];
+            X[(size_t)(a - 1) * n + k] = v;
+        }
+    }
+}
+
+SYM_INLINE void predict_k(sym_gwork *w, const int kind, const int s, const int n)
+{
+    predict_x(s, n, kind, w->tab, w->prev_X, w->prev2_X, w->X);
+}
+
+/* ------------------------------------------------------------------ */
+/* The step's outputs (sym_galerkin.c, step_outputs and plausible)      */
+/* ------------------------------------------------------------------ */
+/* p_{j+1} = p_j + h sum_i b_i f_i,  q_{j+1} = q_j + X_{s-1},  the interior
+ * nodes q_j + X_a (a = 1..s-2) when asked for; returns the discrete work
+ * of the potential over h, sum_i b_i grad V_i . g_i, at r points. */
+SYM_INLINE double outputs_x(const int s, const int r, const int n, const double h,
+                            const double *restrict b, const double *restrict q,
+                            const double *restrict p, const double *restrict X,
+                            const double *restrict f, const double *restrict dVp,
+                            const double *restrict Gp, double *restrict q1,
+                            double *restrict p1, double *restrict qmid)
+{
+    SYM_UNROLL_SMALL
+    for (int k = 0; k < n; k++) {
+        double acc = 0.0;
+        SYM_UNROLL_SMALL
+        for (int i = 0; i < r; i++) acc += b[i] * f[(size_t)i * n + k];
+        p1[k] = p[k] + h * acc;
+    }
+    SYM_UNROLL_SMALL
+    for (int k = 0; k < n; k++) q1[k] = q[k] + X[(size_t)(s - 2) * n + k];
+    if (qmid)
+        SYM_UNROLL_SMALL
+        for (int a = 1; a <= s - 2; a++)
+            SYM_UNROLL_SMALL
+            for (int k = 0; k < n; k++)
+                qmid[(size_t)(a - 1) * n + k] = q[k] + X[(size_t)(a - 1) * n + k];
+    double work = 0.0;
+    SYM_UNROLL_SMALL
+    for (int i = 0; i < r; i++) {
+        double dot = 0.0;
+        SYM_UNROLL_SMALL
+        for (int k = 0; k < n; k++) dot += dVp[(size_t)i * n + k] * Gp[(size_t)i * n + k];
+        work += b[i] * dot;
+    }
+    return work;
+}
+
+SYM_INLINE double outputs_k(sym_gwork *w, double h, const int s, const int n)
+{
+    return outputs_x(s, w->tab->r, n, h, w->tab->b, w->q, w->p, w->X, w->f, w->dVp, w->Gp,
+                     w->q1, w->p1, w->qmid);
+}
+
+SYM_INLINE double outputs_lob_k(sym_gwork *w, double h, const int s, const int n)
+{
+    return outputs_x(s, s, n, h, w->tab->b, w->q, w->p, w->X, w->f, w->dVp, w->Gp, w->q1,
+                     w->p1, w->qmid);
 }
 
 /* ------------------------------------------------------------------ */
 /* Instances                                                            */
 /* ------------------------------------------------------------------ */
 #define SYM_KERNEL_SET(FAM, NAME, S, N)                                                 \
+    static void predict_##FAM##NAME(sym_gwork *w, int kind)                               \
+    {                                                                                   \
+        predict_k(w, kind, S, N);                                                       \
+    }                                                                                   \
     static void form_points_##FAM##NAME(sym_gwork *w, const double *q, double h)          \
     {                                                                                   \
         form_points_##FAM##k(w, q, h, S, N);                                            \
@@ -440,6 +566,10 @@ SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
     static void correct_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
         correct_##FAM##k(w, h, S, N);                                                   \
+    }                                                                                   \
+    static double outputs_##FAM##NAME(sym_gwork *w, double h)                             \
+    {                                                                                   \
+        return outputs_##FAM##k(w, h, S, N);                                            \
     }
 
 SYM_KERNEL_SET(, 1, w->tab->s, 1)
@@ -463,7 +593,8 @@ SYM_KERNEL_SET(lob_, 5_4, 5, 4)
 SYM_KERNEL_SET(lob_, any, w->tab->s, w->n)
 
 #define KSET(FAM, NAME)                                                                 \
-    {form_points_##FAM##NAME, residual_##FAM##NAME, jacobian_##FAM##NAME, correct_##FAM##NAME}
+    {predict_##FAM##NAME, form_points_##FAM##NAME, residual_##FAM##NAME,                 \
+     jacobian_##FAM##NAME, correct_##FAM##NAME, outputs_##FAM##NAME}
 
 /* Lobatto instances by [s - 3][n - 1] for s = 3, 4, 5 and n = 1..4. */
 static const sym_gkernels lob_fixed[3][4] = {

@@ -87,6 +87,7 @@ static void basis_tables(sym_gtab *t, const sym_galerkin_table *gt)
         for (int p = 0; p <= s; p++) t->E1[a][p] = lagrange(c1, s + 1, p, gt->c[a]);
     t->lobatto = (r == s);
     for (int i = 0; i < r; i++) if (t->unit[i] != i) t->lobatto = 0;
+    t->jac_h = t->inv_of = NAN;   /* jac_cM, inv_h: at first use */
     if (t->lobatto)
         for (int i = 0; i < s; i++)
             for (int a = 0; a < s; a++) {

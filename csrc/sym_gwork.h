@@ -30,6 +30,12 @@ typedef struct sym_gtab {
     struct sym_jterm { short i, a, b, kind; double c; }
         jt[4 * (SYM_MAX_NODES - 1) * (SYM_MAX_NODES - 1) * SYM_MAX_NODES];
     struct sym_rterm { short i, a, kind; double c; } rt[2 * (SYM_MAX_NODES - 1) * SYM_MAX_NODES];
+    /* The Newton-matrix coefficients b_i D_ia D_ib / h of the Lobatto
+     * kernels for a = 0..s-2, b = 1..s-1 at the step size jac_h (recomputed
+     * when h changes; NaN: not yet). */
+    double jac_h;
+    double jac_cM[SYM_MAX_NODES - 1][SYM_MAX_NODES - 1][SYM_MAX_NODES];
+    double inv_h, inv_of;      /* inv_h = 1 / inv_of (NaN: not yet) */
     int s, r;
     int unit[SYM_MAX_NODES];   /* point i coincides with node unit[i], or -1 */
     int lobatto;               /* points are the nodes: B = I          */
@@ -39,12 +45,17 @@ typedef struct sym_gtab {
 typedef struct sym_gwork sym_gwork;
 typedef struct sym_gcon sym_gcon;   /* the constrained step (sym_constraints.c) */
 
+/* The predictors of sym_galerkin.c (which one, and why, is said there). */
+enum { SYM_PRED_POLY, SYM_PRED_POLY2, SYM_PRED_POLY1 };
+
 /* The inner loops, instantiated for small sizes (sym_galerkin_kernels.c). */
 typedef struct sym_gkernels {
+    void (*predict)(sym_gwork *g, int kind);
     void (*form_points)(sym_gwork *g, const double *q, double h);
     double (*residual)(sym_gwork *g, const double *p, double h, double *rnorm);
     int (*jacobian)(sym_gwork *g, double h);
     void (*correct)(sym_gwork *g, double h);
+    double (*outputs)(sym_gwork *g, double h);
 } sym_gkernels;
 
 struct sym_gwork {
@@ -63,6 +74,9 @@ struct sym_gwork {
     sym_eval_out pout[SYM_MAX_NODES]; /* each point's output slots      */
     int cache_valid;                 /* M, grad V at cache_q             */
     int prep_valid;                  /* left_prep = sys->prep(cache_q)    */
+    int left_here;                   /* cache_q is the step's q_j and the left
+                                      * point holds its M, grad V (set by the
+                                      * step, cleared when the cache moves) */
     double left_prep[SYM_PREP_MAX];
     double *cache_q, *cache_M, *cache_dV;
     int prev_valid;                  /* predictor history                */
@@ -78,6 +92,7 @@ struct sym_gwork {
     const double *q, *p;
     double h;
     double *q1, *p1, *qmid;
+    double work;                     /* its W / h (plausible, sym_galerkin.c) */
     sym_gkernels k;
     sym_lu_factor_fn lu_factor;
     sym_lu_solve_fn lu_solve;
@@ -95,6 +110,7 @@ SYM_PRIVATE void sym_galerkin_pick_kernels(sym_gwork *g);
 SYM_PRIVATE int sym_galerkin_left_cache(sym_gwork *g, const double *q);
 SYM_PRIVATE int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need);
 SYM_PRIVATE int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need);
+SYM_PRIVATE void sym_galerkin_left_here(sym_gwork *g);
 /* sym_galerkin.c */
 SYM_PRIVATE int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
                                   double *q1, double *p1, double *qmid, sym_step_info *info);

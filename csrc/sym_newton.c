@@ -70,11 +70,14 @@ static int apply_update2(sym_newton *nw, double yscale, double *dk, double *ek)
 /* X += dX; *dk = |dX|_inf / |X|_inf (1 when X = 0 and dX != 0). */
 static int apply_update(sym_newton *nw, double *dk)
 {
+    double *restrict X = nw->X;
+    const double *restrict dX = nw->dX;
+    const int nu = nw->nu;
     double xn = 0.0, dn = 0.0;
-    for (int k = 0; k < nw->nu; k++) {
-        nw->X[k] += nw->dX[k];
-        double ax = fabs(nw->X[k]), ad = fabs(nw->dX[k]);
-        xn = sym_nanmax(xn, ax);
+    for (int k = 0; k < nu; k++) {
+        const double x = X[k] + dX[k], ad = fabs(dX[k]);
+        X[k] = x;
+        xn = sym_nanmax(xn, fabs(x));
         dn = sym_nanmax(dn, ad);
     }
     if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
@@ -142,7 +145,11 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
             nw->lu_h = h;
             refresh = !chord;
         }
-        for (int k = 0; k < nu; k++) nw->dX[k] = -nw->R[k];
+        {
+            double *restrict dX = nw->dX;
+            const double *restrict R = nw->R;
+            for (int k = 0; k < nu; k++) dX[k] = -R[k];
+        }
         ops->solve(ctx, nw->dX);
         iters++;
         st = nw->nu_x > 0 ? apply_update2(nw, rscale, &dk, &ek) : apply_update(nw, &dk);
