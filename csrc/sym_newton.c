@@ -27,6 +27,7 @@
 #include "sym_newton.h"
 
 #include "symplectic.h"
+#include "sym_unroll.h"
 
 #include <float.h>
 #include <math.h>
@@ -68,12 +69,11 @@ static int apply_update2(sym_newton *nw, double yscale, double *dk, double *ek)
 }
 
 /* X += dX; *dk = |dX|_inf / |X|_inf (1 when X = 0 and dX != 0). */
-static int apply_update(sym_newton *nw, double *dk)
+SYM_INLINE int apply_update_k(const int nu, double *restrict X, const double *restrict dX,
+                              double *dk)
 {
-    double *restrict X = nw->X;
-    const double *restrict dX = nw->dX;
-    const int nu = nw->nu;
     double xn = 0.0, dn = 0.0;
+    SYM_UNROLL
     for (int k = 0; k < nu; k++) {
         const double x = X[k] + dX[k], ad = fabs(dX[k]);
         X[k] = x;
@@ -83,6 +83,39 @@ static int apply_update(sym_newton *nw, double *dk)
     if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
     *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
     return SYM_OK;
+}
+
+/* dX = -R */
+SYM_INLINE void negate_k(const int nu, const double *restrict R, double *restrict dX)
+{
+    SYM_UNROLL
+    for (int k = 0; k < nu; k++) dX[k] = -R[k];
+}
+
+/* The two loops above for the usual small sizes (nu = (s - 1) n unknowns:
+ * Simpson n = 1..4 gives 2..8, Lobatto-5 4..16) with fixed trip counts, the
+ * rest at runtime size: the same operations either way. */
+#define SYM_NU_CASES(CALL) \
+    switch (nw->nu) {      \
+    case 2: CALL(2);       \
+    case 4: CALL(4);       \
+    case 6: CALL(6);       \
+    case 8: CALL(8);       \
+    default: CALL(nw->nu); \
+    }
+
+static int apply_update(sym_newton *nw, double *dk)
+{
+#define SYM_CALL(NU) return apply_update_k(NU, nw->X, nw->dX, dk)
+    SYM_NU_CASES(SYM_CALL)
+#undef SYM_CALL
+}
+
+static void negate(sym_newton *nw)
+{
+#define SYM_CALL(NU) negate_k(NU, nw->R, nw->dX); return
+    SYM_NU_CASES(SYM_CALL)
+#undef SYM_CALL
 }
 
 /*
@@ -145,11 +178,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
             nw->lu_h = h;
             refresh = !chord;
         }
-        {
-            double *restrict dX = nw->dX;
-            const double *restrict R = nw->R;
-            for (int k = 0; k < nu; k++) dX[k] = -R[k];
-        }
+        negate(nw);
         ops->solve(ctx, nw->dX);
         iters++;
         st = nw->nu_x > 0 ? apply_update2(nw, rscale, &dk, &ek) : apply_update(nw, &dk);
