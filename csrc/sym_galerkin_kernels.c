@@ -21,6 +21,10 @@
  *   q_i = q_j + X_i,  R_a = [a = 0] p_j + sum_i b_i D_ia P_i + h b_a f_a,
  *   J_ab = sum_i (b_i D_ia D_ib / h) M_i + b_b D_ba A_b + b_a D_ab A_a^T
  *          + [a = b] h b_a (H_a - K_a).
+ *
+ * The sums start from their first term, not from 0.0 + it: the same
+ * numbers (only a -0.0 result may now stay -0.0), one dependent addition
+ * fewer on each chain.
  */
 #include "sym_forces.h"
 #include "sym_gwork.h"
@@ -85,9 +89,9 @@ SYM_INLINE double point_forces_x(const int r, const int n, const double h,
         double *fi = f + (size_t)i * n, *Pi = P + (size_t)i * n;
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c++) {
-            double sa = 0.0, sm = 0.0;
+            double sa = A[c] * g[0], sm = M[c * n] * g[0];
             SYM_UNROLL_SMALL
-            for (int k = 0; k < n; k++) {
+            for (int k = 1; k < n; k++) {
                 sa += A[k * n + c] * g[k];
                 sm += M[c * n + k] * g[k];
             }
@@ -249,9 +253,9 @@ SYM_INLINE void form_points_lob_x(const int s, const int n, const double ih,
     for (int i = 0; i < s; i++)
         SYM_UNROLL_SMALL
         for (int k = 0; k < n; k++) {
-            double v = 0.0;
+            double v = D[i][1] * X[k];
             SYM_UNROLL_SMALL
-            for (int a = 1; a < s; a++) v += D[i][a] * X[(size_t)(a - 1) * n + k];
+            for (int a = 2; a < s; a++) v += D[i][a] * X[(size_t)(a - 1) * n + k];
             Gp[(size_t)i * n + k] = v * ih;
         }
 }
@@ -286,7 +290,8 @@ SYM_INLINE double residual_lob_x(const int s, const int n, const double h,
     for (int a = 0; a <= s - 2; a++)
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c++) {
-            double v = (a == 0 ? p[c] : 0.0) + cf[a] * f[(size_t)a * n + c];
+            double v = cf[a] * f[(size_t)a * n + c];
+            if (a == 0) v = p[c] + v;
             SYM_UNROLL_SMALL
             for (int i = 0; i < s; i++) v += bD[i][a] * P[(size_t)i * n + c];
             R[(size_t)a * n + c] = v;
@@ -412,16 +417,17 @@ SYM_INLINE void correct_lob_x(const int s, const int n, const double ih,
         double *fi = f + (size_t)i * n;
         SYM_UNROLL_SMALL
         for (int k = 0; k < n; k++) {
-            double v = 0.0;
+            double v = D[i][1] * dX[k];
             SYM_UNROLL_SMALL
-            for (int a = 1; a < s; a++) v += D[i][a] * dX[(size_t)(a - 1) * n + k];
+            for (int a = 2; a < s; a++) v += D[i][a] * dX[(size_t)(a - 1) * n + k];
             dg[k] = v * ih;
         }
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c++) {
-            double v = 0.0;
+            double v = A[c] * dg[0];
+            if (i) v += (H[c * n] - K[c * n]) * dq[0];
             SYM_UNROLL_SMALL
-            for (int k = 0; k < n; k++) {
+            for (int k = 1; k < n; k++) {
                 v += A[k * n + c] * dg[k];
                 if (i) v += (H[c * n + k] - K[c * n + k]) * dq[k];
             }
@@ -479,9 +485,9 @@ SYM_INLINE void predict_x(const int s, const int n, const int kind,
         SYM_UNROLL_SMALL
         for (int a = 1; a < s; a++) {
             const double *E = kind == SYM_PRED_POLY2 ? tab->E2[a] : tab->E1[a];
-            double v = 0.0;
+            double v = E[0] * Y[0];
             SYM_UNROLL_SMALL
-            for (int p = 0; p < m; p++) v += E[p] * Y[p];
+            for (int p = 1; p < m; p++) v += E[p] * Y[p];
             X[(size_t)(a - 1) * n + k] = v;
         }
     }
@@ -507,9 +513,9 @@ SYM_INLINE double outputs_x(const int s, const int r, const int n, const double 
 {
     SYM_UNROLL_SMALL
     for (int k = 0; k < n; k++) {
-        double acc = 0.0;
+        double acc = b[0] * f[k];
         SYM_UNROLL_SMALL
-        for (int i = 0; i < r; i++) acc += b[i] * f[(size_t)i * n + k];
+        for (int i = 1; i < r; i++) acc += b[i] * f[(size_t)i * n + k];
         p1[k] = p[k] + h * acc;
     }
     SYM_UNROLL_SMALL
@@ -523,10 +529,10 @@ SYM_INLINE double outputs_x(const int s, const int r, const int n, const double 
     double work = 0.0;
     SYM_UNROLL_SMALL
     for (int i = 0; i < r; i++) {
-        double dot = 0.0;
+        double dot = dVp[(size_t)i * n] * Gp[(size_t)i * n];
         SYM_UNROLL_SMALL
-        for (int k = 0; k < n; k++) dot += dVp[(size_t)i * n + k] * Gp[(size_t)i * n + k];
-        work += b[i] * dot;
+        for (int k = 1; k < n; k++) dot += dVp[(size_t)i * n + k] * Gp[(size_t)i * n + k];
+        work = i ? work + b[i] * dot : b[i] * dot;
     }
     return work;
 }
