@@ -386,7 +386,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     report(info, &o);
     if (st) {
         g->cache_valid = g->prev_valid = g->prep_valid = g->left_here = 0;
-        g->newton.lu_valid = 0;
+        g->newton.lu_valid = g->newton.kc_valid = 0;
         return st;
     }
     carry_over(g, o.converged);
@@ -397,6 +397,7 @@ void sym_galerkin_reset(sym_work *w)
 {
     sym_gwork *g = (sym_gwork *)w;
     g->cache_valid = g->prev_valid = g->prep_valid = g->prev2_valid = g->left_here = 0;
+    g->newton.kc_valid = 0;
     if (g->con) sym_gcon_reset(g);
 }
 

@@ -40,6 +40,11 @@ typedef struct sym_newton {
     int lu_valid;             /* chord: factors of an earlier iterate ...   */
     double lu_h;              /* ... for step size lu_h                     */
     int prev_iters;           /* iterations of the last converged solve     */
+    /* Per step: the observed chord constant kc = d_2 / d_1^2 (relative
+     * updates; a stale second update after an exact first one) at step size
+     * kc_h, and how many solves used it since (sym_newton.c, STEP_KC_AGE) */
+    int kc_valid, kc_age;
+    double kc, kc_h;
     /* Two blocks of unknowns (constrained steps, sym_constraints.c): when
      * nu_x > 0, X = [positions (nu_x) | impulses (nu - nu_x)] and the update
      * test takes the larger of |dX_x|/|X_x| and |dX_y|/max(|X_y|, rscale)
