@@ -137,9 +137,10 @@ SYM_INLINE double residual_k(sym_gwork *w, const double *p, double h, double *Rn
     return scale;
 }
 
-SYM_INLINE int jacobian_k(sym_gwork *w, double h, const int s, const int n)
+SYM_INLINE int jacobian_k(sym_gwork *w, double h, const int s, const int n, const int fixed)
 {
     (void)s;
+    (void)fixed;
     const int nu = w->nu;
     const size_t nn = (size_t)n * (size_t)n;
     memset(w->J, 0, sizeof(double) * (size_t)nu * nu);
@@ -314,7 +315,7 @@ SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double
  *   b_b D_ba A_b + sum_{i: b_i D_ia D_ib != 0} (b_i D_ia D_ib / h) M_i
  *   + [a = b] h b_a (H_a - K_a) + b_a D_ab A_a^T. */
 #define SYM_JT 4
-SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
+SYM_INLINE void jacobian_lob_x(const int fixed, const int s, const int n, const double h,
                                const sym_gtab *restrict tab,
                                const double *restrict cMh,   /* tab->jac_cM */
                                const double *restrict Mp,
@@ -346,7 +347,12 @@ SYM_INLINE void jacobian_lob_x(const int s, const int n, const double h,
                             v[g][d] = cA * Ab[(size_t)(g0 + g) * n + d0 + d];
                     SYM_UNROLL_SMALL
                     for (int i = 0; i < s; i++) {
-                        if (cM[i] == 0.0) continue;
+                        /* the zero coefficients: in the fixed instances
+                         * those of the centre node of an odd rule, D_cc = 0
+                         * (a = c or b = c), skipped at compile time */
+                        if (fixed ? s % 2 == 1 && 2 * i == s - 1 && (a == i || b == i)
+                                  : cM[i] == 0.0)
+                            continue;
                         const double *Mi = Mp + i * nn;
                         SYM_UNROLL_SMALL
                         for (int g = 0; g < gn; g++)
@@ -386,10 +392,12 @@ static void jacobian_coefficients(sym_gtab *t, double h)
     t->jac_h = h;
 }
 
-SYM_INLINE int jacobian_lob_k(sym_gwork *w, double h, const int s, const int n)
+SYM_INLINE int jacobian_lob_k(sym_gwork *w, double h, const int s, const int n,
+                               const int fixed)
 {
     if (!(w->tab->jac_h == h)) jacobian_coefficients(w->tab, h);
-    jacobian_lob_x(s, n, h, w->tab, &w->tab->jac_cM[0][0][0], w->Mp, w->Ap, w->Hp, w->Kp, w->J);
+    jacobian_lob_x(fixed, s, n, h, w->tab, &w->tab->jac_cM[0][0][0], w->Mp, w->Ap, w->Hp,
+                   w->Kp, w->J);
     return SYM_OK;   /* non-finite entries surface in the LU or the update */
 }
 
@@ -552,7 +560,7 @@ SYM_INLINE double outputs_lob_k(sym_gwork *w, double h, const int s, const int n
 /* ------------------------------------------------------------------ */
 /* Instances                                                            */
 /* ------------------------------------------------------------------ */
-#define SYM_KERNEL_SET(FAM, NAME, S, N)                                                 \
+#define SYM_KERNEL_SET(FAM, NAME, S, N, FIXED)                                          \
     static void predict_##FAM##NAME(sym_gwork *w, int kind)                               \
     {                                                                                   \
         predict_k(w, kind, S, N);                                                       \
@@ -567,7 +575,7 @@ SYM_INLINE double outputs_lob_k(sym_gwork *w, double h, const int s, const int n
     }                                                                                   \
     static int jacobian_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
-        return jacobian_##FAM##k(w, h, S, N);                                           \
+        return jacobian_##FAM##k(w, h, S, N, FIXED);                                    \
     }                                                                                   \
     static void correct_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
@@ -578,25 +586,25 @@ SYM_INLINE double outputs_lob_k(sym_gwork *w, double h, const int s, const int n
         return outputs_##FAM##k(w, h, S, N);                                            \
     }
 
-SYM_KERNEL_SET(, 1, w->tab->s, 1)
-SYM_KERNEL_SET(, 2, w->tab->s, 2)
-SYM_KERNEL_SET(, 3, w->tab->s, 3)
-SYM_KERNEL_SET(, 4, w->tab->s, 4)
-SYM_KERNEL_SET(, any, w->tab->s, w->n)
-SYM_KERNEL_SET(lob_, 3_1, 3, 1)
-SYM_KERNEL_SET(lob_, 3_2, 3, 2)
-SYM_KERNEL_SET(lob_, 3_3, 3, 3)
-SYM_KERNEL_SET(lob_, 3_4, 3, 4)
-SYM_KERNEL_SET(lob_, 3_any, 3, w->n)
-SYM_KERNEL_SET(lob_, 4_1, 4, 1)
-SYM_KERNEL_SET(lob_, 4_2, 4, 2)
-SYM_KERNEL_SET(lob_, 4_3, 4, 3)
-SYM_KERNEL_SET(lob_, 4_4, 4, 4)
-SYM_KERNEL_SET(lob_, 5_1, 5, 1)
-SYM_KERNEL_SET(lob_, 5_2, 5, 2)
-SYM_KERNEL_SET(lob_, 5_3, 5, 3)
-SYM_KERNEL_SET(lob_, 5_4, 5, 4)
-SYM_KERNEL_SET(lob_, any, w->tab->s, w->n)
+SYM_KERNEL_SET(, 1, w->tab->s, 1, 0)
+SYM_KERNEL_SET(, 2, w->tab->s, 2, 0)
+SYM_KERNEL_SET(, 3, w->tab->s, 3, 0)
+SYM_KERNEL_SET(, 4, w->tab->s, 4, 0)
+SYM_KERNEL_SET(, any, w->tab->s, w->n, 0)
+SYM_KERNEL_SET(lob_, 3_1, 3, 1, 1)
+SYM_KERNEL_SET(lob_, 3_2, 3, 2, 1)
+SYM_KERNEL_SET(lob_, 3_3, 3, 3, 1)
+SYM_KERNEL_SET(lob_, 3_4, 3, 4, 1)
+SYM_KERNEL_SET(lob_, 3_any, 3, w->n, 1)
+SYM_KERNEL_SET(lob_, 4_1, 4, 1, 1)
+SYM_KERNEL_SET(lob_, 4_2, 4, 2, 1)
+SYM_KERNEL_SET(lob_, 4_3, 4, 3, 1)
+SYM_KERNEL_SET(lob_, 4_4, 4, 4, 1)
+SYM_KERNEL_SET(lob_, 5_1, 5, 1, 1)
+SYM_KERNEL_SET(lob_, 5_2, 5, 2, 1)
+SYM_KERNEL_SET(lob_, 5_3, 5, 3, 1)
+SYM_KERNEL_SET(lob_, 5_4, 5, 4, 1)
+SYM_KERNEL_SET(lob_, any, w->tab->s, w->n, 0)
 
 #define KSET(FAM, NAME)                                                                 \
     {predict_##FAM##NAME, form_points_##FAM##NAME, residual_##FAM##NAME,                 \
@@ -620,9 +628,13 @@ void sym_galerkin_pick_kernels(sym_gwork *w)
     const int s = w->tab->s, n = w->n;
     const int fixed = !(w->base.method->flags & SYM_METHOD_GENERIC);
     if (w->tab->lobatto) {
+        /* the fixed Lobatto instances skip the centre node's zero
+         * Newton-matrix terms at compile time (jacobian_lob_x): only where
+         * its D_cc is exactly 0 */
+        const int centre_zero = s % 2 == 0 || w->tab->D[(s - 1) / 2][(s - 1) / 2] == 0.0;
         w->k = lob_any;
-        if (fixed && s == 3) w->k = n <= 4 ? lob_fixed[0][n - 1] : lob_3_any;
-        if (fixed && s >= 4 && s <= 5 && n <= 4) w->k = lob_fixed[s - 3][n - 1];
+        if (fixed && centre_zero && s == 3) w->k = n <= 4 ? lob_fixed[0][n - 1] : lob_3_any;
+        if (fixed && centre_zero && s >= 4 && s <= 5 && n <= 4) w->k = lob_fixed[s - 3][n - 1];
     } else {
         w->k = (fixed && n <= 4) ? gen_fixed[n - 1] : gen_any;
     }
