@@ -32,7 +32,9 @@ newton : {"full", "chord", "step"}
     ``"full"`` (default): a fresh Jacobian and LU factorisation every
     Newton iteration.  ``"step"``: one Jacobian and LU per step, formed at
     the step's predicted start and reused by its iterations (refreshed
-    when the contraction rate exceeds 0.01), started from a polynomial
+    when the contraction rate exceeds 0.01, or right after the first update
+    when the rate observed on recent steps predicts that it will), started
+    from a polynomial
     through the last two steps' nodes (``"full"`` extrapolates the last
     step's).  Fewer factorisations for the same solution to the Newton
     tolerance: faster on small systems at small steps, and for
