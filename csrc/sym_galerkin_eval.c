@@ -16,6 +16,14 @@ SYM_INLINE int eval_status(int rc)
     return rc == SYM_ECHART ? SYM_ECHART : rc ? SYM_ECALLBACK : SYM_OK;
 }
 
+/* The left point's M and grad V are the cache's (M(q_j), grad V(q_j)). */
+static void left_from_cache(sym_gwork *g)
+{
+    const size_t n = (size_t)g->n, left = (size_t)g->left_point;
+    memcpy(g->Mp + left * n * n, g->cache_M, sizeof(double) * n * n);
+    memcpy(g->dVp + left * n, g->cache_dV, sizeof(double) * n);
+}
+
 /* Evaluate `need` at point i alone. */
 int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need)
 {
@@ -33,7 +41,6 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
 {
     const sym_system *sys = g->base.sys;
     const int n = g->n, r = g->tab->r, left = g->left_point;
-    const size_t nn = (size_t)n * (size_t)n;
     g->base.counts.evaluations += r;
     if (sys->eval_batch || !sys->eval) {
         const int st = sym_eval_points(sys, r, g->Qp, g->Gp, need, g->pout, g->base.scratch);
@@ -56,10 +63,7 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
             if (rc) return eval_status(rc);
         }
     }
-    if (left >= 0 && !g->left_here) {
-        memcpy(g->Mp + left * nn, g->cache_M, sizeof(double) * nn);
-        memcpy(g->dVp + (size_t)left * n, g->cache_dV, sizeof(double) * (size_t)n);
-    }
+    if (left >= 0 && !g->left_here) left_from_cache(g);
     return SYM_OK;
 }
 
@@ -68,9 +72,7 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
  * point evaluates only A), and eval_points skips comparing its q. */
 void sym_galerkin_left_here(sym_gwork *g)
 {
-    const size_t n = (size_t)g->n, left = (size_t)g->left_point;
-    memcpy(g->Mp + left * n * n, g->cache_M, sizeof(double) * n * n);
-    memcpy(g->dVp + left * n, g->cache_dV, sizeof(double) * n);
+    left_from_cache(g);
     g->left_here = 1;
 }
 
