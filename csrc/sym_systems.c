@@ -7,6 +7,7 @@
  */
 #include "symplectic.h"
 #include "sym_util.h"
+#include "sym_sincos.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -141,8 +142,9 @@ enum { DP_S1, DP_C1, DP_S2, DP_C2, DP_S12, DP_C12, DP_PREP };
 static void dp_prep(const double *q, double *c, void *params)
 {
     (void)params;
-    const double s1 = sin(q[0]), c1 = cos(q[0]);
-    const double s2 = sin(q[1]), c2 = cos(q[1]);
+    double sn[2], cs[2];
+    sym_sincos_n(2, q, sn, cs);
+    const double s1 = sn[0], c1 = cs[0], s2 = sn[1], c2 = cs[1];
     c[DP_S1] = s1;
     c[DP_C1] = c1;
     c[DP_S2] = s2;
@@ -523,7 +525,7 @@ static int chain_eval(const double *q, const double *g, unsigned need,
     const int n = P->n;
     const double *C = P->C;
     double *sn = scratch, *cs = scratch + n, *S = cs + n, *Cc = S + (size_t)n * n;
-    for (int i = 0; i < n; i++) { sn[i] = sin(q[i]); cs[i] = cos(q[i]); }
+    sym_sincos_n(n, q, sn, cs);
     if (need & (SYM_NEED_M | SYM_NEED_A | SYM_NEED_H)) {
         /* s_ij = sin(q_i - q_j) (antisymmetric), c_ij = cos(q_i - q_j) */
         for (int i = 0; i < n; i++) {
@@ -717,8 +719,9 @@ static int fourbar_eval(const double *q, const double *g, unsigned need,
 {
     const fourbar_par *P = params;
     (void)scratch;
-    const double s1 = sin(q[0]), c1 = cos(q[0]), s2 = sin(q[1]), c2 = cos(q[1]);
-    const double s3 = sin(q[2]), c3 = cos(q[2]);
+    double sn[3], cs[3];
+    sym_sincos_n(3, q, sn, cs);
+    const double s1 = sn[0], c1 = cs[0], s2 = sn[1], c2 = cs[1], s3 = sn[2], c3 = cs[2];
     const double s12 = s1 * c2 - c1 * s2, c12 = c1 * c2 + s1 * s2;
     if (need & SYM_NEED_M) {
         zero(o->M, 9);
@@ -760,8 +763,9 @@ static int fourbar_constraint(const double *q, const double *mu, unsigned need,
                               const sym_constraint_out *o, void *params)
 {
     const fourbar_par *P = params;
-    const double s1 = sin(q[0]), c1 = cos(q[0]), s2 = sin(q[1]), c2 = cos(q[1]);
-    const double s3 = sin(q[2]), c3 = cos(q[2]);
+    double sn[3], cs[3];
+    sym_sincos_n(3, q, sn, cs);
+    const double s1 = sn[0], c1 = cs[0], s2 = sn[1], c2 = cs[1], s3 = sn[2], c3 = cs[2];
     if (need & SYM_CNEED_G) {
         o->g[0] = P->l1 * c1 + P->l2 * c2 - P->l3 * c3 - P->d;
         o->g[1] = P->l1 * s1 + P->l2 * s2 - P->l3 * s3;

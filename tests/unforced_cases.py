@@ -1,5 +1,10 @@
 """The runs whose arrays tests/data/unforced_base.npz holds, as computed by the
-build before forces existed (commit 202c6c9): every method on a built-in
+build before forces existed (commit 202c6c9; regenerated once since, when the
+built-in systems with several angles took their sines and cosines from
+csrc/sym_sincos.h instead of libm: the double pendulum's and the chain's arrays
+then moved by at most 7.4e-16 and 9.4e-16 relative, three Lobatto-5 steps took
+one Newton iteration more or fewer, and the other three cases stayed bitwise
+equal): every method on a built-in
 double pendulum, the Lagrange top, a 5-link chain, a Python-callable double
 pendulum and a linear system on the Newton path, plus one step of each.
 The initial states use Python's math (libm), not NumPy's ufuncs, whose last
@@ -7,7 +12,7 @@ bit differs between NumPy versions (SIMD kernels): the comparison must not
 depend on the NumPy the tests run with.
 ``force=None`` must reproduce them bitwise (tests/test_forces.py).
 
-Regenerate (only with that base build on the path):
+Regenerate (only with a build whose unforced path is trusted on the path):
 
     PYTHONPATH=/path/to/base/build python tests/unforced_cases.py tests/data/unforced_base.npz
 """
