@@ -19,23 +19,31 @@
  * with cos r ~ 1 - z/2 and sin r ~ r (|rl| <= ulp(r)/2: the neglected
  * terms are below 2^-60 relative).  1 - z/2 is added with its rounding
  * error carried ((1 - w) - z/2 with w = 1 - z/2 is exact), as z/2 reaches
- * 0.31.  The quadrant k mod 4 then maps (sin r, cos r) to
- * (sin x, cos x): 0: (s, c), 1: (c, -s), 2: (-s, -c), 3: (-c, s).
- * Measured against 200-bit mpmath values (tests/test_sincos.py, 8 400
- * arguments from 1e-300 to 8e5, next to multiples of pi/4 among them): at
- * most 0.78 ulp from the correctly rounded result (the C library: < 1 ulp).
+ * 0.31.  The two polynomials in z are evaluated by Estrin's scheme
+ * (pairs, then z^2, then z^4: a dependency chain of 4 multiply-adds
+ * instead of Horner's 7: the midpoint rule evaluates one node per Newton
+ * iteration and waits for each result; its step took 1.11x the time of
+ * libm's with Horner, 1.01-1.05x with Estrin).  The quadrant k mod 4 then
+ * maps (sin r, cos r) to (sin x, cos x): 0: (s, c), 1: (c, -s),
+ * 2: (-s, -c), 3: (-c, s).
+ * Measured against 200-bit mpmath values: at most 0.78 ulp from the
+ * correctly rounded result over the 8 400 arguments of tests/test_sincos.py
+ * (1e-300 to 8e5, next to multiples of pi/4 among them), 0.86 ulp over
+ * 92 000 more (the C library: < 1 ulp).
  * One difference from the C library: sin(-0) is +0.
  *
  * Why not libm: the double pendulum's step evaluates sin and cos of both
  * angles at 2-4 nodes per Newton iteration; the C library's sincos is a
  * call per angle with its own range reduction for any |x| (about 125
  * instructions).  Here two lanes share one straight-line code path in the
- * compiler's vector types (about 90 instructions a pair).  Used by the
+ * compiler's vector types (about 140 instructions a call of the double
+ * pendulum's prep: both angles and the difference formulas).  Used by the
  * built-in systems with several angles (double_pendulum, pendulum_chain,
  * four_bar); pendulum and lagrange_top, one angle each, keep libm.
- * Lobatto-5 on the double pendulum, newton="step", h = 0.03: 6 % less time
- * a step (benchmarks/RESULTS_speed.md section 8); the results differ from
- * libm's in the last bits (at most 7e-16 relative over 200 steps).
+ * Double pendulum, time a step against libm (benchmarks/RESULTS_speed.md
+ * section 8): Simpson 0.84-0.92x, Lobatto-5 (newton="step", h = 0.03)
+ * 0.93x, midpoint 1.01-1.05x; the results differ from libm's in the last
+ * bits (at most 8.5e-16 relative over 200 steps).
  *
  * The fast path needs |x| < SYM_SINCOS_FAST_MAX (so that |k| < 2^19) and
  * doubles evaluated in double precision (FLT_EVAL_METHOD == 0: the
@@ -93,11 +101,13 @@
         const T rl_ = e1_ + e2_;                                                                   \
         const T z_ = r_ * r_;                                                                      \
         const T hz_ = half * z_, w_ = one - hz_;                                                   \
-        const T sr_ = r_ + (r_ * z_ * (S1 + z_ * (S2 + z_ * (S3 + z_ * (S4 + z_ * (S5 + z_ * (S6 + z_ * (S7 + z_ * S8))))))) + \
-                          rl_ * w_);                                                               \
-        const T cr_ = w_ + (((one - w_) - hz_) +                                                   \
-                          (z_ * z_ * (C2 + z_ * (C3 + z_ * (C4 + z_ * (C5 + z_ * (C6 + z_ * (C7 + z_ * C8)))))) - \
-                           r_ * rl_));                                                             \
+        const T z2_ = z_ * z_, z4_ = z2_ * z2_;                                                \
+        const T ps_ = ((S1 + z_ * S2) + z2_ * (S3 + z_ * S4)) +                                 \
+                      z4_ * ((S5 + z_ * S6) + z2_ * (S7 + z_ * S8));                            \
+        const T pc_ = ((C2 + z_ * C3) + z2_ * (C4 + z_ * C5)) +                                 \
+                      z4_ * ((C6 + z_ * C7) + z2_ * C8);                                        \
+        const T sr_ = r_ + (r_ * z_ * ps_ + rl_ * w_);                                          \
+        const T cr_ = w_ + (((one - w_) - hz_) + (z2_ * pc_ - r_ * rl_));                       \
         U kb_, sb_, cb_;                                                                           \
         memcpy(&kb_, &kt_, sizeof kb_);                                                            \
         memcpy(&sb_, &sr_, sizeof sb_);                                                            \
