@@ -10,9 +10,10 @@ mu_i sin q_i, hess V_ii = mu_i cos q_i (two angles in the vector lanes, the
 third in the scalar tail)."""
 import math
 
-import mpmath
 import numpy as np
 import pytest
+
+mpmath = pytest.importorskip("mpmath")   # with sympy, in the test extra
 
 import symplectic as sp
 
