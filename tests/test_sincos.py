@@ -4,10 +4,9 @@ from the correctly rounded values, which mpmath gives here at 200 bits.
 They are read through the systems' own evaluation, scaled by powers of two
 (exact, subnormals included): the double pendulum with m1 = m2 = 1/2,
 l1 = g = 1, l2 = 2 has grad V = (sin q1, sin q2) and hess V =
-diag(cos q1, cos q2); the
-3-link chain with masses (2, 1, 1), l = g = 1 has mu = (4, 2, 1), grad V_i =
-mu_i sin q_i, hess V_ii = mu_i cos q_i (two angles in the vector lanes, the
-third in the scalar tail)."""
+diag(cos q1, cos q2); the 3-link chain with masses (2, 1, 1), l = g = 1 has
+mu = (4, 2, 1), grad V_i = mu_i sin q_i, hess V_ii = mu_i cos q_i (two angles
+in the vector lanes, the third in the scalar tail)."""
 import math
 
 import numpy as np
@@ -37,6 +36,19 @@ def reference(x):
 def dp_sincos(dp, x1, x2):
     _, _, _, _, dV, d2V = dp._eval(np.array([x1, x2]), np.zeros(2), NEED_DV | NEED_D2V)
     return (dV[0], d2V[0, 0]), (dV[1], d2V[1, 1])
+
+
+CHAIN_MU = np.array([4.0, 2.0, 1.0])
+
+
+def chain():
+    return sp.systems.pendulum_chain(3, m=[2.0, 1.0, 1.0], l=1.0, g=1.0)
+
+
+def chain_sincos(ch, q):
+    """(sin q, cos q) of the chain's three angles."""
+    _, _, _, _, dV, d2V = ch._eval(np.asarray(q, float), np.zeros(3), NEED_DV | NEED_D2V)
+    return dV / CHAIN_MU, np.diag(d2V) / CHAIN_MU
 
 
 def samples():
@@ -71,22 +83,20 @@ def test_double_pendulum_sin_cos_within_one_ulp():
 
 
 def test_chain_odd_lane_and_zero():
-    ch = sp.systems.pendulum_chain(3, m=[2.0, 1.0, 1.0], l=1.0, g=1.0)
-    mu = np.array([4.0, 2.0, 1.0])
+    ch = chain()
     xs = samples()
     worst = 0.0
     for i in range(0, len(xs) - 2, 3):
         q = xs[i:i + 3]
-        _, _, _, _, dV, d2V = ch._eval(q, np.zeros(3), NEED_DV | NEED_D2V)
-        for x, s, c in zip(q, dV / mu, np.diag(d2V) / mu):
+        for x, s, c in zip(q, *chain_sincos(ch, q)):
             es, ec = reference(x)
             worst = max(worst, ulps(s, es), ulps(c, ec))
     assert worst <= 1.0, worst
     # sin(+-0) = 0 and cos(+-0) = 1 exactly, in the vector lanes and in the tail
     # (the sign of sin(-0) is not kept: +0, where libm gives -0)
-    _, _, _, _, dV, d2V = ch._eval(np.array([-0.0, 0.0, -0.0]), np.zeros(3), NEED_DV | NEED_D2V)
-    assert np.all(dV == 0.0)
-    assert np.array_equal(np.diag(d2V), mu)
+    s, c = chain_sincos(ch, [-0.0, 0.0, -0.0])
+    assert np.all(s == 0.0)
+    assert np.all(c == 1.0)
 
 
 @pytest.mark.parametrize("big", [FAST_MAX, 1e6, 1e17])
@@ -103,11 +113,8 @@ def test_vector_lanes_equal_the_scalar_tail_bitwise():
     """The 3-link chain computes its first two angles in a vector and the third
     in the scalar loop: the same operations, so the same bits for the same
     argument."""
-    ch = sp.systems.pendulum_chain(3, m=[2.0, 1.0, 1.0], l=1.0, g=1.0)
-    mu = np.array([4.0, 2.0, 1.0])
+    ch = chain()
     for x in samples()[::7]:
-        for q in (np.array([x, 0.5, x]), np.array([0.5, x, x])):
-            _, _, _, _, dV, d2V = ch._eval(q, np.zeros(3), NEED_DV | NEED_D2V)
-            s, c = dV / mu, np.diag(d2V) / mu
-            lane = 0 if q[0] == x else 1
+        for lane, q in ((0, [x, 0.5, x]), (1, [0.5, x, x])):
+            s, c = chain_sincos(ch, q)
             assert s[lane] == s[2] and c[lane] == c[2], x
