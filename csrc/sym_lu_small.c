@@ -21,8 +21,10 @@
  */
 #include "sym_linalg.h"
 #include "sym_unroll.h"
+#include "sym_util.h"
 
 #include <math.h>
+#include <string.h>
 
 SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
 {
@@ -59,8 +61,29 @@ SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
             double *ri = A + i * m;
             const double l = ri[k] * inv;
             ri[k] = l;
+            int j = k + 1;
+#if SYM_VEC2
+            /* a_ij -= l u_kj two columns at a time (the same multiply and
+             * subtract per entry), in the pairs (2t, 2t + 1) of the row at
+             * every k: a pair loaded as a vector was stored as one (a load
+             * straddling two earlier stores stalls store forwarding:
+             * pairs that alternated with k made the step slower) */
+            if (j & 1) {
+                ri[j] -= l * rowp[j];
+                j++;
+            }
+            const sym_v2d lv = {l, l};
             SYM_UNROLL
-            for (int j = k + 1; j < m; j++) ri[j] -= l * rowp[j];
+            for (; j + 2 <= m; j += 2) {
+                sym_v2d a, u;
+                memcpy(&a, ri + j, sizeof a);
+                memcpy(&u, rowp + j, sizeof u);
+                a -= lv * u;
+                memcpy(ri + j, &a, sizeof a);
+            }
+#endif
+            SYM_UNROLL
+            for (; j < m; j++) ri[j] -= l * rowp[j];
         }
     }
     return SYM_OK;

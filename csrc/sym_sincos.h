@@ -120,13 +120,8 @@
     } while (0)
 
 #define SYM_SINCOS_K1(v) (v)
-#if defined(__GNUC__) || defined(__clang__)
-#define SYM_SINCOS_VEC 1
-typedef double sym_v2d __attribute__((vector_size(16)));
-typedef uint64_t sym_v2u __attribute__((vector_size(16)));
+#if SYM_VEC2
 #define SYM_SINCOS_K2(v) {v, v}
-#else
-#define SYM_SINCOS_VEC 0
 #endif
 
 /* s[i] = sin(x[i]), c[i] = cos(x[i]), i < n; n a compile-time constant
@@ -145,7 +140,7 @@ SYM_INLINE void sym_sincos_n(const int n, const double *restrict x, double *rest
         return;
     }
     int i = 0;
-#if SYM_SINCOS_VEC
+#if SYM_VEC2
     /* two lanes at a time in the compiler's vector types: the same IEEE
      * operations, in the same order, as one lane */
     {

@@ -15,6 +15,19 @@
 #define SYM_INLINE static inline
 #endif
 
+/* Two doubles in one vector of the compiler's vector types (GCC, clang):
+ * element-wise IEEE operations, each rounded as the scalar one, so that a
+ * kernel written in pairs gives bitwise the scalar kernel's numbers.
+ * SYM_VEC2 is 0 elsewhere, and the kernels then run one lane at a time. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SYM_VEC2 1
+#include <stdint.h>
+typedef double sym_v2d __attribute__((vector_size(16)));
+typedef uint64_t sym_v2u __attribute__((vector_size(16)));
+#else
+#define SYM_VEC2 0
+#endif
+
 /* Functions and data shared between the core's files but not part of its
  * API: hidden from a shared object's dynamic symbols, so that calls to them
  * are direct and may be inlined (no interposition through the PLT). */
