@@ -13,8 +13,9 @@
  *   - the rows k and p are exchanged unconditionally through registers
  *     (an exchange of a row with itself when p = k), no data-dependent
  *     branch;
- *   - with m known at compile time the loops unroll completely and the
- *     compiler pairs the row updates into two-lane SIMD operations.
+ *   - with m known at compile time the loops unroll completely; the row
+ *     updates run two columns at a time in the compiler's two-lane vectors
+ *     (sym_util.h), in the fixed pairs (2t, 2t + 1) of the row.
  * The factorisation is Doolittle's with row interchanges (Golub & Van Loan,
  * Matrix Computations, 4th ed., Alg. 3.4.1): U on and above the diagonal
  * with the reciprocals 1/U_kk stored on it, the unit lower L below.
