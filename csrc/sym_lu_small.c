@@ -15,7 +15,10 @@
  *     branch;
  *   - with m known at compile time the loops unroll completely; the row
  *     updates run two columns at a time in the compiler's two-lane vectors
- *     (sym_util.h), in the fixed pairs (2t, 2t + 1) of the row.
+ *     (sym_util.h), in the fixed pairs (2t, 2t + 1) of the row;
+ *   - the pivots found by the previous factorisation (piv on entry, when it
+ *     holds a pivot sequence) are tried first and checked (lu_small_k):
+ *     the search and the exchanges leave the critical path.
  * The factorisation is Doolittle's with row interchanges (Golub & Van Loan,
  * Matrix Computations, 4th ed., Alg. 3.4.1): U on and above the diagonal
  * with the reciprocals 1/U_kk stored on it, the unit lower L below.
@@ -24,10 +27,45 @@
 #include "sym_unroll.h"
 #include "sym_util.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
-SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
+/* A test's hook on the outcome of the checked factorisation with given
+ * pivots (tests/test_lu_kernels.py counts both outcomes); nothing here. */
+#ifndef SYM_LU_SPEC_PROBE
+#define SYM_LU_SPEC_PROBE(ok) ((void)0)
+#endif
+
+/* a_ij -= l u_kj for j > k, two columns at a time (the same multiply and
+ * subtract per entry), in the pairs (2t, 2t + 1) of the row at every k: a
+ * pair loaded as a vector was stored as one (a load straddling two earlier
+ * stores stalls store forwarding: pairs that alternated with k made the
+ * step slower) */
+SYM_INLINE void lu_small_row_update(const int m, const int k, double *restrict ri,
+                                    const double l, const double *restrict rowp)
+{
+    int j = k + 1;
+#if SYM_VEC2
+    if (j & 1) {
+        ri[j] -= l * rowp[j];
+        j++;
+    }
+    const sym_v2d lv = {l, l};
+    SYM_UNROLL
+    for (; j + 2 <= m; j += 2) {
+        sym_v2d a, u;
+        memcpy(&a, ri + j, sizeof a);
+        memcpy(&u, rowp + j, sizeof u);
+        a -= lv * u;
+        memcpy(ri + j, &a, sizeof a);
+    }
+#endif
+    SYM_UNROLL
+    for (; j < m; j++) ri[j] -= l * rowp[j];
+}
+
+SYM_INLINE int lu_small_gepp_k(const int m, double *restrict A, int *restrict piv)
 {
     SYM_UNROLL
     for (int k = 0; k < m; k++) {
@@ -62,32 +100,67 @@ SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
             double *ri = A + i * m;
             const double l = ri[k] * inv;
             ri[k] = l;
-            int j = k + 1;
-#if SYM_VEC2
-            /* a_ij -= l u_kj two columns at a time (the same multiply and
-             * subtract per entry), in the pairs (2t, 2t + 1) of the row at
-             * every k: a pair loaded as a vector was stored as one (a load
-             * straddling two earlier stores stalls store forwarding:
-             * pairs that alternated with k made the step slower) */
-            if (j & 1) {
-                ri[j] -= l * rowp[j];
-                j++;
-            }
-            const sym_v2d lv = {l, l};
-            SYM_UNROLL
-            for (; j + 2 <= m; j += 2) {
-                sym_v2d a, u;
-                memcpy(&a, ri + j, sizeof a);
-                memcpy(&u, rowp + j, sizeof u);
-                a -= lv * u;
-                memcpy(ri + j, &a, sizeof a);
-            }
-#endif
-            SYM_UNROLL
-            for (; j < m; j++) ri[j] -= l * rowp[j];
+            lu_small_row_update(m, k, ri, l, rowp);
         }
     }
     return SYM_OK;
+}
+
+/*
+ * The factorisation with the pivots of the previous one, checked.  Partial
+ * pivoting with a given pivot sequence is the LU without pivoting of P A,
+ * operation for operation (every entry sees the same updates by the same
+ * pivot rows in the same order).  So the rows are put in the order of piv
+ * up front, the elimination runs with no search and no exchange on its
+ * critical path, and beside it each step checks that its pivot is the one
+ * the search would choose: |a_kk| finite and strictly above every |a_ik|,
+ * i > k (a tie, a NaN, an infinity or a zero column fails the check).
+ * When every step passes, factors and pivots are those of lu_small_gepp_k
+ * bitwise; when one fails, A is restored and lu_small_gepp_k runs.  The
+ * Newton matrices of successive iterations and steps keep their pivots
+ * (the double pendulum's Lobatto-5 step: all of them at h = 0.03).
+ */
+SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
+{
+    int known = 1;
+    SYM_UNROLL
+    for (int k = 0; k < m; k++) known &= piv[k] >= k && piv[k] < m;
+    if (!known) return lu_small_gepp_k(m, A, piv);
+    double A0[SYM_LU_SMALL_MAX * SYM_LU_SMALL_MAX];
+    memcpy(A0, A, sizeof(double) * (size_t)(m * m));
+    SYM_UNROLL
+    for (int k = 0; k < m; k++) {
+        double *ak = A + k * m, *ap = A + piv[k] * m;
+        double rowk[SYM_LU_SMALL_MAX], rowp[SYM_LU_SMALL_MAX];
+        SYM_UNROLL
+        for (int j = 0; j < m; j++) { rowk[j] = ak[j]; rowp[j] = ap[j]; }
+        SYM_UNROLL
+        for (int j = 0; j < m; j++) ap[j] = rowk[j];
+        SYM_UNROLL
+        for (int j = 0; j < m; j++) ak[j] = rowp[j];
+    }
+    int ok = 1;
+    SYM_UNROLL
+    for (int k = 0; k < m; k++) {
+        double *ak = A + k * m;
+        const double d = fabs(ak[k]);
+        ok &= d > 0.0 && d <= DBL_MAX;
+        SYM_UNROLL
+        for (int i = k + 1; i < m; i++) ok &= fabs(A[i * m + k]) < d;
+        const double inv = 1.0 / ak[k];
+        ak[k] = inv;
+        SYM_UNROLL
+        for (int i = k + 1; i < m; i++) {
+            double *ri = A + i * m;
+            const double l = ri[k] * inv;
+            ri[k] = l;
+            lu_small_row_update(m, k, ri, l, ak);
+        }
+    }
+    SYM_LU_SPEC_PROBE(ok);
+    if (ok) return SYM_OK;
+    memcpy(A, A0, sizeof(double) * (size_t)(m * m));
+    return lu_small_gepp_k(m, A, piv);
 }
 
 /* b <- A^{-1} b: the interchanges, L y = P b forward, U x = y backward

@@ -66,7 +66,7 @@ int main(void)
 """
 
 
-def run(tmp_path, flags, driver=None):
+def run(tmp_path, flags, driver=None, small_source=True):
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         pytest.skip("no C compiler")
@@ -75,8 +75,9 @@ def run(tmp_path, flags, driver=None):
     src = tmp_path / "drv.c"
     src.write_text(driver or DRIVER)
     exe = tmp_path / ("drv" + "".join(f.strip("-") for f in flags))
-    subprocess.run([cc, "-std=c99", "-O2", *flags, f"-I{CSRC}", str(src), str(CSRC / "sym_linalg.c"),
-                    str(CSRC / "sym_lu_small.c"), "-o", str(exe), "-lm"], check=True, capture_output=True)
+    sources = [str(CSRC / "sym_linalg.c")] + ([str(CSRC / "sym_lu_small.c")] if small_source else [])
+    subprocess.run([cc, "-std=c99", "-O2", *flags, f"-I{CSRC}", str(src), *sources, "-o", str(exe), "-lm"],
+                   check=True, capture_output=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     return np.array([[float(v) for v in line.split()] for line in out.splitlines()])
 
@@ -155,3 +156,100 @@ def test_small_lu_kernels_are_bitwise_the_plain_kernel(tmp_path):
     assert np.all(seen[kind == 0] & 1)
     assert np.any(seen[(kind == 1) & (m >= 3)] & 2)
     assert np.all(seen[(kind >= 2)] & 4)
+
+
+HINT_DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* the outcomes of the checked factorisation with given pivots: [0] failed checks (the
+ * kernel then restarts with the search), [1] passed */
+static long taken[2];
+#define SYM_LU_SPEC_PROBE(ok) (taken[(ok) != 0]++)
+#include "sym_lu_small.c"
+/* For m = 1..SYM_LU_SMALL_MAX, the four kinds of matrices of the small driver, and a pivot
+ * sequence on entry (the kernels try the one they find there):
+ *   hint 0: the plain kernel's own pivots of this matrix;
+ *   hint 1: the pivots of the matrix with every entry moved by ~1e-9 relative (the next Newton
+ *           matrix: mostly the same pivots, sometimes not);
+ *   hint 2: a random pivot sequence (piv[k] in [k, m));
+ *   hint 3: an entry out of range (no sequence: the search from the start).
+ * The picked kernel against sym_lu_factor_k: status, pivots, factors and solution bitwise.
+ * Prints m, kind, hint, matrices, mismatches, checks passed, checks failed. */
+static unsigned rng = 88172645u;
+static double uni(void) { rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5; return (double)rng / 4294967296.0; }
+int main(void)
+{
+    for (int m = 1; m <= SYM_LU_SMALL_MAX; m++) {
+        sym_lu_factor_fn f;
+        sym_lu_solve_fn sv;
+        sym_lu_pick(m, &f, &sv);
+        for (int kind = 0; kind < 4; kind++)
+            for (int hint = 0; hint < 4; hint++) {
+                int bad = 0;
+                const int count = 200;
+                taken[0] = taken[1] = 0;
+                for (int t = 0; t < count; t++) {
+                    double A[256], B[256], C[256], x[16], y[16];
+                    int pa[16], pb[16], pc[16];
+                    for (int i = 0; i < m * m; i++)
+                        A[i] = kind == 0 ? uni() - 0.5 : (double)((int)(uni() * 5.0) - 2);
+                    if (kind >= 2) {
+                        const int at = (int)(uni() * m * m);
+                        A[at] = kind == 2 ? NAN : (uni() < 0.5 ? INFINITY : -INFINITY);
+                    }
+                    for (int i = 0; i < m; i++) x[i] = y[i] = uni() - 0.5;
+                    if (hint <= 1) {
+                        /* the plain kernel's pivots of A itself (hint 0) or of A perturbed */
+                        for (int i = 0; i < m * m; i++)
+                            C[i] = hint == 0 ? A[i] : A[i] * (1.0 + 1e-9 * (uni() - 0.5));
+                        memset(pc, 0, sizeof(pc));
+                        sym_lu_factor_k(m, C, pc);
+                        memcpy(pa, pc, sizeof(pa));
+                    } else if (hint == 2) {
+                        for (int k = 0; k < m; k++) pa[k] = k + (int)(uni() * (m - k));
+                    } else {
+                        for (int k = 0; k < m; k++) pa[k] = k;
+                        pa[(int)(uni() * m)] = m;
+                    }
+                    /* the same entries on both sides: a failed factorisation leaves the pivots
+                     * after the failing column as they were */
+                    memcpy(pb, pa, sizeof(pb));
+                    memcpy(B, A, sizeof(double) * m * m);
+                    const int sb = sym_lu_factor_k(m, B, pb);
+                    memcpy(C, A, sizeof(double) * m * m);
+                    const int sa = f(m, C, pa, NULL);
+                    int ok = sa == sb && memcmp(C, B, sizeof(double) * m * m) == 0
+                             && memcmp(pa, pb, sizeof(int) * m) == 0;
+                    if (ok && sb == SYM_OK) {
+                        sv(m, C, pa, x);
+                        sym_lu_solve_k(m, B, pb, y);
+                        ok = memcmp(x, y, sizeof(double) * m) == 0;
+                    }
+                    bad += !ok;
+                }
+                printf("%d %d %d %d %d %ld %ld\n", m, kind, hint, count, bad, taken[1], taken[0]);
+            }
+    }
+    return 0;
+}
+"""
+
+
+def test_small_lu_with_given_pivots_is_bitwise_the_plain_kernel(tmp_path):
+    """The small kernels try the pivots found in piv on entry (the previous Newton matrix's),
+    check each against the search's choice and restart with the search when one fails: right or
+    wrong, the sequence on entry never changes status, pivots, factors or solution."""
+    res = run(tmp_path, [], HINT_DRIVER, small_source=False)
+    m, kind, hint, count, bad, passed, failed = res.T.astype(int)
+    assert set(m) == set(range(1, 17)) and np.all(count == 200)
+    assert np.all(bad == 0), f"differs at (m, kind, hint) = {list(zip(m[bad > 0], kind[bad > 0], hint[bad > 0]))}"
+    # both outcomes were exercised where they must be: a random real matrix with its own pivots
+    # passes every check (no ties), a pivot sequence out of range is not tried at all, a random
+    # sequence mostly fails, and so does every matrix with a NaN or an infinity
+    own = (kind == 0) & (hint == 0)
+    assert np.all(passed[own] == 200) and np.all(failed[own] == 0)
+    assert np.all(passed[hint == 3] + failed[hint == 3] == 0)
+    assert np.all(failed[(hint == 2) & (m >= 4)] > 100)
+    assert np.all(passed[kind >= 2] == 0)
+    assert np.all(passed[(kind == 0) & (hint == 1)] > 150)
