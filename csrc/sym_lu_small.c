@@ -65,6 +65,37 @@ SYM_INLINE void lu_small_row_update(const int m, const int k, double *restrict r
     for (; j < m; j++) ri[j] -= l * rowp[j];
 }
 
+/* exchange the rows k and p (p >= k) through registers, unconditionally
+ * (a row with itself when p = k): no data-dependent branch */
+SYM_INLINE void lu_small_swap(const int m, double *restrict A, const int k, const int p)
+{
+    double rowk[SYM_LU_SMALL_MAX], rowp[SYM_LU_SMALL_MAX];
+    double *ak = A + k * m, *ap = A + p * m;
+    SYM_UNROLL
+    for (int j = 0; j < m; j++) { rowk[j] = ak[j]; rowp[j] = ap[j]; }
+    SYM_UNROLL
+    for (int j = 0; j < m; j++) ap[j] = rowk[j];
+    SYM_UNROLL
+    for (int j = 0; j < m; j++) ak[j] = rowp[j];
+}
+
+/* column k with the pivot in row k: the diagonal keeps the reciprocal
+ * pivot 1/U_kk, l_ik = a_ik / U_kk (as a_ik * (1/U_kk)) replaces a_ik, and
+ * the rows below are updated */
+SYM_INLINE void lu_small_eliminate(const int m, double *restrict A, const int k)
+{
+    double *ak = A + k * m;
+    const double inv = 1.0 / ak[k];
+    ak[k] = inv;
+    SYM_UNROLL
+    for (int i = k + 1; i < m; i++) {
+        double *ri = A + i * m;
+        const double l = ri[k] * inv;
+        ri[k] = l;
+        lu_small_row_update(m, k, ri, l, ak);
+    }
+}
+
 SYM_INLINE int lu_small_gepp_k(const int m, double *restrict A, int *restrict piv)
 {
     SYM_UNROLL
@@ -84,24 +115,8 @@ SYM_INLINE int lu_small_gepp_k(const int m, double *restrict A, int *restrict pi
         piv[k] = p;
         if (!isfinite(amax)) return SYM_ENONFINITE;
         if (!(amax > 0.0)) return SYM_ESINGULAR;
-        double rowk[SYM_LU_SMALL_MAX], rowp[SYM_LU_SMALL_MAX];
-        double *ak = A + k * m, *ap = A + p * m;
-        SYM_UNROLL
-        for (int j = 0; j < m; j++) { rowk[j] = ak[j]; rowp[j] = ap[j]; }
-        SYM_UNROLL
-        for (int j = 0; j < m; j++) ap[j] = rowk[j];
-        SYM_UNROLL
-        for (int j = 0; j < m; j++) ak[j] = rowp[j];
-        /* the diagonal keeps the reciprocal pivot 1/U_kk */
-        const double inv = 1.0 / rowp[k];
-        ak[k] = inv;
-        SYM_UNROLL
-        for (int i = k + 1; i < m; i++) {
-            double *ri = A + i * m;
-            const double l = ri[k] * inv;
-            ri[k] = l;
-            lu_small_row_update(m, k, ri, l, rowp);
-        }
+        lu_small_swap(m, A, k, p);
+        lu_small_eliminate(m, A, k);
     }
     return SYM_OK;
 }
@@ -129,33 +144,15 @@ SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
     double A0[SYM_LU_SMALL_MAX * SYM_LU_SMALL_MAX];
     memcpy(A0, A, sizeof(double) * (size_t)(m * m));
     SYM_UNROLL
-    for (int k = 0; k < m; k++) {
-        double *ak = A + k * m, *ap = A + piv[k] * m;
-        double rowk[SYM_LU_SMALL_MAX], rowp[SYM_LU_SMALL_MAX];
-        SYM_UNROLL
-        for (int j = 0; j < m; j++) { rowk[j] = ak[j]; rowp[j] = ap[j]; }
-        SYM_UNROLL
-        for (int j = 0; j < m; j++) ap[j] = rowk[j];
-        SYM_UNROLL
-        for (int j = 0; j < m; j++) ak[j] = rowp[j];
-    }
+    for (int k = 0; k < m; k++) lu_small_swap(m, A, k, piv[k]);
     int ok = 1;
     SYM_UNROLL
     for (int k = 0; k < m; k++) {
-        double *ak = A + k * m;
-        const double d = fabs(ak[k]);
+        const double d = fabs(A[k * m + k]);
         ok &= d > 0.0 && d <= DBL_MAX;
         SYM_UNROLL
         for (int i = k + 1; i < m; i++) ok &= fabs(A[i * m + k]) < d;
-        const double inv = 1.0 / ak[k];
-        ak[k] = inv;
-        SYM_UNROLL
-        for (int i = k + 1; i < m; i++) {
-            double *ri = A + i * m;
-            const double l = ri[k] * inv;
-            ri[k] = l;
-            lu_small_row_update(m, k, ri, l, ak);
-        }
+        lu_small_eliminate(m, A, k);
     }
     SYM_LU_SPEC_PROBE(ok);
     if (ok) return SYM_OK;

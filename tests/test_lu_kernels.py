@@ -93,6 +93,36 @@ def test_blocked_lu_is_bitwise_the_unblocked_kernel(tmp_path, flags):
     assert np.all(err <= 1e-10), err.max()
 
 
+# the small-kernel drivers' test matrices (their own seed RNG_SEED) and comparison: m x m of kind 0 random
+# reals, 1 small integers (ties in the pivot columns, zero columns, singular matrices), 2 and 3
+# the same with a NaN, or an infinity, placed at random (on or off the diagonal)
+RANDOM_MATRIX = r"""
+static unsigned rng = RNG_SEED;
+static double uni(void) { rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5; return (double)rng / 4294967296.0; }
+static void random_matrix(double *A, int m, int kind)
+{
+    for (int i = 0; i < m * m; i++)
+        A[i] = kind == 0 ? uni() - 0.5 : (double)((int)(uni() * 5.0) - 2);
+    if (kind >= 2) {
+        const int at = (int)(uni() * m * m);
+        A[at] = kind == 2 ? NAN : (uni() < 0.5 ? INFINITY : -INFINITY);
+    }
+}
+/* the picked kernel's result (status sa, factors A, pivots pa) is the plain kernel's (sb, B,
+ * pb), and so are the solutions of the right-hand side x = y by each */
+static int same_as_plain(int m, sym_lu_solve_fn sv, int sa, const double *A, const int *pa,
+                         int sb, const double *B, const int *pb, double *x, double *y)
+{
+    if (sa != sb || memcmp(A, B, sizeof(double) * m * m) != 0 || memcmp(pa, pb, sizeof(int) * m) != 0)
+        return 0;
+    if (sb != SYM_OK)
+        return 1;
+    sv(m, A, pa, x);
+    sym_lu_solve_k(m, B, pb, y);
+    return memcmp(x, y, sizeof(double) * m) == 0;
+}
+"""
+
 SMALL_DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,8 +133,8 @@ SMALL_DRIVER = r"""
  * random, on or off the diagonal): the picked kernels (sym_lu_pick) against sym_lu_factor_k /
  * sym_lu_solve_k: status, pivots and factors bitwise, and the solution bitwise.
  * Prints m, kind, matrices, mismatches, statuses seen (bit 0 ok, 1 singular, 2 non-finite). */
-static unsigned rng = 2463534242u;
-static double uni(void) { rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5; return (double)rng / 4294967296.0; }
+#define RNG_SEED 2463534242u
+@RANDOM_MATRIX@
 int main(void)
 {
     for (int m = 1; m <= SYM_LU_SMALL_MAX; m++) {
@@ -117,26 +147,14 @@ int main(void)
             for (int t = 0; t < count; t++) {
                 double A[256], B[256], x[16], y[16];
                 int pa[16], pb[16];
-                for (int i = 0; i < m * m; i++)
-                    A[i] = kind == 0 ? uni() - 0.5 : (double)((int)(uni() * 5.0) - 2);
-                if (kind >= 2) {
-                    const int at = (int)(uni() * m * m);
-                    A[at] = kind == 2 ? NAN : (uni() < 0.5 ? INFINITY : -INFINITY);
-                }
+                random_matrix(A, m, kind);
                 for (int i = 0; i < m; i++) x[i] = y[i] = uni() - 0.5;
                 memcpy(B, A, sizeof(double) * m * m);
                 memset(pa, 0, sizeof(pa));
                 memset(pb, 0, sizeof(pb));
                 const int sa = f(m, A, pa, NULL), sb = sym_lu_factor_k(m, B, pb);
                 seen |= 1 << (sb == SYM_OK ? 0 : sb == SYM_ESINGULAR ? 1 : 2);
-                int ok = sa == sb && memcmp(A, B, sizeof(double) * m * m) == 0
-                         && memcmp(pa, pb, sizeof(int) * m) == 0;
-                if (ok && sb == SYM_OK) {
-                    sv(m, A, pa, x);
-                    sym_lu_solve_k(m, B, pb, y);
-                    ok = memcmp(x, y, sizeof(double) * m) == 0;
-                }
-                bad += !ok;
+                bad += !same_as_plain(m, sv, sa, A, pa, sb, B, pb, x, y);
             }
             printf("%d %d %d %d %d\n", m, kind, count, bad, seen);
         }
@@ -144,6 +162,9 @@ int main(void)
     return 0;
 }
 """
+
+
+SMALL_DRIVER = SMALL_DRIVER.replace("@RANDOM_MATRIX@", RANDOM_MATRIX)
 
 
 def test_small_lu_kernels_are_bitwise_the_plain_kernel(tmp_path):
@@ -176,8 +197,8 @@ static long taken[2];
  *   hint 3: an entry out of range (no sequence: the search from the start).
  * The picked kernel against sym_lu_factor_k: status, pivots, factors and solution bitwise.
  * Prints m, kind, hint, matrices, mismatches, checks passed, checks failed. */
-static unsigned rng = 88172645u;
-static double uni(void) { rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5; return (double)rng / 4294967296.0; }
+#define RNG_SEED 88172645u
+@RANDOM_MATRIX@
 int main(void)
 {
     for (int m = 1; m <= SYM_LU_SMALL_MAX; m++) {
@@ -192,12 +213,7 @@ int main(void)
                 for (int t = 0; t < count; t++) {
                     double A[256], B[256], C[256], x[16], y[16];
                     int pa[16], pb[16], pc[16];
-                    for (int i = 0; i < m * m; i++)
-                        A[i] = kind == 0 ? uni() - 0.5 : (double)((int)(uni() * 5.0) - 2);
-                    if (kind >= 2) {
-                        const int at = (int)(uni() * m * m);
-                        A[at] = kind == 2 ? NAN : (uni() < 0.5 ? INFINITY : -INFINITY);
-                    }
+                    random_matrix(A, m, kind);
                     for (int i = 0; i < m; i++) x[i] = y[i] = uni() - 0.5;
                     if (hint <= 1) {
                         /* the plain kernel's pivots of A itself (hint 0) or of A perturbed */
@@ -219,14 +235,7 @@ int main(void)
                     const int sb = sym_lu_factor_k(m, B, pb);
                     memcpy(C, A, sizeof(double) * m * m);
                     const int sa = f(m, C, pa, NULL);
-                    int ok = sa == sb && memcmp(C, B, sizeof(double) * m * m) == 0
-                             && memcmp(pa, pb, sizeof(int) * m) == 0;
-                    if (ok && sb == SYM_OK) {
-                        sv(m, C, pa, x);
-                        sym_lu_solve_k(m, B, pb, y);
-                        ok = memcmp(x, y, sizeof(double) * m) == 0;
-                    }
-                    bad += !ok;
+                    bad += !same_as_plain(m, sv, sa, C, pa, sb, B, pb, x, y);
                 }
                 printf("%d %d %d %d %d %ld %ld\n", m, kind, hint, count, bad, taken[1], taken[0]);
             }
@@ -234,6 +243,9 @@ int main(void)
     return 0;
 }
 """
+
+
+HINT_DRIVER = HINT_DRIVER.replace("@RANDOM_MATRIX@", RANDOM_MATRIX)
 
 
 def test_small_lu_with_given_pivots_is_bitwise_the_plain_kernel(tmp_path):
