@@ -142,7 +142,10 @@ SYM_PRIVATE void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *s
 
 /* The unrolled kernels of sym_lu_small.c for m <= SYM_LU_SMALL_MAX: the pair
  * for size m (returns 1), or 0 when m is larger.  Bitwise the factors,
- * pivots and solutions of sym_lu_factor_k / sym_lu_solve_k. */
+ * pivots and solutions of sym_lu_factor_k / sym_lu_solve_k.  Their factor
+ * reads piv on entry: a pivot sequence found there (piv[k] in [k, m), as
+ * the previous factorisation left it) is tried first and checked, so that
+ * the result is the same whatever piv holds. */
 #define SYM_LU_SMALL_MAX 16
 SYM_PRIVATE int sym_lu_small_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve);
 
