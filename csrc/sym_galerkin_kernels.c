@@ -315,6 +315,67 @@ SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double
  *   b_b D_ba A_b + sum_{i: b_i D_ia D_ib != 0} (b_i D_ia D_ib / h) M_i
  *   + [a = b] h b_a (H_a - K_a) + b_a D_ab A_a^T. */
 #define SYM_JT 4
+#if SYM_VEC2
+/* The same sums for an even n <= SYM_JT in the fixed instances, two
+ * adjacent columns d, d + 1 of a block row at a time in the compiler's
+ * two-lane vectors: each lane does the scalar entry's multiplies and adds
+ * in the scalar order above, so J is bitwise the same.  A_a^T's pairs are
+ * columns of A_a, gathered once per node into At. */
+SYM_INLINE void jacobian_lob_pairs(const int s, const int n, const double h,
+                                   const sym_gtab *restrict tab, const double *restrict cMh,
+                                   const double *restrict Mp, const double *restrict Ap,
+                                   const double *restrict Hp, const double *restrict Kp,
+                                   double *restrict J)
+{
+    const int nu = (s - 1) * n;
+    const size_t nn = (size_t)n * (size_t)n;
+    double At[SYM_MAX_NODES - 1][SYM_JT * SYM_JT];
+    SYM_UNROLL_SMALL
+    for (int a = 0; a <= s - 2; a++)
+        SYM_UNROLL_SMALL
+        for (int g = 0; g < n; g++)
+            SYM_UNROLL_SMALL
+            for (int d = 0; d < n; d++) At[a][g * n + d] = Ap[a * nn + (size_t)d * n + g];
+    SYM_UNROLL_SMALL
+    for (int a = 0; a <= s - 2; a++) {
+        const double *Ha = Hp + a * nn, *Ka = Kp + a * nn;
+        SYM_UNROLL_SMALL
+        for (int b = 1; b <= s - 1; b++) {
+            const double *Ab = Ap + b * nn;
+            const double cA = tab->bD[b][a], cAT = tab->bD[a][b];
+            const double cH = (a == b) ? h * tab->b[a] : 0.0;
+            const double *cM = cMh + ((size_t)a * (SYM_MAX_NODES - 1) + (size_t)(b - 1)) * SYM_MAX_NODES;
+            double *Jb = J + (size_t)a * n * nu + (size_t)(b - 1) * n;
+            const sym_v2d vA = {cA, cA}, vAT = {cAT, cAT}, vH = {cH, cH};
+            SYM_UNROLL_SMALL
+            for (int g = 0; g < n; g++)
+                SYM_UNROLL_SMALL
+                for (int d = 0; d < n; d += 2) {
+                    const size_t e = (size_t)g * n + d;
+                    sym_v2d x, y, v;
+                    memcpy(&x, Ab + e, sizeof x);
+                    v = vA * x;
+                    SYM_UNROLL_SMALL
+                    for (int i = 0; i < s; i++) {
+                        if (s % 2 == 1 && 2 * i == s - 1 && (a == i || b == i)) continue;
+                        const sym_v2d c = {cM[i], cM[i]};
+                        memcpy(&x, Mp + i * nn + e, sizeof x);
+                        v += c * x;
+                    }
+                    if (a == b) {
+                        memcpy(&x, Ha + e, sizeof x);
+                        memcpy(&y, Ka + e, sizeof y);
+                        v += vH * (x - y);
+                    }
+                    memcpy(&x, &At[a][e], sizeof x);
+                    v += vAT * x;
+                    memcpy(Jb + (size_t)g * nu + d, &v, sizeof v);
+                }
+        }
+    }
+}
+#endif
+
 SYM_INLINE void jacobian_lob_x(const int fixed, const int s, const int n, const double h,
                                const sym_gtab *restrict tab,
                                const double *restrict cMh,   /* tab->jac_cM */
@@ -324,6 +385,12 @@ SYM_INLINE void jacobian_lob_x(const int fixed, const int s, const int n, const 
 {
     const int nu = (s - 1) * n;
     const size_t nn = (size_t)n * (size_t)n;
+#if SYM_VEC2
+    if (fixed && n % 2 == 0 && n <= SYM_JT) {
+        jacobian_lob_pairs(s, n, h, tab, cMh, Mp, Ap, Hp, Kp, J);
+        return;
+    }
+#endif
     SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++) {
         const double *Aa = Ap + a * nn, *Ha = Hp + a * nn, *Ka = Kp + a * nn;

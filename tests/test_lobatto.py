@@ -111,6 +111,38 @@ def test_specialised_kernels_match_generic(method):
     assert np.max(np.abs(b.q[:, 2:])) == 0.0
 
 
+@pytest.mark.parametrize("newton", ["full", "step"])
+@pytest.mark.parametrize("method", ["lobatto4", "lobatto5"])
+def test_specialised_kernels_match_generic_n4(method, newton):
+    """The same check at n = 4 (the fixed instances' Newton matrix in two-column
+    pairs for even n): the 4-link chain's own evaluations as callables, alone (fixed
+    instances) and with three decoupled oscillators (n = 7, generic kernels)."""
+    ch = sp.systems.pendulum_chain(4)
+    w2 = np.array([3.0, 5.0, 7.0])
+
+    def embed(M, extra=0.0):
+        B = np.zeros((7, 7))
+        B[:4, :4] = M
+        B[4:, 4:] = np.diag(np.broadcast_to(extra, 3))
+        return B
+
+    small = sp.System(4, mass=ch.mass, potential=ch.potential, potential_grad=ch.potential_grad,
+                      potential_hess=ch.potential_hess, mass_dir=ch.mass_dir,
+                      mass_hess_dir=ch.mass_hess_dir)
+    big = sp.System(7, mass=lambda q: embed(ch.mass(q[:4]), 1.0),
+                    potential=lambda q: ch.potential(q[:4]) + 0.5 * float(w2 @ q[4:] ** 2),
+                    potential_grad=lambda q: np.concatenate([ch.potential_grad(q[:4]), w2 * q[4:]]),
+                    potential_hess=lambda q: embed(ch.potential_hess(q[:4]), w2),
+                    mass_dir=lambda q, g: embed(ch.mass_dir(q[:4], g[:4])),
+                    mass_hess_dir=lambda q, g: embed(ch.mass_hess_dir(q[:4], g[:4])))
+    q0, p0 = list(0.5 * np.sin(1.3 * np.arange(4))), [0.0] * 4
+    a = sp.integrate(small, q0, p0, 0.02, 100, method, newton=newton)
+    b = sp.integrate(big, q0 + [0.0] * 3, p0 + [0.0] * 3, 0.02, 100, method, newton=newton)
+    assert np.max(np.abs(a.q - b.q[:, :4])) <= 1e-12
+    assert np.max(np.abs(a.p - b.p[:, :4])) <= 1e-12
+    assert np.max(np.abs(b.q[:, 4:])) == 0.0
+
+
 def symplecticity_defect(D):
     n = D.shape[0] // 2
     J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
