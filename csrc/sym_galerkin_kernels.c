@@ -115,9 +115,10 @@ SYM_INLINE double point_forces_k(sym_gwork *w, const double *p, double h, const 
 }
 
 SYM_INLINE double residual_k(sym_gwork *w, const double *p, double h, double *Rnorm,
-                             const int s, const int n)
+                             const int s, const int n, const int fixed)
 {
     (void)s;
+    (void)fixed;
     const double scale = point_forces_k(w, p, h, w->tab->r, n);
     memset(w->R, 0, sizeof(double) * (size_t)w->nu);
     for (int k = 0; k < n; k++) w->R[k] = p[k];
@@ -303,9 +304,114 @@ SYM_INLINE double residual_lob_x(const int s, const int n, const double h,
     return scale;
 }
 
-SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double *Rnorm,
-                                 const int s, const int n)
+#if SYM_VEC2
+/* lane-wise |x| (the sign bit cleared) */
+SYM_INLINE sym_v2d v2_abs(sym_v2d x)
 {
+    const sym_v2u mask = {~(UINT64_C(1) << 63), ~(UINT64_C(1) << 63)};
+    sym_v2u u;
+    memcpy(&u, &x, sizeof u);
+    u &= mask;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* lane-wise select: where the mask (a vector comparison's result) is set, x */
+SYM_INLINE sym_v2d v2_select(sym_v2u m, sym_v2d x, sym_v2d y)
+{
+    sym_v2u ux, uy;
+    memcpy(&ux, &x, sizeof ux);
+    memcpy(&uy, &y, sizeof uy);
+    ux = (ux & m) | (uy & ~m);
+    memcpy(&x, &ux, sizeof x);
+    return x;
+}
+
+/* residual_lob_x without a force for an even n <= 4 in the fixed
+ * instances, two components c, c + 1 at a time: each lane does the scalar
+ * code's multiplies and adds in its order (f, P and R bitwise the same);
+ * the scale (a NaN never wins) and |R| (a NaN always wins) are maxima,
+ * which do not depend on the order in which the entries are visited. */
+SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
+                                     const sym_gtab *restrict tab, const double *restrict p,
+                                     const double *restrict Mp, const double *restrict Ap,
+                                     const double *restrict Gp, const double *restrict dVp,
+                                     double *restrict f, double *restrict P,
+                                     double *restrict R, double *Rnorm)
+{
+    const size_t nn = (size_t)n * (size_t)n;
+    double scale = 0.0;
+    SYM_UNROLL_SMALL
+    for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
+    sym_v2d vs = {scale, scale};
+    const sym_v2d half = {0.5, 0.5}, vh = {h, h};
+    SYM_UNROLL_SMALL
+    for (int i = 0; i < s; i++) {
+        const double *M = Mp + i * nn, *A = Ap + i * nn;
+        const double *g = Gp + (size_t)i * n, *dV = dVp + (size_t)i * n;
+        SYM_UNROLL_SMALL
+        for (int c = 0; c < n; c += 2) {
+            sym_v2d x, sa, sm;
+            const sym_v2d g0 = {g[0], g[0]};
+            memcpy(&x, A + c, sizeof x);
+            sa = x * g0;
+            sm = (sym_v2d){M[c * n], M[(c + 1) * n]} * g0;
+            SYM_UNROLL_SMALL
+            for (int k = 1; k < n; k++) {
+                const sym_v2d gk = {g[k], g[k]};
+                memcpy(&x, A + k * n + c, sizeof x);
+                sa += x * gk;
+                sm += (sym_v2d){M[c * n + k], M[(c + 1) * n + k]} * gk;
+            }
+            memcpy(&x, dV + c, sizeof x);
+            const sym_v2d fc = half * sa - x;
+            memcpy(f + (size_t)i * n + c, &fc, sizeof fc);
+            memcpy(P + (size_t)i * n + c, &sm, sizeof sm);
+            const sym_v2d am = v2_abs(sm), hf = v2_abs(vh * fc);
+            vs = v2_select((sym_v2u)(am > vs), am, vs);
+            vs = v2_select((sym_v2u)(hf > vs), hf, vs);
+        }
+    }
+    scale = vs[0] > vs[1] ? vs[0] : vs[1];
+    sym_v2d rv = {0.0, 0.0};
+    SYM_UNROLL_SMALL
+    for (int a = 0; a <= s - 2; a++) {
+        const double cfa = h * tab->b[a];
+        const sym_v2d cf = {cfa, cfa};
+        SYM_UNROLL_SMALL
+        for (int c = 0; c < n; c += 2) {
+            sym_v2d x, v;
+            memcpy(&x, f + (size_t)a * n + c, sizeof x);
+            v = cf * x;
+            if (a == 0) {
+                memcpy(&x, p + c, sizeof x);
+                v = x + v;
+            }
+            SYM_UNROLL_SMALL
+            for (int i = 0; i < s; i++) {
+                const sym_v2d b = {tab->bD[i][a], tab->bD[i][a]};
+                memcpy(&x, P + (size_t)i * n + c, sizeof x);
+                v += b * x;
+            }
+            memcpy(R + (size_t)a * n + c, &v, sizeof v);
+            const sym_v2d av = v2_abs(v);
+            /* sym_nanmax lane by lane: keep rv where it is NaN or av <= rv */
+            rv = v2_select((sym_v2u)(rv != rv) | (sym_v2u)(av <= rv), rv, av);
+        }
+    }
+    *Rnorm = sym_nanmax(sym_nanmax(0.0, rv[0]), rv[1]);
+    return scale > 0.0 ? scale : DBL_MIN;
+}
+#endif
+
+SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double *Rnorm,
+                                 const int s, const int n, const int fixed)
+{
+#if SYM_VEC2
+    if (fixed && n % 2 == 0 && n <= 4 && !w->base.force)
+        return residual_lob_pairs(s, n, h, w->tab, p, w->Mp, w->Ap, w->Gp, w->dVp, w->f, w->P,
+                                  w->R, Rnorm);
+#endif
     return residual_lob_x(s, n, h, w->tab, p, w->Mp, w->Ap, w->Gp, w->dVp,
                           w->base.force ? w->base.force->F : NULL, w->f, w->P, w->R, Rnorm);
 }
@@ -638,7 +744,7 @@ SYM_INLINE double outputs_lob_k(sym_gwork *w, double h, const int s, const int n
     }                                                                                   \
     static double residual_##FAM##NAME(sym_gwork *w, const double *p, double h, double *rn) \
     {                                                                                   \
-        return residual_##FAM##k(w, p, h, rn, S, N);                                    \
+        return residual_##FAM##k(w, p, h, rn, S, N, FIXED);                             \
     }                                                                                   \
     static int jacobian_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
