@@ -193,8 +193,9 @@ SYM_INLINE void correct_f_k(const int n, const double *A, const double *H, const
     }
 }
 
-SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n)
+SYM_INLINE void correct_k(sym_gwork *w, double h, const int s, const int n, const int fixed)
 {
+    (void)fixed;
     const int r = w->tab->r;
     const size_t nn = (size_t)n * (size_t)n;
     for (int i = 0; i < r; i++) {
@@ -305,28 +306,6 @@ SYM_INLINE double residual_lob_x(const int s, const int n, const double h,
 }
 
 #if SYM_VEC2
-/* lane-wise |x| (the sign bit cleared) */
-SYM_INLINE sym_v2d v2_abs(sym_v2d x)
-{
-    const sym_v2u mask = {~(UINT64_C(1) << 63), ~(UINT64_C(1) << 63)};
-    sym_v2u u;
-    memcpy(&u, &x, sizeof u);
-    u &= mask;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-/* lane-wise select: where the mask (a vector comparison's result) is set, x */
-SYM_INLINE sym_v2d v2_select(sym_v2u m, sym_v2d x, sym_v2d y)
-{
-    sym_v2u ux, uy;
-    memcpy(&ux, &x, sizeof ux);
-    memcpy(&uy, &y, sizeof uy);
-    ux = (ux & m) | (uy & ~m);
-    memcpy(&x, &ux, sizeof x);
-    return x;
-}
-
 /* residual_lob_x without a force for an even n <= 4 in the fixed
  * instances, two components c, c + 1 at a time: each lane does the scalar
  * code's multiplies and adds in its order (f, P and R bitwise the same);
@@ -367,9 +346,9 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
             const sym_v2d fc = half * sa - x;
             memcpy(f + (size_t)i * n + c, &fc, sizeof fc);
             memcpy(P + (size_t)i * n + c, &sm, sizeof sm);
-            const sym_v2d am = v2_abs(sm), hf = v2_abs(vh * fc);
-            vs = v2_select((sym_v2u)(am > vs), am, vs);
-            vs = v2_select((sym_v2u)(hf > vs), hf, vs);
+            const sym_v2d am = sym_v2_abs(sm), hf = sym_v2_abs(vh * fc);
+            vs = sym_v2_select((sym_v2u)(am > vs), am, vs);
+            vs = sym_v2_select((sym_v2u)(hf > vs), hf, vs);
         }
     }
     scale = vs[0] > vs[1] ? vs[0] : vs[1];
@@ -394,9 +373,8 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
                 v += b * x;
             }
             memcpy(R + (size_t)a * n + c, &v, sizeof v);
-            const sym_v2d av = v2_abs(v);
-            /* sym_nanmax lane by lane: keep rv where it is NaN or av <= rv */
-            rv = v2_select((sym_v2u)(rv != rv) | (sym_v2u)(av <= rv), rv, av);
+            const sym_v2d av = sym_v2_abs(v);
+            rv = sym_v2_nanmax(rv, av);
         }
     }
     *Rnorm = sym_nanmax(sym_nanmax(0.0, rv[0]), rv[1]);
@@ -617,8 +595,71 @@ SYM_INLINE void correct_lob_x(const int s, const int n, const double ih,
     }
 }
 
-SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n)
+#if SYM_VEC2
+/* correct_lob_x for an even n <= 4 in the fixed instances, two components
+ * at a time: each lane does the scalar multiplies and adds in their order
+ * (bitwise the same f). */
+SYM_INLINE void correct_lob_pairs(const int s, const int n, const double ih,
+                                  const sym_gtab *restrict tab, const double *restrict Ap,
+                                  const double *restrict Hp, const double *restrict Kp,
+                                  const double *restrict dX, double *restrict f)
 {
+    const size_t nn = (size_t)n * (size_t)n;
+    const sym_v2d vih = {ih, ih};
+    SYM_UNROLL_SMALL
+    for (int i = 0; i < s; i++) {
+        const double *A = Ap + i * nn, *H = Hp + i * nn, *K = Kp + i * nn;
+        const double *dq = i ? dX + (size_t)(i - 1) * n : NULL;
+        double *fi = f + (size_t)i * n;
+        double dg[SYM_JT];
+        SYM_UNROLL_SMALL
+        for (int k = 0; k < n; k += 2) {
+            sym_v2d x, v;
+            const sym_v2d d1 = {tab->D[i][1], tab->D[i][1]};
+            memcpy(&x, dX + k, sizeof x);
+            v = d1 * x;
+            SYM_UNROLL_SMALL
+            for (int a = 2; a < s; a++) {
+                const sym_v2d da = {tab->D[i][a], tab->D[i][a]};
+                memcpy(&x, dX + (size_t)(a - 1) * n + k, sizeof x);
+                v += da * x;
+            }
+            v = v * vih;
+            memcpy(dg + k, &v, sizeof v);
+        }
+        SYM_UNROLL_SMALL
+        for (int c = 0; c < n; c += 2) {
+            sym_v2d x, v;
+            SYM_UNROLL_SMALL
+            for (int k = 0; k < n; k++) {
+                const sym_v2d gk = {dg[k], dg[k]};
+                memcpy(&x, A + k * n + c, sizeof x);
+                v = k ? v + x * gk : x * gk;
+                if (i) {
+                    const sym_v2d qk = {dq[k], dq[k]};
+                    const sym_v2d hk = {H[c * n + k], H[(c + 1) * n + k]};
+                    const sym_v2d kk = {K[c * n + k], K[(c + 1) * n + k]};
+                    v += (hk - kk) * qk;
+                }
+            }
+            memcpy(&x, fi + c, sizeof x);
+            x += v;
+            memcpy(fi + c, &x, sizeof x);
+        }
+    }
+}
+#endif
+
+SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n,
+                              const int fixed)
+{
+#if SYM_VEC2
+    if (fixed && n % 2 == 0 && n <= SYM_JT) {
+        correct_lob_pairs(s, n, inverse_step(w->tab, h), w->tab, w->Ap, w->Hp, w->Kp, w->dX,
+                          w->f);
+        return;
+    }
+#endif
     correct_lob_x(s, n, inverse_step(w->tab, h), w->tab, w->Ap, w->Hp, w->Kp, w->dX, w->f,
                   w->acc);
 }
@@ -752,7 +793,7 @@ SYM_INLINE double outputs_lob_k(sym_gwork *w, double h, const int s, const int n
     }                                                                                   \
     static void correct_##FAM##NAME(sym_gwork *w, double h)                               \
     {                                                                                   \
-        correct_##FAM##k(w, h, S, N);                                                   \
+        correct_##FAM##k(w, h, S, N, FIXED);                                            \
     }                                                                                   \
     static double outputs_##FAM##NAME(sym_gwork *w, double h)                             \
     {                                                                                   \

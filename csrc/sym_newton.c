@@ -96,6 +96,34 @@ SYM_INLINE int apply_update_k(const int nu, double *restrict X, const double *re
     return SYM_OK;
 }
 
+#if SYM_VEC2
+/* The same for an even nu, two entries at a time: X bitwise the same, and
+ * the two maxima too (a maximum does not depend on the order of its
+ * entries; a NaN anywhere makes it NaN either way). */
+SYM_INLINE int apply_update_pairs(const int nu, double *restrict X, const double *restrict dX,
+                                  double *dk)
+{
+    sym_v2d xv = {0.0, 0.0}, dv = {0.0, 0.0};
+    SYM_UNROLL
+    for (int k = 0; k < nu; k += 2) {
+        sym_v2d x, d;
+        memcpy(&x, X + k, sizeof x);
+        memcpy(&d, dX + k, sizeof d);
+        x += d;
+        memcpy(X + k, &x, sizeof x);
+        xv = sym_v2_nanmax(xv, sym_v2_abs(x));
+        dv = sym_v2_nanmax(dv, sym_v2_abs(d));
+    }
+    const double xn = sym_nanmax(xv[0], xv[1]), dn = sym_nanmax(dv[0], dv[1]);
+    if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
+    *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
+    return SYM_OK;
+}
+#define SYM_APPLY_EVEN apply_update_pairs
+#else
+#define SYM_APPLY_EVEN apply_update_k
+#endif
+
 /* dX = -R */
 SYM_INLINE void negate_k(const int nu, const double *restrict R, double *restrict dX)
 {
@@ -117,9 +145,13 @@ SYM_INLINE void negate_k(const int nu, const double *restrict R, double *restric
 
 static int apply_update(sym_newton *nw, double *dk)
 {
-#define SYM_CALL(NU) return apply_update_k(NU, nw->X, nw->dX, dk)
-    SYM_NU_CASES(SYM_CALL)
-#undef SYM_CALL
+    switch (nw->nu) {
+    case 2: return SYM_APPLY_EVEN(2, nw->X, nw->dX, dk);
+    case 4: return SYM_APPLY_EVEN(4, nw->X, nw->dX, dk);
+    case 6: return SYM_APPLY_EVEN(6, nw->X, nw->dX, dk);
+    case 8: return SYM_APPLY_EVEN(8, nw->X, nw->dX, dk);
+    default: return apply_update_k(nw->nu, nw->X, nw->dX, dk);
+    }
 }
 
 static void negate(sym_newton *nw)

@@ -103,4 +103,35 @@ SYM_INLINE double sym_nanmax(double m, double v)
     return (m != m || v <= m) ? m : v;
 }
 
+#if SYM_VEC2
+/* lane-wise |x| (the sign bit cleared) */
+SYM_INLINE sym_v2d sym_v2_abs(sym_v2d x)
+{
+    const sym_v2u mask = {~(UINT64_C(1) << 63), ~(UINT64_C(1) << 63)};
+    sym_v2u u;
+    memcpy(&u, &x, sizeof u);
+    u &= mask;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* lane-wise select: x where the mask (a vector comparison's result) is set,
+ * else y */
+SYM_INLINE sym_v2d sym_v2_select(sym_v2u m, sym_v2d x, sym_v2d y)
+{
+    sym_v2u ux, uy;
+    memcpy(&ux, &x, sizeof ux);
+    memcpy(&uy, &y, sizeof uy);
+    ux = (ux & m) | (uy & ~m);
+    memcpy(&x, &ux, sizeof x);
+    return x;
+}
+
+/* sym_nanmax lane by lane */
+SYM_INLINE sym_v2d sym_v2_nanmax(sym_v2d m, sym_v2d v)
+{
+    return sym_v2_select((sym_v2u)(m != m) | (sym_v2u)(v <= m), m, v);
+}
+#endif
+
 #endif /* SYM_UTIL_H */
