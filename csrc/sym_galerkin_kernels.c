@@ -715,8 +715,90 @@ SYM_INLINE void predict_x(const int s, const int n, const int kind,
     }
 }
 
-SYM_INLINE void predict_k(sym_gwork *w, const int kind, const int s, const int n)
+#if SYM_VEC2
+/* X_a = sum_p E_ap Y_p (p < m) for a = 1..s-1, one pair of components */
+SYM_INLINE void predict_combine(const int s, const int m, const double *restrict E0,
+                                const size_t stride, const sym_v2d *restrict Y,
+                                double *restrict X, const int n)
 {
+    SYM_UNROLL_SMALL
+    for (int a = 1; a < s; a++) {
+        const double *E = E0 + (size_t)a * stride;
+        const sym_v2d e0 = {E[0], E[0]};
+        sym_v2d v = e0 * Y[0];
+        SYM_UNROLL_SMALL
+        for (int q = 1; q < m; q++) {
+            const sym_v2d eq = {E[q], E[q]};
+            v += eq * Y[q];
+        }
+        memcpy(X + (size_t)(a - 1) * n, &v, sizeof v);
+    }
+}
+
+/* predict_x for an even n <= 4 in the fixed instances, components k, k + 1
+ * at a time: each lane does the scalar multiplies and adds in their order
+ * (bitwise the same X). */
+SYM_INLINE void predict_pairs(const int s, const int n, const int kind,
+                              const sym_gtab *restrict tab, const double *restrict X1,
+                              const double *restrict X2, double *restrict X)
+{
+    const double *X1e = X1 + (size_t)(s - 2) * n, *X2e = X2 + (size_t)(s - 2) * n;
+    SYM_UNROLL_SMALL
+    for (int k = 0; k < n; k += 2) {
+        sym_v2d x1e, x2e, x, Y[2 * SYM_MAX_NODES];
+        memcpy(&x1e, X1e + k, sizeof x1e);
+        if (kind == SYM_PRED_POLY) {
+            SYM_UNROLL_SMALL
+            for (int a = 1; a < s; a++) {
+                const sym_v2d e0 = {tab->E[a][0], tab->E[a][0]};
+                sym_v2d v = e0 * (-x1e);
+                SYM_UNROLL_SMALL
+                for (int b = 1; b < s - 1; b++) {
+                    const sym_v2d eb = {tab->E[a][b], tab->E[a][b]};
+                    memcpy(&x, X1 + (size_t)(b - 1) * n + k, sizeof x);
+                    v += eb * (x - x1e);
+                }
+                memcpy(X + (size_t)(a - 1) * n + k, &v, sizeof v);
+            }
+            continue;
+        }
+        memcpy(&x2e, X2e + k, sizeof x2e);
+        const sym_v2d base = x2e + x1e;
+        Y[0] = -base;
+        /* the second block of Y starts at t: after q_(j-2)'s step's nodes
+         * (poly2) or after -X1e (poly1) */
+        const int two = kind == SYM_PRED_POLY2, t = two ? s : 2;
+        if (two) {
+            SYM_UNROLL_SMALL
+            for (int b = 1; b < s; b++) {
+                memcpy(&x, X2 + (size_t)(b - 1) * n + k, sizeof x);
+                Y[b] = x - base;
+            }
+        } else {
+            Y[1] = -x1e;
+        }
+        SYM_UNROLL_SMALL
+        for (int b = 1; b < s - 1; b++) {
+            memcpy(&x, X1 + (size_t)(b - 1) * n + k, sizeof x);
+            Y[t + b - 1] = x - x1e;
+        }
+        if (two) predict_combine(s, 2 * s - 2, &tab->E2[0][0], 2 * SYM_MAX_NODES, Y, X + k, n);
+        else predict_combine(s, s, &tab->E1[0][0], SYM_MAX_NODES + 1, Y, X + k, n);
+    }
+}
+#endif
+
+SYM_INLINE void predict_k(sym_gwork *w, const int kind, const int s, const int n,
+                          const int fixed)
+{
+#if SYM_VEC2
+    if (fixed && n % 2 == 0 && n <= SYM_JT) {
+        predict_pairs(s, n, kind, w->tab, w->prev_X, w->prev2_X, w->X);
+        return;
+    }
+#else
+    (void)fixed;
+#endif
     predict_x(s, n, kind, w->tab, w->prev_X, w->prev2_X, w->X);
 }
 
@@ -777,7 +859,7 @@ SYM_INLINE double outputs_lob_k(sym_gwork *w, double h, const int s, const int n
 #define SYM_KERNEL_SET(FAM, NAME, S, N, FIXED)                                          \
     static void predict_##FAM##NAME(sym_gwork *w, int kind)                               \
     {                                                                                   \
-        predict_k(w, kind, S, N);                                                       \
+        predict_k(w, kind, S, N, FIXED);                                                \
     }                                                                                   \
     static void form_points_##FAM##NAME(sym_gwork *w, const double *q, double h)          \
     {                                                                                   \
