@@ -389,6 +389,8 @@ SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double
     if (fixed && n % 2 == 0 && n <= 4 && !w->base.force)
         return residual_lob_pairs(s, n, h, w->tab, p, w->Mp, w->Ap, w->Gp, w->dVp, w->f, w->P,
                                   w->R, Rnorm);
+#else
+    (void)fixed;
 #endif
     return residual_lob_x(s, n, h, w->tab, p, w->Mp, w->Ap, w->Gp, w->dVp,
                           w->base.force ? w->base.force->F : NULL, w->f, w->P, w->R, Rnorm);
@@ -659,6 +661,8 @@ SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n,
                           w->f);
         return;
     }
+#else
+    (void)fixed;
 #endif
     correct_lob_x(s, n, inverse_step(w->tab, h), w->tab, w->Ap, w->Hp, w->Kp, w->dX, w->f,
                   w->acc);
