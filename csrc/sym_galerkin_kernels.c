@@ -34,6 +34,15 @@
 #include <math.h>
 #include <string.h>
 
+/* The fixed instances at an even n <= SYM_PAIR_MAX_N run the Lobatto
+ * kernels two components at a time in the compiler's two-lane vectors
+ * (the *_pairs kernels below, bitwise the scalar ones). */
+#define SYM_PAIR_MAX_N 4
+SYM_INLINE int pairs_ok(const int fixed, const int n)
+{
+    return SYM_VEC2 && fixed && n % 2 == 0 && n <= SYM_PAIR_MAX_N;
+}
+
 /* ------------------------------------------------------------------ */
 /* General quadrature (e.g. the midpoint rule): term lists             */
 /* ------------------------------------------------------------------ */
@@ -377,7 +386,7 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
             rv = sym_v2_nanmax(rv, av);
         }
     }
-    *Rnorm = sym_nanmax(sym_nanmax(0.0, rv[0]), rv[1]);
+    *Rnorm = sym_nanmax(rv[0], rv[1]);
     return scale > 0.0 ? scale : DBL_MIN;
 }
 #endif
@@ -386,7 +395,7 @@ SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double
                                  const int s, const int n, const int fixed)
 {
 #if SYM_VEC2
-    if (fixed && n % 2 == 0 && n <= 4 && !w->base.force)
+    if (pairs_ok(fixed, n) && !w->base.force)
         return residual_lob_pairs(s, n, h, w->tab, p, w->Mp, w->Ap, w->Gp, w->dVp, w->f, w->P,
                                   w->R, Rnorm);
 #else
@@ -402,7 +411,7 @@ SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double
  *   + [a = b] h b_a (H_a - K_a) + b_a D_ab A_a^T. */
 #define SYM_JT 4
 #if SYM_VEC2
-/* The same sums for an even n <= SYM_JT in the fixed instances, two
+/* The same sums for an even n <= SYM_PAIR_MAX_N in the fixed instances, two
  * adjacent columns d, d + 1 of a block row at a time in the compiler's
  * two-lane vectors: each lane does the scalar entry's multiplies and adds
  * in the scalar order above, so J is bitwise the same.  A_a^T's pairs are
@@ -415,7 +424,7 @@ SYM_INLINE void jacobian_lob_pairs(const int s, const int n, const double h,
 {
     const int nu = (s - 1) * n;
     const size_t nn = (size_t)n * (size_t)n;
-    double At[SYM_MAX_NODES - 1][SYM_JT * SYM_JT];
+    double At[SYM_MAX_NODES - 1][SYM_PAIR_MAX_N * SYM_PAIR_MAX_N];
     SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++)
         SYM_UNROLL_SMALL
@@ -472,7 +481,7 @@ SYM_INLINE void jacobian_lob_x(const int fixed, const int s, const int n, const 
     const int nu = (s - 1) * n;
     const size_t nn = (size_t)n * (size_t)n;
 #if SYM_VEC2
-    if (fixed && n % 2 == 0 && n <= SYM_JT) {
+    if (pairs_ok(fixed, n)) {
         jacobian_lob_pairs(s, n, h, tab, cMh, Mp, Ap, Hp, Kp, J);
         return;
     }
@@ -613,7 +622,7 @@ SYM_INLINE void correct_lob_pairs(const int s, const int n, const double ih,
         const double *A = Ap + i * nn, *H = Hp + i * nn, *K = Kp + i * nn;
         const double *dq = i ? dX + (size_t)(i - 1) * n : NULL;
         double *fi = f + (size_t)i * n;
-        double dg[SYM_JT];
+        double dg[SYM_PAIR_MAX_N];
         SYM_UNROLL_SMALL
         for (int k = 0; k < n; k += 2) {
             sym_v2d x, v;
@@ -656,7 +665,7 @@ SYM_INLINE void correct_lob_k(sym_gwork *w, double h, const int s, const int n,
                               const int fixed)
 {
 #if SYM_VEC2
-    if (fixed && n % 2 == 0 && n <= SYM_JT) {
+    if (pairs_ok(fixed, n)) {
         correct_lob_pairs(s, n, inverse_step(w->tab, h), w->tab, w->Ap, w->Hp, w->Kp, w->dX,
                           w->f);
         return;
@@ -752,18 +761,13 @@ SYM_INLINE void predict_pairs(const int s, const int n, const int kind,
         sym_v2d x1e, x2e, x, Y[2 * SYM_MAX_NODES];
         memcpy(&x1e, X1e + k, sizeof x1e);
         if (kind == SYM_PRED_POLY) {
+            Y[0] = -x1e;
             SYM_UNROLL_SMALL
-            for (int a = 1; a < s; a++) {
-                const sym_v2d e0 = {tab->E[a][0], tab->E[a][0]};
-                sym_v2d v = e0 * (-x1e);
-                SYM_UNROLL_SMALL
-                for (int b = 1; b < s - 1; b++) {
-                    const sym_v2d eb = {tab->E[a][b], tab->E[a][b]};
-                    memcpy(&x, X1 + (size_t)(b - 1) * n + k, sizeof x);
-                    v += eb * (x - x1e);
-                }
-                memcpy(X + (size_t)(a - 1) * n + k, &v, sizeof v);
+            for (int b = 1; b < s - 1; b++) {
+                memcpy(&x, X1 + (size_t)(b - 1) * n + k, sizeof x);
+                Y[b] = x - x1e;
             }
+            predict_combine(s, s - 1, &tab->E[0][0], SYM_MAX_NODES, Y, X + k, n);
             continue;
         }
         memcpy(&x2e, X2e + k, sizeof x2e);
@@ -796,7 +800,7 @@ SYM_INLINE void predict_k(sym_gwork *w, const int kind, const int s, const int n
                           const int fixed)
 {
 #if SYM_VEC2
-    if (fixed && n % 2 == 0 && n <= SYM_JT) {
+    if (pairs_ok(fixed, n)) {
         predict_pairs(s, n, kind, w->tab, w->prev_X, w->prev2_X, w->X);
         return;
     }
