@@ -18,13 +18,17 @@ from .peer_methods import FromSolver, Ours, h_grid
 from .peers import run_all, search_points
 from .solvers import GSL, Cvode, Problem, SciPy, tol_grid
 
-OURS = ("simpson", "lobatto4", "lobatto5")
+# ours: (method, newton); newton="step" (one Newton matrix and LU per step) is named method + "_step"
+OURS = (("simpson", "full"), ("lobatto4", "full"), ("lobatto4", "step"), ("lobatto5", "full"),
+        ("lobatto5", "step"))
 REFS = ("lobatto5", "simpson")
 
 
 def methods(cfg, ctx):
     hg = h_grid(100.0, 0.2, 1e-4, cfg["n_per_octave"])
-    out = [Ours(M.dp_system(), m, M.DP_Q0, M.DP_P0, M.dp_energy, hg, cfg["peer_chunk"]) for m in OURS]
+    out = [Ours(M.dp_system(), m, M.DP_Q0, M.DP_P0, M.dp_energy, hg, cfg["peer_chunk"], newton=nw,
+                **(dict(name=f"{m}_step", label=f"symplectic {m}, newton='step'") if nw == "step" else {}))
+           for m, nw in OURS]
     hy = ctx.get("heyoka")
     if hy is not None:
         out.append(HY.Heyoka(hy, "heyoka", "heyoka.py (Taylor, LLVM JIT)", tol_grid(cfg["tol_per_decade"], 4, 16),
