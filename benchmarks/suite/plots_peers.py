@@ -11,8 +11,10 @@ def _lines(ax, rows, x_key, label_of):
         pts = sorted((r[x_key], r["wall"]) for r in rows if r["method"] == name and r["reached"]
                      and math.isfinite(r["wall"]))
         if pts:
-            ls = "-" if any(r["ours"] for r in rows if r["method"] == name) else "--"
-            ax.loglog(*zip(*pts), ls, marker="o", ms=3, color=COLORS.get(name), label=label_of(name))
+            ours = any(r["ours"] for r in rows if r["method"] == name)
+            step = name.endswith("_step")    # newton="step": the full-Newton method's colour, dotted
+            ax.loglog(*zip(*pts), ":" if step else "-" if ours else "--", marker="s" if step else "o", ms=3,
+                      color=COLORS.get(name.removesuffix("_step")), label=label_of(name))
     xs = sorted({r[x_key] for r in rows})
     ax.set_xticks(xs, [f"{x:g}" for x in xs])
     ax.minorticks_off()
