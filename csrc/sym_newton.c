@@ -55,6 +55,13 @@
  * again and renews kc. */
 #define STEP_KC_AGE 8
 
+/* An update's size relative to its iterate's, |dX|_inf / |X|_inf (1 when
+ * X = 0 and dX != 0, 0 when both are 0). */
+SYM_INLINE double rel_update(const double dn, const double xn)
+{
+    return xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
+}
+
 /* Two blocks (nw->nu_x > 0): X += dX; *dk the positions' relative update,
  * *ek the impulses' update relative to max(|X_y|, yscale).  The stopping rule
  * is applied to each block with its own history (their contraction rates
@@ -74,8 +81,8 @@ static int apply_update2(sym_newton *nw, double yscale, double *dk, double *ek)
         }
     }
     if (!isfinite(xn) || !isfinite(dn) || !isfinite(yn) || !isfinite(en)) return SYM_ENONFINITE;
-    *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
-    *ek = yn > 0.0 ? en / yn : (en > 0.0 ? 1.0 : 0.0);
+    *dk = rel_update(dn, xn);
+    *ek = rel_update(en, yn);
     return SYM_OK;
 }
 
@@ -92,7 +99,7 @@ SYM_INLINE int apply_update_k(const int nu, double *restrict X, const double *re
         dn = sym_nanmax(dn, ad);
     }
     if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
-    *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
+    *dk = rel_update(dn, xn);
     return SYM_OK;
 }
 
@@ -116,7 +123,7 @@ SYM_INLINE int apply_update_pairs(const int nu, double *restrict X, const double
     }
     const double xn = sym_nanmax(xv[0], xv[1]), dn = sym_nanmax(dv[0], dv[1]);
     if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
-    *dk = xn > 0.0 ? dn / xn : (dn > 0.0 ? 1.0 : 0.0);
+    *dk = rel_update(dn, xn);
     return SYM_OK;
 }
 #define SYM_APPLY_EVEN apply_update_pairs
