@@ -25,8 +25,9 @@ static PyObject *mod_methods(PyObject *module, PyObject *unused)
             PyTuple_SET_ITEM(nodes, a, v);
         }
         if (!nodes) { Py_CLEAR(lst); break; }
-        PyObject *row = Py_BuildValue("(ssiiiNi)", m->name, m->doc, m->order, m->symplectic,
-                                      m->n_mid, nodes, sym_method_constrained(m));
+        PyObject *row = Py_BuildValue("(ssiiiNii)", m->name, m->doc, m->order, m->symplectic,
+                                      m->n_mid, nodes, sym_method_constrained(m),
+                                      sym_method_force_points(m));
         if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
         Py_DECREF(row);
     }
@@ -79,9 +80,10 @@ static PyMethodDef module_methods[] = {
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
      "ordering."},
     {"methods", mod_methods, METH_NOARGS,
-     "[(name, doc, order, symplectic, n_mid, nodes, constrained)]: nodes are the "
-     "interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); constrained: 1 if "
-     "the method solves systems with holonomic constraints"},
+     "[(name, doc, order, symplectic, n_mid, nodes, constrained, force_points)]: nodes are "
+     "the interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); constrained: 1 if "
+     "the method solves systems with holonomic constraints; force_points: the points of "
+     "one step's quadrature of a force's work (sym_method_force_points)"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
     {"force_builtins", mod_force_builtins, METH_NOARGS,
      "[(name, doc, n, npar)]: the force terms built into the core (n = 0: any)"},

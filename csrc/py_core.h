@@ -144,7 +144,7 @@ typedef struct py_force {
     py_fterm pt[SYM_FORCE_MAX_TERMS];
     PyArrayObject *work, *impulse;   /* integrate's outputs, or NULL          */
 } py_force;
-int py_force_begin(PyObject *spec, int n, long steps, py_force *pf);
+int py_force_begin(PyObject *spec, int n, long steps, long rows, py_force *pf);
 void py_force_end(py_force *pf);
 int py_force_attach(py_force *pf, sym_work *w);
 int py_force_raise_recorded(const py_force *pf);

@@ -286,10 +286,11 @@ static int parse_term(py_force *pf, int i, PyObject *t, int n)
 }
 
 /* spec (a dict, or None: no force) for n degrees of freedom; steps >= 0 is
- * the number of steps of an integration (outputs (steps + 1) rows; a held
- * force needs that many rows), -1 for one step (no outputs).  -1 with an
- * exception; py_force_end follows either way. */
-int py_force_begin(PyObject *spec, int n, long steps, py_force *pf)
+ * the number of steps of an integration (a held force needs that many rows)
+ * whose work and impulse outputs have `rows` rows (the stored ones), -1 for
+ * one step (no outputs).  -1 with an exception; py_force_end follows either
+ * way. */
+int py_force_begin(PyObject *spec, int n, long steps, long rows, py_force *pf)
 {
     memset(pf, 0, sizeof(*pf));
     if (spec == NULL || spec == Py_None) return 0;
@@ -334,7 +335,7 @@ int py_force_begin(PyObject *spec, int n, long steps, py_force *pf)
         Py_DECREF(seq);
     }
     if (steps >= 0) {
-        const npy_intp dw = steps + 1, di[2] = {steps + 1, n};
+        const npy_intp dw = rows, di[2] = {rows, n};
         if (!(pf->work = output(PyDict_GetItemString(spec, "work"), "work", 1, &dw)) &&
             PyErr_Occurred())
             return -1;

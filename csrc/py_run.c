@@ -31,6 +31,7 @@ struct run {
     long n_steps;
     PyObject *force_in;           /* force=: None or a description (py_forces.c) */
     long force_steps;             /* steps of an integration, -1 for one step */
+    long force_rows;              /* rows of its work and impulse outputs      */
     int (*check)(const run *r);   /* NULL, or the entry point's own checks */
     /* out: checked and converted (released by run_end) */
     SystemObject *S;
@@ -105,7 +106,8 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     r->opt.predictor = r->predictor;
     /* chord: 0 full, 1 chord, 2 per step (the enum's values; checked by the core) */
     r->opt.newton = r->chord;
-    if (py_force_begin(r->force_in, n, r->force_steps, &r->force) < 0) return -1;
+    if (py_force_begin(r->force_in, n, r->force_steps, r->force_rows, &r->force) < 0)
+        return -1;
     return py_call_begin(r->S, &r->call);
 }
 
@@ -448,11 +450,27 @@ static int step_hook(void *vctx, long k, const double *q, const double *p, const
     return ret;
 }
 
+/* buf as a writable C-contiguous float64 array of `size` values, or NULL
+ * with a ValueError naming it. */
+static double *hook_buffer(PyObject *buf, npy_intp size, const char *name)
+{
+    PyArrayObject *b = (PyArrayObject *)buf;
+    if (!PyArray_Check(buf) || PyArray_TYPE(b) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(b) ||
+        !PyArray_ISWRITEABLE(b) || PyArray_SIZE(b) != size) {
+        PyErr_Format(PyExc_ValueError, "%s must be a writable C-contiguous float64 array "
+                     "of %zd values", name, (Py_ssize_t)size);
+        return NULL;
+    }
+    return PyArray_DATA(b);
+}
+
 /* The optional arguments of integrate's extras: store_every >= 1, hook a
  * callable or None with its buffer (float64, C-contiguous, writable,
- * (n_mid + 4) n values) and its steps (None, or int64 increasing). */
+ * (n_mid + 4) n values), its steps (None, or int64 increasing) and, for a
+ * run with a force, the buffer of the step's work (None, or
+ * sym_run_extras.hook_force's 2 + 2n + m (3 + n) values). */
 static int extras_args(const run *r, long store_every, PyObject *hook, PyObject *buf,
-                       PyObject *steps, sym_run_extras *x, hook_ctx *hc)
+                       PyObject *steps, PyObject *fbuf, sym_run_extras *x, hook_ctx *hc)
 {
     const int n = r->S->sys.n, nm = r->m->n_mid;
     if (store_every < 1) {
@@ -465,12 +483,13 @@ static int extras_args(const run *r, long store_every, PyObject *hook, PyObject 
         PyErr_SetString(PyExc_TypeError, "hook must be callable");
         return -1;
     }
-    PyArrayObject *b = (PyArrayObject *)buf;
-    if (!PyArray_Check(buf) || PyArray_TYPE(b) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(b) ||
-        !PyArray_ISWRITEABLE(b) || PyArray_SIZE(b) != (npy_intp)(nm + 4) * n) {
-        PyErr_Format(PyExc_ValueError, "hook_buf must be a writable C-contiguous float64 array "
-                     "of %d values", (nm + 4) * n);
-        return -1;
+    double *bd = hook_buffer(buf, (npy_intp)(nm + 4) * n, "hook_buf");
+    if (!bd) return -1;
+    if (fbuf != Py_None) {
+        const npy_intp m = sym_method_force_points(r->m);
+        if (!(x->hook_force = hook_buffer(fbuf, 2 + 2 * (npy_intp)n + m * (3 + n),
+                                          "hook_force")))
+            return -1;
     }
     if (steps != Py_None) {
         PyArrayObject *sa = (PyArrayObject *)steps;
@@ -491,7 +510,7 @@ static int extras_args(const run *r, long store_every, PyObject *hook, PyObject 
         x->n_hook_steps = (long)m;
     }
     hc->fn = hook;
-    hc->buf = PyArray_DATA(b);
+    hc->buf = bd;
     hc->n = n;
     hc->n_mid = nm;
     x->hook = step_hook;
@@ -501,39 +520,36 @@ static int extras_args(const run *r, long store_every, PyObject *hook, PyObject 
 
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
- * report=None, force=None, multipliers=None) -> (t, q, p, q_mid, iters, n_done, failure,
- * (rows, stopped, counts)).  With store_every > 1 the arrays have
- * sym_stored_rows rows and q_mid is None; multipliers (a constrained system)
- * is filled in place, one row per stored row after the first. */
+ * report=None, force=None, multipliers=None, hook_force=None) -> (t, q, p, q_mid, iters,
+ * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
+ * sym_stored_rows rows and q_mid is None (and so do a force's work and
+ * impulse outputs); multipliers (a constrained system) is filled in place,
+ * one row per stored row after the first. */
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
-                             "multipliers", NULL};
+                             "multipliers", "hook_force", NULL};
     run r = {.method = "simpson", .predictor = 1, .check = integrate_check, .force_in = Py_None};
     PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
     PyObject *hook = Py_None, *hook_buf = Py_None, *hook_steps = Py_None, *report = Py_None;
-    PyObject *lam = Py_None;
+    PyObject *lam = Py_None, *hook_force = Py_None;
     long store_every = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &cancel,
                                      &store_every, &hook, &hook_buf, &hook_steps, &report,
-                                     &r.force_in, &lam))
+                                     &r.force_in, &lam, &hook_force))
         return NULL;
-    if (store_every > 1 && r.force_in != Py_None) {
-        /* the work and impulse are kept for every step */
-        PyErr_SetString(PyExc_ValueError, "store_every > 1 is not available with a force");
-        return NULL;
-    }
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
+    r.force_rows = sym_stored_rows(r.force_steps, store_every);
     sym_run_extras x = {0};
     progress_ctx ctx = {NULL, cancel == Py_None ? NULL : cancel,
                         report == Py_None ? NULL : report, 0};
     hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
     if (run_begin(module, &r, "q0", "p0") < 0 ||
-        extras_args(&r, store_every, hook, hook_buf, hook_steps, &x, &hc) < 0)
+        extras_args(&r, store_every, hook, hook_buf, hook_steps, hook_force, &x, &hc) < 0)
         goto done;
     const int thin = store_every > 1;
     const npy_intp N = r.n_steps, n = r.S->sys.n, rows = sym_stored_rows(N, store_every);

@@ -288,6 +288,11 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
         acc += info.iterations;
         *done = k1;
         if (lam) (void)w->ops->multipliers(w, lam + (size_t)row * nlam);
+        double *hf = hook && w->force ? x->hook_force : NULL;
+        if (hf) {   /* W_k, I_k before this step's are added */
+            hf[0] = wsum;
+            if (L->isum) memcpy(hf + 2, L->isum, sizeof(double) * n);
+        }
         if (L->work || L->impulse) {   /* W_{k+1} = W_k + W_step, I likewise */
             double dw;
             sym_step_force_work(w, &dw, L->isum ? L->isum + n : NULL);
@@ -311,6 +316,13 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
         if (hook && (!x->hook_steps ||
                      (next_hook < x->n_hook_steps && x->hook_steps[next_hook] == k))) {
             if (x->hook_steps) next_hook++;
+            if (hf) {
+                const size_t m = (size_t)sym_method_force_points(w->method);
+                hf[1] = wsum;
+                if (L->isum) memcpy(hf + 2 + n, L->isum, sizeof(double) * n);
+                (void)sym_step_force_points(w, hf + 2 + 2 * n, hf + 2 + 2 * n + m,
+                                            hf + 2 + 2 * n + 2 * m, hf + 2 + 2 * n + 3 * m);
+            }
             const int r = hook(x->hook_ctx, k, qprev, pprev, qm, q1, p1);
             if (r < 0) {
                 set_failure(fail, k, L->t0 + (double)k * L->h, NULL);

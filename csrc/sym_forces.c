@@ -49,9 +49,10 @@ int sym_work_set_force(sym_work *w, const sym_force *force)
     if (!force_ok(force)) return SYM_EINVAL;
     const int n = w->n;
     const sym_galerkin_table *gt = w->method->table;
-    const int npts = gt ? gt->r : 1;
+    const int npts = gt ? gt->r : 1, npw = sym_method_force_points(w->method);
     const double dn = (double)n, nn = dn * dn;
-    const double doubles = (double)npts * (dn + 2.0 * nn) + 2.0 * nn + 7.0 * dn;
+    const double doubles = (double)npts * (dn + 2.0 * nn) + 2.0 * nn + 7.0 * dn +
+                           (double)npw * (3.0 + dn);
     const double head = (double)((sizeof(sym_fwork) + sizeof(double) - 1) / sizeof(double));
     if (!(doubles + head < (double)(SIZE_MAX / sizeof(double)))) return SYM_ENOMEM;
     const size_t hb = (size_t)head * sizeof(double);
@@ -70,7 +71,12 @@ int sym_work_set_force(sym_work *w, const sym_force *force)
     fw->qq = cur;       cur += un;
     fw->vv = cur;       cur += un;
     fw->Fx = cur;       cur += un;
-    fw->impulse = cur;
+    fw->impulse = cur;  cur += un;
+    fw->pw_x = cur;     cur += (size_t)npw;
+    fw->pw_b = cur;     cur += (size_t)npw;
+    fw->pw_P = cur;     cur += (size_t)npw;
+    fw->pw_F = cur;
+    fw->npw = npw;
     fw->f = *force;
     fw->n = n;
     fw->npts = npts;
@@ -83,6 +89,24 @@ int sym_work_set_force(sym_work *w, const sym_force *force)
     w->force = fw;
     w->ops->reset(w);   /* the predictor history belongs to the unforced system */
     return SYM_OK;
+}
+
+int sym_method_force_points(const sym_method *m)
+{
+    if (!m) return 0;
+    return m->table ? m->table->r : 4;   /* Galerkin: its quadrature; rk4: its stages */
+}
+
+int sym_step_force_points(const sym_work *w, double *x, double *b, double *P, double *F)
+{
+    const sym_fwork *fw = w ? w->force : NULL;
+    if (!fw) return 0;
+    const size_t m = (size_t)fw->npw;
+    if (x) memcpy(x, fw->pw_x, sizeof(double) * m);
+    if (b) memcpy(b, fw->pw_b, sizeof(double) * m);
+    if (P) memcpy(P, fw->pw_P, sizeof(double) * m);
+    if (F) memcpy(F, fw->pw_F, sizeof(double) * m * (size_t)fw->n);
+    return fw->npw;
 }
 
 void sym_force_free(sym_fwork *fw)

@@ -20,6 +20,11 @@ typedef struct sym_fwork {
     double *Fx;             /* n: F at a point outside the kept ones         */
     double work;            /* of the last step: h sum_i b_i F_i . qdot_i    */
     double *impulse;        /* n, of the last step: h sum_i b_i F_i          */
+    /* The last step's quadrature of the work (sym_step_force_points): npw
+     * points at t_j + pw_x[i] h with weights pw_b[i], power pw_P[i] =
+     * F_i . qdot_i and force pw_F[i * n ...] */
+    int npw;
+    double *pw_x, *pw_b, *pw_P, *pw_F;
 } sym_fwork;
 
 /* Total force at (t, k, q, v): F (n) when need has SYM_FORCE_F, and the

@@ -154,6 +154,10 @@ void sym_gforce_work(sym_gwork *g, double h)
             fw->impulse[k] += t->b[i] * F[k];
         }
         work += t->b[i] * dot;
+        fw->pw_x[i] = g->base.method->table->x[i];
+        fw->pw_b[i] = t->b[i];
+        fw->pw_P[i] = dot;
+        memcpy(fw->pw_F + (size_t)i * n, F, sizeof(double) * (size_t)n);
     }
     for (int k = 0; k < n; k++) fw->impulse[k] *= h;
     fw->work = h * work;

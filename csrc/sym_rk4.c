@@ -101,15 +101,20 @@ static int rhs(rk4_work *w, double ts, const double *qs, const double *ps, doubl
     return SYM_OK;
 }
 
-/* The work and impulse of a stage s of weight wgt (force->Fx, velocity kq). */
-static void stage_work(sym_fwork *fw, int n, double wgt, const double *kq)
+/* The work and impulse of stage s at t_j + c h of weight wgt (force->Fx,
+ * velocity kq), and the stage as a point of the work's quadrature. */
+static void stage_work(sym_fwork *fw, int n, int s, double c, double wgt, const double *kq)
 {
     double dot = 0.0;
-    for (int c = 0; c < n; c++) {
-        dot += fw->Fx[c] * kq[c];
-        fw->impulse[c] += wgt * fw->Fx[c];
+    for (int k = 0; k < n; k++) {
+        dot += fw->Fx[k] * kq[k];
+        fw->impulse[k] += wgt * fw->Fx[k];
     }
     fw->work += wgt * dot;
+    fw->pw_x[s] = c;
+    fw->pw_b[s] = wgt / 6.0;
+    fw->pw_P[s] = dot;
+    memcpy(fw->pw_F + (size_t)s * n, fw->Fx, sizeof(double) * (size_t)n);
 }
 
 static int rk4_step(sym_work *ws, const double *q, const double *p, double h, double *q1,
@@ -141,7 +146,7 @@ static int rk4_step(sym_work *ws, const double *q, const double *p, double h, do
             st = rhs(w, ts, w->qs, w->ps, kq, kp);
         }
         if (st) return st;
-        if (fw) stage_work(fw, n, wgt[s], kq);
+        if (fw) stage_work(fw, n, s, cst[s], wgt[s], kq);
     }
     if (fw) {
         fw->work *= h / 6.0;

@@ -479,6 +479,12 @@ typedef struct sym_run_extras {
     void *hook_ctx;
     const long *hook_steps;  /* ... only these, increasing (NULL: every step) */
     long n_hook_steps;
+    /* NULL, or (a run with a force) filled before each hook call with the
+     * step's work: W_k, W_{k+1}, the impulses I_k, I_{k+1} (n each) from t0,
+     * then the step's quadrature of the work (sym_step_force_points: m
+     * positions x, m weights b, m powers P, m x n forces F); 2 + 2n +
+     * m (3 + n) doubles, m = sym_method_force_points(method) */
+    double *hook_force;
     /* out */
     long rows;               /* rows of t, q, p filled (iters: rows - 1)    */
     int stopped;             /* 1 when the hook stopped the run             */
@@ -563,6 +569,16 @@ int sym_work_set_force(sym_work *w, const sym_force *force);
  * energy - work is what a forced run conserves (to the scheme's order),
  * and p_{j+1} - p_j = I exactly for a cyclic coordinate. */
 void sym_step_force_work(const sym_work *w, double *work, double *impulse);
+
+/* That quadrature of the last step: the number of points m (0 without a
+ * force), their positions x in the step (t_j + x_i h, 0 <= x_i <= 1), weights
+ * b (sum 1), the power P_i = F_i . qdot_i and the force F_i (m x n).  Then
+ * W = h sum_i b_i P_i and I = h sum_i b_i F_i; interpolating P (or F)
+ * through the points gives the work (impulse) inside the step to the
+ * scheme's order.  Arrays of sym_method_force_points(method) entries (x, b,
+ * P) and that many rows of n (F); any may be NULL. */
+int sym_method_force_points(const sym_method *m);
+int sym_step_force_points(const sym_work *w, double *x, double *b, double *P, double *F);
 
 /* A whole run on a prepared workspace (sym_work_new, sym_work_set_force),
  * as sym_integrate_ex (x may be NULL), steps k = 0 .. n_steps-1 at t0 + k h;

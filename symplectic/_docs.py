@@ -78,11 +78,14 @@ force, force_jac :
     run without Python in the loop).  The variational schemes evaluate it at
     their quadrature points (discrete Lagrange-d'Alembert principle), RK4 at
     its stages.  With a force, linear systems take the Newton path (no
-    closed form); its work and impulse are kept for every step, so
-    ``t_eval`` is refused with a force, and so is ``store_every`` of
-    :func:`integrate` (``integrate_many`` picks its stored rows from the
-    member's full run); ``t_span`` and ``events`` work.  None (default):
-    the unforced run, unchanged.""",
+    closed form).  Its work and impulse (``traj.work``, ``traj.impulse``)
+    are kept at the stored rows: with ``store_every`` summed over the steps
+    between them in the C loop (the rows' values are bitwise those of the
+    run that keeps every step), with ``t_eval`` interpolated inside the step
+    from the step's own quadrature of the work (the order of the dense
+    qdot and p, :meth:`Trajectory.dense_state`); ``t_span`` and ``events``
+    work too.  None (default): the
+    unforced run, unchanged.""",
 }
 
 

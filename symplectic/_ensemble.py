@@ -125,9 +125,9 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     {{force}}
         Here also one per member: an array of shape (K, n_steps, n) (one held
         force each) or a sequence of K forces.  A Python callable in any
-        member's force holds the GIL (threads is then forced to 1).  A
-        forced member keeps every step while it runs (its work is summed
-        over each step); not with ``t_eval``.
+        member's force holds the GIL (threads is then forced to 1).  The
+        work and impulse of a forced member are kept at the stored rows (or
+        the ``t_eval`` times), like its states.
 
     Returns
     -------
@@ -151,9 +151,6 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     show = _validate.flag("progress", progress)
     fs = forces._resolve_members(members, force, force_jac, n_steps)
     forced = any(f is not None for f in fs)
-    if forced and times is not None:
-        raise ValueError("t_eval is not available with a force: its work and impulse are kept "
-                         "for every step")
     _derivcheck.ensure_many(members, Q0, check)
     threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
     if not all(s.nogil for s in members) or any(f is not None and f.python for f in fs):
@@ -166,16 +163,14 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
 
     def run_one(k):
         s = members[k]
-        obs = (_events.Observer(s, m, t0, h, n_steps, Q0[k], P0[k], evs, times)
+        obs = (_events.Observer(s, m, t0, h, n_steps, Q0[k], P0[k], evs, times,
+                                forced=fs[k] is not None)
                if evs or times is not None else None)
         report = (lambda done, k=k: bar.report(done, k)) if bar else None
-        # a forced member keeps every step (its work and impulse per step): the
-        # stored rows are picked from them
         r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options,
-                           closed[id(s), fs[k] is None], cancel,
-                           store_every=out.every if fs[k] is None else 1, observer=obs,
-                           report=report, force=fs[k])
-        out.keep(k, r, obs, full=fs[k] is not None)
+                           closed[id(s), fs[k] is None], cancel, store_every=out.every,
+                           observer=obs, report=report, force=fs[k])
+        out.keep(k, r, obs)
         if bar:
             bar.report(r.done, k)
         if r.failure is not None:
@@ -247,7 +242,7 @@ class _Stack:
         _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
                          + (8 * K * rows * (1 + n) if forced else 0)
                          + min(threads, K) * _validate.output_bytes(
-                             n_steps, n, method, 1 if forced else self.every, forced),
+                             n_steps, n, method, self.every, forced),
                          f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
                          "integrate in chunks of steps, store fewer rows (store=, "
                          "store_every=, t_eval=), or use fewer threads")
@@ -267,15 +262,12 @@ class _Stack:
         self.work = np.full((K, rows), np.nan) if forced else None
         self.impulse = np.full((K, rows, n), np.nan) if forced else None
 
-    def keep(self, k, r, obs=None, full=False):
-        """Member k's rows from its Run ``r`` (``full``: a run that kept
-        every step, a forced one: the stored rows are picked from it)."""
+    def keep(self, k, r, obs=None):
+        """Member k's rows from its Run ``r`` (and their work and impulse, zero
+        for an unforced member of a forced ensemble)."""
         self.counts[k] = r.counts
-        if full:
-            self._keep_full(k, r, obs)
-            return
         self._keep(k, r, obs)
-        if self.work is not None:      # an unforced member of a forced ensemble
+        if self.work is not None and r.work is None:
             filled = ~np.isnan(self.q[k, :, 0]) if self.q.shape[2] else slice(None)
             self.work[k, filled] = 0.0
             self.impulse[k, filled] = 0.0
@@ -289,27 +281,26 @@ class _Stack:
         elif r.stopped:
             self.status[k] = 1
 
-    def _keep_full(self, k, r, obs):
-        self._mark(k, r, obs)
-        ok = self.idx <= r.done if (r.failure is not None or r.stopped) else slice(None)
-        sel = self.idx[ok]
-        self.q[k, ok], self.p[k, ok] = r.q[sel], r.p[sel]
-        self.work[k, ok] = 0.0 if r.work is None else r.work[sel]
-        self.impulse[k, ok] = 0.0 if r.impulse is None else r.impulse[sel]
-        if self.iters is not None and r.failure is None and not r.stopped:
-            self.iters[k] = r.iterations
+    def _rows(self, k, dst, r, src):
+        """Member k's rows dst of q, p (and work, impulse) from rows src of r."""
+        self.q[k, dst], self.p[k, dst] = r.q[src], r.p[src]
+        if self.work is not None and r.work is not None:
+            self.work[k, dst], self.impulse[k, dst] = r.work[src], r.impulse[src]
 
     def _keep(self, k, r, obs=None):
         self._mark(k, r, obs)
         if self.t_eval is not None:
             _t, q, p, _v = obs.samples()
             self.q[k, :len(q)], self.p[k, :len(p)] = q, p
+            if self.work is not None and r.work is not None:
+                w, i = obs.force_samples()
+                self.work[k, :len(w)], self.impulse[k, :len(i)] = w, i
             return
         if r.failure is None and not r.stopped:
             sel = slice(None) if self.every > 1 or len(self.idx) == len(r.t) else self.idx
             if len(self.idx) == 1 and self.n_steps > 0:
                 sel = [-1]                     # "final": the run's last row
-            self.q[k], self.p[k] = r.q[sel], r.p[sel]
+            self._rows(k, slice(None), r, sel)
             if self.iters is not None:
                 self.iters[k] = r.iterations
             return
@@ -320,9 +311,9 @@ class _Stack:
         if len(self.idx) == 1:
             nk = 1 if self.idx[0] <= last else 0
             if nk:
-                self.q[k, 0], self.p[k, 0] = r.q[-1], r.p[-1]
+                self._rows(k, 0, r, -1)
             return
-        self.q[k, :nk], self.p[k, :nk] = r.q[:nk], r.p[:nk]
+        self._rows(k, slice(0, nk), r, slice(0, nk))
 
     def ensemble(self, t0, h, errs, tf=None, evs=()):
         failed = np.zeros(len(self.q), dtype=bool)

@@ -41,7 +41,8 @@ class Observer:
     :meth:`samples`, ``stop`` (the terminal event's (index, t) or None).
     """
 
-    def __init__(self, system, method, t0, h, n_steps, q0, p0, events=(), t_eval=None):
+    def __init__(self, system, method, t0, h, n_steps, q0, p0, events=(), t_eval=None,
+                 forced=False):
         self.system = system
         self.c = np.asarray(method.nodes, dtype=float)
         self.s = len(self.c)
@@ -70,6 +71,15 @@ class Observer:
                 self.sp[:] = p0
                 self.sv[:] = system.velocity(q0, p0)
                 self.n_samples = m
+        # a forced run with output times: the work and impulse there, from the
+        # step's own quadrature of the work (the C driver fills fbuf: W_k,
+        # W_{k+1}, I_k, I_{k+1}, then the quadrature's x, b, P, F)
+        self.fbuf = None
+        if forced and t_eval is not None:
+            self.n_fpts = method.force_points
+            self.fbuf = np.zeros(2 + 2 * self.n + self.n_fpts * (3 + self.n))
+            self.sw = np.zeros(len(t_eval))
+            self.si = np.zeros((len(t_eval), self.n))
         self.hook = self._hook if (self.events or t_eval is not None) and n_steps > 0 else None
         self.hook_steps = None
         if self.hook is not None and not self.events:
@@ -160,6 +170,10 @@ class Observer:
         if hi > lo:
             q, p, qdot = self._state(self.t_eval[lo:hi])
             self.sq[lo:hi], self.sp[lo:hi], self.sv[lo:hi] = q, p, qdot
+            if self.fbuf is not None:
+                theta = (self.t_eval[lo:hi] - self._t_a) / self.h
+                self.sw[lo:hi], self.si[lo:hi] = _work_in_step(self.fbuf, self.n,
+                                                               self.n_fpts, theta, self.h)
             self.n_samples = hi
         if stop_t is not None:
             self.t_eval = self.t_eval[:hi]
@@ -179,6 +193,52 @@ class Observer:
         """(t, q, p, qdot) at the output times reached."""
         k = self.n_samples
         return self.t_eval[:k].copy(), self.sq[:k], self.sp[:k], self.sv[:k]
+
+    def force_samples(self):
+        """(work, impulse) at the output times reached (a forced run)."""
+        k = self.n_samples
+        return self.sw[:k], self.si[:k]
+
+
+def _work_in_step(buf, n, m, theta, h):
+    """The work and impulse of the forces at the positions theta in [0, 1] of a
+    step, from the step's data in ``buf`` (the C driver's hook_force: W_k,
+    W_{k+1}, I_k (n), I_{k+1} (n), the quadrature's positions x (m), weights
+    b (m), powers P (m) and forces F (m, n)):
+
+        W(t_k + theta h) = W_k + h int_0^theta P~(s) ds,
+
+    P~ the polynomial through the points (x_i, P_i) (points at one position,
+    as RK4's two midpoint stages, merged with their weights), and the
+    impulse likewise with F.  The scheme's quadrature is interpolatory, so
+    at theta = 1 this is W_{k+1} to rounding (taken exactly there); inside
+    the step it has the order of the polynomial, like the dense states."""
+    W0, W1 = buf[0], buf[1]
+    I0, I1 = buf[2:2 + n], buf[2 + n:2 + 2 * n]
+    x, b = buf[2 + 2 * n:2 + 2 * n + m], buf[2 + 2 * n + m:2 + 2 * n + 2 * m]
+    P = buf[2 + 2 * n + 2 * m:2 + 2 * n + 3 * m]
+    F = buf[2 + 2 * n + 3 * m:].reshape(m, n)
+    xs = np.unique(x)
+    wsum = np.array([b[x == v].sum() for v in xs])
+    Pm = np.array([(b[x == v] * P[x == v]).sum() for v in xs]) / wsum
+    Fm = np.array([(b[x == v, None] * F[x == v]).sum(axis=0) for v in xs]) / wsum[:, None]
+    A = _integrated_basis(tuple(xs.tolist()), np.asarray(theta, dtype=float))   # (k, len(xs))
+    work = W0 + h * (A @ Pm)
+    impulse = I0 + h * (A @ Fm)
+    end = theta == 1.0
+    work[end], impulse[end] = W1, I1
+    return work, impulse
+
+
+def _integrated_basis(xs, theta):
+    """int_0^theta l_j(s) ds for the Lagrange basis l_j on the points xs,
+    shape (len(theta), len(xs))."""
+    m = len(xs)
+    V = np.vander(np.asarray(xs), m, increasing=True)   # V[i, k] = x_i^k
+    C = np.linalg.inv(V)                                # l_j(s) = sum_k C[k, j] s^k
+    k = np.arange(m)
+    powers = theta[:, None] ** (k + 1)[None, :] / (k + 1)[None, :]
+    return powers @ C
 
 
 def _crosses(g0, g1, direction):

@@ -204,20 +204,18 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     show = _validate.flag("progress", progress)
     options = _validate.newton(rtol, max_iter, newton, predictor)
     f = forces._resolve(system, force, force_jac, n_steps)
-    if f is not None and (times is not None or every > 1):
-        raise ValueError("t_eval and store_every are not available with a force: its work "
-                         "and impulse are kept for every step")
     if times is not None:
         every = max(n_steps, 1)            # the C loop keeps the first and the last state only
-        kept = 8 * len(times) * (1 + 3 * system.n)
+        kept = 8 * len(times) * (1 + 3 * system.n + (1 + system.n if f is not None else 0))
     else:
         kept = _validate.output_bytes(n_steps, system.n, m, every, f is not None,
                                       system.n_constraints)
     _validate.memory(kept, f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
     closed = linear_stepper(system, m, h, closed_form and f is None)
-    outputs = force_outputs(f, n_steps, system.n)
-    observer = (_events.Observer(system, m, t0, h, n_steps, q0, p0, evs, times)
+    outputs = force_outputs(f, n_steps, system.n, every)
+    observer = (_events.Observer(system, m, t0, h, n_steps, q0, p0, evs, times,
+                                 forced=f is not None)
                 if evs or times is not None else None)
     bar = _progress.bar(show, n_steps, f"integrate ({m.name})")
     try:
@@ -281,12 +279,14 @@ def linear_stepper(system, method, h, closed_form):
     return linear.stepper(M, K, h, "simpson" if method.name == "simpson" else "newmark")
 
 
-def force_outputs(force, n_steps, n):
-    """The arrays a forced run fills with its work and impulse, (None, None)
-    without a force."""
+def force_outputs(force, n_steps, n, every=1):
+    """The arrays a forced run fills with its work and impulse at its stored
+    rows (every ``every``-th step and the last), (None, None) without a
+    force."""
     if force is None:
         return None, None
-    return np.zeros(n_steps + 1), np.zeros((n_steps + 1, n))
+    rows = _stored_rows(n_steps, every)
+    return np.zeros(rows), np.zeros((rows, n))
 
 
 def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
@@ -300,8 +300,9 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
     ``observer`` (an :class:`symplectic._events.Observer`) is called after
     the steps it asks for, ``report(steps_done)`` with the periodic Ctrl-C
     check.  The arrays hold ``Run.rows`` valid rows.  ``force`` (a
-    symplectic.forces.Force, or None; not with store_every > 1) rides along,
-    its work and impulse going to ``outputs`` (from :func:`force_outputs`).
+    symplectic.forces.Force, or None) rides along, its work and impulse at
+    the stored rows going to ``outputs`` (from :func:`force_outputs`; the C
+    loop sums them over the steps between the rows).
     ``multipliers``: keep a constrained system's multipliers (appended to the
     partial arrays of an exception too).  A state the built-in's own pre-run
     check refuses (:func:`_refused`) returns a Run of the initial state alone."""
@@ -319,12 +320,14 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
         kw["store_every"] = store_every
     if hook is not None:
         kw.update(hook=hook, hook_buf=observer.buf, hook_steps=observer.hook_steps)
+        if force is not None and observer.fbuf is not None:
+            kw["hook_force"] = observer.fbuf
     if report is not None:
         kw["report"] = report
     work = impulse = None
     if force is not None:
-        work, impulse = outputs if outputs is not None else force_outputs(force, n_steps,
-                                                                          system.n)
+        work, impulse = outputs if outputs is not None else force_outputs(
+            force, n_steps, system.n, store_every)
         kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
     lam = None
     if multipliers and system.n_constraints:
@@ -572,6 +575,10 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
         if observer.t_eval is not None:
             t, q, p, qdot = observer.samples()
             iters, q_mid, store, lam = None, None, None, None
+            if r.work is not None:             # the work and impulse at the t_eval times
+                sw, si = observer.force_samples()
+                r = r._replace(work=sw, impulse=si)
+                rows = len(t)
     status, message = _status(r, partial, observer, h, h_req, method)
     counts = r.counts if r.counts is not None else Counts(r.done, 0, 0, 0)
     work = None if r.work is None else r.work[:rows]

@@ -30,6 +30,7 @@ class Method:
     n_mid: int           # internal nodes a step reports (Trajectory.q_mid)
     nodes: tuple         # positions c_a in [0, 1] of the nodes of one step, ends included
     constrained: bool = True   # solves systems with holonomic constraints (rk4: no)
+    force_points: int = 1      # points of a step's quadrature of a force's work
 
     def details(self):
         """The row as :func:`methods` ``(details=True)`` gives it."""
@@ -46,8 +47,9 @@ class Builtin:
 
 
 def _read_methods():
-    return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con))
-            for name, doc, order, sym, n_mid, nodes, con in _core.methods()}
+    return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con),
+                         int(npw))
+            for name, doc, order, sym, n_mid, nodes, con, npw in _core.methods()}
 
 
 def _read_builtins():

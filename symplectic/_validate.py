@@ -412,17 +412,17 @@ def available_memory():
 def output_bytes(n_steps, n, method, every=1, forced=False, n_constraints=0):
     """Bytes of the arrays one integration returns: t, q, p (n_steps + 1 rows,
     or every ``every``-th and the last), the internal nodes (every step only)
-    and the Newton counts (rows - 1), with a force its work and impulse
-    (n_steps + 1 rows; a forced run keeps every step), and with m =
-    ``n_constraints`` the multipliers at the s nodes (rows - 1); ``method`` a
-    registry row."""
+    and the Newton counts (rows - 1), with a force its work and impulse (one
+    row per stored row), and with m = ``n_constraints`` the multipliers at the
+    s nodes (rows - 1); ``method`` a registry row."""
     lam = 8 * len(method.nodes) * (n_constraints or 0)
+    force = 8 * (1 + n) if forced else 0
     if every > 1:
         rows = n_steps // every + 1 + (n_steps % every != 0)
-        return 8 * rows * (1 + 2 * n) + 4 * (rows - 1) + lam * (rows - 1)
+        return 8 * rows * (1 + 2 * n) + 4 * (rows - 1) + lam * (rows - 1) + force * rows
     rows = n_steps + 1
     return (8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
-            + (8 * rows * (1 + n) if forced else 0) + lam * n_steps)
+            + force * rows + lam * n_steps)
 
 
 #: Requests below this many bytes are not checked: asking the kernel (reading

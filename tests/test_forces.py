@@ -680,11 +680,10 @@ def test_forced_runs_with_chord_and_per_step_newton(method, newton):
 
 
 # ---------------------------------------------------------------- with time spans and events
-def test_force_with_t_span_events_and_refused_thinning():
+def test_force_with_t_span_events_and_thinning():
     """force= works with t_span (the same steps as n_steps) and with events
     (the forced states are located on; a terminal event ends the work too);
-    t_eval and store_every, which keep only some steps, are refused with a
-    force (its work and impulse are per step)."""
+    t_eval and store_every keep the work and impulse at their rows."""
     S = sp.systems.pendulum(damping=0.3)
     drive = lambda t, q, v: np.array([0.8 * math.cos(1.1 * t)])          # noqa: E731
     a = sp.integrate(S, [1.0], [0.0], 0.01, 300, force=drive)
@@ -702,11 +701,15 @@ def test_force_with_t_span_events_and_refused_thinning():
     assert len(c.impulse) == k + 1
     te = c.t_events[0][0]
     assert c.t[-2] < te <= c.t[-1] and abs(c.q_events[0][0][0]) <= 1e-9
-    for kw in (dict(t_eval=[0.5, 1.0]), dict(store_every=3)):
-        with pytest.raises(ValueError, match="not available with a force"):
-            sp.integrate(S, [1.0], [0.0], 0.01, 300, **kw)
-    with pytest.raises(ValueError, match="not available with a force"):
-        sp.integrate_many(S, [[1.0]], [[0.0]], 0.01, 300, t_eval=[0.5])
+    # thinned: the kept rows of the per-step run, work and impulse included
+    d = sp.integrate(S, [1.0], [0.0], 0.01, 300, force=drive, store_every=3)
+    for key in ("q", "p", "work", "impulse"):
+        assert np.array_equal(getattr(d, key), getattr(a, key)[::3]), key
+    e = sp.integrate(S, [1.0], [0.0], 0.01, 300, force=drive, t_eval=[0.5, 1.0])
+    assert np.allclose(e.q, a.q[[50, 100]], rtol=0, atol=1e-14)
+    assert np.allclose(e.work, a.work[[50, 100]], rtol=1e-14, atol=1e-16)
+    E = sp.integrate_many(S, [[1.0]], [[0.0]], 0.01, 300, t_eval=[0.5, 1.0], force=drive)
+    assert np.array_equal(E.work[0], e.work) and np.array_equal(E.q[0], e.q)
 
 
 def test_forced_ensemble_with_store_every_and_events():
