@@ -84,10 +84,21 @@ def hermite_state(c, theta, nodes, v0, v1, h):
     s = len(c)
     w = _hermite_values(c, theta)
     dw = _hermite_derivatives(c, theta)
-    q = (np.einsum("ma,man->mn", w[:, :s], nodes)
+    # in increments from the first node: the basis reproduces constants (the
+    # node weights sum to 1, their derivatives to 0), so this is the same
+    # polynomial, without the rounding of the basis' coefficients times |q|
+    # (which at a node made qdot differ from M^-1 p by ~eps |q| / h)
+    q0 = nodes[:, 0, :]
+    dX = nodes[:, 1:, :] - q0[:, None, :]
+    q = (q0 + np.einsum("ma,man->mn", w[:, 1:s], dX)
          + h * (w[:, s, None] * v0 + w[:, s + 1, None] * v1))
-    qdot = (np.einsum("ma,man->mn", dw[:, :s], nodes) / h
+    qdot = (np.einsum("ma,man->mn", dw[:, 1:s], dX) / h
             + dw[:, s, None] * v0 + dw[:, s + 1, None] * v1)
+    # at the ends the step's own state (the basis there is a unit vector up to
+    # the rounding of its coefficients)
+    end0, end1 = theta == 0.0, theta == 1.0
+    q[end0], qdot[end0] = nodes[end0, 0], v0[end0]
+    q[end1], qdot[end1] = nodes[end1, s - 1], v1[end1]
     return q, qdot
 
 
