@@ -45,6 +45,7 @@
 #include "sym_forces.h"
 #include "sym_gwork.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -245,8 +246,12 @@ static int plausible(sym_gwork *g)
     if (st) return st;
     g->kin_end = T1;   /* the next step's T_j if this root is accepted */
     /* energies beyond the double range (|p| > 1e154): no verdict; the state
-     * itself reports SYM_ENONFINITE when it overflows */
+     * itself reports SYM_ENONFINITE when it overflows.  Nor below it: a
+     * damped system settling at q = 0 reaches |q|, |p| ~ 1e-160 after ~1e3
+     * s, where T and W (products of two such numbers) are subnormal or zero
+     * and their ratio is rounding, not energy (T1 below DBL_MIN / eps). */
     if (!isfinite(T0) || !isfinite(T1) || !isfinite(work)) return SYM_OK;
+    if (T1 < DBL_MIN / DBL_EPSILON) return SYM_OK;
     if (g->base.force) work = fabs(work) + fabs(g->base.force->work);
     return T1 <= PLAUS_GAIN * (T0 + fabs(work)) ? SYM_OK : SYM_EIMPLAUSIBLE;
 }
@@ -350,6 +355,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     g->q = q;
     g->p = p;
     g->h = h;
+    g->newton.q_ref = q;
     g->q1 = q1;
     g->p1 = p1;
     g->qmid = qmid;

@@ -234,6 +234,7 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->max_iter = w->opt.max_iter;
     nw->chord = w->opt.newton == SYM_NEWTON_CHORD;
     nw->per_step = w->opt.newton == SYM_NEWTON_STEP;
+    nw->n_q = g->n;   /* q_ref: each step's q_j (sym_galerkin_step) */
     g->con = NULL;
     /* a constrained system: the constraint slice (sym_constraints.c) */
     return w->sys->m > 0 ? sym_gcon_setup(g, w->cblock) : SYM_OK;

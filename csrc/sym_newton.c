@@ -186,9 +186,43 @@ static int small_update(double dk, double dprev, int iters, int exact, double rt
     return 0;
 }
 
+/*
+ * A stall at the resolution of the positions.  The node positions that the
+ * residual is evaluated at are Q_a = q_j + X_a, rounded to about eps |q_j|,
+ * so the residual cannot see a change of X below that, and its rounding
+ * maps to updates of size ~ |J^-1| eps |terms of R|, independent of |X|.
+ * Near rest (a damped system settling away from q = 0: X ~ h qdot -> 0 while
+ * q stays O(1)) the update relative to X then stays far above rtol for ever,
+ * and the residual's own scale (|p|, |P_i|, |h f_i|, all -> 0 there while
+ * grad V and the force cancel) does not describe its rounding either.  Such
+ * an iterate is as good as the positions can hold: accept it when an exact
+ * Newton update (factors of the current iterate) did not contract against
+ * the update before it, d_k >= d_{k-1}/2, and is below STALL_RES eps (|q_j|
+ * + |X| + DBL_MIN) in absolute size.  An iteration that still converges contracts
+ * (quadratically with fresh factors), so this does not end one early; one
+ * that diverges or wanders far from a root takes updates far above the
+ * resolution.
+ */
+#define STALL_RES 1024.0
+
+static int stalled(const sym_newton *nw, double dk, double dprev)
+{
+    if (!(dk >= 0.5 * dprev) || !nw->q_ref) return 0;
+    const int nx = nw->nu_x > 0 ? nw->nu_x : nw->nu;
+    double qn = 0.0, xn = 0.0, dn = 0.0;
+    for (int k = 0; k < nw->n_q; k++) qn = sym_nanmax(qn, fabs(nw->q_ref[k]));
+    for (int k = 0; k < nx; k++) {
+        xn = sym_nanmax(xn, fabs(nw->X[k]));
+        dn = sym_nanmax(dn, fabs(nw->dX[k]));
+    }
+    /* (+ DBL_MIN: below it the doubles are subnormal, with the absolute
+     * resolution DBL_MIN eps, as when a damped system settles at q = 0) */
+    return dn <= STALL_RES * DBL_EPSILON * (qn + xn + DBL_MIN);
+}
+
 /* Newton from the start in nw->X (chord: also in nw->X0).  Converged when
  * the residual is at rounding level (|R| <= 16 eps * scale, after at least
- * one update) or by the stopping rule above. */
+ * one update), by the stopping rule above, or at a stall (stalled). */
 static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
                         sym_newton_out *o)
 {
@@ -233,7 +267,9 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         iters++;
         st = nw->nu_x > 0 ? apply_update2(nw, rscale, &dk, &ek) : apply_update(nw, &dk);
         if (st) break;
+        const int exact = fresh && iters > 1;   /* an exact Newton update, not the first */
         int small = small_update(dk, dprev, iters, fresh && fresh_prev, nw->rtol);
+        if (!small && exact) small = stalled(nw, dk, dprev);
         const double theta = nw->per_step ? STEP_THETA : CHORD_THETA;
         if (chord && iters > 1 && !(dk <= theta * dprev)) refresh = 1;
         if (nw->per_step && nw->nu_x == 0) {
@@ -251,7 +287,10 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
             }
         }
         if (nw->nu_x > 0) {
-            small = small && small_update(ek, eprev, iters, fresh && fresh_prev, nw->rtol);
+            /* the impulses' update is relative to max(|X_y|, the residual's
+             * scale): stalled at that scale's resolution */
+            small = small && (small_update(ek, eprev, iters, fresh && fresh_prev, nw->rtol) ||
+                              (exact && ek >= 0.5 * eprev && ek <= STALL_RES * DBL_EPSILON));
             if (chord && iters > 1 && !(ek <= theta * eprev)) refresh = 1;
             eprev = ek;
         }

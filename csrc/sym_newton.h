@@ -50,11 +50,16 @@ typedef struct sym_newton {
      * test takes the larger of |dX_x|/|X_x| and |dX_y|/max(|X_y|, rscale)
      * (rscale: the residual's scale, in the impulses' units).  0: one block. */
     int nu_x;
+    /* The step's start q_j (n_q entries; NULL: none), against whose size an
+     * update that no longer contracts is judged (sym_newton.c, stalled) */
+    const double *q_ref;
+    int n_q;
 } sym_newton;
 
 typedef struct sym_newton_out {
     int iters;
-    int converged;            /* 1 residual test, 2 update test             */
+    int converged;            /* 1 residual test, 2 update test (or a
+                                 stall at the positions' resolution)       */
     double rnorm, rscale, dk; /* last residual, its scale, last update      */
 } sym_newton_out;
 
