@@ -25,7 +25,14 @@ Jacobians that a force does not supply are central differences of F (about
 1e-10 relative, 4n extra evaluations per point); they only steer Newton's
 iteration, whose root is that of the exact F.  Built-in damping and the
 compiled SymPy forces supply theirs.
+
+A callable force is checked before the run: one that cannot be called with
+three positional arguments (t, q, qdot) -- e.g. ``f(q, qdot)`` -- is a
+TypeError naming the expected signature (likewise ``force_jac``); a callable
+without an inspectable signature (some builtins) is passed as it is.
 """
+import inspect
+
 import numpy as np
 
 from . import _core, _validate
@@ -204,12 +211,33 @@ def from_callable(f, jac=None, *, depends_on="qv"):
     Newton uses central differences of f.  ``depends_on`` says which of q
     ("q") and qdot ("v") F depends on (default "qv"; "" for F(t) alone):
     the Jacobians with respect to the others are taken as zero and never
-    evaluated.
+    evaluated.  TypeError when ``f`` or ``jac`` has a signature that cannot
+    take the three positional arguments (t, q, qdot).
     """
     _validate.function("force", f, "f(t, q, qdot) -> (n,)")
+    _check_signature("force", f, "force(t, q, qdot) -> (n,)")
     if jac is not None:
         _validate.function("force_jac", jac, "jac(t, q, qdot) -> (dF/dq, dF/dqdot)")
+        _check_signature("force_jac", jac, "force_jac(t, q, qdot) -> (dF/dq, dF/dqdot)")
     return Force(terms=[_PythonTerm(f, jac, _depends(depends_on))])
+
+
+def _check_signature(name, f, expected):
+    """TypeError, before any run, when ``f`` cannot be called with the three
+    positional arguments (t, q, qdot) of ``expected``.  Callables without an
+    inspectable signature (some builtins and extension types) pass: their
+    first call reports a wrong one."""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(0.0, None, None)
+    except TypeError as exc:
+        label = getattr(f, "__name__", type(f).__name__)
+        raise TypeError(f"{name} must be callable as {expected}: three positional arguments, "
+                        f"the time t (float), the coordinates q (n,) and the velocities qdot "
+                        f"(n,); {label}{sig} cannot be called so ({exc})") from None
 
 
 def zero_order_hold(F):
