@@ -99,11 +99,37 @@ class Trajectory:
         rows are the ``t_eval`` times.
     method, h, system
         What produced it (h: the step used, after a ``t_span`` adjustment).
+        ``system`` is None on a trajectory loaded from a file whose system
+        could not be rebuilt (:func:`symplectic.load`); what needs it
+        (``energy``, ``qdot`` when not stored, ``dense_state``, the Hermite
+        ``dense``) then raises a ValueError that says so, and
+        ``load(path, system=S)`` or ``traj.system = S`` attaches one.
+    t0 : float or None
+        The initial time of the run: ``t[0]`` when the rows are steps, the
+        saved value for a loaded trajectory, None for ``t_eval`` rows (whose
+        first time need not be t0).
+    saved : dict or None
+        For a trajectory from :func:`symplectic.load`: what the file says
+        about the run -- ``format_version``, ``symplectic_version``,
+        ``system`` (its description: ``kind``, ``name``, ``n``, ``repr``,
+        ``params``, ``text``) and ``force`` (its description, or None).
+        None otherwise.
+
+    Notes
+    -----
+    Pickling: a Trajectory pickles with its system and its force, so that it
+    can come back from a process pool, when both do: built-in systems, SymPy
+    systems and their forces (compiled again from their expressions in the
+    unpickling process, from the on-disk cache), systems and forces of
+    module-level Python functions.  Not: a lambda or a closure (pickle's
+    own limitation), :meth:`System.from_cfunc` and
+    :func:`symplectic.forces.from_cfunc` (a code address is process-local).
+    :meth:`save` keeps the arrays of any trajectory in a plain ``.npz`` file.
     """
 
     def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, status=0,
                  message="completed", counts=None, store_every=1, events=None, qdot=None,
-                 work=None, impulse=None, force=None, multipliers=None):
+                 work=None, impulse=None, force=None, multipliers=None, t0=None):
         self.system = system
         self.method = method
         self.h = h
@@ -123,6 +149,8 @@ class Trajectory:
         self._work = work
         self._impulse = impulse
         self.force = force
+        self._t0 = t0
+        self.saved = None
 
     @property
     def work(self):
@@ -154,7 +182,7 @@ class Trajectory:
     @property
     def energy(self):
         if self._energy is None:
-            self._energy = self._by_rows(self.system.energy, "energy", ())
+            self._energy = self._by_rows(self._need_system("energy").energy, "energy", ())
         return self._energy
 
     @property
@@ -162,8 +190,46 @@ class Trajectory:
         """Velocities qdot = M(q)^-1 p at the nodes, (N+1, n) (computed on first access;
         on a partial trajectory nan where the state overflowed, as for ``energy``)."""
         if self._qdot is None:
-            self._qdot = self._by_rows(self.system.velocity, "qdot", self.q.shape[1:])
+            self._qdot = self._by_rows(self._need_system("qdot").velocity, "qdot",
+                                       self.q.shape[1:])
         return self._qdot
+
+    @property
+    def t0(self):
+        """The run's initial time (None for ``t_eval`` rows of a run, see the class)."""
+        if self._t0 is not None:
+            return self._t0
+        return float(self.t[0]) if self.store_every is not None and len(self.t) else None
+
+    def save(self, path, *, derived=True):
+        """Write this trajectory to ``path`` as a ``.npz`` file of plain NumPy
+        arrays (no pickled objects: ``np.load(path)`` reads it without
+        symplectic, ``allow_pickle=False``): every array of the trajectory,
+        the run's settings and a description of its system and force.  The
+        layout (keys, shapes, dtypes, the ``format_version``) is that of
+        :func:`symplectic.load`, which reads it back.
+
+        ``derived=True`` (default) also stores ``energy`` and ``qdot``,
+        computing them now when they have not been (needs the system; a
+        partial trajectory's overflowed rows are nan, see ``energy``), so
+        that a reader without symplectic has them; ``derived=False`` stores
+        them only when already computed.  ``path`` is a file name (``.npz``
+        is appended when missing, as ``np.savez`` does) or an open binary
+        file.  Returns None.
+        """
+        from . import _io
+        _io.save(self, path, derived)
+
+    def _need_system(self, what):
+        """The system, or a ValueError naming what needs it."""
+        if self.system is not None:
+            return self.system
+        info = (self.saved or {}).get("system") or {}
+        was = info.get("repr") or "unknown"
+        raise ValueError(f"{what} needs the system, and this trajectory has none attached (it "
+                         f"was loaded from a file; the run's system, {was}, cannot be rebuilt "
+                         f"from it): attach it with symplectic.load(path, system=S) or "
+                         f"traj.system = S")
 
     def _by_rows(self, evaluate, what, row_shape):
         """``evaluate(q, p)`` over all rows; on a partial trajectory, with the
@@ -207,6 +273,7 @@ class Trajectory:
         DenseState (q, p, qdot), each (len(t), n), or (n,) for a scalar t.
         """
         self._need_every_step("dense_state")
+        self._need_system("dense_state")
         return DenseState(*_dense.dense_state(self, t))
 
     def _need_every_step(self, what):

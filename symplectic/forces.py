@@ -30,6 +30,14 @@ A callable force is checked before the run: one that cannot be called with
 three positional arguments (t, q, qdot) -- e.g. ``f(q, qdot)`` -- is a
 TypeError naming the expected signature (likewise ``force_jac``); a callable
 without an inspectable signature (some builtins) is passed as it is.
+
+Pickling (a Force to a process pool, or a Trajectory that holds one): linear
+damping, held arrays, the C core's built-in terms and the forces of
+:meth:`System.from_sympy` pickle (these are compiled again from their SymPy
+expressions in the unpickling process, through the on-disk cache: the same
+code); a Python callable pickles when pickle can pickle it (a module-level
+function, not a lambda or a closure); :func:`from_cfunc` does not (a code
+address means nothing in another process: build the Force there).
 """
 import inspect
 
@@ -138,16 +146,25 @@ def _core_max_terms():
 
 
 class _PythonTerm:
-    """f(t, q, qdot) in Python, with an optional jac(t, q, qdot)."""
-    __slots__ = ("f", "jac", "flags", "n")
+    """f(t, q, qdot) in Python, with an optional jac(t, q, qdot).
+
+    ``recipe``: None, or ``(function, args)`` such that ``function(*args)``
+    builds an equivalent term in another process (the NumPy forces of
+    :mod:`symplectic.symbolic`, whose callables are closures); pickling uses
+    it.  Without one the term pickles by its callables, which pickle's own
+    rules then govern (a lambda or a closure cannot be pickled)."""
+    __slots__ = ("f", "jac", "flags", "n", "recipe")
 
     def __init__(self, f, jac, flags):
         self.f, self.jac, self.flags, self.n = f, jac, flags, None
+        self.recipe = None
 
     def spec(self):
         return ("python", self.f, self.jac, self.flags)
 
     def __reduce__(self):
+        if self.recipe is not None:
+            return self.recipe
         return (_PythonTerm, (self.f, self.jac, self.flags))
 
     def __repr__(self):
@@ -156,19 +173,30 @@ class _PythonTerm:
 
 
 class _CTerm:
-    """A compiled sym_force_fn: its address, user data, Jacobians it fills."""
-    __slots__ = ("address", "data", "provides", "flags", "keepalive", "n")
+    """A compiled sym_force_fn: its address, user data, Jacobians it fills.
+
+    ``recipe`` as for :class:`_PythonTerm`: how to compile the same callback
+    again in another process (set for the forces of
+    :mod:`symplectic.symbolic`, rebuilt from their SymPy expressions).
+    Without one -- :func:`from_cfunc` -- the term cannot be pickled: an
+    address means nothing in another process."""
+    __slots__ = ("address", "data", "provides", "flags", "keepalive", "n", "recipe")
 
     def __init__(self, address, data, provides, flags, keepalive, n):
         self.address, self.data, self.provides = address, data, provides
         self.flags, self.keepalive, self.n = flags, keepalive, n
+        self.recipe = None
 
     def spec(self):
         return ("cfunc", self.address, self.data, self.provides, self.flags)
 
     def __reduce__(self):
-        raise TypeError("a compiled force callback cannot be pickled: rebuild it in the worker "
-                        "process (the code address is process-local)")
+        if self.recipe is not None:
+            return self.recipe
+        raise TypeError("a compiled force callback (symplectic.forces.from_cfunc) cannot be "
+                        "pickled: its code address is process-local; build the Force again "
+                        "in the worker process (forces from SymPy pickle: they are compiled "
+                        "again from their expressions)")
 
     def __repr__(self):
         return f"compiled callback at {self.address:#x}"
@@ -272,7 +300,8 @@ def from_cfunc(func, user_data=None, *, n=None, jacobian=False, depends_on="qv",
     ``keepalive``.  ``n`` (optional) is checked against the system's.
 
     The callback must be thread-safe and must not call Python; a wrong
-    address or signature crashes the interpreter.
+    address or signature crashes the interpreter.  Such a Force cannot be
+    pickled (the address is process-local): build it in each process.
     """
     address = _address_of(func)
     data = _data_address(user_data)
