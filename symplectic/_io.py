@@ -46,8 +46,12 @@ def save(traj, path, derived=True):
         a["n_events"] = np.array(len(traj.t_events), np.int64)
         for i, (te, qe, pe) in enumerate(zip(traj.t_events, traj.q_events, traj.p_events)):
             a[f"t_events_{i}"], a[f"q_events_{i}"], a[f"p_events_{i}"] = te, qe, pe
-    a.update(_system_arrays(traj.system, traj.q.shape[1]))
-    a.update(_force_arrays(traj.force, traj.system))
+    # a loaded trajectory without its system (or force) keeps the file's description of it
+    kept = getattr(traj, "_saved_arrays", None) or {}
+    a.update({k: v for k, v in kept.items() if k.startswith("system_")} if traj.system is None
+             and kept else _system_arrays(traj.system, traj.q.shape[1]))
+    a.update({k: v for k, v in kept.items() if k.startswith("force_")} if traj.force is None
+             and kept else _force_arrays(traj.force, traj.system))
     np.savez(path, **{k: np.asarray(v) for k, v in a.items()})
 
 
@@ -236,6 +240,7 @@ def load(path, system=None, *, rebuild=True):
         force=_force(force_info, a, system), multipliers=a.get("multipliers"),
         t0=None if np.isnan(t0) else t0)
     traj._energy = a.get("energy")
+    traj._saved_arrays = {k: v for k, v in a.items() if k.startswith(("system_", "force_"))}
     traj.saved = {"format_version": version, "symplectic_version": str(a["symplectic_version"]),
                   "system": info, "force": force_info}
     return traj

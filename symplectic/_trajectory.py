@@ -224,12 +224,14 @@ class Trajectory:
         """The system, or a ValueError naming what needs it."""
         if self.system is not None:
             return self.system
-        info = (self.saved or {}).get("system") or {}
-        was = info.get("repr") or "unknown"
+        if self.saved is None:
+            raise ValueError(f"{what} needs the system, and this trajectory has none attached: "
+                             f"set traj.system = S")
+        was = self.saved["system"]["repr"] or "none"
         raise ValueError(f"{what} needs the system, and this trajectory has none attached (it "
-                         f"was loaded from a file; the run's system, {was}, cannot be rebuilt "
-                         f"from it): attach it with symplectic.load(path, system=S) or "
-                         f"traj.system = S")
+                         f"was loaded from a file, and the run's system, {was}, was not "
+                         f"rebuilt: see symplectic.load): attach it with "
+                         f"symplectic.load(path, system=S) or traj.system = S")
 
     def _by_rows(self, evaluate, what, row_shape):
         """``evaluate(q, p)`` over all rows; on a partial trajectory, with the

@@ -231,6 +231,16 @@ def test_callables_systems_are_described_and_attached_by_hand(tmp_path):
     assert same_bits(back.dense(0.05), tr.dense(0.05))      # q alone needs no system
     attached = sp.load(tmp_path / "a.npz", system=S)
     assert same_bits(attached.energy, tr.energy)
+    # saved again without its system, the file keeps the description of it
+    back.save(tmp_path / "again.npz")
+    again = sp.load(tmp_path / "again.npz")
+    assert again.saved["system"] == back.saved["system"] and again.system is None
+    assert_same_trajectory(again, back)
+    bare = sp.Trajectory(None, "simpson", 0.1, np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1)),
+                         None, None)
+    with pytest.raises(ValueError, match="^energy needs the system, and this trajectory has "
+                                         "none attached: set traj.system = S$"):
+        bare.energy
     with pytest.raises(ValueError, match="n = 1, the saved trajectory n = 2"):
         sp.load(tmp_path / "a.npz", system=sp.systems.pendulum())
     with pytest.raises(TypeError, match="must be a symplectic.System"):
@@ -243,6 +253,8 @@ def test_the_force_is_described_and_rebuilt_where_it_can_be(tmp_path):
     back = sp.load(tmp_path / "a.npz")
     assert back.force is None and back.saved["force"]["terms"] == [
         {"kind": "python", "callable": "test_io.drive", "jacobian": False}]
+    back.save(tmp_path / "again.npz")                        # the description is kept
+    assert sp.load(tmp_path / "again.npz").saved["force"] == back.saved["force"]
     tr = RUNS["held force"]()
     tr.save(tmp_path / "b.npz")
     back = sp.load(tmp_path / "b.npz")
