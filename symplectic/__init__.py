@@ -13,6 +13,7 @@ from . import analysis, exact, forces, linear, papers, systems
 from ._errors import ConvergenceError, DerivativeError
 from ._ensemble import Ensemble, integrate_many
 from ._integrate import integrate, step
+from ._io import load
 from ._registry import methods
 from ._system import System
 from ._trajectory import Trajectory
@@ -28,5 +29,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "DerivativeError", "integrate", "integrate_many",
-           "step", "methods", "systems", "forces", "exact", "linear", "analysis", "papers", "__version__"]
+           "step", "load", "methods", "systems", "forces", "exact", "linear", "analysis", "papers", "__version__"]
 

@@ -1,5 +1,6 @@
 """The Trajectory that :func:`symplectic.integrate` returns."""
 import collections
+import warnings
 
 import numpy as np
 
@@ -50,7 +51,17 @@ class Trajectory:
         after the first (rows - 1 of them).  None without constraints, and
         with ``t_eval``.
     energy : ndarray (N+1,)
-        H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).
+        H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).  On a
+        partial trajectory (``status`` -1) it has a value for every row: a
+        row whose state overflowed -- a non-finite q or p, or a finite
+        state at which the evaluation gives a non-finite value (a callback
+        returned inf or nan, or raised OverflowError or
+        FloatingPointError) -- gets nan, with a RuntimeWarning that names
+        those rows and the first reason; any other error of a callback
+        still propagates.  Built-in and compiled systems give +inf where a
+        finite state's energy overflows the double range (the core's rule),
+        Python callables nan.  On a completed run (status 0 or 1) any error
+        propagates, as before.  ``qdot`` follows the same rule.
     work : ndarray (N+1,)
         The work done by the non-conservative forces from t_0 to t_k, summed
         step by step with the scheme's own quadrature,
@@ -88,11 +99,37 @@ class Trajectory:
         rows are the ``t_eval`` times.
     method, h, system
         What produced it (h: the step used, after a ``t_span`` adjustment).
+        ``system`` is None on a trajectory loaded from a file whose system
+        could not be rebuilt (:func:`symplectic.load`); what needs it
+        (``energy``, ``qdot`` when not stored, ``dense_state``, the Hermite
+        ``dense``) then raises a ValueError that says so, and
+        ``load(path, system=S)`` or ``traj.system = S`` attaches one.
+    t0 : float or None
+        The initial time of the run: ``t[0]`` when the rows are steps, the
+        saved value for a loaded trajectory, None for ``t_eval`` rows (whose
+        first time need not be t0).
+    saved : dict or None
+        For a trajectory from :func:`symplectic.load`: what the file says
+        about the run -- ``format_version``, ``symplectic_version``,
+        ``system`` (its description: ``kind``, ``name``, ``n``, ``repr``,
+        ``params``, ``text``) and ``force`` (its description, or None).
+        None otherwise.
+
+    Notes
+    -----
+    Pickling: a Trajectory pickles with its system and its force, so that it
+    can come back from a process pool, when both do: built-in systems, SymPy
+    systems and their forces (compiled again from their expressions in the
+    unpickling process, from the on-disk cache), systems and forces of
+    module-level Python functions.  Not: a lambda or a closure (pickle's
+    own limitation), :meth:`System.from_cfunc` and
+    :func:`symplectic.forces.from_cfunc` (a code address is process-local).
+    :meth:`save` keeps the arrays of any trajectory in a plain ``.npz`` file.
     """
 
     def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, status=0,
                  message="completed", counts=None, store_every=1, events=None, qdot=None,
-                 work=None, impulse=None, force=None, multipliers=None):
+                 work=None, impulse=None, force=None, multipliers=None, t0=None):
         self.system = system
         self.method = method
         self.h = h
@@ -112,6 +149,8 @@ class Trajectory:
         self._work = work
         self._impulse = impulse
         self.force = force
+        self._t0 = t0
+        self.saved = None
 
     @property
     def work(self):
@@ -143,15 +182,63 @@ class Trajectory:
     @property
     def energy(self):
         if self._energy is None:
-            self._energy = self.system.energy(self.q, self.p)
+            self._energy = self._by_rows(self._need_system("energy").energy, "energy", ())
         return self._energy
 
     @property
     def qdot(self):
-        """Velocities qdot = M(q)^-1 p at the nodes, (N+1, n) (computed on first access)."""
+        """Velocities qdot = M(q)^-1 p at the nodes, (N+1, n) (computed on first access;
+        on a partial trajectory nan where the state overflowed, as for ``energy``)."""
         if self._qdot is None:
-            self._qdot = self.system.velocity(self.q, self.p)
+            self._qdot = self._by_rows(self._need_system("qdot").velocity, "qdot",
+                                       self.q.shape[1:])
         return self._qdot
+
+    @property
+    def t0(self):
+        """The run's initial time (None for ``t_eval`` rows of a run, see the class)."""
+        if self._t0 is not None:
+            return self._t0
+        return float(self.t[0]) if self.store_every is not None and len(self.t) else None
+
+    def save(self, path, *, derived=True):
+        """Write this trajectory to ``path`` as a ``.npz`` file of plain NumPy
+        arrays (no pickled objects: ``np.load(path)`` reads it without
+        symplectic, ``allow_pickle=False``): every array of the trajectory,
+        the run's settings and a description of its system and force.  The
+        layout (keys, shapes, dtypes, the ``format_version``) is that of
+        :func:`symplectic.load`, which reads it back.
+
+        ``derived=True`` (default) also stores ``energy`` and ``qdot``,
+        computing them now when they have not been (needs the system; a
+        partial trajectory's overflowed rows are nan, see ``energy``), so
+        that a reader without symplectic has them; ``derived=False`` stores
+        them only when already computed.  ``path`` is a file name (``.npz``
+        is appended when missing, as ``np.savez`` does) or an open binary
+        file.  Returns None.
+        """
+        from . import _io
+        _io.save(self, path, derived)
+
+    def _need_system(self, what):
+        """The system, or a ValueError naming what needs it."""
+        if self.system is not None:
+            return self.system
+        if self.saved is None:
+            raise ValueError(f"{what} needs the system, and this trajectory has none attached: "
+                             f"set traj.system = S")
+        was = self.saved["system"]["repr"] or "none"
+        raise ValueError(f"{what} needs the system, and this trajectory has none attached (it "
+                         f"was loaded from a file, and the run's system, {was}, was not "
+                         f"rebuilt: see symplectic.load): attach it with "
+                         f"symplectic.load(path, system=S) or traj.system = S")
+
+    def _by_rows(self, evaluate, what, row_shape):
+        """``evaluate(q, p)`` over all rows; on a partial trajectory, with the
+        guard for overflowed states of :func:`_guarded_rows`."""
+        if self.status != -1:
+            return evaluate(self.q, self.p)
+        return _guarded_rows(evaluate, self.q, self.p, what, row_shape)
 
     @property
     def n_steps(self):
@@ -188,6 +275,7 @@ class Trajectory:
         DenseState (q, p, qdot), each (len(t), n), or (n,) for a scalar t.
         """
         self._need_every_step("dense_state")
+        self._need_system("dense_state")
         return DenseState(*_dense.dense_state(self, t))
 
     def _need_every_step(self, what):
@@ -203,3 +291,68 @@ class Trajectory:
     def __repr__(self):
         return (f"<Trajectory {self.method}, {self.n_steps} steps of h={self.h:g}, "
                 f"t in [{self.t[0]:g}, {self.t[-1]:g}], n={self.q.shape[1]}>")
+
+
+#: Rows evaluated per call by _guarded_rows before it goes row by row.
+_CHUNK = 1024
+
+
+def _overflowed(exc):
+    """True for the errors of an evaluation at an overflowed state: the
+    binding's non-finite results ("... returned a non-finite value (nan or
+    inf) ...", "a non-finite value (nan or inf) appeared"), OverflowError
+    and FloatingPointError."""
+    if isinstance(exc, (OverflowError, FloatingPointError)):
+        return True
+    return isinstance(exc, (ValueError, RuntimeError)) and "non-finite value" in str(exc)
+
+
+def _guarded_rows(evaluate, q, p, what, row_shape):
+    """``evaluate(q, p)`` row-wise over the rows of a partial trajectory,
+    nan in the rows whose state overflowed (see Trajectory.energy).
+
+    Every row is evaluated by the same call as on the whole array (the
+    system's row-wise energy and velocity are row by row), so the rows that
+    evaluate are bitwise those of ``evaluate(q, p)``.  Whole chunks first; a
+    chunk that fails goes row by row.  A row with a non-finite q or p is not
+    evaluated (its error could be anything: cos(inf) makes M nan, so "not
+    positive definite"); an error of a finite row that is not an overflow
+    (:func:`_overflowed`) propagates, with a note naming the row."""
+    finite = np.isfinite(q).all(axis=1) & np.isfinite(p).all(axis=1)
+    try:
+        return evaluate(q, p)
+    except Exception as exc:         # noqa: BLE001 (sorted out by _overflowed)
+        if finite.all() and not _overflowed(exc):
+            raise                    # a genuine error, as on a completed run
+    out = np.empty((len(q),) + tuple(row_shape))
+    skipped, first = [], None
+    for start in range(0, len(q), _CHUNK):
+        stop = min(start + _CHUNK, len(q))
+        try:
+            out[start:stop] = evaluate(q[start:stop], p[start:stop])
+            continue
+        except Exception:            # noqa: BLE001 (row by row below)
+            pass
+        for r in range(start, stop):
+            reason = None if finite[r] else "the state itself is not finite"
+            if reason is None:
+                try:
+                    out[r] = evaluate(q[r:r + 1], p[r:r + 1])[0]
+                except Exception as exc:     # noqa: BLE001
+                    if not _overflowed(exc):
+                        if hasattr(exc, "add_note"):
+                            exc.add_note(f"(Trajectory.{what}: at row {r} of the trajectory, "
+                                         f"evaluated on its own)")
+                        raise
+                    reason = str(exc)
+            if reason is not None:
+                out[r] = np.nan
+                skipped.append(r)
+                first = first or (r, reason)
+    if skipped:
+        rows = (f"row {skipped[0]}" if len(skipped) == 1
+                else f"{len(skipped)} rows, {skipped[0]} to {skipped[-1]}")
+        warnings.warn(f"Trajectory.{what}: {rows} of this partial trajectory (of "
+                      f"{len(q)}) overflowed, nan there; at row {first[0]}: {first[1]}",
+                      RuntimeWarning, stacklevel=4)
+    return out

@@ -25,7 +25,22 @@ Jacobians that a force does not supply are central differences of F (about
 1e-10 relative, 4n extra evaluations per point); they only steer Newton's
 iteration, whose root is that of the exact F.  Built-in damping and the
 compiled SymPy forces supply theirs.
+
+A callable force is checked before the run: one that cannot be called with
+three positional arguments (t, q, qdot) -- e.g. ``f(q, qdot)`` -- is a
+TypeError naming the expected signature (likewise ``force_jac``); a callable
+without an inspectable signature (some builtins) is passed as it is.
+
+Pickling (a Force to a process pool, or a Trajectory that holds one): linear
+damping, held arrays, the C core's built-in terms and the forces of
+:meth:`System.from_sympy` pickle (these are compiled again from their SymPy
+expressions in the unpickling process, through the on-disk cache: the same
+code); a Python callable pickles when pickle can pickle it (a module-level
+function, not a lambda or a closure); :func:`from_cfunc` does not (a code
+address means nothing in another process: build the Force there).
 """
+import inspect
+
 import numpy as np
 
 from . import _core, _validate
@@ -131,16 +146,25 @@ def _core_max_terms():
 
 
 class _PythonTerm:
-    """f(t, q, qdot) in Python, with an optional jac(t, q, qdot)."""
-    __slots__ = ("f", "jac", "flags", "n")
+    """f(t, q, qdot) in Python, with an optional jac(t, q, qdot).
+
+    ``recipe``: None, or ``(function, args)`` such that ``function(*args)``
+    builds an equivalent term in another process (the NumPy forces of
+    :mod:`symplectic.symbolic`, whose callables are closures); pickling uses
+    it.  Without one the term pickles by its callables, which pickle's own
+    rules then govern (a lambda or a closure cannot be pickled)."""
+    __slots__ = ("f", "jac", "flags", "n", "recipe")
 
     def __init__(self, f, jac, flags):
         self.f, self.jac, self.flags, self.n = f, jac, flags, None
+        self.recipe = None
 
     def spec(self):
         return ("python", self.f, self.jac, self.flags)
 
     def __reduce__(self):
+        if self.recipe is not None:
+            return self.recipe
         return (_PythonTerm, (self.f, self.jac, self.flags))
 
     def __repr__(self):
@@ -149,19 +173,30 @@ class _PythonTerm:
 
 
 class _CTerm:
-    """A compiled sym_force_fn: its address, user data, Jacobians it fills."""
-    __slots__ = ("address", "data", "provides", "flags", "keepalive", "n")
+    """A compiled sym_force_fn: its address, user data, Jacobians it fills.
+
+    ``recipe`` as for :class:`_PythonTerm`: how to compile the same callback
+    again in another process (set for the forces of
+    :mod:`symplectic.symbolic`, rebuilt from their SymPy expressions).
+    Without one -- :func:`from_cfunc` -- the term cannot be pickled: an
+    address means nothing in another process."""
+    __slots__ = ("address", "data", "provides", "flags", "keepalive", "n", "recipe")
 
     def __init__(self, address, data, provides, flags, keepalive, n):
         self.address, self.data, self.provides = address, data, provides
         self.flags, self.keepalive, self.n = flags, keepalive, n
+        self.recipe = None
 
     def spec(self):
         return ("cfunc", self.address, self.data, self.provides, self.flags)
 
     def __reduce__(self):
-        raise TypeError("a compiled force callback cannot be pickled: rebuild it in the worker "
-                        "process (the code address is process-local)")
+        if self.recipe is not None:
+            return self.recipe
+        raise TypeError("a compiled force callback (symplectic.forces.from_cfunc) cannot be "
+                        "pickled: its code address is process-local; build the Force again "
+                        "in the worker process (forces from SymPy pickle: they are compiled "
+                        "again from their expressions)")
 
     def __repr__(self):
         return f"compiled callback at {self.address:#x}"
@@ -204,12 +239,33 @@ def from_callable(f, jac=None, *, depends_on="qv"):
     Newton uses central differences of f.  ``depends_on`` says which of q
     ("q") and qdot ("v") F depends on (default "qv"; "" for F(t) alone):
     the Jacobians with respect to the others are taken as zero and never
-    evaluated.
+    evaluated.  TypeError when ``f`` or ``jac`` has a signature that cannot
+    take the three positional arguments (t, q, qdot).
     """
     _validate.function("force", f, "f(t, q, qdot) -> (n,)")
+    _check_signature("force", f, "force(t, q, qdot) -> (n,)")
     if jac is not None:
         _validate.function("force_jac", jac, "jac(t, q, qdot) -> (dF/dq, dF/dqdot)")
+        _check_signature("force_jac", jac, "force_jac(t, q, qdot) -> (dF/dq, dF/dqdot)")
     return Force(terms=[_PythonTerm(f, jac, _depends(depends_on))])
+
+
+def _check_signature(name, f, expected):
+    """TypeError, before any run, when ``f`` cannot be called with the three
+    positional arguments (t, q, qdot) of ``expected``.  Callables without an
+    inspectable signature (some builtins and extension types) pass: their
+    first call reports a wrong one."""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(0.0, None, None)
+    except TypeError as exc:
+        label = getattr(f, "__name__", type(f).__name__)
+        raise TypeError(f"{name} must be callable as {expected}: three positional arguments, "
+                        f"the time t (float), the coordinates q (n,) and the velocities qdot "
+                        f"(n,); {label}{sig} cannot be called so ({exc})") from None
 
 
 def zero_order_hold(F):
@@ -244,7 +300,8 @@ def from_cfunc(func, user_data=None, *, n=None, jacobian=False, depends_on="qv",
     ``keepalive``.  ``n`` (optional) is checked against the system's.
 
     The callback must be thread-safe and must not call Python; a wrong
-    address or signature crashes the interpreter.
+    address or signature crashes the interpreter.  Such a Force cannot be
+    pickled (the address is process-local): build it in each process.
     """
     address = _address_of(func)
     data = _data_address(user_data)

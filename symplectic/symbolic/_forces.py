@@ -174,6 +174,7 @@ class ForceModel:
         self.t = _sy.Symbol("t_")
         self.pi = [_sy.Symbol(f"p_{k}") for k in range(len(fs["param_order"]))]
         self.names = fs["names"]
+        self.spec = fs                  # what a pickled force is compiled again from
         sub = dict(zip(fs["q"], self.qi))
         sub.update(zip(fs["qdot"], self.vi))
         sub[fs["time"]] = self.t
@@ -209,8 +210,16 @@ class ForceModel:
         return self._numpy
 
     def force(self, values, compile, cache_dir):
-        """The Force with these parameter values: a compiled term (or None
-        when compiling fails and compile is "auto"), else a NumPy term."""
+        """(the Force with these parameter values, its backend): a compiled
+        term ("c"), or a NumPy term ("numpy") with ``compile=False`` or when
+        compiling fails and compile is "auto".  Either term pickles: it
+        carries the recipe (:func:`_rebuilt_term`) that derives and compiles
+        it again from the SymPy expressions in the unpickling process."""
+        force, backend = self._force(values, compile, cache_dir)
+        force.terms[0].recipe = (_rebuilt_term, (self.spec, tuple(values), compile, cache_dir))
+        return force, backend
+
+    def _force(self, values, compile, cache_dir):
         data = np.array([float(v) for v in values] or [0.0], dtype=float)
         if compile is not False:
             try:
@@ -238,6 +247,14 @@ class ForceModel:
 
     def _depends(self):
         return ("" if self.flags & _forces.NO_Q else "q") + ("" if self.flags & _forces.NO_V else "v")
+
+
+def _rebuilt_term(fs, values, compile, cache_dir):
+    """The force term of the force specification ``fs`` with these parameter
+    values, derived and compiled (or made NumPy) in this process: what an
+    unpickled SymPy force term is.  The compiled module comes from the
+    on-disk cache when it holds it (the same source: the same code)."""
+    return model_for(fs).force(values, compile, cache_dir)[0].terms[0]
 
 
 _ID_MARK = 'symplectic_force_module_id(void) { return "'
