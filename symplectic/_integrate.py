@@ -587,7 +587,8 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
         work, impulse = work.copy(), impulse.copy()
     return Trajectory(system, method.name, h, t, q, p, q_mid, iters, status=status,
                       message=message, counts=counts, store_every=store, events=events,
-                      qdot=qdot, work=work, impulse=impulse, force=force, multipliers=lam)
+                      qdot=qdot, work=work, impulse=impulse, force=force, multipliers=lam,
+                      t0=observer.t0 if observer is not None else None)
 
 
 def _status(r, partial, observer, h, h_req, method):
