@@ -190,12 +190,14 @@ def test_the_docs_page_lists_the_same_keys():
         assert f"`{k}`" in page, k
 
 
-def test_t0_of_a_t_eval_run_is_unknown_and_saved_as_nan(tmp_path):
+def test_t0_of_a_t_eval_run_is_saved(tmp_path):
+    """A t_eval run's rows start at its first output time, not at t0: t0 is
+    kept separately (the run's own, from integrate)."""
     tr = RUNS["t_eval"]()
-    assert tr.t0 is None and tr.store_every is None
+    assert tr.t0 == 0.0 and tr.t[0] != tr.t0 and tr.store_every is None
     tr.save(tmp_path / "a.npz")
-    assert np.isnan(np.load(tmp_path / "a.npz")["t0"])
-    assert sp.load(tmp_path / "a.npz").t0 is None
+    assert np.load(tmp_path / "a.npz")["t0"] == 0.0
+    assert sp.load(tmp_path / "a.npz").t0 == 0.0
     assert RUNS["t0 and store_every"]().t0 == 3.5
 
 
