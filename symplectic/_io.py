@@ -169,7 +169,7 @@ def load(path, system=None, *, rebuild=True):
         symplectic_version   ()              str      the writer's version
         method               ()              str      the method's name
         h                    ()              float64  the step used
-        t0                   ()              float64  initial time (nan: t_eval rows)
+        t0                   ()              float64  initial time of the run (nan: unknown)
         status               ()              int64    0 completed, 1 event, -1 partial
         message              ()              str      what status means for the run
         store_every          ()              int64    k; 0 for t_eval rows (None)
