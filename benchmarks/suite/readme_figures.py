@@ -14,7 +14,7 @@ section was measured at); the SymPy figures come from ``benchmarks/RESULTS_symbo
 that the blocks are what this module writes, so a figure that disagrees with the recorded results
 fails the tests; after a benchmark run, ``--write`` brings the text in line.
 
-Standard library only: the tests run it without the benchmark dependencies.
+It needs only NumPy (through suite.common): the tests run it without the benchmark dependencies.
 """
 import argparse
 import csv
@@ -27,6 +27,9 @@ import textwrap
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # benchmarks/
 REPO = os.path.dirname(HERE)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from suite.common import fmt_t as secs  # noqa: E402  (durations written as in RESULTS.md)
 
 LEVEL = 0.05          # a ratio within 5 % of 1 is "level" (the shared machine moves ratios by 5-10 %)
 
@@ -46,18 +49,11 @@ def ratio(x):
 
 
 def span(values, fmt=ratio, unit="×"):
-    """'a–b×' over the values (one value if they round alike)."""
+    """'a–b×' over the values (one value if they round alike; '–' for none)."""
+    if not values:
+        return "–"
     lo, hi = fmt(min(values)), fmt(max(values))
     return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
-
-
-def secs(s):
-    """A duration: µs, ms or s with three significant digits."""
-    if s < 1e-3:
-        return f"{num(s * 1e6)} µs"
-    if s < 1:
-        return f"{num(s * 1e3)} ms"
-    return f"{num(s)} s"
 
 
 def us(x):
@@ -266,6 +262,8 @@ def _cells(rows):
 
 def heyoka(R):
     rows = [r for r in R.rows("peers_dp", method="heyoka") if r["vs_best"]]
+    if not rows:
+        return para("*heyoka.py*: not measured in the recorded run (not installed).", "  - ", "    ")
     short = [f(r, "vs_best") for r in rows if float(r["T"]) == 100 and f(r, "vs_best") < 1]
     long_ = [f(r, "vs_best") for r in rows if float(r["T"]) > 100 and f(r, "vs_best") < 1]
     slow = [r for r in rows if f(r, "vs_best") >= 1]
