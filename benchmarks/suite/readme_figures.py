@@ -215,7 +215,7 @@ def provenance(R):
     else:
         when = ("The sections quoted were measured at different commits: "
                 + "; ".join(f"{names[k]} at {v['commit']} ({v['date']})" for k, v in s.items())
-                + ". A full run of `python benchmarks/run.py` measures them all at one.")
+                + ". A full run of `python benchmarks/run.py` measures all of them at one commit.")
     return machine, when
 
 
