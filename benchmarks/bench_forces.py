@@ -29,7 +29,6 @@ import platform
 import shutil
 import statistics
 import subprocess
-import sys
 import sysconfig
 import tempfile
 import time

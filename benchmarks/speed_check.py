@@ -10,7 +10,6 @@ rule).  e_H = max |H - H0| / |H0| over every step.
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time

@@ -2,7 +2,10 @@
 
 Optional dependency: ``pip install "symplectic-vi[plot]"``.  Every function
 draws into ``ax`` (a new figure's axes when omitted) and returns the axes, so
-they compose in notebooks and scripts.
+they compose in notebooks and scripts (:func:`energy_balance` draws two panels
+and takes and returns a pair).  For a forced run, :func:`energy_balance` shows
+what it conserves, H − W (W the work of its forces), and W itself;
+:func:`energy_error` draws the error of that balance there.
 
 Axis labels carry a name and a unit.  Coordinates are named after the system
 when it is known -- the built-in systems (:data:`BUILTIN_COORDINATES`: θ₁, θ₂
@@ -19,7 +22,7 @@ import math
 
 import numpy as np
 
-from . import _optional
+from . import _optional, analysis
 
 #: Names and units of the coordinates of the built-in systems, by ``System.name``
 #: (``pendulum_chain``: θ₁ ... θₙ in rad; ``linear``: q₁ ... qₙ, unit unknown).
@@ -150,6 +153,11 @@ def figure_legend(fig, ax=None, handles=None, labels=None, ncol=None, fontsize=8
                       ncol=ncol, fontsize=fontsize, frameon=False)
 
 
+def _forced(traj):
+    """True for the trajectory of a run with a non-conservative force."""
+    return getattr(traj, "force", None) is not None
+
+
 def energy_error(trajs, ax=None, relative=True, labels=None, legend="right",
                  time_label="t [s]", energy_unit="J"):
     """|H(t) - H(0)| (divided by |H(0)| when ``relative``) on a log scale.
@@ -157,22 +165,93 @@ def energy_error(trajs, ax=None, relative=True, labels=None, legend="right",
     ``trajs``: a Trajectory or a list of them.  Symplectic methods show a
     bounded, oscillating error; RK4's grows with time.  ``energy_unit`` labels
     the absolute error.
+
+    A forced run (``traj.force`` not None: a ``force=`` argument, or a system's
+    own ``damping=`` / ``dissipation=``) changes H by the work W of its forces,
+    so H − H₀ measures the force, not the integrator.  For such a trajectory
+    the error drawn is that of the energy balance, |H − W − H₀| (W =
+    ``traj.work``; :func:`symplectic.analysis.energy_balance`), still divided
+    by |H₀| when ``relative``, and the axis is labelled with that formula (it
+    holds for the unforced trajectories of the same list too: their W is 0).
+    :func:`energy_balance` draws the same residual relative to the energy
+    exchanged, with W and H − H₀ in a second panel.
     """
     ax = _axes(ax)
     trajs = [trajs] if not isinstance(trajs, (list, tuple)) else trajs
+    forced = any(_forced(tr) for tr in trajs)
     for k, tr in enumerate(trajs):
         H = np.asarray(tr.energy)
-        err = np.abs(H - H[0])
+        if _forced(tr):
+            err = np.abs(analysis.energy_balance(tr).residual)
+        else:
+            err = np.abs(H - H[0])
         if relative:
             err = err / abs(H[0]) if H[0] != 0 else err
         err = np.where(err > 0, err, np.nan)
         ax.semilogy(tr.t, err, label=labels[k] if labels else _label(tr), lw=1)
     ax.set_xlabel(time_label)
-    ax.set_ylabel("relative energy error |H − H₀|/|H₀|" if relative
-                  else with_unit("energy error |H − H₀|", energy_unit))
+    what = "|H − W − H₀|" if forced else "|H − H₀|"
+    ax.set_ylabel(f"relative energy error {what}/|H₀|" if relative
+                  else with_unit(f"energy error {what}", energy_unit))
     ax.grid(True, which="both", alpha=0.3)
     place_legend(ax, legend)
     return ax
+
+
+def energy_balance(trajs, ax=None, relative=True, labels=None, legend="right",
+                   time_label="t [s]", energy_unit="J"):
+    """The energy balance of forced runs: the error of H − W, and the work W.
+
+    A non-conservative force changes the energy H by its work W, so a forced
+    run conserves H − W instead of H (exactly for the exact flow, to the
+    scheme's order for the variational schemes and RK4).  Two panels sharing
+    the time axis:
+
+    - top, log scale: the balance error |(H − W) − H₀| of each trajectory,
+      ``analysis.energy_balance(traj).residual`` -- divided, when
+      ``relative``, by the energy exchanged, max(|H₀|, max |H − H₀|, max |W|),
+      so that the curve's maximum is ``analysis.energy_balance(traj).relative``
+      (a scale that stays meaningful for runs starting near H₀ = 0, such as a
+      driven system at rest); otherwise in ``energy_unit``;
+    - bottom, linear scale, in ``energy_unit``: the work W (solid) and the
+      energy change H − H₀ (dashed, same colour), which the first panel shows
+      to agree.
+
+    ``trajs``: a Trajectory or a list of them (an unforced run has W = 0, so
+    its balance error is its energy error).  ``ax``: a pair of axes (balance,
+    work), e.g. from ``plt.subplots(2, 1, sharex=True)``; by default a new
+    figure.  Returns that pair.  :func:`energy_error` draws the same residual
+    relative to |H₀|.
+    """
+    if ax is None:
+        fig = _plt().figure(figsize=(8.0, 6.0))
+        top = fig.add_subplot(2, 1, 1)
+        ax = (top, fig.add_subplot(2, 1, 2, sharex=top))
+    elif len(ax) != 2:
+        raise ValueError(f"ax must be a pair of axes (balance, work), got {len(ax)}")
+    ax_bal, ax_work = ax
+    trajs = [trajs] if not isinstance(trajs, (list, tuple)) else trajs
+    for k, tr in enumerate(trajs):
+        bal = analysis.energy_balance(tr)
+        err = np.abs(bal.residual)
+        if relative and bal.max_error > 0:
+            err = err * (bal.relative / bal.max_error)     # / max(|H0|, |H - H0|, |W|)
+        err = np.where(err > 0, err, np.nan)
+        label = labels[k] if labels else _label(tr)
+        line, = ax_bal.semilogy(bal.t, err, label=label, lw=1)
+        ax_work.plot(bal.t, bal.work, color=line.get_color(), lw=1, label=f"{label}: W")
+        ax_work.plot(bal.t, bal.energy - bal.energy[0], color=line.get_color(), lw=1, ls="--",
+                     label=f"{label}: H − H₀")
+    ax_bal.set_ylabel("relative energy balance error\n|H − W − H₀| / max(|H₀|, |H − H₀|, |W|)"
+                      if relative else with_unit("energy balance error |H − W − H₀|", energy_unit))
+    ax_bal.grid(True, which="both", alpha=0.3)
+    ax_bal.set_xlabel(time_label)
+    ax_work.set_xlabel(time_label)
+    ax_work.set_ylabel(with_unit("work W, energy change H − H₀", energy_unit))
+    ax_work.grid(True, alpha=0.3)
+    place_legend(ax_bal, legend)
+    place_legend(ax_work, legend)
+    return ax_bal, ax_work
 
 
 def phase_portrait(trajs, coord=0, ax=None, exact=None, labels=None, legend="right",

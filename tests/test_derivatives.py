@@ -1,6 +1,5 @@
 """Analytic derivatives of the built-in systems and of the Newton system
 against finite differences; check_derivatives catches wrong derivatives."""
-import math
 
 import numpy as np
 import pytest

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import fitted_order, method_cases
+from conftest import fitted_order
 from symplectic import _core, forces
 
 METHODS = list(sp.methods())

@@ -200,3 +200,110 @@ def test_right_legend_makes_room_in_a_grid_of_panels(pendulum_trajs):
     assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
     assert legend_overlaps(fig) == []
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- forced runs: the energy balance
+
+@pytest.fixture(scope="module")
+def forced_trajs():
+    """A double pendulum with joint friction (the system's own damping) and one damped by a
+    ``force=``; in both, H falls by about half of |H0| while H - W is conserved."""
+    damped = sp.systems.double_pendulum(damping=(0.3, 0.2))
+    a = sp.integrate(damped, [0.6, -0.4], [0.0, 0.0], 0.01, 500)
+    dp = sp.systems.double_pendulum()
+    b = sp.integrate(dp, [0.6, -0.4], [0.0, 0.0], 0.02, 250, method="lobatto4",
+                     force=sp.forces.linear_damping(np.diag([0.4, 0.1])))
+    return [a, b]
+
+
+def _ydata(line):
+    return np.asarray(line.get_ydata(), float)
+
+
+def test_energy_balance_plots_the_balance_and_the_work(forced_trajs):
+    a, b = forced_trajs
+    assert abs(a.energy[-1] - a.energy[0]) > 0.1 * abs(a.energy[0])   # H changes: forced
+    ax_bal, ax_work = plot.energy_balance(forced_trajs)
+    for k, tr in enumerate(forced_trajs):
+        bal = sp.analysis.energy_balance(tr)
+        scale = max(abs(tr.energy[0]), np.max(np.abs(tr.energy - tr.energy[0])),
+                    np.max(np.abs(tr.work)))
+        line = ax_bal.get_lines()[k]
+        assert np.array_equal(line.get_xdata(), tr.t)
+        y = _ydata(line)
+        ok = np.isfinite(y)                                # exact zeros (t = 0) are not drawn
+        assert ok.sum() >= len(y) - 2
+        np.testing.assert_allclose(y[ok], np.abs(bal.residual[ok]) / scale, rtol=1e-12)
+        assert np.nanmax(y) == pytest.approx(bal.relative, rel=1e-12)
+        assert bal.relative < 1e-6                           # conserved to the scheme's error
+        w, dH = ax_work.get_lines()[2 * k: 2 * k + 2]
+        np.testing.assert_array_equal(_ydata(w), tr.work)
+        np.testing.assert_allclose(_ydata(dH), tr.energy - tr.energy[0], rtol=0, atol=1e-14)
+        assert w.get_color() == dH.get_color() == line.get_color()
+        assert dH.get_linestyle() == "--"
+    assert ax_bal.get_ylabel() == ("relative energy balance error\n"
+                                   "|H − W − H₀| / max(|H₀|, |H − H₀|, |W|)")
+    assert ax_bal.get_yscale() == "log" and ax_work.get_yscale() == "linear"
+    assert ax_work.get_ylabel() == "work W, energy change H − H₀ [J]"
+    assert ax_work.get_xlabel() == "t [s]"
+    assert [t.get_text() for t in ax_work.get_legend().get_texts()][:2] == [
+        "simpson, h = 0.01: W", "simpson, h = 0.01: H − H₀"]
+    plt.close("all")
+
+
+def test_energy_balance_absolute_and_given_axes(forced_trajs):
+    a = forced_trajs[0]
+    fig, axs = plt.subplots(2, 1, sharex=True)
+    got = plot.energy_balance(a, ax=axs, relative=False, energy_unit="kJ", labels=["friction"])
+    assert got[0] is axs[0] and got[1] is axs[1]
+    y = _ydata(axs[0].get_lines()[0])
+    ok = np.isfinite(y)
+    np.testing.assert_array_equal(y[ok], np.abs(sp.analysis.energy_balance(a).residual)[ok])
+    assert axs[0].get_ylabel() == "energy balance error |H − W − H₀| [kJ]"
+    assert axs[1].get_legend().get_texts()[0].get_text() == "friction: W"
+    with pytest.raises(ValueError, match="ax must be a pair of axes"):
+        plot.energy_balance(a, ax=[axs[0]])
+    plt.close("all")
+
+
+def test_energy_balance_of_an_unforced_run_is_its_energy_error(pendulum_trajs):
+    tr = pendulum_trajs[0]
+    ax_bal, ax_work = plot.energy_balance(tr)
+    y = _ydata(ax_bal.get_lines()[0])
+    e = np.abs(tr.energy - tr.energy[0]) / abs(tr.energy[0])
+    ok = np.isfinite(y)
+    np.testing.assert_allclose(y[ok], e[ok], rtol=1e-12)
+    assert not np.any(_ydata(ax_work.get_lines()[0]))           # W = 0
+    plt.close("all")
+
+
+def test_energy_error_of_a_forced_run_draws_the_balance(forced_trajs, pendulum_trajs):
+    """Not |H − H0|/|H0| (0.1-1 here, the force's doing) but the balance error, labelled so."""
+    a, b = forced_trajs
+    ax = plot.energy_error([a, b, pendulum_trajs[0]])
+    assert ax.get_ylabel() == "relative energy error |H − W − H₀|/|H₀|"
+    for line, tr in zip(ax.get_lines(), [a, b]):
+        y = _ydata(line)
+        ok = np.isfinite(y)
+        want = np.abs(sp.analysis.energy_balance(tr).residual) / abs(tr.energy[0])
+        np.testing.assert_allclose(y[ok], want[ok], rtol=1e-12)
+        assert np.nanmax(y) < 1e-6 < np.max(np.abs(tr.energy / tr.energy[0] - 1))
+    un = pendulum_trajs[0]                                # unforced in the same list: W = 0
+    y = _ydata(ax.get_lines()[2])
+    ok = np.isfinite(y)
+    np.testing.assert_allclose(y[ok], (np.abs(un.energy - un.energy[0]) / abs(un.energy[0]))[ok],
+                               rtol=1e-12)
+    ax = plot.energy_error(a, relative=False)
+    assert ax.get_ylabel() == "energy error |H − W − H₀| [J]"
+    plt.close("all")
+
+
+def test_energy_balance_keeps_its_legends_off_the_data(forced_trajs):
+    ax_bal, ax_work = plot.energy_balance(forced_trajs)
+    fig = ax_bal.get_figure()
+    fig.tight_layout()
+    assert len(legends(fig)) == 2
+    assert legend_overlaps(fig) == []
+    for where, axis, label in axis_labels(fig):
+        assert label and has_unit(label), (where, axis, label)
+    plt.close(fig)

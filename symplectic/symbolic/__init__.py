@@ -60,7 +60,7 @@ except ImportError as _exc:                       # pragma: no cover - exercised
         "or together with symplectic:  pip install 'symplectic-vi[sympy]'") from _exc
 
 from ._ccache import CompilerError
-from ._codegen import CODEGEN_VERSION
+from ._codegen import CODEGEN_VERSION  # noqa: F401  (public: the generated code's version)
 from ._forces import PointForce, Torque, generalized_forces
 from ._frontend import CompileWarning, SymbolicSystem, system
 from ._frontend import _rebuild_symbolic  # noqa: F401  (pickles made before the split name it here)
