@@ -195,6 +195,37 @@ def test_builtin_source_names_its_parameters():
         sp.integrate(top, [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], 0.01, 5)
 
 
+# ---------------------------------------------------------------- with_params
+@pytest.mark.parametrize("compiled", BACKENDS)
+@pytest.mark.parametrize("m, text", [
+    # M = m l^2 diag(1, sin^2 theta) = -1.2 diag(1, sin^2): smallest -1.2, along theta'
+    (-0.3, r"the mass matrix is not positive definite at the test point q = \[.*\] with the "
+           r"parameters g=9\.81, l=2, m=-0\.3 \(smallest eigenvalue -1\.2\): the kinetic energy "
+           r"is negative for the velocity direction theta'$"),
+    (0.0, r"the mass matrix is singular at the test point and at two random points, so probably "
+          r"for every q \(q = \[.*\] with the parameters g=9\.81, l=2, m=0, eigenvalues \[0, 0\]\)"),
+])
+def test_with_params_refuses_what_the_constructor_refuses(compiled, m, text):
+    base = spherical(compiled)
+    with pytest.raises(ValueError, match="^" + text) as changed:
+        base.with_params(m=m)
+    with pytest.raises(ValueError) as made:
+        spherical(compiled, m=m)
+    assert str(changed.value) == str(made.value)
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_with_params_accepts_a_valid_mass(compiled):
+    """m = 2 passes; the run equals that of a system built with m = 2."""
+    changed = spherical(compiled).with_params(m=2.0)
+    made = spherical(compiled, m=2.0)
+    a = sp.integrate(changed, [0.4, 0.0], [0.0, 0.3], 0.01, 50)
+    b = sp.integrate(made, [0.4, 0.0], [0.0, 0.3], 0.01, 50)
+    assert changed.params["m"] == 2.0
+    np.testing.assert_array_equal(a.q, b.q)
+    np.testing.assert_array_equal(a.p, b.p)
+
+
 # ---------------------------------------------------------------- singular or ill-conditioned
 def tip_mass_pendulum(compiled, m2):
     """A double pendulum from the positions of its two point masses (absolute
