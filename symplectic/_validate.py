@@ -414,32 +414,38 @@ def start_mass(system, q, qname="q0", member=None):
     the rule of this module, for the forms whose M the binding takes as
     given: combined, vectorized, compiled callbacks -- it checks a ``mass``
     callable's itself, and SymPy and built-in systems are symmetric by
-    construction) and positive definite by the C core's own Cholesky, through
-    ``System.energy(q, 0)`` (one evaluation of M and V: about 0.5 us in C,
-    3 us with Python callables).  Refused, the input is the error, not the
-    run: ValueError naming ``qname`` and its values (``member``: the
-    ensemble member), what is wrong (not symmetric, not finite, not positive
-    definite or singular, with the eigenvalues: :func:`definiteness`) and
-    where M comes from (the callback; the parameters of a SymPy or built-in
-    system).  An exception from evaluating M (a callback's, the ZXZ top's
-    coordinate singularity) is left to the run, which reports it with its
-    step, as before.  Returns M when it was evaluated here (for p = M qdot),
-    else None."""
-    M = None
+    construction) and positive definite: for those three forms by NumPy's
+    Cholesky of the M evaluated for the symmetry (one call of the callback),
+    for the others by the C core's own, through ``System.energy(q, 0)`` (one
+    evaluation of M and V: about 0.5 us in C, 3 us with Python callables).
+    Refused, the input is the error, not the run: ValueError naming
+    ``qname`` and its values (``member``: the ensemble member), what is
+    wrong (not symmetric, not finite, not positive definite or singular,
+    with the eigenvalues: :func:`definiteness`) and where M comes from (the
+    callback; the parameters of a SymPy or built-in system).  An exception
+    from evaluating M (a callback's, the ZXZ top's coordinate singularity)
+    is left to the run, which reports it with its step, as before.  Returns
+    M when it was evaluated here (for p = M qdot), else None."""
     forms = getattr(system, "_callables", None) or {}
     if getattr(system, "_params", None) is None and \
             any(k in forms for k in ("combined", "vectorized", "cfunc")):
         try:
-            M = system.mass(q)
+            M = system.mass(q)                          # the one call of the callback
         except Exception:
             return None
-        if np.all(np.isfinite(M)):
-            symmetric(_mass_at(system, q, qname, member), M)
+        if not np.all(np.isfinite(M)):
+            return _mass_refusal(system, q, qname, member, M)
+        symmetric(_mass_at(system, q, qname, member), M)
+        try:
+            np.linalg.cholesky(M)
+            return M
+        except np.linalg.LinAlgError:
+            return _mass_refusal(system, q, qname, member, M)
     try:
         system.energy(q, np.zeros(system.n))           # the core's Cholesky of M(q)
     except Exception:
-        return _mass_refusal(system, q, qname, member, M)
-    return M
+        return _mass_refusal(system, q, qname, member, None)
+    return None
 
 
 def _mass_refusal(system, q, qname, member, M):
