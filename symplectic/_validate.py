@@ -386,26 +386,27 @@ def definiteness(M):
     smallest kinetic energy, negative or zero for a matrix that is not
     positive definite."""
     S = 0.5 * (M + M.T)
-    w, U = np.linalg.eigh(S)
-    d = np.diag(S)
-    scaled = None
-    if np.all(d > 0):
+    d = S.diagonal()
+    if (d > 0).all():
         r = 1.0 / np.sqrt(d)
         with np.errstate(over="ignore", invalid="ignore"):
-            scaled = S * np.outer(r, r)
-    if scaled is not None and np.all(np.isfinite(scaled)):
-        ws, Us = np.linalg.eigh(scaled)
-        v = r * Us[:, 0]
-        tol = DEFINITE_RTOL * float(np.max(np.abs(ws)))
-        verdict = ("positive definite" if ws[0] > tol else
-                   "not positive definite" if ws[0] < -tol else "singular")
-    else:
-        i = int(np.argmin(d))
-        if d[i] == 0 and not np.any(S[i]):
-            verdict, v = "singular", np.eye(len(d))[i]          # a zero row
-        else:
-            verdict, v = "not positive definite", U[:, 0]
-    return verdict, w, v / v[np.argmax(np.abs(v))]
+            scaled = S * r[:, None] * r
+        if np.isfinite(scaled).all():
+            ws, Us = np.linalg.eigh(scaled)
+            tol = DEFINITE_RTOL * max(-ws[0], ws[-1])
+            verdict = ("positive definite" if ws[0] > tol else
+                       "not positive definite" if ws[0] < -tol else "singular")
+            return verdict, np.linalg.eigvalsh(S), _unit(r * Us[:, 0])
+    w, U = np.linalg.eigh(S)
+    i = int(np.argmin(d))
+    if d[i] == 0 and not S[i].any():
+        return "singular", w, np.eye(len(d))[i]                 # a zero row
+    return "not positive definite", w, _unit(U[:, 0])
+
+
+def _unit(v):
+    """v scaled to largest component 1."""
+    return v / v[np.argmax(np.abs(v))]
 
 
 def start_mass(system, q, qname="q0", member=None):

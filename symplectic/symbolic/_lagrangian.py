@@ -182,12 +182,13 @@ def check_mass_at(M, qs, pvals, test_q, names, mass_at):
     constructor evaluates M with SymPy; ``SymbolicSystem.with_params`` with
     the new system itself (the same messages)."""
     Mn = mass_at(test_q)
-    at = f"q = {_fmt(test_q)}{_with_parameters(pvals)}"
-    if not np.all(np.isfinite(Mn)):
-        raise ValueError(f"the mass matrix is not finite at the test point {at}")
-    verdict, w, v = definiteness(Mn)
+    finite = np.all(np.isfinite(Mn))
+    verdict, w, v = definiteness(Mn) if finite else (None, None, None)
     if verdict == "positive definite":
         return
+    at = f"q = {_fmt(test_q)}{_with_parameters(pvals)}"
+    if not finite:
+        raise ValueError(f"the mass matrix is not finite at the test point {at}")
     combo = _velocity_combination(v, names)
     if verdict == "not positive definite":
         raise ValueError(
