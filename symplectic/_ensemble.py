@@ -142,6 +142,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     K = len(Q0)
     members = members or [system] * K
     for k in range(K):                   # constrained systems: consistent states
+        _validate.start_mass(members[k], Q0[k], f"q0[{k}]", k)
         _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check)
     errors = _validate.choice("errors", errors, ("raise", "mark"))
     options = _validate.newton(rtol, max_iter, newton)

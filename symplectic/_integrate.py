@@ -60,7 +60,12 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     Raises
     ------
     ConvergenceError
-        Newton failed, a value became non-finite, or M(q) is not positive definite.
+        Newton failed, a value became non-finite, or M stopped being positive
+        definite within the step.
+    ValueError
+        M(q) is not symmetric positive definite at the given q (before the
+        step; the message names q, the eigenvalues and the callback or the
+        system's parameters).
     DerivativeError
         A supplied derivative disagrees with finite differences (first use only).
     """
@@ -176,6 +181,10 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     ConvergenceError
         If a step fails; ``err.trajectory`` holds the states computed so far
         and the message names the step, the time and the residual.
+    ValueError
+        M(q0) is not symmetric positive definite (before the first step; the
+        message names q0, the eigenvalues and the callback or the system's
+        parameters).
     DerivativeError
         A supplied derivative disagrees with finite differences (first use
         only; the message names the callback, the entry, both values and the
@@ -191,7 +200,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     m = _validate.method(method)
     h, n_steps, t0, tf, h_req = _validate.time_grid(h, n_steps, t0, t_span)
     q0 = _validate.state("q0", q0, system.n)
-    p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0")
+    p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
     # a k beyond the step count keeps the first and the last state, as k = n_steps does
     every = min(_validate.store_every(store_every), max(n_steps, 1))
@@ -511,6 +520,7 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
     h = _validate.step_size(h)
     q = _validate.state("q", q, system.n)
     p = _validate.state("p", p, system.n)
+    _validate.start_mass(system, q, "q")
     t = _validate.real("t", t)
     f = forces._resolve(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)

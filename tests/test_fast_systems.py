@@ -127,9 +127,13 @@ def test_combined_calls_once_per_new_point():
         calls["n"] += 1
         return fill(*args)
 
-    tr = sp.integrate(sp.System.combined(2, counted), [0.5, 0.2], [0, 0], 0.01, 200,
+    sys_ = sp.System.combined(2, counted)
+    sp.integrate(sys_, [0.5, 0.2], [0, 0], 0.01, 0, check=False)
+    before = calls["n"]                        # the run's check of M(q0), before any step
+    assert before == 1
+    tr = sp.integrate(sys_, [0.5, 0.2], [0, 0], 0.01, 200,
                       check=False)             # the integration's calls only
-    per_step = calls["n"] / 200
+    per_step = (calls["n"] - 2 * before) / 200
     # left node once, then (mid, right) per Newton iteration
     assert per_step <= 1 + 2 * tr.newton_iterations.mean() + 1e-9
 

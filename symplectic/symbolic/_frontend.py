@@ -15,7 +15,7 @@ from . import _forces
 from ._ccache import CompilerError
 from ._inputs import finite_value
 from . import _constraints
-from ._lagrangian import spec as _spec
+from ._lagrangian import _test_point, check_mass_at, spec as _spec
 from ._model import model_for
 
 
@@ -48,7 +48,22 @@ class SymbolicSystem(System):
         return None if cm is None else cm.source()
 
     def with_params(self, params=None, **by_name):
-        """The same system with some parameter values changed (by Symbol or by name)."""
+        """The same system with some parameter values changed (by Symbol or by name).
+
+        The new values are checked as :func:`system` checks the first ones:
+        finite, and M positive definite at the test point (the constructor's
+        ``test_point``), evaluated by the new system itself.
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a parameter, a value that is not finite,
+            or values that make M not positive definite or singular at the
+            test point (the constructor's message, with the parameter values:
+            e.g. a negative mass).
+        TypeError
+            For a value that is not a real number.
+        """
         new = dict(self.parameters)
         names = {s.name: s for s in new}
         for k, v in list((params or {}).items()) + list(by_name.items()):
@@ -57,7 +72,12 @@ class SymbolicSystem(System):
                 raise ValueError(f"{k} is not a parameter of this system "
                                  f"(parameters: {', '.join(names)})")
             new[s] = v
-        return _make(self._spec, new, self._options)
+        obj = _make(self._spec, new, self._options)
+        spec = self._spec
+        test_q = spec["test_q"] if "test_q" in spec else _test_point(None, obj.n)
+        check_mass_at(spec["M"], spec["q"], {s: obj.parameters[s] for s in spec["param_order"]},
+                      test_q, spec["names"], obj.mass)
+        return obj
 
     def __reduce__(self):
         return (_rebuild_symbolic, (self._spec, self.parameters, self._options))

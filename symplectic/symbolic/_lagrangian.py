@@ -4,11 +4,14 @@ Reads the mass matrix M = d^2 L/dqdot^2 and the potential V = -L(qdot = 0)
 off a Lagrangian, refuses Lagrangians that are not 1/2 qdot^T M(q) qdot - V(q)
 (not quadratic in qdot, terms linear in qdot), and checks that M is
 symmetric and positive definite -- symbolically where cheap, numerically at
-a test point and at fixed pseudo-random points.
+a test point and at fixed pseudo-random points, by
+:func:`symplectic._validate.definiteness` (an ill-conditioned but regular M
+passes; a singular one does not, whatever the scale of its rows).
 """
 import numpy as np
 import sympy as _sy
 
+from .._validate import definiteness
 from ._inputs import coordinates, parameters, replace
 
 
@@ -39,7 +42,7 @@ def spec(expr, q, qdot, params, simplify, test_point):
     title = ("Lagrangian " if kind == "lagrangian" else "M(q), V(q) ") + \
         f"in {', '.join(names)}"
     return dict(kind=kind, M=M, V=V, q=tuple(qs), qdot=tuple(qds), params=pvals,
-                param_order=tuple(pvals), names=tuple(names), title=title)
+                param_order=tuple(pvals), names=tuple(names), title=title, test_q=test_q)
 
 
 def _read_pair(expr, q, qdot, params):
@@ -153,7 +156,8 @@ def _check_quadratic(e, qds, samples, label):
 
 
 def check_mass(M, qs, pvals, test_q, names):
-    """Symmetric, not singular, positive definite (symbolically where cheap, and at test points)."""
+    """Symmetric, not singular, positive definite (symbolically where cheap,
+    and at the test point: :func:`check_mass_at`)."""
     n = len(qs)
     for i in range(n):
         for j in range(i + 1, n):
@@ -167,28 +171,45 @@ def check_mass(M, qs, pvals, test_q, names):
                 f"the mass matrix is singular for every q: row {i} of M is identically zero, i.e. "
                 f"the velocity of {names[i]} does not enter the kinetic energy (a coordinate "
                 f"without inertia cannot be integrated: eliminate it or give it a mass)")
-    Mn, w, U = _eigen(M, qs, pvals, test_q)
-    if not np.all(np.isfinite(Mn)):
-        raise ValueError(f"the mass matrix is not finite at the test point q = {_fmt(test_q)}")
-    big = max(np.max(np.abs(w)), 1e-300)
-    if w[0] > 1e-12 * big:
+    check_mass_at(M, qs, pvals, test_q, names, lambda q: _mass_values(M, qs, pvals, q))
+
+
+def check_mass_at(M, qs, pvals, test_q, names, mass_at):
+    """The parameter-dependent part of :func:`check_mass`: M at the test point
+    (``mass_at(q)``, its values) finite and positive definite, judged by
+    :func:`symplectic._validate.definiteness` (independent of each
+    coordinate's scale: an ill-conditioned but regular M passes).  The
+    constructor evaluates M with SymPy; ``SymbolicSystem.with_params`` with
+    the new system itself (the same messages)."""
+    Mn = mass_at(test_q)
+    finite = np.all(np.isfinite(Mn))
+    verdict, w, v = definiteness(Mn) if finite else (None, None, None)
+    if verdict == "positive definite":
         return
-    combo = _velocity_combination(U[:, 0], names)
-    if w[0] < -1e-12 * big:
+    at = f"q = {_fmt(test_q)}{_with_parameters(pvals)}"
+    if not finite:
+        raise ValueError(f"the mass matrix is not finite at the test point {at}")
+    combo = _velocity_combination(v, names)
+    if verdict == "not positive definite":
         raise ValueError(
-            f"the mass matrix is not positive definite at the test point q = {_fmt(test_q)} "
-            f"(smallest eigenvalue {w[0]:.6g}): the kinetic energy is negative for the velocity "
-            f"direction {combo}")
-    raise ValueError(_singular_message(M, qs, pvals, test_q, w, combo))
+            f"the mass matrix is not positive definite at the test point {at} (smallest "
+            f"eigenvalue {w[0]:.6g}): the kinetic energy is negative for the velocity direction "
+            f"{combo}")
+    raise ValueError(_singular_message(M, at, w, combo, mass_at))
 
 
-def _eigen(M, qs, pvals, q):
-    """M at q (numbers), and the eigenvalues and eigenvectors of its symmetric part."""
+def _mass_values(M, qs, pvals, q):
+    """M at q (numbers, by SymPy)."""
     vals = dict(pvals)
     vals.update(zip(qs, q))
-    Mn = num_matrix(M, vals)
-    w, U = np.linalg.eigh(0.5 * (Mn + Mn.T))
-    return Mn, w, U
+    return num_matrix(M, vals)
+
+
+def _with_parameters(pvals):
+    """' with the parameters m=-0.3, l=1' ('' without parameters)."""
+    if not pvals:
+        return ""
+    return " with the parameters " + ", ".join(f"{s}={float(v):.10g}" for s, v in pvals.items())
 
 
 def _fmt(v):
@@ -210,19 +231,20 @@ def _velocity_combination(v, names):
     return combo
 
 
-def _singular_message(M, qs, pvals, test_q, w, combo):
-    """M is singular at the test point: is it singular everywhere?"""
-    n = len(qs)
-    others = [_eigen(M, qs, pvals, p)[1] for p in random_points(n, 5, 2)]
-    everywhere = all(o[0] <= 1e-12 * max(np.max(np.abs(o)), 1e-300) for o in others)
+def _singular_message(M, at, w, combo, mass_at):
+    """M is singular at the test point (``at``: its q and parameters): is it
+    singular everywhere?"""
+    n = M.shape[0]
+    others = [mass_at(p) for p in random_points(n, 5, 2)]
+    everywhere = all(not np.all(np.isfinite(o)) or definiteness(o)[0] != "positive definite"
+                     for o in others)
     if everywhere and n <= 3:
         det = _sy.simplify(_sy.trigsimp(M.det(method="berkowitz")))
         if det == 0:
             return (f"the mass matrix is singular for every q: det M(q) simplifies to 0; the "
-                    f"velocity combination {combo} carries no kinetic energy (at q = "
-                    f"{_fmt(test_q)})")
+                    f"velocity combination {combo} carries no kinetic energy (at {at})")
     where = ("at the test point and at two random points, so probably for every q"
              if everywhere else "at the test point")
-    return (f"the mass matrix is singular {where} (q = {_fmt(test_q)}, eigenvalues {_fmt(w)}): the "
-            f"velocity combination {combo} carries no kinetic energy.  If M is singular only at "
-            f"special configurations, pass another test_point=")
+    return (f"the mass matrix is singular {where} ({at}, eigenvalues {_fmt(w)}): the velocity "
+            f"combination {combo} carries no kinetic energy.  If M is singular only at special "
+            f"configurations, pass another test_point=")
