@@ -10,6 +10,8 @@ same model without deriving or compiling again.
 import ctypes
 import warnings
 
+import numpy as np
+
 from .._system import System
 from . import _forces
 from ._ccache import CompilerError
@@ -74,7 +76,7 @@ class SymbolicSystem(System):
             new[s] = v
         obj = _make(self._spec, new, self._options)
         spec = self._spec
-        test_q = spec["test_q"] if "test_q" in spec else _test_point(None, obj.n)
+        test_q = np.asarray(spec["test_q"]) if "test_q" in spec else _test_point(None, obj.n)
         check_mass_at(spec["M"], spec["q"], {s: obj.parameters[s] for s in spec["param_order"]},
                       test_q, spec["names"], obj.mass)
         return obj

@@ -42,7 +42,8 @@ def spec(expr, q, qdot, params, simplify, test_point):
     title = ("Lagrangian " if kind == "lagrangian" else "M(q), V(q) ") + \
         f"in {', '.join(names)}"
     return dict(kind=kind, M=M, V=V, q=tuple(qs), qdot=tuple(qds), params=pvals,
-                param_order=tuple(pvals), names=tuple(names), title=title, test_q=test_q)
+                param_order=tuple(pvals), names=tuple(names), title=title,
+                test_q=tuple(float(x) for x in test_q))
 
 
 def _read_pair(expr, q, qdot, params):
