@@ -25,9 +25,9 @@ static PyObject *mod_methods(PyObject *module, PyObject *unused)
             PyTuple_SET_ITEM(nodes, a, v);
         }
         if (!nodes) { Py_CLEAR(lst); break; }
-        PyObject *row = Py_BuildValue("(ssiiiNii)", m->name, m->doc, m->order, m->symplectic,
+        PyObject *row = Py_BuildValue("(ssiiiNiid)", m->name, m->doc, m->order, m->symplectic,
                                       m->n_mid, nodes, sym_method_constrained(m),
-                                      sym_method_force_points(m));
+                                      sym_method_force_points(m), m->stability);
         if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
         Py_DECREF(row);
     }
@@ -80,10 +80,11 @@ static PyMethodDef module_methods[] = {
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
      "ordering."},
     {"methods", mod_methods, METH_NOARGS,
-     "[(name, doc, order, symplectic, n_mid, nodes, constrained, force_points)]: nodes are "
-     "the interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); constrained: 1 if "
-     "the method solves systems with holonomic constraints; force_points: the points of "
-     "one step's quadrature of a force's work (sym_method_force_points)"},
+     "[(name, doc, order, symplectic, n_mid, nodes, constrained, force_points, stability)]: "
+     "nodes are the interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); "
+     "constrained: 1 if the method solves systems with holonomic constraints; force_points: "
+     "the points of one step's quadrature of a force's work (sym_method_force_points); "
+     "stability: the omega h below which the harmonic oscillator is stable (inf: any)"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
     {"force_builtins", mod_force_builtins, METH_NOARGS,
      "[(name, doc, n, npar)]: the force terms built into the core (n = 0: any)"},
@@ -107,6 +108,13 @@ static int module_exec(PyObject *module)
      * its threshold on |sin theta| and the core's text of SYM_ECHART */
     if (PyModule_AddIntConstant(module, "ECHART", SYM_ECHART) < 0 ||
         PyModule_AddStringConstant(module, "ECHART_REASON", sym_strerror(SYM_ECHART)) < 0)
+        return -1;
+    /* the statuses whose failures symplectic/_integrate.py completes with the
+     * step's stability estimate */
+    if (PyModule_AddIntConstant(module, "EUNSTABLE", SYM_EUNSTABLE) < 0 ||
+        PyModule_AddIntConstant(module, "EBRANCH", SYM_EBRANCH) < 0 ||
+        PyModule_AddIntConstant(module, "ENONFINITE", SYM_ENONFINITE) < 0 ||
+        PyModule_AddIntConstant(module, "ENOCONV", SYM_ENOCONV) < 0)
         return -1;
     PyObject *min_sin = PyFloat_FromDouble(SYM_TOP_MIN_SIN);
     if (!min_sin) return -1;

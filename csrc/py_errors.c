@@ -33,7 +33,9 @@ static PyObject *status_type(int st)
         {SYM_EIMPLAUSIBLE, PyExc_RuntimeError},   /* a spurious Newton root      */
         {SYM_ECONSTRAINT, PyExc_RuntimeError},    /* G(q) lost rank              */
         {SYM_ENOTCONSTRAINED, PyExc_ValueError},  /* constraints not supported   */
-        {SYM_ECHART, PyExc_ValueError}            /* q at a coordinate singularity */
+        {SYM_ECHART, PyExc_ValueError},           /* q at a coordinate singularity */
+        {SYM_EBRANCH, PyExc_RuntimeError},        /* a wrong branch, not followed */
+        {SYM_EUNSTABLE, PyExc_RuntimeError}       /* h beyond the stability limit */
     };
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
         if (table[k].status == st) return table[k].type;

@@ -27,7 +27,7 @@ struct run {
     PyObject *system, *q_in, *p_in;
     double h, rtol, t0;
     const char *method;
-    int max_iter, predictor, chord;
+    int max_iter, predictor, chord, branch;
     long n_steps;
     PyObject *force_in;           /* force=: None or a description (py_forces.c) */
     long force_steps;             /* steps of an integration, -1 for one step */
@@ -106,6 +106,8 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     r->opt.predictor = r->predictor;
     /* chord: 0 full, 1 chord, 2 per step (the enum's values; checked by the core) */
     r->opt.newton = r->chord;
+    /* branch: 0 auto, 1 always, 2 never (sym_branch_mode; checked by the core) */
+    r->opt.branch = r->branch;
     if (py_force_begin(r->force_in, n, r->force_steps, r->force_rows, &r->force) < 0)
         return -1;
     return py_call_begin(r->S, &r->call);
@@ -149,7 +151,7 @@ static double *data_of(PyObject *a)
 /* step (and step_tangent, which takes the same arguments)              */
 /* ------------------------------------------------------------------ */
 /* Parse (system, q, p, h, method='simpson', rtol=0, max_iter=0; step also
- * force=None, t=0), run the prologue, make the workspace and the outputs
+ * force=None, t=0, branch=0), run the prologue, make the workspace and the outputs
  * q1, p1 and a third one: the tangent map D (2n, 2n), or q_mid (n_mid, n)
  * (None without internal nodes).  -1 with an exception; one_step_end
  * follows either way. */
@@ -157,12 +159,12 @@ static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r
                           PyObject *out[3], int tangent)
 {
     static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", "force",
-                             "t", NULL};
+                             "t", "branch", NULL};
     r->force_in = Py_None;
     r->force_steps = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOd", kwlist, &r->system, &r->q_in,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOdi", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
-                                     &r->force_in, &r->t0))
+                                     &r->force_in, &r->t0, &r->branch))
         return -1;
     if (!isfinite(r->t0)) {
         PyErr_SetString(PyExc_ValueError, "t must be finite");
@@ -351,12 +353,12 @@ static int multipliers_out(run *r, PyObject *o, npy_intp nrows)
 }
 
 /* What sym_integrate_ex reports besides the arrays: (rows, stopped, (steps,
- * evaluations, iterations, factorizations)). */
+ * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
 static PyObject *extras_tuple(const sym_run_extras *x)
 {
     const sym_counts *c = &x->counts;
-    return Py_BuildValue("(li(llll))", x->rows, x->stopped, c->steps, c->evaluations,
-                         c->iterations, c->factorizations);
+    return Py_BuildValue("(li(llllll))", x->rows, x->stopped, c->steps, c->evaluations,
+                         c->iterations, c->factorizations, c->branch_checks, c->branch_fixes);
 }
 
 static int integrate_check(const run *r)
@@ -520,7 +522,7 @@ static int extras_args(const run *r, long store_every, PyObject *hook, PyObject 
 
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
- * report=None, force=None, multipliers=None, hook_force=None) -> (t, q, p, q_mid, iters,
+ * report=None, force=None, multipliers=None, hook_force=None, branch=0) -> (t, q, p, q_mid, iters,
  * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
  * sym_stored_rows rows and q_mid is None (and so do a force's work and
  * impulse outputs); multipliers (a constrained system) is filled in place,
@@ -530,17 +532,17 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
-                             "multipliers", "hook_force", NULL};
+                             "multipliers", "hook_force", "branch", NULL};
     run r = {.method = "simpson", .predictor = 1, .check = integrate_check, .force_in = Py_None};
     PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
     PyObject *hook = Py_None, *hook_buf = Py_None, *hook_steps = Py_None, *report = Py_None;
     PyObject *lam = Py_None, *hook_force = Py_None;
     long store_every = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOi", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &cancel,
                                      &store_every, &hook, &hook_buf, &hook_steps, &report,
-                                     &r.force_in, &lam, &hook_force))
+                                     &r.force_in, &lam, &hook_force, &r.branch))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, store_every);

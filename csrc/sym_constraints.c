@@ -197,7 +197,7 @@ static void node_weights(const sym_gtab *t, double *w)
     }
 }
 
-#define CPARTS 19
+#define CPARTS 20
 
 static void cpart_sizes(int s, int n, int m, double *c)
 {
@@ -206,7 +206,7 @@ static void cpart_sizes(int s, int n, int m, double *c)
     const double head = (double)((sizeof(sym_gcon) + sizeof(double) - 1) / sizeof(double));
     const double sizes[CPARTS] = {
         head, N, N, N, N, N * N, lu, (double)sym_int_doubles((size_t)N), ds * dm, ds * dm * dn,
-        ds * dn * dn, dn, dm * dn, dn, dm * dn, dn, dm * dm, dm, ds * dm,
+        ds * dn * dn, dn, dm * dn, dn, dm * dn, dn, dm * dm, dm, ds * dm, 5.0 * N + dn,
     };
     memcpy(c, sizes, sizeof(sizes));
 }
@@ -232,7 +232,7 @@ int sym_gcon_setup(sym_gwork *g, double *block)
     double **const parts[] = {
         &head, &con->X, &con->dX, &con->R, &con->prevX, &con->J, &con->lu_work, &piv,
         &con->gq, &con->Gq, &con->S, &con->Qa, &con->G1, &con->q1, &con->Y, &con->z,
-        &con->schur, &con->rhs, &con->lam,
+        &con->schur, &con->rhs, &con->lam, &g->br_buf,
     };
     SYM_STATIC_CHECK(sizeof(parts) / sizeof(parts[0]) == CPARTS);
     sym_lay_out(block, parts, c, CPARTS);
@@ -300,6 +300,12 @@ void sym_gcon_taylor(sym_gwork *g)
 }
 
 /* The constraint rows and terms of the residual (after the kernel's R). */
+int sym_gcon_det_sign(const sym_gwork *g)
+{
+    const sym_gcon *con = g->con;
+    return sym_lu_det_sign(con->N, con->J, con->piv);
+}
+
 int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale)
 {
     sym_gcon *con = g->con;

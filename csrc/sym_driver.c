@@ -24,6 +24,7 @@ void sym_options_default(sym_options *opt)
     opt->max_iter = DEFAULT_MAX_ITER;
     opt->predictor = 1;
     opt->newton = SYM_NEWTON_FULL;
+    opt->branch = SYM_BRANCH_AUTO;
     opt->multipliers = NULL;
 }
 
@@ -34,10 +35,14 @@ static int options(const sym_options *opt, sym_options *out)
     if (opt->newton != SYM_NEWTON_FULL && opt->newton != SYM_NEWTON_CHORD &&
         opt->newton != SYM_NEWTON_STEP)
         return SYM_EINVAL;
+    if (opt->branch != SYM_BRANCH_AUTO && opt->branch != SYM_BRANCH_ALWAYS &&
+        opt->branch != SYM_BRANCH_NEVER)
+        return SYM_EINVAL;
     if (opt->rtol > 0.0) out->rtol = opt->rtol;
     if (opt->max_iter > 0) out->max_iter = opt->max_iter;
     out->predictor = opt->predictor;
     out->newton = opt->newton;
+    out->branch = opt->branch;
     out->multipliers = opt->multipliers;
     return SYM_OK;
 }

@@ -47,6 +47,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PLAUS_GAIN 10.0      /* plausible roots: T_{j+1} <= PLAUS_GAIN (T_j + |W|) */
@@ -245,14 +246,31 @@ static int plausible(sym_gwork *g)
     st = g->kinetic(n, M1, g->p1, g->Lm, g->tmp, g->v, &T1);
     if (st) return st;
     g->kin_end = T1;   /* the next step's T_j if this root is accepted */
+    /* The step's energy balance (sym_galerkin_step's branch check): along the
+     * exact flow T_{j+1} - T_j + (V_{j+1} - V_j) = W_F (the forces' work), so
+     * with W for the change of V,
+     *   e = |T_{j+1} - T_j + W - W_F| / (T_j + T_{j+1} + |W| + |W_F|)
+     * is the step's energy error relative to the energy that flowed, of the
+     * scheme's order at small h and O(1) at a root that does not follow the
+     * flow (0 <= e <= 1). */
+    const double wf = g->base.force ? g->base.force->work : 0.0;
+    const double flow = T0 + T1 + fabs(work) + fabs(wf);
+    g->step_T0 = T0;
+    g->ejump = flow > 0.0 ? fabs(T1 - T0 + work - wf) / flow : 0.0;
     /* energies beyond the double range (|p| > 1e154): no verdict; the state
      * itself reports SYM_ENONFINITE when it overflows.  Nor below it: a
      * damped system settling at q = 0 reaches |q|, |p| ~ 1e-160 after ~1e3
      * s, where T and W (products of two such numbers) are subnormal or zero
      * and their ratio is rounding, not energy (T1 below DBL_MIN / eps). */
-    if (!isfinite(T0) || !isfinite(T1) || !isfinite(work)) return SYM_OK;
-    if (T1 < DBL_MIN / DBL_EPSILON) return SYM_OK;
-    if (g->base.force) work = fabs(work) + fabs(g->base.force->work);
+    if (!isfinite(T0) || !isfinite(T1) || !isfinite(work)) {
+        g->ejump = isfinite(T0) ? 1.0 : 0.0;
+        return SYM_OK;
+    }
+    if (T1 < DBL_MIN / DBL_EPSILON) {
+        g->ejump = 0.0;
+        return SYM_OK;
+    }
+    if (g->base.force) work = fabs(work) + fabs(wf);
     return T1 <= PLAUS_GAIN * (T0 + fabs(work)) ? SYM_OK : SYM_EIMPLAUSIBLE;
 }
 
@@ -310,6 +328,324 @@ static const sym_newton_ops newton_ops = {nt_residual, nt_factor, nt_solve, nt_f
                                           nt_restart};
 
 /* ------------------------------------------------------------------ */
+/* The branch check: is the root the one continued from h -> 0?         */
+/* ------------------------------------------------------------------ */
+/*
+ * The step equations R(X; h) = 0 have one root X(h) that tends to the Taylor
+ * step as h -> 0 and follows the exact flow (order 2s - 2); at larger h they
+ * have others, and Newton may converge to one of them from a predictor that
+ * lies between (a "false root": the trial found pendulum chains whose steps
+ * jumped by 2-17 rad with every implicit method at omega h = 1.6-3, some
+ * passing the plausibility gate above).  A root is suspicious when
+ *   - the step's energy balance e (plausible) exceeds BR_EJUMP (BR_EJUMP2
+ *     for the two-node schemes, whose predictor is too crude for the next
+ *     test to carry much weight),
+ *   - the extrapolating predictor missed it by far more than it missed the
+ *     last steps' roots, |X - X_start| > BR_JUMP m (m: the misses of the
+ *     last steps, a maximum decaying by half a step; a smooth motion changes
+ *     the miss smoothly, another root is a jump), or the Taylor predictor
+ *     (a first step, predictor=False, the second start) missed it by
+ *     |X - X_start| > BR_DIST |X|,
+ *   - or it came from the second (Taylor) start.
+ * These thresholds were set on 236,764 steps of 6,080 runs (pendulum,
+ * double pendulum, Lagrange top, chains of 2-8 links from fixed and random
+ * states, two 3-link cart pendulums, a stiff linear system; h = 0.005-0.7;
+ * every implicit method and Newton mode) in which every root was checked:
+ * they flag all 737 false roots but 16, which all belong to the one-link
+ * pendulum with the midpoint rule at omega h >= 2.5 (a periodic coordinate:
+ * roots rotated by nearly a full turn conserve the energy and lie near the
+ * predictor), and 0.1-0.3 % of the genuine steps at h = 0.01 on the double
+ * pendulum (benchmarks/RESULTS_branch.md).
+ * A suspicious root is checked by continuation in h (on the step's workspace):
+ * the root at eta_0 = h/8 from the Taylor predictor (halving eta_0 until
+ * Newton converges there near the predictor), then eta grown by factors of at
+ * most 2 up to h, each stage started from the parabola through the last
+ * three roots (the origin X(0) = 0 among them; at the second stage, through
+ * the origin with X'(0) = c v, v = M^-1 p, and X(eta_0)) and accepted when
+ * Newton converges within BR_ITERS iterations to within BR_STAGE of that
+ * start (else the factor is halved), and when det J keeps its sign (a sign
+ * change is a fold between two stages: the branch turns back before h; a
+ * continuation with steps too long to see the fold would land on the other
+ * branch).  The root at eta = h is
+ * the continued one: equal to Newton's root to BR_SAME, the root stands
+ * (bitwise the step it was); different, the step is redone from it; not
+ * reached within BR_STAGES stages, the step fails with SYM_EBRANCH unless
+ * its energy balance passes the test above.
+ */
+#define BR_DIST 0.3
+#define BR_JUMP 10.0
+#define BR_EJUMP 0.01
+#define BR_EJUMP2 0.001
+#define BR_ETA0 0.125
+#define BR_ITERS 10
+#define BR_STAGE 0.05
+#define BR_STAGES 64
+#define BR_SAME 1e-6
+
+static int probe_finish(void *ctx, int converged)
+{
+    (void)ctx;
+    (void)converged;
+    return SYM_OK;
+}
+
+static int probe_restart(void *ctx)
+{
+    (void)ctx;
+    return SYM_ENOCONV;
+}
+
+/* Full Newton on the step equations of size eta from the start in g->X
+ * (no outputs, no second start; the step's q_j, p_j, G(q_j) and left-node
+ * cache are the step's own). */
+static int probe_solve(sym_gwork *g, double eta, int *iters)
+{
+    static const sym_newton_ops probe_ops = {nt_residual, nt_factor, nt_solve, probe_finish,
+                                             probe_restart};
+    sym_newton_out o = {0, 0, 0.0, 1.0, 0.0, 0};
+    g->h = eta;
+    g->newton.lu_valid = 0;
+    const int st = sym_newton_root(&g->newton, &probe_ops, g, eta, 0, &o);
+    *iters = o.iters;
+    return st;
+}
+
+/* The sign of det J of the last factorised Newton matrix: a fold of the
+ * branch of roots between two sizes changes it. */
+static int newton_det_sign(const sym_gwork *g)
+{
+    return g->con ? sym_gcon_det_sign(g) : sym_lu_det_sign(g->nu, g->J, g->piv);
+}
+
+/* |A - B|_inf / |A|_inf over the first m entries (1 when A = 0 != B) */
+static double rel_dist(const double *A, const double *B, int m)
+{
+    double an = 0.0, dn = 0.0;
+    for (int k = 0; k < m; k++) {
+        an = sym_nanmax(an, fabs(A[k]));
+        dn = sym_nanmax(dn, fabs(A[k] - B[k]));
+    }
+    if (!isfinite(an) || !isfinite(dn)) return HUGE_VAL;
+    return an > 0.0 ? dn / an : (dn > 0.0 ? 1.0 : 0.0);
+}
+
+/* The root continued from h -> 0 of the step from (g->q, g->p) of size
+ * g->h (comment above), found on the workspace itself: into *Xc_out (N
+ * values in the branch buffer), Newton's unknowns X saved there and put
+ * back.  What the step's outputs and the next step need is left as it was,
+ * but the points' values (the right point's cache: points_stale) and the
+ * factorisation (lu_valid = 0). */
+static int continued_root(sym_gwork *g, double **Xc_out)
+{
+    sym_newton *nw = &g->newton;
+    const int n = g->n, s = g->tab->s, nu = g->nu, N = nw->nu;
+    const double *q = g->q, *p = g->p, h = g->h;
+    const size_t bytes = sizeof(double) * (size_t)N;
+    /* the saved X, the stage's start, the last three roots, v = M^-1 p */
+    double *Xsave = g->br_buf, *Xp = Xsave + N, *R[3] = {Xp + N, Xp + 2 * N, Xp + 3 * N};
+    double *vel = Xp + 4 * N, e[3] = {0.0, 0.0, 0.0};
+    const int chord = nw->chord, per_step = nw->per_step, prev_iters = nw->prev_iters;
+    memcpy(Xsave, g->X, bytes);
+    nw->chord = nw->per_step = 0;
+    g->points_stale = 1;
+    int st, iters = 0, tries = 0, known = 1;   /* roots known: the origin, X(0) = 0 */
+    int sign = 1;                              /* of det J along the branch */
+    double eta = h * BR_ETA0;
+    for (;;) {   /* the first stage, from the Taylor predictor */
+        st = taylor_predict(g, q, p, eta);
+        if (st) goto done;
+        memcpy(Xp, g->X, bytes);
+        memcpy(vel, g->v, sizeof(double) * (size_t)n);
+        st = probe_solve(g, eta, &iters);
+        if (!st && iters <= BR_ITERS && rel_dist(g->X, Xp, nu) <= BR_STAGE) {
+            sign = newton_det_sign(g);
+            break;
+        }
+        if (st && !sym_newton_retryable(st)) goto done;
+        if (++tries > 10) { st = SYM_EBRANCH; goto done; }
+        eta *= 0.5;
+    }
+    memset(R[1], 0, bytes);
+    memcpy(R[2], g->X, bytes);
+    e[2] = eta;
+    known = 2;
+    double ratio = 2.0;
+    int stages = 0;
+    while (fabs(eta) < fabs(h)) {
+        if (++stages > BR_STAGES) { st = SYM_EBRANCH; goto done; }
+        const double next = fabs(eta * ratio) >= fabs(h) ? h : eta * ratio;
+        if (known == 2) {
+            /* the parabola through the origin with slope X'(0) = c v and
+             * through X(eta): X(r eta) = r^2 X(eta) + (r - r^2) c v eta */
+            const double r = next / eta;
+            for (int a = 1; a < s; a++)
+                for (int k = 0; k < n; k++) {
+                    const size_t i = (size_t)(a - 1) * n + k;
+                    Xp[i] = r * r * R[2][i] + (r - r * r) * g->tab->c[a] * eta * vel[k];
+                }
+            for (int i = nu; i < N; i++) Xp[i] = r * R[2][i];   /* impulses ~ eta */
+        } else {
+            /* the parabola through the last three roots (the first of them
+             * may be the origin) */
+            const double l0 = (next - e[1]) * (next - e[2]) / ((e[0] - e[1]) * (e[0] - e[2]));
+            const double l1 = (next - e[0]) * (next - e[2]) / ((e[1] - e[0]) * (e[1] - e[2]));
+            const double l2 = (next - e[0]) * (next - e[1]) / ((e[2] - e[0]) * (e[2] - e[1]));
+            for (int i = 0; i < N; i++) Xp[i] = l0 * R[0][i] + l1 * R[1][i] + l2 * R[2][i];
+        }
+        memcpy(g->X, Xp, bytes);
+        st = probe_solve(g, next, &iters);
+        if (!st && iters <= BR_ITERS && rel_dist(g->X, Xp, nu) <= BR_STAGE) {
+            /* a root on the far side of a fold: the branch from h -> 0 turns
+             * back between eta and next and does not reach h */
+            if (newton_det_sign(g) != sign) { st = SYM_EBRANCH; goto done; }
+            double *oldest = R[0];
+            R[0] = R[1];
+            R[1] = R[2];
+            R[2] = oldest;
+            memcpy(R[2], g->X, bytes);
+            e[0] = e[1];
+            e[1] = e[2];
+            e[2] = next;
+            known = 3;
+            eta = next;
+            ratio = ratio * ratio > 2.0 ? 2.0 : ratio * ratio;
+        } else {
+            if (st && !sym_newton_retryable(st)) goto done;
+            ratio = 1.0 + 0.5 * (ratio - 1.0);
+            if (ratio < 1.0 + 1.0 / 64.0) { st = SYM_EBRANCH; goto done; }
+        }
+    }
+    st = SYM_OK;
+done:
+    memcpy(g->X, Xsave, bytes);
+    g->h = h;
+    nw->chord = chord;
+    nw->per_step = per_step;
+    nw->prev_iters = prev_iters;
+    nw->lu_valid = 0;
+    *Xc_out = R[2];
+    return st;
+}
+
+/*
+ * A step size past the stability limit.  Along the run, the discrete energy
+ * balance sum_j (T_{j+1} - T_j + W_j - W_F,j) = T_k - T_0 + sum W - sum W_F
+ * (W: the potential's work, approximating its change; W_F the forces')
+ * stays a small fraction of the energy that flowed, S_k = max over the run
+ * of T_j + |sum W| + |sum W_F|, however large h is while the scheme is
+ * stable: the error of a symplectic scheme's energy is bounded.  Past the
+ * limit of its linear stability (omega h > 2 sqrt 2 for Simpson) the
+ * continued root itself grows the energy geometrically; then the balance
+ * becomes the flow (|bal| >= BAL_RATIO S_k) while S_k grows far beyond its
+ * value after the first step (>= BAL_GROWTH S_1): SYM_EUNSTABLE, before the
+ * state runs off to overflow (the stiff two-mass spring at omega h = 14:
+ * energy x 1e4 a step).  A forced run's energy follows its work, which the
+ * balance includes.  The balance restarts whenever a step does not start
+ * where the last one ended.
+ */
+#define BAL_RATIO 0.9
+#define BAL_GROWTH 100.0
+
+static int track_balance(sym_gwork *g)
+{
+    const double T0 = g->step_T0, T1 = g->kin_end, W = g->work * g->h;
+    const double WF = g->base.force ? g->base.force->work : 0.0;
+    if (!g->kin_known || g->bal_steps == 0) {
+        g->bal_steps = 0;
+        g->bal = g->bal_W = g->bal_WF = 0.0;
+        g->bal_scale = T0;
+    }
+    g->bal += T1 - T0 + W - WF;
+    g->bal_W += W;
+    g->bal_WF += WF;
+    const double scale = T1 + fabs(g->bal_W) + fabs(g->bal_WF);
+    if (scale > g->bal_scale) g->bal_scale = scale;
+    if (++g->bal_steps == 1) g->bal_scale1 = g->bal_scale;
+    if (!isfinite(g->bal) || !isfinite(g->bal_scale)) return SYM_OK;   /* SYM_ENONFINITE follows */
+    return g->bal_scale1 > 0.0 && g->bal_scale >= BAL_GROWTH * g->bal_scale1 &&
+                   fabs(g->bal) >= BAL_RATIO * g->bal_scale
+               ? SYM_EUNSTABLE
+               : SYM_OK;
+}
+
+/* After Newton's root (st0: SYM_OK, or SYM_EIMPLAUSIBLE for a root the
+ * plausibility gate rejected, which is always checked): the checks of the
+ * comment above.  A continued root that is itself implausible is the
+ * scheme's own answer at this h: SYM_EUNSTABLE.  *o is updated when the
+ * step is redone from the continued root. */
+static int branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extrapolated)
+{
+    const int nu = g->nu, N = g->newton.nu;
+    const double dist = rel_dist(g->X, g->newton.X0, nu);
+    double xn = 0.0;
+    for (int k = 0; k < nu; k++) xn = sym_nanmax(xn, fabs(g->X[k]));
+    /* the history: misses of extrapolated starts only (a Taylor start's miss
+     * is another kind, often far smaller: the next step's would look like a
+     * jump); a Taylor start's root is judged by dist, the first extrapolated
+     * start's miss opens the history */
+    const int extra = extrapolated && !o->second;
+    const double miss = dist * xn, ref = extra ? g->miss : 0.0;
+    g->miss = extra ? fmax(miss, 0.5 * ref) : 0.0;
+    const double ejump_max = g->tab->s == 2 ? BR_EJUMP2 : BR_EJUMP;
+    const int mode = g->base.opt.branch;
+    const int suspicious = mode == SYM_BRANCH_ALWAYS || o->second || g->ejump > ejump_max ||
+                           (extra ? ref > 0.0 && miss > BR_JUMP * ref : dist > BR_DIST);
+    if (mode == SYM_BRANCH_NEVER) return st0 ? st0 : track_balance(g);
+    if (!st0 && !suspicious) return track_balance(g);
+    g->base.counts.branch_checks++;
+    double *Xc;
+    int st = continued_root(g, &Xc);
+    /* No continued root to compare with: the step equations turn singular
+     * between h -> 0 and h (a linear system far past its stability limit
+     * does so at resonant sizes), or the branch folds.  A root that keeps
+     * the energy balance stands (uncertified: a linear system's is unique);
+     * else SYM_EBRANCH. */
+    if (st == SYM_EBRANCH && !st0 && g->ejump <= ejump_max) return track_balance(g);
+    if (st) return st;
+    if (rel_dist(Xc, g->X, nu) <= BR_SAME) return st0 ? SYM_EUNSTABLE : track_balance(g);
+    /* a false root: the step again, from the continued one (the next step
+     * starts from the Taylor predictor: no history) */
+    g->miss = 0.0;
+    g->points_stale = 0;
+    memcpy(g->X, Xc, sizeof(double) * (size_t)N);
+    g->newton.lu_valid = 0;
+    g->prev_valid = g->prev2_valid = 0;
+    sym_newton_out o2 = {0, 0, 0.0, 1.0, 0.0, 0};
+    st = sym_newton_root(&g->newton, &newton_ops, g, g->h, 0, &o2);
+    o2.iters += o->iters;
+    *o = o2;
+    g->base.counts.branch_fixes++;
+    if (st) return st == SYM_EIMPLAUSIBLE ? SYM_EUNSTABLE : st;
+    return track_balance(g);
+}
+
+/* Newton found no root from its starts (st0: no convergence, a singular
+ * matrix, a non-finite value): the continued root, when the continuation
+ * reaches h, is the step's (counted as a branch check and fix); else st0. */
+static int branch_rescue(sym_gwork *g, sym_newton_out *o, int st0)
+{
+    if (g->base.opt.branch == SYM_BRANCH_NEVER) return st0;
+    g->base.counts.branch_checks++;
+    double *Xc;
+    int st = continued_root(g, &Xc);
+    if (st == SYM_EBRANCH || (st && sym_newton_retryable(st))) return st0;
+    if (st) return st;
+    g->points_stale = 0;
+    memcpy(g->X, Xc, sizeof(double) * (size_t)g->newton.nu);
+    g->newton.lu_valid = 0;
+    g->prev_valid = g->prev2_valid = 0;
+    sym_newton_out o2 = {0, 0, 0.0, 1.0, 0.0, 0};
+    st = sym_newton_root(&g->newton, &newton_ops, g, g->h, 0, &o2);
+    o2.iters += o->iters;
+    *o = o2;
+    if (st) return st == SYM_EIMPLAUSIBLE ? SYM_EUNSTABLE : st;
+    g->base.counts.branch_fixes++;
+    g->miss = 0.0;
+    g->points_stale = 0;
+    return track_balance(g);
+}
+
+/* ------------------------------------------------------------------ */
 /* One step                                                             */
 /* ------------------------------------------------------------------ */
 static void report(sym_step_info *info, const sym_newton_out *o)
@@ -328,7 +664,7 @@ static void carry_over(sym_gwork *g, int converged)
 {
     const int n = g->n;
     g->left_here = 0;
-    if (g->right_point >= 0 && converged == 1) {
+    if (g->right_point >= 0 && converged == 1 && !g->points_stale) {
         const size_t nn = (size_t)n * (size_t)n;
         const int i = g->right_point;
         memcpy(g->cache_q, g->Qp + (size_t)i * n, sizeof(double) * (size_t)n);
@@ -350,12 +686,13 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
                       double *p1, double *qmid, sym_step_info *info)
 {
     sym_gwork *g = (sym_gwork *)w;
-    sym_newton_out o = {0, 0, 0.0, 1.0, 0.0};
+    sym_newton_out o = {0, 0, 0.0, 1.0, 0.0, 0};
     int st = SYM_OK;
     g->q = q;
     g->p = p;
     g->h = h;
     g->newton.q_ref = q;
+    g->points_stale = 0;
     g->q1 = q1;
     g->p1 = p1;
     g->qmid = qmid;
@@ -389,10 +726,16 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     }
     g->prev_valid = g->prev2_valid = 0;
     if (!st) st = sym_newton_root(&g->newton, &newton_ops, g, h, extrapolated, &o);
+    if (!st || st == SYM_EIMPLAUSIBLE)
+        st = branch_check(g, &o, st, extrapolated);
+    else if (st == SYM_ENOCONV || st == SYM_ESINGULAR || st == SYM_ENONFINITE)
+        st = branch_rescue(g, &o, st);
     report(info, &o);
     if (st) {
         g->cache_valid = g->prev_valid = g->prep_valid = g->left_here = 0;
         g->newton.lu_valid = g->newton.kc_valid = 0;
+        g->miss = 0.0;
+        g->bal_steps = 0;
         return st;
     }
     carry_over(g, o.converged);
@@ -402,6 +745,8 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
 void sym_galerkin_reset(sym_work *w)
 {
     sym_gwork *g = (sym_gwork *)w;
+    g->miss = 0.0;
+    g->bal_steps = 0;
     g->cache_valid = g->prev_valid = g->prep_valid = g->prev2_valid = g->left_here = 0;
     g->newton.kc_valid = 0;
     if (g->con) sym_gcon_reset(g);

@@ -151,13 +151,15 @@ static void point_roles(sym_gwork *g)
  * the left node cache and the previous end (4 n), two n x n and three n
  * buffers; the LU panel buffer, the pivots (nu ints) and the derived tables
  * (last: the arrays start right after the evaluation scratch, as before the
- * tables moved here).  The speed of the small dense kernels depends on where
+ * tables moved here); then the step before's increments (nu) and the branch
+ * check's buffers (5 nu + n, sym_galerkin.c; a constrained system's are in
+ * its slice).  The speed of the small dense kernels depends on where
  * the arrays fall relative to cache lines and pages: placements tried for
  * this layout (tables first, 16-byte or 64-byte aligned slices, a page-
  * aligned block) moved the 8- and 16-link chain by up to 25 % either way,
  * differently in a C program and inside Python; this one measured closest
  * to the previous layout overall. */
-#define PARTS 27
+#define PARTS 28
 
 static void part_sizes(const sym_method *m, int n, double *c)
 {
@@ -168,7 +170,7 @@ static void part_sizes(const sym_method *m, int n, double *c)
     const double sizes[PARTS] = {
         nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
         r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu,
-        (double)sym_int_doubles((size_t)nu), tab, nu,
+        (double)sym_int_doubles((size_t)nu), tab, nu, 5.0 * nu + dn,
     };
     memcpy(c, sizes, sizeof(sizes));
 }
@@ -192,6 +194,7 @@ static void layout(sym_gwork *g, double *cur)
         &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
         &g->Mp, &g->Ap, &g->Hp, &g->Kp, &g->cache_q, &g->cache_dV, &g->prev_qend, &g->prev_pend,
         &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv, &tab, &g->prev2_X,
+        &g->br_buf,
     };
     SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
     part_sizes(g->base.method, g->n, c);

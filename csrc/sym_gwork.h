@@ -84,6 +84,9 @@ struct sym_gwork {
     double *prev_X, *prev_qend;
     double *prev_pend;
     double *prev2_X;                 /* the increments of the step before */
+    double *br_buf;                  /* the branch check's: 5 N + n (N unknowns) */
+    int points_stale;                /* the branch check moved the points: the
+                                      * right point is not the root's q_{j+1} */
     int prev2_valid, prev2_pending;  /* (per-step Newton's predictor)      */
     int kin_known;                   /* the step starts at (prev_qend,    */
     double kin, kin_end;             /* prev_pend) with kinetic energy kin; */
@@ -93,6 +96,15 @@ struct sym_gwork {
     double h;
     double *q1, *p1, *qmid;
     double work;                     /* its W / h (plausible, sym_galerkin.c) */
+    double ejump;                    /* its energy balance, relative (plausible) */
+    double miss;                     /* the predictor's recent misses |X - X_start|
+                                      * (a decaying maximum; 0: no history) */
+    double step_T0;                  /* the step's T_j (plausible)          */
+    /* the run's energy balance since bal_steps began (sym_galerkin.c,
+     * track_balance): sum of T_{j+1} - T_j + W - W_F, the sums of W and W_F,
+     * the largest energy flow seen and the one after the first step */
+    long bal_steps;
+    double bal, bal_W, bal_WF, bal_scale, bal_scale1;
     sym_gkernels k;
     sym_lu_factor_fn lu_factor;
     sym_lu_solve_fn lu_solve;
@@ -123,6 +135,8 @@ SYM_PRIVATE void sym_gcon_reset(sym_gwork *g);
 SYM_PRIVATE int sym_gcon_start(sym_gwork *g);
 SYM_PRIVATE void sym_gcon_taylor(sym_gwork *g);
 SYM_PRIVATE int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale);
+/* the sign of the determinant of the last factorised saddle-point matrix */
+SYM_PRIVATE int sym_gcon_det_sign(const sym_gwork *g);
 SYM_PRIVATE int sym_gcon_jacobian(sym_gwork *g);
 SYM_PRIVATE int sym_gcon_factor(sym_gwork *g);
 SYM_PRIVATE void sym_gcon_solve(sym_gwork *g, double *b);

@@ -45,6 +45,19 @@ SYM_INLINE void sym_vaxpy_diff(int n, double c, const double *restrict x,
     for (; d < n; d++) y[d] += c * (x[d] - z[d]);
 }
 
+/* The sign of det A from its factors as the LU below leaves them
+ * (reciprocal pivots on the diagonal, piv[k] the row exchanged with k):
+ * prod_k sign(U_kk) times -1 per exchange. */
+SYM_INLINE int sym_lu_det_sign(int m, const double *LU, const int *piv)
+{
+    int s = 1;
+    for (int k = 0; k < m; k++) {
+        if (LU[(size_t)k * (size_t)m + (size_t)k] < 0.0) s = -s;
+        if (piv[k] != k) s = -s;
+    }
+    return s;
+}
+
 /*
  * LU with partial pivoting (Doolittle, row interchanges, right-looking) of
  * the first `cols` columns of a block P of `rows` rows (row stride ld), in

@@ -46,39 +46,54 @@
  */
 #include "sym_scheme.h"
 
+#include <math.h>
+
 static const sym_galerkin_table simpson_table = {
     3, 3, {0.0, 0.5, 1.0}, {0.0, 0.5, 1.0}, {1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0},
 };
 
 /* Rows: name, doc, order, symplectic, n_mid (s - 2 for a Galerkin scheme),
- * table, flags, scheme.  Tables other than Simpson's are written in place
- * (C99 compound literals with static storage). */
+ * table, flags, scheme, stability limit (0 when not determined: no stability
+ * warning is given for the method).  Tables other than Simpson's are written
+ * in place (C99 compound literals with static storage).
+ *
+ * Stability limits (sym_method.stability): Simpson's 2 sqrt 2 (AXIOMS
+ * eq. (31)) and RK4's on the imaginary axis, |1 + z + z^2/2 + z^3/6 + z^4/24|
+ * <= 1 for z = i omega h up to 2 sqrt 2; the trapezoidal (Stoermer-Verlet)
+ * Lobatto-2 scheme's 2; those of Lobatto-4 and -5 measured as the first
+ * omega h where an eigenvalue of the one-step map leaves the unit circle
+ * (bisection on the exact tangent map; tests/test_stability.py checks each
+ * limit the same way, just below and above). */
+#define STAB_SIMPSON 2.8284271247461903
+#define STAB_RK4 2.8284271247461903
+
 static const sym_method registry[] = {
     {"simpson",
      "Simpson variational integrator: quadratic interpolation, Simpson "
      "quadrature of the action; symplectic, symmetric, order 4; Newton on "
      "(q_mid, q_next). Conditionally stable on linear systems: "
      "omega_max h < 2 sqrt(2).",
-     4, 1, 1, &simpson_table, 0, &sym_galerkin_ops},
+     4, 1, 1, &simpson_table, 0, &sym_galerkin_ops, STAB_SIMPSON},
     {"midpoint",
      "Implicit-midpoint variational integrator (Newmark on quadratic "
      "Lagrangians): linear interpolation, midpoint quadrature; symplectic, "
      "symmetric, order 2; Newton on q_next.",
-     2, 1, 0, &(const sym_galerkin_table){2, 1, {0.0, 1.0}, {0.5}, {1.0}}, 0, &sym_galerkin_ops},
+     2, 1, 0, &(const sym_galerkin_table){2, 1, {0.0, 1.0}, {0.5}, {1.0}}, 0, &sym_galerkin_ops,
+     HUGE_VAL},
     {"rk4",
      "Classical explicit Runge-Kutta 4 on Hamilton's equations "
      "qdot = M^-1 p, pdot = -grad V + 1/2 qdot^T dM qdot; order 4; not "
      "symplectic (the papers' reference method).",
-     4, 0, 0, NULL, 0, &sym_rk4_ops},
+     4, 0, 0, NULL, 0, &sym_rk4_ops, STAB_RK4},
     {"lobatto2",
      "2-node Lobatto variational integrator (linear interpolation, trapezoidal "
      "quadrature of the action); symplectic, symmetric, order 2.",
      2, 1, 0, &(const sym_galerkin_table){2, 2, {0.0, 1.0}, {0.0, 1.0}, {0.5, 0.5}}, 0,
-     &sym_galerkin_ops},
+     &sym_galerkin_ops, 2.0},
     {"lobatto3",
      "3-node Lobatto variational integrator: the Simpson scheme computed by the "
      "generic Lobatto kernels (a cross-check of 'simpson'); order 4.",
-     4, 1, 1, &simpson_table, SYM_METHOD_GENERIC, &sym_galerkin_ops},
+     4, 1, 1, &simpson_table, SYM_METHOD_GENERIC, &sym_galerkin_ops, STAB_SIMPSON},
     {"lobatto4",
      "4-node Lobatto variational integrator (cubic interpolation, Lobatto "
      "quadrature); symplectic, symmetric, order 6; Newton on 3n unknowns.",
@@ -87,7 +102,7 @@ static const sym_method registry[] = {
                                  {0.0, 0.276393202250021030359, 0.723606797749978969641, 1.0},
                                  {0.0, 0.276393202250021030359, 0.723606797749978969641, 1.0},
                                  {1.0 / 12.0, 5.0 / 12.0, 5.0 / 12.0, 1.0 / 12.0}},
-     0, &sym_galerkin_ops},
+     0, &sym_galerkin_ops, 3.1127176481642},
     {"lobatto5",
      "5-node Lobatto variational integrator (quartic interpolation, Lobatto "
      "quadrature); symplectic, symmetric, order 8; Newton on 4n unknowns.",
@@ -97,7 +112,7 @@ static const sym_method registry[] = {
          {0.0, 0.172673164646011428101, 0.5, 0.827326835353988571899, 1.0},
          {0.0, 0.172673164646011428101, 0.5, 0.827326835353988571899, 1.0},
          {1.0 / 20.0, 49.0 / 180.0, 16.0 / 45.0, 49.0 / 180.0, 1.0 / 20.0}},
-     0, &sym_galerkin_ops},
+     0, &sym_galerkin_ops, 6.054049612981},
 };
 
 /* sym_method_count, sym_method_at, sym_method_find */

@@ -309,7 +309,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
 }
 
 /* Failures that another start of Newton may avoid. */
-static int retryable(int st)
+int sym_newton_retryable(int st)
 {
     return st == SYM_ENOCONV || st == SYM_ESINGULAR || st == SYM_ENONFINITE ||
            st == SYM_EIMPLAUSIBLE;
@@ -322,18 +322,20 @@ static int retryable(int st)
 int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
                     int extrapolated, sym_newton_out *o)
 {
-    int st, iters = 0;
+    int st, iters = 0, second = 0;
     for (;;) {
-        if (nw->chord || nw->per_step) memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
+        memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
         st = newton_solve(nw, ops, ctx, h, o);
         iters += o->iters;
         if (!st) st = ops->finish(ctx, o->converged);
-        if (!st || !extrapolated || !retryable(st)) break;
+        if (!st || !extrapolated || !sym_newton_retryable(st)) break;
         extrapolated = 0;
+        second = 1;
         nw->lu_valid = 0;
         st = ops->restart(ctx);
         if (st) break;
     }
     o->iters = iters;
+    o->second = second;
     return st;
 }

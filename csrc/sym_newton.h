@@ -30,8 +30,8 @@ typedef struct sym_newton_ops {
 typedef struct sym_newton {
     int nu;                   /* unknowns                                   */
     double *X, *dX, *R;       /* iterate, last update, residual (nu each)   */
-    double *X0;               /* chord, per step: the start, kept for one
-                                 restart                                    */
+    double *X0;               /* the start of the solve (chord, per step:
+                                 kept for one restart)                      */
     double rtol;              /* update tolerance relative to |X|           */
     int max_iter;
     int chord;                /* keep the factors across iterations/steps   */
@@ -61,6 +61,9 @@ typedef struct sym_newton_out {
     int converged;            /* 1 residual test, 2 update test (or a
                                  stall at the positions' resolution)       */
     double rnorm, rscale, dk; /* last residual, its scale, last update      */
+    int second;               /* the root is from the second start (the
+                                 Taylor predictor after an extrapolated
+                                 start failed or was rejected)              */
 } sym_newton_out;
 
 /* Solve from the start in X (extrapolated: 1 when it is a prediction that a
@@ -69,5 +72,9 @@ typedef struct sym_newton_out {
  * avoid.  o->iters counts the iterations of both attempts. */
 SYM_PRIVATE int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx,
                                 double h, int extrapolated, sym_newton_out *o);
+
+/* 1 for a failure that another start of Newton may avoid (no convergence,
+ * a singular matrix, a non-finite value, an implausible root). */
+SYM_PRIVATE int sym_newton_retryable(int st);
 
 #endif /* SYM_NEWTON_H */

@@ -35,6 +35,15 @@ const char *sym_strerror(int status)
     case SYM_ENOTCONSTRAINED:
         return "holonomic constraints are not supported by this method or operation (only "
                "the variational schemes enforce them; rk4 and the tangent map do not)";
+    case SYM_EBRANCH:
+        return "wrong branch: the root Newton found for this step could not be confirmed as "
+               "the one continued from h -> 0 and its energy jumped (a spurious solution of the "
+               "step equations, or h so large that they turn singular on the way from h -> 0); "
+               "reduce h";
+    case SYM_EUNSTABLE:
+        return "unstable step size: the step changed the energy by more than a stable step "
+               "can (its root is the one continued from h -> 0, so h is beyond the method's "
+               "stability limit for the fastest motion); reduce h";
     default: return "unknown status code";
     }
 }

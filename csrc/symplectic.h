@@ -46,9 +46,14 @@ enum sym_status {
                               (G M^-1 G^T singular)                        */
     SYM_ENOTCONSTRAINED = -13, /* holonomic constraints are not supported by
                               this method or operation (rk4, tangent map)  */
-    SYM_ECHART = -14       /* a configuration at a singularity of the system's
+    SYM_ECHART = -14,      /* a configuration at a singularity of the system's
                               coordinates (a built-in's eval may return it:
                               lagrange_top's ZXZ angles near the vertical) */
+    SYM_EBRANCH = -15,     /* Newton's root could not be confirmed as the one
+                              continued from h -> 0 and its energy jumped
+                              (a wrong branch of the step equations)       */
+    SYM_EUNSTABLE = -16    /* the step changed the energy by more than a
+                              stable step can: h beyond the stability limit */
 };
 
 /* lagrange_top's eval returns SYM_ECHART where |sin theta| < SYM_TOP_MIN_SIN
@@ -313,6 +318,12 @@ typedef struct sym_method {
     const sym_galerkin_table *table;  /* Galerkin nodes/quadrature, or NULL */
     unsigned flags;                   /* SYM_METHOD_* */
     const struct sym_scheme_ops *ops;
+    /* The method's stability limit on the harmonic oscillator: the one-step
+     * map of qdd = -omega^2 q is stable for omega |h| below it (the first
+     * omega h at which an eigenvalue leaves the unit circle; HUGE_VAL: for
+     * every h; 0: not determined).  Past it some methods have windows of
+     * stability again. */
+    double stability;
 } sym_method;
 
 int sym_method_count(void);
@@ -351,6 +362,10 @@ typedef struct sym_options {
                       iterations and steps while it contracts well;
                       SYM_NEWTON_STEP: one Jacobian and LU per step, kept
                       for its iterations while they contract well        */
+    int branch;    /* SYM_BRANCH_AUTO (default): an implicit scheme checks
+                      a suspicious root by continuation in h
+                      (csrc/sym_galerkin.c); SYM_BRANCH_ALWAYS: every root;
+                      SYM_BRANCH_NEVER: none                              */
     double *multipliers; /* an output of sym_integrate (NULL: not wanted):
                       for a constrained system, n_steps * s * m doubles
                       receiving each step's multipliers lambda_a at its s
@@ -358,6 +373,7 @@ typedef struct sym_options {
 } sym_options;
 
 enum sym_newton_mode { SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1, SYM_NEWTON_STEP = 2 };
+enum sym_branch_mode { SYM_BRANCH_AUTO = 0, SYM_BRANCH_ALWAYS = 1, SYM_BRANCH_NEVER = 2 };
 
 void sym_options_default(sym_options *opt);
 
@@ -452,12 +468,17 @@ int sym_integrate(const sym_system *sys, const sym_method *method,
 /* The work of a run: accepted steps, points at which the system was
  * evaluated (one point may ask for several quantities: M, A, H, grad V,
  * ...; finite-difference fallbacks inside one request are not counted),
- * Newton iterations, and factorisations of the Newton matrix (LU). */
+ * Newton iterations, factorisations of the Newton matrix (LU), and the
+ * implicit schemes' branch checks (their evaluations and factorisations
+ * included above). */
 typedef struct sym_counts {
     long steps;
     long evaluations;
     long iterations;
     long factorizations;
+    long branch_checks;  /* roots checked by continuation in h (sym_galerkin.c) */
+    long branch_fixes;   /* ... found on a wrong branch, the step redone from
+                            the continued root */
 } sym_counts;
 
 /* The counts accumulated by a workspace since sym_work_new. */

@@ -10,7 +10,7 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 (1001, 2)
 """
 from . import analysis, exact, forces, linear, papers, systems
-from ._errors import ConvergenceError, DerivativeError
+from ._errors import ConvergenceError, DerivativeError, StabilityWarning
 from ._ensemble import Ensemble, integrate_many
 from ._integrate import integrate, step
 from ._io import load
@@ -28,6 +28,6 @@ def __getattr__(name):
         return importlib.import_module(".symbolic", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "DerivativeError", "integrate", "integrate_many",
+__all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "DerivativeError", "StabilityWarning", "integrate", "integrate_many",
            "step", "load", "methods", "systems", "forces", "exact", "linear", "analysis", "papers", "__version__"]
 

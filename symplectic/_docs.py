@@ -44,6 +44,27 @@ newton : {"full", "chord", "step"}
     iterations, or when h changes).  More iterations, far fewer
     factorisations: pays off for large n (the LU is O(n^3)); same
     solution to the Newton tolerance.""",
+    "branch_check": """\
+branch_check : {"auto", "always", "never"}
+    The step equations of an implicit scheme have, at large h, roots other
+    than the one that continues the motion (the root continued from
+    h -> 0); Newton may converge to one.  ``"auto"`` (default): a root that
+    looks suspicious -- its energy balance is off by more than 1 % (0.1 %
+    for the two-node schemes), the predictor missed it by over 10 times
+    what it missed the last steps' roots, or it came from the second start
+    -- is checked by continuation in h (the step's equations solved from
+    h/8 up to h): the continued root replaces a false one (counted in
+    ``traj.counts.branch_fixes``); a step whose continuation fails and
+    whose energy jumped raises ConvergenceError ("wrong branch"); one
+    whose continued root itself gains energy as only an unstable step can,
+    "unstable step size".  Costs nothing measurable at ordinary step sizes
+    (benchmarks/RESULTS_branch.md).  ``"always"``: check every root (about
+    6 times the cost of a step; a guarantee where ``"auto"``'s tests can
+    miss: roots that conserve the energy, such as a pendulum's step rotated
+    by nearly a full turn at omega h >= 2.5).  ``"never"``: no check (the
+    behaviour before this option: Newton's root is returned).  A Newton
+    failure is retried from the continued root in ``"auto"`` and
+    ``"always"``.""",
     "closed_form": """\
 closed_form : bool
     For :func:`symplectic.systems.linear` systems with ``"simpson"`` or

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _derivcheck, _docs, _events, _integrate, _progress, _validate, forces
+from . import _derivcheck, _docs, _events, _integrate, _progress, _stability, _validate, forces
 
 
 @dataclasses.dataclass(repr=False)
@@ -71,7 +71,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
                    t0=0.0, t_span=None, t_eval=None, store_every=None, events=None,
                    progress=False, threads=None, store="all", errors="raise", rtol=None,
                    max_iter=None, newton="full", closed_form=True, check=True, force=None,
-                   force_jac=None):
+                   force_jac=None, branch_check="auto"):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 
     Parameters
@@ -105,6 +105,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     {{method}}
     {{newton_tolerances}}
     {{newton}}
+    {{branch_check}}
     {{closed_form}}
     threads : int, optional
         Worker threads (default: ``os.cpu_count()``).  Built-in and compiled
@@ -145,7 +146,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         _validate.start_mass(members[k], Q0[k], f"q0[{k}]", k)
         _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check)
     errors = _validate.choice("errors", errors, ("raise", "mark"))
-    options = _validate.newton(rtol, max_iter, newton)
+    options = _validate.newton(rtol, max_iter, newton, branch_check=branch_check)
     times = _validate.t_eval(t_eval, t0, t0 + n_steps * h if tf is None else tf)
     store = _store(store, store_every, times)
     evs = _validate.events(events)
@@ -153,6 +154,12 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     fs = forces._resolve_members(members, force, force_jac, n_steps)
     forced = any(f is not None for f in fs)
     _derivcheck.ensure_many(members, Q0, check)
+    if n_steps > 0:                      # each distinct system once, at its first member
+        first = {}
+        for k, s in enumerate(members):
+            first.setdefault(id(s), k)
+        for k in first.values():
+            _stability.warn(members[k], Q0[k], P0[k], h, m)
     threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
     if not all(s.nogil for s in members) or any(f is not None and f.python for f in fs):
         threads = 1                    # Python callables hold the GIL: one at a time

@@ -92,3 +92,22 @@ class DerivativeError(ValueError):
         self.tolerance = tolerance
         self.layout = layout
         self.report = report
+
+
+class StabilityWarning(RuntimeWarning):
+    """A system is stepped at or beyond the method's stability limit.
+
+    Before the first step of :func:`symplectic.integrate` and
+    :func:`symplectic.integrate_many`, the fastest linearised frequency at
+    the initial state, omega_max (the square root of the largest eigenvalue
+    of M^-1 hess V there; on a constraint manifold, of the reduced pencil),
+    is compared with the method's limit on the harmonic oscillator
+    (``symplectic.methods(details=True)[m]["stability"]``, e.g. omega h <
+    2 sqrt 2 for Simpson): at or beyond it the scheme's solution grows
+    exponentially on that mode.  A warning (not an error) because the
+    estimate is local (a nonlinear motion may visit stiffer states, or
+    softer ones); during the run the core stops a growth that a stable step
+    cannot produce with :class:`ConvergenceError` ("unstable step size").
+    Turn it into an error with
+    ``warnings.simplefilter("error", symplectic.StabilityWarning)``.
+    """

@@ -14,7 +14,7 @@ import collections
 
 import numpy as np
 
-from . import _core, _derivcheck, _docs, _events, _progress, _validate, forces, linear
+from . import _core, _derivcheck, _docs, _events, _progress, _stability, _validate, forces, linear
 from ._errors import ConvergenceError
 from ._trajectory import Counts, Trajectory
 
@@ -23,7 +23,8 @@ __all__ = ["step", "integrate"]
 
 @_docs.fill
 def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
-         closed_form=True, check=True, force=None, force_jac=None, t=0.0, t_span=None):
+         closed_form=True, check=True, force=None, force_jac=None, t=0.0, t_span=None,
+         branch_check="auto"):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     The states are bitwise those of row 1 of :func:`integrate` run for one
@@ -39,6 +40,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     {{h}}
     {{method}}
     {{newton_tolerances}}
+    {{branch_check}}
     {{closed_form}}
     {{check}}
     {{force}}
@@ -79,9 +81,11 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
     _validate.constrained_state(system, m, q, p, "q", "p", check)
-    options = _validate.newton(rtol, max_iter)
+    options = _validate.newton(rtol, max_iter, branch_check=branch_check)
     f = forces._resolve(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
+    if system.builtin == "linear":      # (other systems: integrate warns, once per run)
+        _stability.warn(system, q, p, h, m)
     closed = linear_stepper(system, m, h, closed_form and f is None)
     q1, p1, failure = run_step(system, q, p, h, m, options, closed, f, t)
     if failure is not None:
@@ -93,7 +97,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
               t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
               rtol=None, max_iter=None, predictor=True, newton="full", closed_form=True,
-              check=True, force=None, force_jac=None):
+              check=True, force=None, force_jac=None, branch_check="auto"):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
     or over ``t_span``.
 
@@ -163,6 +167,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         previous step (default); False starts every step from a Taylor
         predictor (slower, same result to the Newton tolerance).
     {{newton}}
+    {{branch_check}}
     {{closed_form}}
     {{check}}
     {{force}}
@@ -211,7 +216,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
                         "step), not both")
     evs = _validate.events(events)
     show = _validate.flag("progress", progress)
-    options = _validate.newton(rtol, max_iter, newton, predictor)
+    options = _validate.newton(rtol, max_iter, newton, predictor, branch_check)
     f = forces._resolve(system, force, force_jac, n_steps)
     if times is not None:
         every = max(n_steps, 1)            # the C loop keeps the first and the last state only
@@ -221,6 +226,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
                                       system.n_constraints)
     _validate.memory(kept, f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
+    if n_steps > 0:
+        _stability.warn(system, q0, p0, h, m)
     closed = linear_stepper(system, m, h, closed_form and f is None)
     outputs = force_outputs(f, n_steps, system.n, every)
     observer = (_events.Observer(system, m, t0, h, n_steps, q0, p0, evs, times,
@@ -239,6 +246,9 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         if part is not None:
             exc.trajectory = make_trajectory(system, m, h, _partial_run(part, outputs),
                                              part[5], every=every, observer=observer, force=f)
+            ran_off = ran_off_error(exc, system, m, h, q0)
+            if ran_off is not None:
+                raise ran_off from exc
         raise
     finally:
         if bar:
@@ -275,14 +285,12 @@ _NONFINITE = "a non-finite value (nan or inf) appeared"
 
 def linear_stepper(system, method, h, closed_form):
     """The one decision about the closed form: for a ``systems.linear`` system
-    warn when |h| reaches the stability limit of ``"simpson"`` or ``"rk4"``,
-    and return the closed-form stepper (:func:`symplectic.linear.stepper`)
-    when ``closed_form`` is true and the method has one (``"simpson"``,
+    return the closed-form stepper (:func:`symplectic.linear.stepper`) when
+    ``closed_form`` is true and the method has one (``"simpson"``,
     ``"midpoint"``); None for every other system, method or choice."""
     if system.builtin != "linear":
         return None
     M, K = system.params["M"], system.params["K"]
-    linear.check_stability(M, K, h, method.name, stacklevel=4)
     if not closed_form or method.name not in ("simpson", "midpoint"):
         return None
     return linear.stepper(M, K, h, "simpson" if method.name == "simpson" else "newmark")
@@ -534,10 +542,13 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
 _SINGULAR = "Newton matrix is singular"
 
 
-def convergence_error(method, h, failure, *, member=None, trajectory=None, system=None):
+def convergence_error(method, h, failure, *, member=None, trajectory=None, system=None,
+                      state=None):
     """The ConvergenceError of a failed step (``failure`` a :class:`Failure`),
     for a run (with the trajectory up to the failing step), an ensemble member
-    or a single step."""
+    or a single step.  ``state`` (q, p) is where the failing step started
+    (default: the trajectory's last row), for the stability estimate that
+    completes the reason of an unstable step (:func:`unstable_reason`)."""
     who = method.name if member is None else f"{method.name} (ensemble member {member})"
     f = failure
     reason = f.reason
@@ -545,6 +556,11 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
         # with constraints, the saddle-point matrix is singular when G(q) loses rank
         reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
                    "lost rank, a singular configuration)")
+    if state is None and trajectory is not None and len(trajectory.q):
+        state = (trajectory.q[-1], trajectory.p[-1])
+    if system is not None and state is not None:
+        reason = unstable_reason(system, method, h, f.status, reason, state,
+                                 None if trajectory is None else trajectory.q[0])
     if f.status == "refused":                  # by the system's pre-run check: no step taken
         msg = f"{who} refused the initial state (t = {f.t:.17g}, h = {h:g}): {reason}"
     else:
@@ -554,7 +570,60 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
     if trajectory is not None:
         msg += f"; the trajectory up to t = {f.t:.17g} is in .trajectory"
     return ConvergenceError(msg, step=f.step, t=f.t, residual=f.residual,
-                            iterations=f.iterations, reason=f.reason, trajectory=trajectory)
+                            iterations=f.iterations, reason=reason, trajectory=trajectory)
+
+
+def ran_off_error(exc, system, method, h, q0):
+    """A ConvergenceError ("unstable step size") for a callback's complaint
+    about a non-finite value at a state the integrator produced -- the run
+    had run off (or its step was beyond the stability limit) -- or None when
+    the complaint may be the system's own.  ``exc.trajectory`` holds the
+    steps before it."""
+    traj = getattr(exc, "trajectory", None)
+    if not isinstance(exc, ValueError) or traj is None or not len(traj.q):
+        return None
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if "returned a non-finite value" not in text:
+        return None
+    done = len(traj.t) - 1 if traj.store_every == 1 else traj.counts.steps
+    f = Failure(_core.ENONFINITE, "the system was evaluated at a state the integrator "
+                "produced and gave a non-finite value there (that message is this error's "
+                "__cause__)", done, float(traj.t[-1]), 0, float("nan"), float("nan"))
+    err = convergence_error(method, h, f, trajectory=traj, system=system)
+    return err if err.reason.startswith("unstable step size") else None
+
+
+#: Beyond this factor over the initial |q| (and 1) a state has run off: values
+#: the integrator produced, not the system's.
+_RUN_OFF = 1e100
+
+
+def unstable_reason(system, method, h, status, reason, state, q0=None):
+    """The reason of a failed step, completed by the stability estimate at the
+    state (q, p) where it started (symplectic._stability): for the core's
+    "unstable step size" the step's omega_max h and h_max; a failure that
+    could not confirm the root, a non-finite value or Newton's divergence,
+    when the step is at or beyond the method's limit there or the state has
+    run off (|q| beyond 1e100 (1 + |q0|)), is named an unstable step size."""
+    q, p = (np.asarray(x, dtype=float) for x in state)
+    run_off = (q0 is not None and np.all(np.isfinite(q))
+               and np.max(np.abs(q)) > _RUN_OFF * (1.0 + np.max(np.abs(q0))))
+    est = None
+    if np.all(np.isfinite(q)) and np.all(np.isfinite(p)) and not run_off:
+        with np.errstate(all="ignore"):
+            try:
+                est = _stability.estimate(system, q, h, method, p)
+            except Exception:                # a callback that raises there: no estimate
+                est = None
+    words = _stability.describe(est, method.name, "at the step's start")
+    if status == _core.EUNSTABLE:
+        return f"{reason}: {words}" if words else reason
+    beyond = est is not None and est.omega_h >= est.limit
+    if status in (_core.EBRANCH, _core.ENONFINITE, _core.ENOCONV) and (beyond or run_off):
+        where = (words if words else
+                 f"the state ran off to |q| = {np.max(np.abs(q)):.3g}")
+        return f"unstable step size: {where} ({reason})"
+    return f"{reason}; {words}" if words and status == _core.EBRANCH else reason
 
 
 def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, h_req=None,

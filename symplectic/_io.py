@@ -173,8 +173,11 @@ def load(path, system=None, *, rebuild=True):
         status               ()              int64    0 completed, 1 event, -1 partial
         message              ()              str      what status means for the run
         store_every          ()              int64    k; 0 for t_eval rows (None)
-        counts               (4,)            int64    steps, evaluations,
-                                                      newton_iterations, factorizations
+        counts               (6,)            int64    steps, evaluations,
+                                                      newton_iterations, factorizations,
+                                                      branch_checks, branch_fixes
+                                                      (files of format 1 may hold
+                                                      the first 4)
         t                    (N+1,)          float64  the rows' times
         q, p                 (N+1, n)        float64  coordinates, canonical momenta
         qdot                 (N+1, n)        float64  velocities        [when stored]

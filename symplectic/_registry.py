@@ -31,11 +31,14 @@ class Method:
     nodes: tuple         # positions c_a in [0, 1] of the nodes of one step, ends included
     constrained: bool = True   # solves systems with holonomic constraints (rk4: no)
     force_points: int = 1      # points of a step's quadrature of a force's work
+    stability: float = float("inf")   # omega h below which the harmonic oscillator is stable
+    #                                  (0: not determined)
 
     def details(self):
         """The row as :func:`methods` ``(details=True)`` gives it."""
         return dict(doc=self.doc, order=self.order, symplectic=self.symplectic,
-                    n_mid=self.n_mid, nodes=self.nodes, constrained=self.constrained)
+                    n_mid=self.n_mid, nodes=self.nodes, constrained=self.constrained,
+                    stability=self.stability)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,8 +51,8 @@ class Builtin:
 
 def _read_methods():
     return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con),
-                         int(npw))
-            for name, doc, order, sym, n_mid, nodes, con, npw in _core.methods()}
+                         int(npw), float(stab))
+            for name, doc, order, sym, n_mid, nodes, con, npw, stab in _core.methods()}
 
 
 def _read_builtins():
@@ -71,12 +74,16 @@ def methods(details=False):
     """The available methods.
 
     Returns ``{name: description}``; with ``details=True``,
-    ``{name: {"doc", "order", "symplectic", "n_mid", "nodes", "constrained"}}``
-    where ``n_mid`` is the number of internal nodes a step reports in
-    ``Trajectory.q_mid``, ``nodes`` their positions c in [0, 1] within a step
-    (with the ends) and ``constrained`` whether the method solves systems with
-    holonomic constraints (the variational schemes; not ``rk4``).  The list is
-    the C core's scheme registry:
+    ``{name: {"doc", "order", "symplectic", "n_mid", "nodes", "constrained",
+    "stability"}}`` where ``n_mid`` is the number of internal nodes a step
+    reports in ``Trajectory.q_mid``, ``nodes`` their positions c in [0, 1]
+    within a step (with the ends), ``constrained`` whether the method solves
+    systems with holonomic constraints (the variational schemes; not
+    ``rk4``) and ``stability`` the method's stability limit on the harmonic
+    oscillator: the one-step map is stable for omega |h| below it (inf: for
+    every h; omega_max h of a system's fastest linearised mode, see
+    :func:`symplectic.analysis.stability_estimate`).  The list is the C
+    core's scheme registry:
     """
     if details:
         return {k: m.details() for k, m in METHODS.items()}

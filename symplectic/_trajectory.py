@@ -9,8 +9,14 @@ from . import _dense
 #: The work of a run (C counters; all zero for the linear closed form but
 #: ``steps``): accepted steps, requests to the system (each at one point, for
 #: one or more of M, A, H, V, grad V, hess V), Newton iterations, LU
-#: factorisations of the Newton matrix.
-Counts = collections.namedtuple("Counts", "steps evaluations newton_iterations factorizations")
+#: factorisations of the Newton matrix, and the implicit schemes' branch
+#: checks: roots checked by continuation in h (``branch_checks``) and those
+#: found on a wrong branch, whose step was redone from the continued root
+#: (``branch_fixes``; the checks' evaluations and factorisations are counted
+#: in the first four).
+Counts = collections.namedtuple(
+    "Counts", "steps evaluations newton_iterations factorizations branch_checks branch_fixes",
+    defaults=(0, 0))
 
 #: What :meth:`Trajectory.dense_state` returns.
 DenseState = collections.namedtuple("DenseState", "q p qdot")

@@ -167,12 +167,15 @@ def method(name):
                          f"{sorted(_registry.METHODS)}") from None
 
 
-def newton(rtol=None, max_iter=None, newton="full", predictor=True):
+def newton(rtol=None, max_iter=None, newton="full", predictor=True, branch_check="auto"):
     """Newton's options as the core's keywords, those that differ from its
     defaults: rtol > 0, max_iter >= 1, newton "full", "chord" or "step"
-    (-> chord = 1, 2),
-    predictor (a truth value)."""
+    (-> chord = 1, 2), predictor (a truth value), branch_check "auto",
+    "always" or "never" (-> branch = 1, 2)."""
     opts = {}
+    check = choice("branch_check", branch_check, ("auto", "always", "never"))
+    if check != "auto":
+        opts["branch"] = 1 if check == "always" else 2   # the core's sym_branch_mode
     if rtol is not None:
         rtol = real("rtol", rtol)
         if not rtol > 0:

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from . import _integrate, _validate
+from . import _integrate, _stability, _validate
 from ._integrate import integrate, step
 from ._trajectory import Trajectory
 
@@ -38,6 +38,7 @@ __all__ = ["energy_error", "energy_error_norm", "energy_balance", "EnergyBalance
            "momentum_balance", "MomentumBalance", "cyclic_coordinates", "conserved_momenta",
            "Momenta", "error_norm", "local_orders", "convergence_order", "OrderFit",
            "tangent_map", "symplecticity_defect", "reversibility_error", "convergence_study",
+           "stability_estimate",
            "ConvergenceTable", "rk4_ode", "ReducedLagrangeTop", "reduced_lagrange_top"]
 
 
@@ -323,6 +324,31 @@ def convergence_order(h, err, plateau="auto", full=False, fraction=0.75):
 def _J(n):
     Z, E = np.zeros((n, n)), np.eye(n)
     return np.block([[Z, E], [-E, Z]])
+
+
+def stability_estimate(system, q, h, method="simpson", p=None):
+    """The stability of step size ``h`` for ``method`` at the state (q, p).
+
+    Returns ``(omega_max, omega_h, limit, h_max)``: the fastest linearised
+    frequency at q (rad/s; the square root of the largest eigenvalue of
+    M(q)^-1 hess V(q), on the constraint manifold for a constrained system,
+    whose multipliers use p -- default at rest), omega_max |h|, the method's
+    limit on the harmonic oscillator (``methods(details=True)[m]["stability"]``:
+    Simpson 2 sqrt 2, the midpoint rule inf) and h_max = limit / omega_max.
+    The step is linearly stable on that mode for omega_h < limit.  A local
+    estimate: velocity-dependent stiffness is not included and a nonlinear
+    motion may visit stiffer states.  ``integrate`` and ``integrate_many``
+    warn with it (:class:`symplectic.StabilityWarning`) before the first
+    step.  None when M(q) or hess V(q) cannot be evaluated there (or the
+    method's limit is not determined).
+    """
+    system = _validate.system(system)
+    m = _validate.method(method)
+    q = _validate.state("q", q, system.n)
+    h = _validate.step_size(h)
+    if p is not None:
+        p = _validate.state("p", p, system.n)
+    return _stability.estimate(system, q, h, m, p)
 
 
 def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6):

@@ -45,7 +45,7 @@ import warnings
 
 import numpy as np
 
-from . import _validate
+from . import _errors, _validate
 
 __all__ = ["StabilityWarning", "propagator", "simpson_first_variant", "conserved_form",
            "quadratic_form", "energy", "frequencies", "stability_limit", "spectral_radius",
@@ -58,13 +58,9 @@ __all__ = ["StabilityWarning", "propagator", "simpson_first_variant", "conserved
 METHODS = ("simpson", "newmark", "midpoint", "rk4")
 
 
-class StabilityWarning(RuntimeWarning):
-    """A linear system is stepped at or beyond the scheme's stability limit.
-
-    Raised as a warning (not an error) because the scheme's output there is
-    what the scheme computes; turn it into an error with
-    ``warnings.simplefilter("error", symplectic.linear.StabilityWarning)``.
-    """
+#: The warning at or beyond a method's stability limit (the same class as
+#: :class:`symplectic.StabilityWarning`).
+StabilityWarning = _errors.StabilityWarning
 
 
 def _sym(A):

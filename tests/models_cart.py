@@ -48,3 +48,31 @@ def linearised_MK(mc=CART["mc"], m=CART["m"], l=CART["l"], g=CART["g"]):
             M[i, j] = m * l * l * (4 - max(i, j))
         K[i, i] = m * g * l * (4 - i)
     return M, K
+
+
+@functools.lru_cache(maxsize=None)
+def cart_pendulum3_trial():
+    """The first-week trial's 3-link pendulum on a cart (issue 30, item 3):
+    cart 1 kg, bobs 0.5, 0.4, 0.3 kg on rods of 0.8, 0.6, 0.5 m, absolute
+    angles from +x, g = 9.81, built exactly as the trial wrote it."""
+    import sympy as sy
+    from symplectic import symbolic
+    import symplectic as sp
+    x, a1, a2, a3 = q = sy.symbols("x a1 a2 a3")
+    qd = sy.symbols("xd ad1 ad2 ad3")
+    m, ln, P = [1.0, 0.5, 0.4, 0.3], [0.8, 0.6, 0.5], [x, 0]
+    pts = [(m[0], [x, 0])]
+    for i, ai in enumerate((a1, a2, a3)):
+        P = [P[0] + ln[i] * sy.cos(ai), P[1] + ln[i] * sy.sin(ai)]
+        pts.append((m[i + 1], P))
+    L = symbolic.kinetic_from_positions(q, qd, pts) - symbolic.gravity_potential(pts, 9.81)
+    return sp.System.from_sympy(L, q, qd)
+
+
+#: The trial's start: q0 and the velocities that give p0 = M(q0) qdot0.
+TRIAL_Q0 = np.array([0.1, -np.pi / 2 + 1.0, -np.pi / 2 + 0.5, -np.pi / 2 - 0.3])
+TRIAL_QDOT0 = np.array([0.3, -0.5, 1.0, -0.7])
+
+#: The earlier trust issue's trial state of cart_pendulum3: cart at rest, links
+#: at 0.8, 0.5, -0.4 rad, at rest.
+Q0_TRIAL_CART = np.array([0.0, 0.8, 0.5, -0.4])

@@ -157,7 +157,7 @@ def lobatto6_row():
     b = ", ".join(repr(v / 2) for v in w)
     return ('    {"lobatto6", "6-node Lobatto (test row)", 10, 1, 4,\n'
             f'     &(const sym_galerkin_table){{6, 6, {{{c}}}, {{{c}}}, {{{b}}}}}, 0,\n'
-            '     &sym_galerkin_ops},\n')
+            '     &sym_galerkin_ops, 0.0},\n')
 
 
 BUILTIN_ROW = ('    {"pendulum_again", "the pendulum once more (test row)", "m, omega", pendulum_make,\n'

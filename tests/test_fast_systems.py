@@ -131,9 +131,12 @@ def test_combined_calls_once_per_new_point():
     sp.integrate(sys_, [0.5, 0.2], [0, 0], 0.01, 0, check=False)
     before = calls["n"]                        # the run's check of M(q0), before any step
     assert before == 1
+    sp.analysis.stability_estimate(sys_, [0.5, 0.2], 0.01)
+    estimate = calls["n"] - before             # and its stability estimate at q0
+    assert estimate == 2                       # M and hess V
     tr = sp.integrate(sys_, [0.5, 0.2], [0, 0], 0.01, 200,
                       check=False)             # the integration's calls only
-    per_step = (calls["n"] - 2 * before) / 200
+    per_step = (calls["n"] - 2 * before - 2 * estimate) / 200
     # left node once, then (mid, right) per Newton iteration
     assert per_step <= 1 + 2 * tr.newton_iterations.mean() + 1e-9
 

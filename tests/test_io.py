@@ -174,14 +174,15 @@ def test_the_keys_shapes_and_dtypes_are_the_documented_ones(tmp_path, run):
         assert any(p.match(k) for p in patterns), f"{k} is not in load's layout table"
     N, n = len(tr.t) - 1, tr.q.shape[1]
     assert z["t"].shape == (N + 1,) and z["q"].shape == z["p"].shape == (N + 1, n)
-    assert z["counts"].dtype == np.int64 and z["counts"].shape == (4,)
+    assert z["counts"].dtype == np.int64 and z["counts"].shape == (6,)
     for k in ("format", "method", "message", "system_kind", "system_repr"):
         assert z[k].dtype.kind == "U" and z[k].shape == ()
     for k in ("h", "t0"):
         assert z[k].dtype == np.float64 and z[k].shape == ()
     assert int(z["store_every"]) == (tr.store_every or 0)
     assert list(z["counts"]) == [tr.counts.steps, tr.counts.evaluations,
-                                 tr.counts.newton_iterations, tr.counts.factorizations]
+                                 tr.counts.newton_iterations, tr.counts.factorizations,
+                                 tr.counts.branch_checks, tr.counts.branch_fixes]
 
 
 def test_the_docs_page_lists_the_same_keys():

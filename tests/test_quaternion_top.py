@@ -653,15 +653,21 @@ def test_slow_top_zxz_never_returns_a_wrong_axis_silently(slow_near_vertical, me
     check alone (the binding) lets them through with the axis wrong by 0.46
     ... 0.74 rad (measured 0.57 simpson h = 0.02, 0.74 rk4 0.02, 0.60
     midpoint 0.03, 0.46 lobatto2 0.01).  integrate, step and integrate_many
-    refuse them before the first step, from the exact closest approach."""
+    refuse them before the first step, from the exact closest approach.
+    (Since the branch check, the continuation in h of a step near the
+    vertical evaluates points inside the disc for simpson at h = 0.02 and
+    the midpoint rule at h = 0.03: the core's check then refuses those runs
+    too, at the passage.)"""
     top, _, p0, T, _, _ = slow_near_vertical
     n = int(0.95 * T / h)
     t, q, *_, fail, _extras = sp._core.integrate(top, TOP_Q0, p0, h, n, method)
-    assert fail is None                                  # the gap the pre-run check closes
-    Q0, W0 = euler_zxz(TOP_Q0, top.velocity(TOP_Q0, p0))
-    Qr, _ = RigidBodyTop(**SLOW).solve(Q0, W0, t)
-    err = np.max(np.linalg.norm(euler_axis(q) - RigidBodyTop.axis(Qr), axis=1))
-    assert 0.4 < err < 0.8, err
+    if fail is None:                                     # the gap the pre-run check closes
+        Q0, W0 = euler_zxz(TOP_Q0, top.velocity(TOP_Q0, p0))
+        Qr, _ = RigidBodyTop(**SLOW).solve(Q0, W0, t)
+        err = np.max(np.linalg.norm(euler_axis(q) - RigidBodyTop.axis(Qr), axis=1))
+        assert 0.4 < err < 0.8, err
+    else:
+        assert method in ("simpson", "midpoint") and fail[1] == sp._core.ECHART_REASON
     match = (r"refused the initial state.*coordinate singularity.*"
              r"symplectic\.systems\.lagrange_top_quaternion.*within 2 mrad of the vertical")
     with pytest.raises(sp.ConvergenceError, match=match):

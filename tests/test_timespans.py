@@ -255,10 +255,11 @@ def test_store_every_memory_is_that_of_the_kept_states():
 def test_counts_of_a_run():
     dp = sp.systems.double_pendulum()
     q0 = [math.pi / 4, math.pi / 3]
-    tr = sp.integrate(dp, q0, [0.0, 0.0], 0.05, 300)
+    tr = sp.integrate(dp, q0, [0.0, 0.0], 0.05, 300, branch_check="never")
     c = tr.counts
     assert c.steps == 300 and c.newton_iterations == tr.newton_iterations.sum()
     assert c.factorizations == c.newton_iterations          # full Newton: one LU per iteration
+    assert c.branch_checks == c.branch_fixes == 0
     # three nodes evaluated per Newton iteration (Lobatto: points = nodes), plus
     # the left node and the Taylor predictor when a step cannot reuse them
     assert 3 * c.newton_iterations <= c.evaluations <= 3 * c.newton_iterations + 2 * c.steps + 2
@@ -266,7 +267,12 @@ def test_counts_of_a_run():
     ch = sp.integrate(dp, q0, [0.0, 0.0], 0.05, 300, newton="chord").counts
     assert ch.factorizations < ch.newton_iterations
     rk = sp.integrate(dp, q0, [0.0, 0.0], 0.05, 300, method="rk4").counts
-    assert rk == (300, 8 * 300, 0, 0)                       # 4 stages x (M, grad V) + A
+    assert rk == (300, 8 * 300, 0, 0, 0, 0)                 # 4 stages x (M, grad V) + A
+    # the default checks the suspicious roots by continuation in h: their
+    # solves are counted with the rest (tests/test_branches.py)
+    auto = sp.integrate(dp, q0, [0.0, 0.0], 0.05, 300).counts
+    assert auto.newton_iterations == c.newton_iterations and auto.branch_fixes == 0
+    assert auto.factorizations - c.factorizations >= 3 * auto.branch_checks
     assert tr.y.shape == (301, 4) and np.array_equal(tr.y, np.hstack([tr.q, tr.p]))
     assert tr.status == 0 and tr.message.startswith("completed")
 
