@@ -347,15 +347,11 @@ static const sym_newton_ops newton_ops = {nt_residual, nt_factor, nt_solve, nt_f
  *     (a first step, predictor=False, the second start) missed it by
  *     |X - X_start| > BR_DIST |X|,
  *   - or it came from the second (Taylor) start.
- * These thresholds were set on 236,764 steps of 6,080 runs (pendulum,
- * double pendulum, Lagrange top, chains of 2-8 links from fixed and random
- * states, two 3-link cart pendulums, a stiff linear system; h = 0.005-0.7;
- * every implicit method and Newton mode) in which every root was checked:
- * they flag all 737 false roots but 16, which all belong to the one-link
- * pendulum with the midpoint rule at omega h >= 2.5 (a periodic coordinate:
- * roots rotated by nearly a full turn conserve the energy and lie near the
- * predictor), and 0.1-0.3 % of the genuine steps at h = 0.01 on the double
- * pendulum (benchmarks/RESULTS_branch.md).
+ * The thresholds come from runs in which every root was checked; what they
+ * catch and cost is benchmarks/RESULTS_branch.md.  The known blind spot:
+ * roots that conserve the energy and lie near the predictor, as the
+ * one-link pendulum's step rotated by nearly a full turn under the midpoint
+ * rule at omega h >= 2.5 (branch_check = "always" checks every root).
  * A suspicious root is checked by continuation in h (on the step's workspace):
  * the root at eta_0 = h/8 from the Taylor predictor (halving eta_0 until
  * Newton converges there near the predictor), then eta grown by factors of at
