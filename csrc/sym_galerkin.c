@@ -252,22 +252,23 @@ static int plausible(sym_gwork *g)
      *   e = |T_{j+1} - T_j + W - W_F| / (T_j + T_{j+1} + |W| + |W_F|)
      * is the step's energy error relative to the energy that flowed, of the
      * scheme's order at small h and O(1) at a root that does not follow the
-     * flow (0 <= e <= 1). */
+     * flow (0 <= e <= 1): its numerator ebal and denominator eflow. */
     const double wf = g->base.force ? g->base.force->work : 0.0;
-    const double flow = T0 + T1 + fabs(work) + fabs(wf);
     g->step_T0 = T0;
-    g->ejump = flow > 0.0 ? fabs(T1 - T0 + work - wf) / flow : 0.0;
+    g->ebal = T1 - T0 + work - wf;
+    g->eflow = T0 + T1 + fabs(work) + fabs(wf);
     /* energies beyond the double range (|p| > 1e154): no verdict; the state
      * itself reports SYM_ENONFINITE when it overflows.  Nor below it: a
      * damped system settling at q = 0 reaches |q|, |p| ~ 1e-160 after ~1e3
      * s, where T and W (products of two such numbers) are subnormal or zero
      * and their ratio is rounding, not energy (T1 below DBL_MIN / eps). */
     if (!isfinite(T0) || !isfinite(T1) || !isfinite(work)) {
-        g->ejump = isfinite(T0) ? 1.0 : 0.0;
+        g->ebal = isfinite(T0) ? 1.0 : 0.0;   /* e = 1 (an overflow), or no verdict */
+        g->eflow = 1.0;
         return SYM_OK;
     }
     if (T1 < DBL_MIN / DBL_EPSILON) {
-        g->ejump = 0.0;
+        g->ebal = 0.0;
         return SYM_OK;
     }
     if (g->base.force) work = fabs(work) + fabs(wf);
@@ -342,7 +343,7 @@ static const sym_newton_ops newton_ops = {nt_residual, nt_factor, nt_solve, nt_f
  *     test to carry much weight),
  *   - the extrapolating predictor missed it by far more than it missed the
  *     last steps' roots, |X - X_start| > BR_JUMP m (m: the misses of the
- *     last steps, a maximum decaying by half a step; a smooth motion changes
+ *     last steps, a maximum decaying by BR_DECAY a step; a smooth motion changes
  *     the miss smoothly, another root is a jump), or the Taylor predictor
  *     (a first step, predictor=False, the second start) missed it by
  *     |X - X_start| > BR_DIST |X|,
@@ -369,7 +370,8 @@ static const sym_newton_ops newton_ops = {nt_residual, nt_factor, nt_solve, nt_f
  * its energy balance passes the test above.
  */
 #define BR_DIST 0.3
-#define BR_JUMP 10.0
+#define BR_JUMP 30.0
+#define BR_DECAY 0.8
 #define BR_EJUMP 0.01
 #define BR_EJUMP2 0.001
 #define BR_ETA0 0.125
@@ -537,29 +539,31 @@ done:
  * state runs off to overflow (the stiff two-mass spring at omega h = 14:
  * energy x 1e4 a step).  A forced run's energy follows its work, which the
  * balance includes.  The balance restarts whenever a step does not start
- * where the last one ended.
+ * where the last one ended.  (S_k is the current flow T_k + |sum W| + |sum
+ * W_F| rather than its maximum: a stable run's balance is far below either,
+ * and the test below is then a single comparison, |bal| >= BAL_RATIO
+ * BAL_GROWTH S_1 being necessary.)
  */
 #define BAL_RATIO 0.9
 #define BAL_GROWTH 100.0
 
-static int track_balance(sym_gwork *g)
+static inline int track_balance(sym_gwork *g)
 {
-    const double T0 = g->step_T0, T1 = g->kin_end, W = g->work * g->h;
-    const double WF = g->base.force ? g->base.force->work : 0.0;
+    const double W = g->work * g->h, WF = g->base.force ? g->base.force->work : 0.0;
     if (!g->kin_known || g->bal_steps == 0) {
         g->bal_steps = 0;
         g->bal = g->bal_W = g->bal_WF = 0.0;
-        g->bal_scale = T0;
     }
-    g->bal += T1 - T0 + W - WF;
+    g->bal += g->ebal;
     g->bal_W += W;
     g->bal_WF += WF;
-    const double scale = T1 + fabs(g->bal_W) + fabs(g->bal_WF);
-    if (scale > g->bal_scale) g->bal_scale = scale;
-    if (++g->bal_steps == 1) g->bal_scale1 = g->bal_scale;
-    if (!isfinite(g->bal) || !isfinite(g->bal_scale)) return SYM_OK;   /* SYM_ENONFINITE follows */
-    return g->bal_scale1 > 0.0 && g->bal_scale >= BAL_GROWTH * g->bal_scale1 &&
-                   fabs(g->bal) >= BAL_RATIO * g->bal_scale
+    if (++g->bal_steps == 1)
+        g->bal_scale1 = fmax(g->step_T0, g->kin_end + fabs(g->bal_W) + fabs(g->bal_WF));
+    if (!(fabs(g->bal) >= BAL_RATIO * BAL_GROWTH * g->bal_scale1) || !(g->bal_scale1 > 0.0))
+        return SYM_OK;
+    /* (an energy beyond the double range is unstable too; a nan never is) */
+    const double scale = g->kin_end + fabs(g->bal_W) + fabs(g->bal_WF);
+    return scale >= BAL_GROWTH * g->bal_scale1 && fabs(g->bal) >= BAL_RATIO * scale
                ? SYM_EUNSTABLE
                : SYM_OK;
 }
@@ -572,20 +576,20 @@ static int track_balance(sym_gwork *g)
 static int branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extrapolated)
 {
     const int nu = g->nu, N = g->newton.nu;
-    const double dist = rel_dist(g->X, g->newton.X0, nu);
-    double xn = 0.0;
-    for (int k = 0; k < nu; k++) xn = sym_nanmax(xn, fabs(g->X[k]));
+    /* the predictor's miss, measured by Newton's travel from it, and |X| */
+    const double miss = g->newton.travel, xn = g->newton.xnorm;
     /* the history: misses of extrapolated starts only (a Taylor start's miss
      * is another kind, often far smaller: the next step's would look like a
-     * jump); a Taylor start's root is judged by dist, the first extrapolated
-     * start's miss opens the history */
+     * jump); a Taylor start's root is judged by its miss relative to |X|, the
+     * first extrapolated start's miss opens the history */
     const int extra = extrapolated && !o->second;
-    const double miss = dist * xn, ref = extra ? g->miss : 0.0;
-    g->miss = extra ? fmax(miss, 0.5 * ref) : 0.0;
+    const double ref = extra ? g->miss : 0.0;
+    g->miss = extra ? (miss > BR_DECAY * ref ? miss : BR_DECAY * ref) : 0.0;
     const double ejump_max = g->tab->s == 2 ? BR_EJUMP2 : BR_EJUMP;
     const int mode = g->base.opt.branch;
-    const int suspicious = mode == SYM_BRANCH_ALWAYS || o->second || g->ejump > ejump_max ||
-                           (extra ? ref > 0.0 && miss > BR_JUMP * ref : dist > BR_DIST);
+    const int suspicious = mode == SYM_BRANCH_ALWAYS || o->second ||
+                           fabs(g->ebal) > ejump_max * g->eflow ||
+                           (extra ? ref > 0.0 && miss > BR_JUMP * ref : !(miss <= BR_DIST * xn));
     if (mode == SYM_BRANCH_NEVER) return st0 ? st0 : track_balance(g);
     if (!st0 && !suspicious) return track_balance(g);
     g->base.counts.branch_checks++;
@@ -596,7 +600,8 @@ static int branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extrapolat
      * does so at resonant sizes), or the branch folds.  A root that keeps
      * the energy balance stands (uncertified: a linear system's is unique);
      * else SYM_EBRANCH. */
-    if (st == SYM_EBRANCH && !st0 && g->ejump <= ejump_max) return track_balance(g);
+    if (st == SYM_EBRANCH && !st0 && !(fabs(g->ebal) > ejump_max * g->eflow))
+        return track_balance(g);
     if (st) return st;
     if (rel_dist(Xc, g->X, nu) <= BR_SAME) return st0 ? SYM_EUNSTABLE : track_balance(g);
     /* a false root: the step again, from the continued one (the next step

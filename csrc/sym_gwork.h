@@ -96,15 +96,16 @@ struct sym_gwork {
     double h;
     double *q1, *p1, *qmid;
     double work;                     /* its W / h (plausible, sym_galerkin.c) */
-    double ejump;                    /* its energy balance, relative (plausible) */
+    double ebal, eflow;              /* its energy balance and the energy that
+                                      * flowed (plausible) */
     double miss;                     /* the predictor's recent misses |X - X_start|
                                       * (a decaying maximum; 0: no history) */
     double step_T0;                  /* the step's T_j (plausible)          */
     /* the run's energy balance since bal_steps began (sym_galerkin.c,
      * track_balance): sum of T_{j+1} - T_j + W - W_F, the sums of W and W_F,
-     * the largest energy flow seen and the one after the first step */
+     * and the energy flow after the first step */
     long bal_steps;
-    double bal, bal_W, bal_WF, bal_scale, bal_scale1;
+    double bal, bal_W, bal_WF, bal_scale1;
     sym_gkernels k;
     sym_lu_factor_fn lu_factor;
     sym_lu_solve_fn lu_solve;

@@ -83,12 +83,14 @@ static int apply_update2(sym_newton *nw, double yscale, double *dk, double *ek)
     if (!isfinite(xn) || !isfinite(dn) || !isfinite(yn) || !isfinite(en)) return SYM_ENONFINITE;
     *dk = rel_update(dn, xn);
     *ek = rel_update(en, yn);
+    nw->travel += dn;
+    nw->xnorm = xn;
     return SYM_OK;
 }
 
-/* X += dX; *dk = |dX|_inf / |X|_inf (1 when X = 0 and dX != 0). */
+/* X += dX; norms = (|dX|_inf, |X|_inf). */
 SYM_INLINE int apply_update_k(const int nu, double *restrict X, const double *restrict dX,
-                              double *dk)
+                              double *norms)
 {
     double xn = 0.0, dn = 0.0;
     SYM_UNROLL
@@ -99,7 +101,8 @@ SYM_INLINE int apply_update_k(const int nu, double *restrict X, const double *re
         dn = sym_nanmax(dn, ad);
     }
     if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
-    *dk = rel_update(dn, xn);
+    norms[0] = dn;
+    norms[1] = xn;
     return SYM_OK;
 }
 
@@ -108,7 +111,7 @@ SYM_INLINE int apply_update_k(const int nu, double *restrict X, const double *re
  * the two maxima too (a maximum does not depend on the order of its
  * entries; a NaN anywhere makes it NaN either way). */
 SYM_INLINE int apply_update_pairs(const int nu, double *restrict X, const double *restrict dX,
-                                  double *dk)
+                                  double *norms)
 {
     sym_v2d xv = {0.0, 0.0}, dv = {0.0, 0.0};
     SYM_UNROLL
@@ -123,7 +126,8 @@ SYM_INLINE int apply_update_pairs(const int nu, double *restrict X, const double
     }
     const double xn = sym_nanmax(xv[0], xv[1]), dn = sym_nanmax(dv[0], dv[1]);
     if (!isfinite(xn) || !isfinite(dn)) return SYM_ENONFINITE;
-    *dk = rel_update(dn, xn);
+    norms[0] = dn;
+    norms[1] = xn;
     return SYM_OK;
 }
 #define SYM_APPLY_EVEN apply_update_pairs
@@ -150,15 +154,24 @@ SYM_INLINE void negate_k(const int nu, const double *restrict R, double *restric
     default: CALL(nw->nu); \
     }
 
+/* X += dX; *dk = |dX|_inf / |X|_inf (1 when X = 0 and dX != 0); the
+ * solve's travel and |X| updated. */
 static int apply_update(sym_newton *nw, double *dk)
 {
+    double norms[2];
+    int st;
     switch (nw->nu) {
-    case 2: return SYM_APPLY_EVEN(2, nw->X, nw->dX, dk);
-    case 4: return SYM_APPLY_EVEN(4, nw->X, nw->dX, dk);
-    case 6: return SYM_APPLY_EVEN(6, nw->X, nw->dX, dk);
-    case 8: return SYM_APPLY_EVEN(8, nw->X, nw->dX, dk);
-    default: return apply_update_k(nw->nu, nw->X, nw->dX, dk);
+    case 2: st = SYM_APPLY_EVEN(2, nw->X, nw->dX, norms); break;
+    case 4: st = SYM_APPLY_EVEN(4, nw->X, nw->dX, norms); break;
+    case 6: st = SYM_APPLY_EVEN(6, nw->X, nw->dX, norms); break;
+    case 8: st = SYM_APPLY_EVEN(8, nw->X, nw->dX, norms); break;
+    default: st = apply_update_k(nw->nu, nw->X, nw->dX, norms);
     }
+    if (st) return st;
+    *dk = rel_update(norms[0], norms[1]);
+    nw->travel += norms[0];
+    nw->xnorm = norms[1];
+    return SYM_OK;
 }
 
 static void negate(sym_newton *nw)
@@ -240,11 +253,14 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
      * matrix. */
     int fresh_prev = 0, stale = 0, restarted = 0;
     o->converged = 0;
+    nw->travel = 0.0;
+    nw->xnorm = 0.0;
     for (;;) {
         st = ops->residual(ctx, &rnorm, &rscale);
         if (st) break;
         if (chord && stale && !restarted && !(rnorm < rprev)) {
             memcpy(nw->X, nw->X0, sizeof(double) * (size_t)nu);
+            nw->travel = 0.0;
             restarted = refresh = 1;
             stale = fresh_prev = 0;
             dprev = eprev = 0.0;
@@ -269,7 +285,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         if (st) break;
         const int exact = fresh && iters > 1;   /* an exact Newton update, not the first */
         int small = small_update(dk, dprev, iters, fresh && fresh_prev, nw->rtol);
-        if (!small && exact) small = stalled(nw, dk, dprev);
+        if (!small && exact && dk >= 0.5 * dprev) small = stalled(nw, dk, dprev);
         const double theta = nw->per_step ? STEP_THETA : CHORD_THETA;
         if (chord && iters > 1 && !(dk <= theta * dprev)) refresh = 1;
         if (nw->per_step && nw->nu_x == 0) {
@@ -324,7 +340,7 @@ int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double
 {
     int st, iters = 0, second = 0;
     for (;;) {
-        memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
+        if (nw->chord || nw->per_step) memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
         st = newton_solve(nw, ops, ctx, h, o);
         iters += o->iters;
         if (!st) st = ops->finish(ctx, o->converged);

@@ -30,8 +30,8 @@ typedef struct sym_newton_ops {
 typedef struct sym_newton {
     int nu;                   /* unknowns                                   */
     double *X, *dX, *R;       /* iterate, last update, residual (nu each)   */
-    double *X0;               /* the start of the solve (chord, per step:
-                                 kept for one restart)                      */
+    double *X0;               /* chord, per step: the start, kept for one
+                                 restart                                    */
     double rtol;              /* update tolerance relative to |X|           */
     int max_iter;
     int chord;                /* keep the factors across iterations/steps   */
@@ -54,6 +54,10 @@ typedef struct sym_newton {
      * update that no longer contracts is judged (sym_newton.c, stalled) */
     const double *q_ref;
     int n_q;
+    /* The last solve's travel from its start, sum_k |dX_k|_inf over its
+     * updates of the positions (>= |X - X_start|_inf, equal to first order
+     * once Newton converges), and |X|_inf after its last update */
+    double travel, xnorm;
 } sym_newton;
 
 typedef struct sym_newton_out {

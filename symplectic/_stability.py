@@ -43,16 +43,36 @@ def omega_max(system, q, p=None):
         K = np.asarray(system.potential_hess(q), dtype=float)
         if system.n_constraints:
             M, K = _reduced(system, q, M, K, p)
-        L = np.linalg.cholesky(0.5 * (M + M.T))
+        w2 = _largest_eigenvalue(M, K)
     except Exception:
         return None
-    if M.size == 0:
-        return 0.0
-    B = np.linalg.solve(L, np.linalg.solve(L, 0.5 * (K + K.T)).T)      # L^-1 K L^-T
-    w2 = float(np.max(np.linalg.eigvalsh(0.5 * (B + B.T))))
-    if not math.isfinite(w2):
+    if w2 is None or not math.isfinite(w2):
         return None
     return math.sqrt(w2) if w2 > 0.0 else 0.0
+
+
+def _largest_eigenvalue(M, K):
+    """The largest lambda of K x = lambda M x (M SPD, both symmetrised); None
+    when M is not positive definite.  One and two dimensions in closed form
+    (a run's pre-run estimate costs a few microseconds there), more through
+    the Cholesky factor and LAPACK's symmetric eigenvalues."""
+    n = M.shape[0]
+    if n == 0:
+        return 0.0
+    if n == 1:
+        return float(K[0, 0] / M[0, 0]) if M[0, 0] > 0.0 else None
+    if n == 2:
+        m00, m11, m01 = M[0, 0], M[1, 1], 0.5 * (M[0, 1] + M[1, 0])
+        k00, k11, k01 = K[0, 0], K[1, 1], 0.5 * (K[0, 1] + K[1, 0])
+        a = m00 * m11 - m01 * m01                   # det(K - lambda M) = a l^2 + b l + c
+        if not (m00 > 0.0 and a > 0.0):
+            return None
+        b = -(m00 * k11 + m11 * k00 - 2.0 * m01 * k01)
+        c = k00 * k11 - k01 * k01
+        return float((-b + math.sqrt(max(b * b - 4.0 * a * c, 0.0))) / (2.0 * a))
+    L = np.linalg.cholesky(0.5 * (M + M.T))
+    B = np.linalg.solve(L, np.linalg.solve(L, 0.5 * (K + K.T)).T)      # L^-1 K L^-T
+    return float(np.max(np.linalg.eigvalsh(0.5 * (B + B.T))))
 
 
 def _reduced(system, q, M, K, p):

@@ -50,17 +50,23 @@ def test_known_limits():
 
 
 # ---------------------------------------------------------------- the estimate
-def test_omega_max_is_the_largest_generalized_eigenvalue():
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+def test_omega_max_is_the_largest_generalized_eigenvalue(n):
+    """(n = 1 and 2 are closed forms, larger n LAPACK: each against SciPy; K
+    indefinite too -- a negative curvature is a divergence, not a frequency.)"""
     linalg = pytest.importorskip("scipy.linalg")
-    rng = np.random.default_rng(7)
-    A, B = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
-    M, K = A @ A.T + 3 * np.eye(3), B @ B.T
-    S = sp.systems.linear(M, K)
-    w = math.sqrt(linalg.eigh(K, M, eigvals_only=True).max())
-    est = sp.analysis.stability_estimate(S, np.zeros(3), 0.1, "lobatto4")
-    assert est.omega_max == pytest.approx(w, rel=1e-12)
-    assert est.omega_h == pytest.approx(0.1 * w, rel=1e-12)
-    assert est.h_max == pytest.approx(_registry.METHODS["lobatto4"].stability / w, rel=1e-12)
+    rng = np.random.default_rng(7 + n)
+    for shift in (0.0, -1.0):
+        A, B = rng.normal(size=(n, n)), rng.normal(size=(n, n))
+        M, K = A @ A.T + 3 * np.eye(n), B @ B.T + shift * np.eye(n)
+        S = sp.systems.linear(M, K)
+        w2 = linalg.eigh(K, M, eigvals_only=True).max()
+        w = math.sqrt(max(w2, 0.0))
+        est = sp.analysis.stability_estimate(S, np.zeros(n), 0.1, "lobatto4")
+        assert est.omega_max == pytest.approx(w, rel=1e-12)
+        assert est.omega_h == pytest.approx(0.1 * w, rel=1e-12)
+        c = _registry.METHODS["lobatto4"].stability
+        assert est.h_max == (math.inf if w == 0.0 else pytest.approx(c / w, rel=1e-12))
     # the papers' double pendulum at rest hanging: its frequencies written out
     L = 9.81 / (2 * math.pi) ** 2
     dp = sp.systems.double_pendulum(1.0, 1.0, L, L, 9.81)
