@@ -32,6 +32,7 @@ def torque_pendulum(steps):
     return S, f
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", IMPLICIT)
 def test_torque_loaded_critically_damped_pendulum_rests_at_its_equilibrium(method):
     S, f = torque_pendulum(N)
@@ -78,6 +79,7 @@ def damped_arm(tmp_path_factory):
             os.environ["SYMPLECTIC_CACHE"] = old
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", IMPLICIT)
 def test_damped_arm_released_horizontally_hangs_at_rest(damped_arm, method):
     tr = sp.integrate(damped_arm, [0.0, 0.0], [0.0, 0.0], H, N, method, store_every=N)

@@ -122,6 +122,7 @@ def test_t_eval_work_at_the_nodes_is_the_per_step_runs():
 
 
 # ---------------------------------------------------------------- the issue's acceptance
+@pytest.mark.slow
 def test_a_million_steps_thinned_with_a_force():
     """A damped double pendulum over 1e6 steps: store_every=100 and 101 output
     times give the unthinned run's states (bitwise at kept steps) and work,
