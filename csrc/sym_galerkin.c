@@ -568,6 +568,27 @@ static inline int track_balance(sym_gwork *g)
                : SYM_OK;
 }
 
+/* The step again, from the continued root Xc (N values): Newton converges
+ * there at once and the outputs are that root's (counted in branch_fixes;
+ * the next step starts from the Taylor predictor: no history).  A continued
+ * root that the plausibility gate rejects is the scheme's own answer at this
+ * h: SYM_EUNSTABLE.  *o gains the solve's iterations. */
+static int redo_from(sym_gwork *g, const double *Xc, sym_newton_out *o)
+{
+    g->miss = 0.0;
+    g->points_stale = 0;
+    memcpy(g->X, Xc, sizeof(double) * (size_t)g->newton.nu);
+    g->newton.lu_valid = 0;
+    g->prev_valid = g->prev2_valid = 0;
+    sym_newton_out o2 = {0, 0, 0.0, 1.0, 0.0, 0};
+    const int st = sym_newton_root(&g->newton, &newton_ops, g, g->h, 0, &o2);
+    o2.iters += o->iters;
+    *o = o2;
+    if (st) return st == SYM_EIMPLAUSIBLE ? SYM_EUNSTABLE : st;
+    g->base.counts.branch_fixes++;
+    return track_balance(g);
+}
+
 /* After Newton's root (st0: SYM_OK, or SYM_EIMPLAUSIBLE for a root the
  * plausibility gate rejected, which is always checked): the checks of the
  * comment above.  A continued root that is itself implausible is the
@@ -575,7 +596,7 @@ static inline int track_balance(sym_gwork *g)
  * step is redone from the continued root. */
 static int branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extrapolated)
 {
-    const int nu = g->nu, N = g->newton.nu;
+    const int nu = g->nu;
     /* the predictor's miss, measured by Newton's travel from it, and |X| */
     const double miss = g->newton.travel, xn = g->newton.xnorm;
     /* the history: misses of extrapolated starts only (a Taylor start's miss
@@ -604,20 +625,7 @@ static int branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extrapolat
         return track_balance(g);
     if (st) return st;
     if (rel_dist(Xc, g->X, nu) <= BR_SAME) return st0 ? SYM_EUNSTABLE : track_balance(g);
-    /* a false root: the step again, from the continued one (the next step
-     * starts from the Taylor predictor: no history) */
-    g->miss = 0.0;
-    g->points_stale = 0;
-    memcpy(g->X, Xc, sizeof(double) * (size_t)N);
-    g->newton.lu_valid = 0;
-    g->prev_valid = g->prev2_valid = 0;
-    sym_newton_out o2 = {0, 0, 0.0, 1.0, 0.0, 0};
-    st = sym_newton_root(&g->newton, &newton_ops, g, g->h, 0, &o2);
-    o2.iters += o->iters;
-    *o = o2;
-    g->base.counts.branch_fixes++;
-    if (st) return st == SYM_EIMPLAUSIBLE ? SYM_EUNSTABLE : st;
-    return track_balance(g);
+    return redo_from(g, Xc, o);   /* a false root */
 }
 
 /* Newton found no root from its starts (st0: no convergence, a singular
@@ -630,20 +638,7 @@ static int branch_rescue(sym_gwork *g, sym_newton_out *o, int st0)
     double *Xc;
     int st = continued_root(g, &Xc);
     if (st == SYM_EBRANCH || (st && sym_newton_retryable(st))) return st0;
-    if (st) return st;
-    g->points_stale = 0;
-    memcpy(g->X, Xc, sizeof(double) * (size_t)g->newton.nu);
-    g->newton.lu_valid = 0;
-    g->prev_valid = g->prev2_valid = 0;
-    sym_newton_out o2 = {0, 0, 0.0, 1.0, 0.0, 0};
-    st = sym_newton_root(&g->newton, &newton_ops, g, g->h, 0, &o2);
-    o2.iters += o->iters;
-    *o = o2;
-    if (st) return st == SYM_EIMPLAUSIBLE ? SYM_EUNSTABLE : st;
-    g->base.counts.branch_fixes++;
-    g->miss = 0.0;
-    g->points_stale = 0;
-    return track_balance(g);
+    return st ? st : redo_from(g, Xc, o);
 }
 
 /* ------------------------------------------------------------------ */
