@@ -73,10 +73,10 @@ closed_form : bool
     Newton; ``newton_iterations`` are 0) -- the same states as the Newton
     path to rounding.  Default True; False forces Newton.  ``step``,
     ``integrate`` and ``integrate_many`` decide this in one place, so they
-    give bitwise the same states for the same choice.  On linear systems
-    ``"simpson"`` and ``"rk4"`` warn with
-    :class:`symplectic.linear.StabilityWarning` when ``|h|`` reaches the
-    stability limit 2 sqrt(2)/omega_max.""",
+    give bitwise the same states for the same choice.  Every system and
+    method warns with :class:`symplectic.StabilityWarning` when ``|h|``
+    reaches the method's stability limit for the fastest mode at the
+    initial state (2 sqrt(2)/omega_max for Simpson and rk4).""",
     "check": """\
 check : bool
     The first time a system with user-supplied derivatives (Python

@@ -116,7 +116,7 @@ def describe(est, method_name, where="there"):
 
 
 def warn(system, q0, p0, h, method, stacklevel=2):
-    """A :class:`StabilityWarning` before a run whose step is at or beyond the
+    """A :class:`symplectic.StabilityWarning` before a run whose step is at or beyond the
     method's limit for the fastest mode at (q0, p0); ``stacklevel`` counts
     from the caller (2: the caller's caller, the user's line)."""
     est = estimate(system, q0, h, method, p0)

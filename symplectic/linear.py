@@ -35,7 +35,7 @@ numbers below refer to it, with the corrections of ``docs/errata.md#axioms-linea
 ``symplectic.step``, ``integrate`` and ``integrate_many`` use these
 propagators (:func:`stepper`) for ``systems.linear`` with ``method="simpson"``
 or ``"midpoint"`` (one matrix-vector product per step, see their
-``closed_form`` option), and warn with :class:`StabilityWarning` when
+``closed_form`` option), and warn with :class:`symplectic.StabilityWarning` when
 ``|h| >= h_max`` for ``"simpson"`` or ``"rk4"``.
 
 Units: M in kg m^2 (or kg), K in N m/rad (or N/m), h and t in s, p = M qdot.
@@ -47,7 +47,7 @@ import numpy as np
 
 from . import _errors, _validate
 
-__all__ = ["StabilityWarning", "propagator", "simpson_first_variant", "conserved_form",
+__all__ = ["propagator", "simpson_first_variant", "conserved_form",
            "quadratic_form", "energy", "frequencies", "stability_limit", "spectral_radius",
            "symplectic_defect", "propagate", "stepper", "exact", "double_pendulum_frequencies",
            "METHODS"]
@@ -58,8 +58,9 @@ __all__ = ["StabilityWarning", "propagator", "simpson_first_variant", "conserved
 METHODS = ("simpson", "newmark", "midpoint", "rk4")
 
 
-#: The warning at or beyond a method's stability limit (the same class as
-#: :class:`symplectic.StabilityWarning`).
+#: The warning at or beyond a method's stability limit: the same class as
+#: :class:`symplectic.StabilityWarning`, documented there (kept here, where it
+#: was defined first).
 StabilityWarning = _errors.StabilityWarning
 
 
@@ -344,7 +345,7 @@ def propagate(M, K, q0, p0, h, n_steps, method="simpson", with_midpoint=False):
 
     With ``with_midpoint=True`` and ``method="simpson"`` also returns the
     internal nodes q_{j+1/2}, shape (n_steps, n) (first variant, eq. (29)).
-    Warns with :class:`StabilityWarning` at or beyond the stability limit.
+    Warns with :class:`symplectic.StabilityWarning` at or beyond the stability limit.
     """
     M, K = _validate.stiffness_pair(M, K)
     h = _validate.step_size(h)
