@@ -344,9 +344,10 @@ static const sym_newton_ops newton_ops = {nt_residual, nt_factor, nt_solve, nt_f
  *   - the extrapolating predictor missed it by far more than it missed the
  *     last steps' roots, |X - X_start| > BR_JUMP m (m: the misses of the
  *     last steps, a maximum decaying by BR_DECAY a step; a smooth motion changes
- *     the miss smoothly, another root is a jump), or any predictor missed it
- *     by |X - X_start| > BR_DIST |X| (not the two-node schemes' extrapolation,
- *     which misses that much at every turning point),
+ *     the miss smoothly, another root is a jump), or the Taylor predictor
+ *     missed it by |X - X_start| > BR_DIST |X|, or the extrapolation did
+ *     (not the two-node schemes', which misses that much at every turning
+ *     point) and its energy balance is off by more than BR_EJUMP2,
  *   - or it came from the second (Taylor) start.
  * The thresholds come from runs in which every root was checked; what they
  * catch and cost is benchmarks/RESULTS_branch.md.  The known blind spot:
@@ -608,9 +609,13 @@ static int branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extrapolat
     g->miss = extra ? (miss > BR_DECAY * ref ? miss : BR_DECAY * ref) : 0.0;
     const double ejump_max = g->tab->s == 2 ? BR_EJUMP2 : BR_EJUMP;
     const int mode = g->base.opt.branch;
-    /* (the two-node schemes' extrapolation is too crude for its miss relative
-     * to |X| to mean anything: O(1) at every turning point) */
-    const int far = !(miss <= BR_DIST * xn) && (!extra || g->tab->s > 2);
+    /* a far miss: from a Taylor start alone; from an extrapolated one (not
+     * the two-node schemes', whose miss relative to |X| is O(1) at every
+     * turning point) with an energy balance off by more than BR_EJUMP2 too,
+     * since at omega h ~ 1 the extrapolation misses by a third of the step
+     * on many genuine roots */
+    const int far = !(miss <= BR_DIST * xn) &&
+                    (!extra || (g->tab->s > 2 && fabs(g->ebal) > BR_EJUMP2 * g->eflow));
     const int suspicious = mode == SYM_BRANCH_ALWAYS || o->second || far ||
                            fabs(g->ebal) > ejump_max * g->eflow ||
                            (extra && ref > 0.0 && miss > BR_JUMP * ref);
