@@ -24,6 +24,10 @@ FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wpedantic"]
 WRAP = ["-DSYM_COUNT_ALLOC", "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"]
 KINDS_EXACT = ("pendulum", "energy", "linear")
 
+# compiles the C sources on its own (independent of the installed package and
+# of NumPy): the README's run covers it, .ci/run's sdist and NumPy 1.24 runs leave it out
+pytestmark = pytest.mark.cbuild
+
 
 def tolerance(order):
     """How far a fitted order may be from the registered one: 0.25, or 6 % for orders above 4

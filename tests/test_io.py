@@ -186,7 +186,10 @@ def test_the_keys_shapes_and_dtypes_are_the_documented_ones(tmp_path, run):
 
 
 def test_the_docs_page_lists_the_same_keys():
-    page = open(os.path.join(REPO, "docs", "saving.md")).read()
+    path = os.path.join(REPO, "docs", "saving.md")
+    if not os.path.exists(path):
+        pytest.skip("docs/ is not in this tree (the tests of an installed sdist)")
+    page = open(path).read()
     for k in documented_keys():
         assert f"`{k}`" in page, k
 

@@ -17,6 +17,10 @@ import pytest
 
 CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
 
+# compiles the C sources on its own (independent of the installed package and
+# of NumPy): the README's run covers it, .ci/run's sdist and NumPy 1.24 runs leave it out
+pytestmark = pytest.mark.cbuild
+
 DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
