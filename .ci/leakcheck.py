@@ -409,14 +409,21 @@ def scenarios():
                                  forces=[sy.cos(t)], time=t)
         sp.integrate(s, [0.3], [0.0], 0.01, 20)
 
-        # forces with the per-step hook (events) and a time span; refused with t_eval
+        # forces with the per-step hook (events), a time span, output times and thinning
         pend = sp.systems.pendulum(damping=0.1)
         g = lambda t, q, p: q[0]                                     # noqa: E731
         g.terminal = 2
         sp.integrate(pend, [2.0], [0.0], 0.05, 40, events=g, force=lambda t, q, v: 0.1 * v)
         sp.integrate_many(pend, [[1.0], [2.0]], [[0.0], [0.0]], 0.05, t_span=(0, 1), events=g,
                           store_every=3, force=np.ones((20, 1)), threads=2)
-        expect(ValueError, sp.integrate, pend, [2.0], [0.0], 0.05, 30, t_eval=[0.5])
+        sp.integrate(pend, [2.0], [0.0], 0.05, 30, t_eval=[0.5, 1.02])
+        for m in ("simpson", "midpoint", "lobatto4", "rk4"):
+            sp.integrate(pend, [2.0], [0.0], 0.05, 30, m, store_every=4,
+                         force=lambda t, q, v: 0.1 * v)
+            sp.integrate(pend, [2.0], [0.0], 0.05, method=m, t_span=(0, 1), t_eval=[0.33, 0.9],
+                         force=np.ones((20, 1)))
+        expect(ValueError, sp.integrate, pend, [2.0], [0.0], 0.05, 30, store_every=4,
+               force=np.ones((7, 1)))
 
     def s_timespans():
         # the per-step hook (events, t_eval), the thinned C loop, the progress report
