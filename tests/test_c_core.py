@@ -25,7 +25,8 @@ WRAP = ["-DSYM_COUNT_ALLOC", "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--w
 KINDS_EXACT = ("pendulum", "energy", "linear")
 
 # compiles the C sources on its own (independent of the installed package and
-# of NumPy): the README's run covers it, .ci/run's sdist and NumPy 1.24 runs leave it out
+# of NumPy): the README's run covers it; .ci/run's run of the installed wheel (NumPy 1.24)
+# and the sanitizer run leave it out
 pytestmark = pytest.mark.cbuild
 
 

@@ -18,7 +18,8 @@ import pytest
 CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
 
 # compiles the C sources on its own (independent of the installed package and
-# of NumPy): the README's run covers it, .ci/run's sdist and NumPy 1.24 runs leave it out
+# of NumPy): the README's run covers it; .ci/run's run of the installed wheel (NumPy 1.24)
+# and the sanitizer run leave it out
 pytestmark = pytest.mark.cbuild
 
 DRIVER = r"""
