@@ -4,7 +4,7 @@
  *
  * The binding's files and their layers are listed in py_core.h:
  *   symplectic._core.System          py_system.c (its forms: py_callbacks.c)
- *   step / integrate / newton_system / step_tangent   py_run.c
+ *   step / integrate / work / newton_system / step_tangent   py_run.c
  *   methods / builtins               here
  */
 #define PY_CORE_IMPORT_ARRAY   /* this file imports NumPy's C API for all */
@@ -25,9 +25,10 @@ static PyObject *mod_methods(PyObject *module, PyObject *unused)
             PyTuple_SET_ITEM(nodes, a, v);
         }
         if (!nodes) { Py_CLEAR(lst); break; }
-        PyObject *row = Py_BuildValue("(ssiiiNiid)", m->name, m->doc, m->order, m->symplectic,
+        PyObject *row = Py_BuildValue("(ssiiiNiidi)", m->name, m->doc, m->order, m->symplectic,
                                       m->n_mid, nodes, sym_method_constrained(m),
-                                      sym_method_force_points(m), m->stability);
+                                      sym_method_force_points(m), m->stability,
+                                      sym_method_unknowns(m, 1) > 0);
         if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
         Py_DECREF(row);
     }
@@ -60,6 +61,35 @@ static PyObject *mod_force_builtins(PyObject *module, PyObject *unused)
     return lst;
 }
 
+/* stored_rows(n_steps, every) -> the rows a run keeps (sym_stored_rows) */
+static PyObject *mod_stored_rows(PyObject *module, PyObject *args)
+{
+    (void)module;
+    long n_steps, every;
+    if (!PyArg_ParseTuple(args, "ll", &n_steps, &every)) return NULL;
+    return PyLong_FromLong(sym_stored_rows(n_steps, every));
+}
+
+/* node_time(t0, k, h) -> t0 + k h as the driver rounds it (sym_node_time) */
+static PyObject *mod_node_time(PyObject *module, PyObject *args)
+{
+    (void)module;
+    double t0, h;
+    long k;
+    if (!PyArg_ParseTuple(args, "dld", &t0, &k, &h)) return NULL;
+    return PyFloat_FromDouble(sym_node_time(t0, k, h));
+}
+
+/* strerror(status) -> the core's text of a status (sym_strerror): the one
+ * source of every failure's reason */
+static PyObject *mod_strerror(PyObject *module, PyObject *args)
+{
+    (void)module;
+    int st;
+    if (!PyArg_ParseTuple(args, "i", &st)) return NULL;
+    return PyUnicode_FromString(sym_strerror(st));
+}
+
 static PyMethodDef module_methods[] = {
     {"step", (PyCFunction)(void (*)(void))mod_step, METH_VARARGS | METH_KEYWORDS,
      "step(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
@@ -70,6 +100,10 @@ static PyMethodDef module_methods[] = {
      "q_mid, iterations, n_done, failure); force: a description made by symplectic._forces "
      "(py_forces.c); multipliers: for a constrained system, an array (stored rows - 1, s, m) "
      "that receives the multipliers at the nodes of the step ending at each stored row"},
+    {"work", (PyCFunction)(void (*)(void))mod_work, METH_VARARGS | METH_KEYWORDS,
+     "work(system, q, p, method='simpson', rtol=0, max_iter=0, predictor=True, chord=0, "
+     "branch=0, force=None) -> Work: a run kept across calls (its integrate and step "
+     "continue one workspace: the predictor history, the counts)"},
     {"newton_system", (PyCFunction)(void (*)(void))mod_newton_system,
      METH_VARARGS | METH_KEYWORDS,
      "newton_system(system, q, p, h, X, method, force=None, t=0) -> (R, J): residual and "
@@ -79,6 +113,12 @@ static PyMethodDef module_methods[] = {
      "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
      "ordering."},
+    {"strerror", mod_strerror, METH_VARARGS,
+     "strerror(status) -> the C core's text of a status"},
+    {"stored_rows", mod_stored_rows, METH_VARARGS,
+     "stored_rows(n_steps, every) -> rows kept by a run storing every k-th state and the last"},
+    {"node_time", mod_node_time, METH_VARARGS,
+     "node_time(t0, k, h) -> the time t0 + k h of node k, rounded as the C driver rounds it"},
     {"methods", mod_methods, METH_NOARGS,
      "[(name, doc, order, symplectic, n_mid, nodes, constrained, force_points, stability)]: "
      "nodes are the interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); "
@@ -97,6 +137,9 @@ static int module_exec(PyObject *module)
     ms->System_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &py_System_spec, NULL);
     if (!ms->System_type) return -1;
     if (PyModule_AddObjectRef(module, "System", (PyObject *)ms->System_type) < 0) return -1;
+    ms->Work_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &py_Work_spec, NULL);
+    if (!ms->Work_type) return -1;
+    if (PyModule_AddObjectRef(module, "Work", (PyObject *)ms->Work_type) < 0) return -1;
     if (PyModule_AddIntConstant(module, "NEED_M", SYM_NEED_M) < 0 ||
         PyModule_AddIntConstant(module, "NEED_A", SYM_NEED_A) < 0 ||
         PyModule_AddIntConstant(module, "NEED_H", SYM_NEED_H) < 0 ||
@@ -112,6 +155,7 @@ static int module_exec(PyObject *module)
     /* the statuses whose failures symplectic/_integrate.py completes with the
      * step's stability estimate */
     if (PyModule_AddIntConstant(module, "EUNSTABLE", SYM_EUNSTABLE) < 0 ||
+        PyModule_AddIntConstant(module, "ESINGULAR", SYM_ESINGULAR) < 0 ||
         PyModule_AddIntConstant(module, "EBRANCH", SYM_EBRANCH) < 0 ||
         PyModule_AddIntConstant(module, "ENONFINITE", SYM_ENONFINITE) < 0 ||
         PyModule_AddIntConstant(module, "ENOCONV", SYM_ENOCONV) < 0)
@@ -127,6 +171,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
 {
     module_state *ms = PyModule_GetState(module);
     Py_VISIT(ms->System_type);
+    Py_VISIT(ms->Work_type);
     return 0;
 }
 
@@ -134,6 +179,7 @@ static int module_clear(PyObject *module)
 {
     module_state *ms = PyModule_GetState(module);
     Py_CLEAR(ms->System_type);
+    Py_CLEAR(ms->Work_type);
     return 0;
 }
 

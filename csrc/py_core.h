@@ -6,7 +6,8 @@
  * below it:
  *
  *   _coremodule.c   module init and the registry listings (methods, builtins)
- *   py_run.c        step, integrate, newton_system, step_tangent
+ *   py_run.c        step, integrate, newton_system, step_tangent, and the
+ *                   Work type (a run kept across calls: sp.Integrator)
  *   py_system.c     the System type: lifetime, attributes, _eval, energy
  *   py_callbacks.c  the arguments of System() and the table of its callback
  *                   forms (what stands behind the core's sym_system slots);
@@ -50,6 +51,7 @@
 
 typedef struct {
     PyTypeObject *System_type;
+    PyTypeObject *Work_type;
 } module_state;
 
 typedef struct py_form py_form;   /* a callback form (py_callbacks.c) */
@@ -123,8 +125,9 @@ int py_combined_begin(py_call *call);
 int py_vectorized_init(SystemObject *S, int n, PyObject *fn);
 
 /* ---- py_forces.c ------------------------------------------------- */
-/* A force of one call (on the entry point's stack): the core's description,
- * the references it holds, the records of its callback terms. */
+/* A force of one call (on the entry point's stack) or of a kept run (a
+ * Work): the core's description, the references it holds, the records of
+ * its callback terms. */
 typedef struct py_fterm py_fterm;
 struct py_fterm {
     PyObject *fn, *jac;        /* Python: the callables (owned); NULL otherwise */
@@ -148,6 +151,8 @@ int py_force_begin(PyObject *spec, int n, long steps, long rows, py_force *pf);
 void py_force_end(py_force *pf);
 int py_force_attach(py_force *pf, sym_work *w);
 int py_force_raise_recorded(const py_force *pf);
+void py_force_clear_records(py_force *pf);
+int py_force_traverse(const py_force *pf, visitproc visit, void *arg);
 
 /* ---- py_system.c ------------------------------------------------- */
 extern PyType_Spec py_System_spec;
@@ -167,6 +172,8 @@ int py_constraint_resolve(SystemObject *S, const double *q);
 /* ---- py_run.c ---------------------------------------------------- */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw);
+PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw);
+extern PyType_Spec py_Work_spec;
 PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw);
 

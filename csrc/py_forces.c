@@ -389,3 +389,26 @@ int py_force_raise_recorded(const py_force *pf)
     }
     return 0;
 }
+
+/* Forget the failure records of the last call (a kept force, py_run.c Work). */
+void py_force_clear_records(py_force *pf)
+{
+    for (int i = 0; i < SYM_FORCE_MAX_TERMS; i++) {
+        pf->pt[i].failed = pf->pt[i].rc = pf->pt[i].nonfinite = 0;
+    }
+}
+
+/* The references a kept force holds, for the garbage collector. */
+int py_force_traverse(const py_force *pf, visitproc visit, void *arg)
+{
+    Py_VISIT(pf->damping);
+    Py_VISIT(pf->hold);
+    Py_VISIT(pf->work);
+    Py_VISIT(pf->impulse);
+    for (int i = 0; i < SYM_FORCE_MAX_TERMS; i++) {
+        Py_VISIT(pf->pt[i].fn);
+        Py_VISIT(pf->pt[i].jac);
+        Py_VISIT(pf->pars[i]);
+    }
+    return 0;
+}

@@ -150,13 +150,10 @@ static double *data_of(PyObject *a)
 /* ------------------------------------------------------------------ */
 /* step (and step_tangent, which takes the same arguments)              */
 /* ------------------------------------------------------------------ */
-/* Parse (system, q, p, h, method='simpson', rtol=0, max_iter=0; step also
- * force=None, t=0, branch=0), run the prologue, make the workspace and the outputs
- * q1, p1 and a third one: the tangent map D (2n, 2n), or q_mid (n_mid, n)
- * (None without internal nodes).  -1 with an exception; one_step_end
- * follows either way. */
-static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r,
-                          PyObject *out[3], int tangent)
+/* Parse (system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None,
+ * t=0, branch=0), run the prologue and make the workspace.  -1 with an
+ * exception; run_end follows either way. */
+static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r)
 {
     static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", "force",
                              "t", "branch", NULL};
@@ -170,45 +167,54 @@ static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r
         PyErr_SetString(PyExc_ValueError, "t must be finite");
         return -1;
     }
-    if (run_begin(module, r, "q", "p") < 0 || run_work(r) < 0) return -1;
-    const npy_intp n = r->S->sys.n, nm = r->m->n_mid;
-    const npy_intp d3[2] = {tangent ? 2 * n : nm, tangent ? 2 * n : n};
-    if (!(out[0] = new_array(1, &n, 0)) || !(out[1] = new_array(1, &n, 0)) ||
-        !(out[2] = new_array(tangent || nm ? 2 : -1, d3, 0)))
-        return -1;
-    return 0;
+    return run_begin(module, r, "q", "p") < 0 || run_work(r) < 0 ? -1 : 0;
 }
 
-static void one_step_end(run *r, PyObject *out[3])
+/* Step k of a run at time t from (q, p) on the prepared run r: (q1, p1, q_mid,
+ * status, iterations, residual, residual_rel, update, reason), q_mid None
+ * without internal nodes.  A failed step is a status in the result
+ * (symplectic.step raises ConvergenceError); a callback's failure is an
+ * exception. */
+static PyObject *run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
+                              long k)
 {
-    run_end(r);
-    for (int k = 0; k < 3; k++) Py_XDECREF(out[k]);
-}
-
-/* step(system, q, p, h, method, rtol, max_iter, force, t) -> (q1, p1, q_mid,
- * status, iterations, residual, residual_rel, update, reason) */
-PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
-{
-    run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
+    if (!isfinite(h) || h == 0.0 || !isfinite(t) || k < 0) {
+        PyErr_SetString(PyExc_ValueError, "step: h must be finite and nonzero, t finite, "
+                        "k >= 0");
+        return NULL;
+    }
+    const npy_intp n = r->S->sys.n, nm = r->m->n_mid, d3[2] = {nm, n};
     PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, q_mid */
-    if (one_step_begin(module, args, kw, &r, out, 0) < 0) goto done;
+    if (!(out[0] = new_array(1, &n, 0)) || !(out[1] = new_array(1, &n, 0)) ||
+        !(out[2] = new_array(nm ? 2 : -1, d3, 0)))
+        goto done;
     sym_step_info info = {0};
-    PyThreadState *ts = run_nogil(&r) ? PyEval_SaveThread() : NULL;
-    const int st = sym_step_at(r.w, r.t0, 0, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
+    PyThreadState *ts = run_nogil(r) ? PyEval_SaveThread() : NULL;
+    const int st = sym_step_at(r->w, t, k, PyArray_DATA(q), PyArray_DATA(p), h,
                                data_of(out[0]), data_of(out[1]), data_of(out[2]), &info);
     if (ts) PyEval_RestoreThread(ts);
-    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
-    /* a failed step is a status in the result (symplectic.step raises
-     * ConvergenceError); a callback's failure is an exception */
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r->force);
     if (st == SYM_ECALLBACK || (st && PyErr_Occurred())) {
-        py_raise_status(st, &r.call, NULL, NULL);
+        py_raise_status(st, &r->call, NULL, NULL);
         goto done;
     }
     ret = Py_BuildValue("(OOOiiddds)", out[0], out[1], out[2], st, info.iterations,
                         info.residual, info.residual_rel, info.update,
                         st ? sym_strerror(st) : "");
 done:
-    one_step_end(&r, out);
+    for (int j = 0; j < 3; j++) Py_XDECREF(out[j]);
+    return ret;
+}
+
+/* step(system, q, p, h, method, rtol, max_iter, force, t, branch) -> (q1, p1,
+ * q_mid, status, iterations, residual, residual_rel, update, reason) */
+PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
+{
+    run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
+    PyObject *ret = NULL;
+    if (one_step_begin(module, args, kw, &r) == 0)
+        ret = run_one_step(&r, r.q, r.p, r.h, r.t0, 0);
+    run_end(&r);
     return ret;
 }
 
@@ -334,7 +340,7 @@ static void attach_partial(PyObject *const out[5], long done, PyObject *extras)
  * C-contiguous float64 array (rows - 1, s, m), filled in place -- row k - 1
  * the multipliers of the step that ends at stored row k (every step's with
  * store_every = 1). */
-static int multipliers_out(run *r, PyObject *o, npy_intp nrows)
+static double *multipliers_out(const run *r, PyObject *o, npy_intp nrows)
 {
     double c[SYM_MAX_NODES];
     const int s = sym_method_nodes(r->m, c), m = r->S->sys.m;
@@ -346,19 +352,32 @@ static int multipliers_out(run *r, PyObject *o, npy_intp nrows)
         PyErr_Format(PyExc_ValueError, "multipliers must be a writeable C-contiguous float64 "
                      "array of shape (stored rows - 1, s, m) = (%ld, %d, %d) for a "
                      "constrained system", (long)nrows, s, m);
-        return -1;
+        return NULL;
     }
-    r->opt.multipliers = PyArray_DATA(a);
-    return 0;
+    return PyArray_DATA(a);
 }
 
-/* What sym_integrate_ex reports besides the arrays: (rows, stopped, (steps,
+/* What a run reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
-static PyObject *extras_tuple(const sym_run_extras *x)
+static PyObject *extras_tuple(const sym_run *R)
 {
-    const sym_counts *c = &x->counts;
-    return Py_BuildValue("(li(llllll))", x->rows, x->stopped, c->steps, c->evaluations,
+    const sym_counts *c = &R->counts;
+    return Py_BuildValue("(li(llllll))", R->rows, R->stopped, c->steps, c->evaluations,
                          c->iterations, c->factorizations, c->branch_checks, c->branch_fixes);
+}
+
+/* The output arrays of n_steps steps: a MemoryError before allocating when
+ * they cannot be addressed. */
+static int rows_fit(long n_steps, int n, int n_mid)
+{
+    const double rows = (double)n_steps + 1.0;
+    if (rows * (double)n * (2.0 + (double)n_mid) * 8.0 > (double)NPY_MAX_INTP / 2) {
+        PyErr_Format(PyExc_MemoryError,
+                     "n_steps = %ld with n = %d needs more memory than can be addressed",
+                     n_steps, n);
+        return -1;
+    }
+    return 0;
 }
 
 static int integrate_check(const run *r)
@@ -371,15 +390,7 @@ static int integrate_check(const run *r)
         PyErr_Format(PyExc_ValueError, "n_steps must be >= 0, got %ld", r->n_steps);
         return -1;
     }
-    const int n = r->S->sys.n;
-    const double rows = (double)r->n_steps + 1.0;
-    if (rows * (double)n * (2.0 + (double)r->m->n_mid) * 8.0 > (double)NPY_MAX_INTP / 2) {
-        PyErr_Format(PyExc_MemoryError,
-                     "n_steps = %ld with n = %d needs more memory than can be addressed",
-                     r->n_steps, n);
-        return -1;
-    }
-    return 0;
+    return rows_fit(r->n_steps, r->S->sys.n, r->m->n_mid);
 }
 
 /* The result of sym_integrate's status st: (t, q, p, q_mid, iterations,
@@ -387,33 +398,37 @@ static int integrate_check(const run *r)
  * residual, residual_rel); or the exception, with the partial trajectory and
  * a note when a callback raised or the run was interrupted. */
 static PyObject *integrate_result(const run *r, int st, PyObject *const out[5],
-                                  const sym_failure *fail, long done, const sym_run_extras *x)
+                                  const sym_run *R)
 {
+    const sym_failure *fail = &R->failure;
     if (st == SYM_ECALLBACK || st == SYM_EINTERRUPT || PyErr_Occurred()) {
         if (st == SYM_ECALLBACK) py_force_raise_recorded(&r->force);
         py_raise_status(st, &r->call, NULL, NULL);
-        const long at = st == SYM_EINTERRUPT ? done : fail->step;
-        add_note_where(r->m->name, at, r->t0 + (double)at * r->h, r->n_steps, done);
+        add_note_where(r->m->name, fail->step, fail->t, R->n_steps, R->done);
         PyObject *type, *value, *tb;      /* extras_tuple needs no exception pending */
         PyErr_Fetch(&type, &value, &tb);
-        PyObject *ex = extras_tuple(x);
+        PyObject *ex = extras_tuple(R);
         if (!ex) PyErr_Clear();
         PyErr_Restore(type, value, tb);
-        attach_partial(out, done, ex);
+        attach_partial(out, R->done, ex);
+        return NULL;
+    }
+    if (st == SYM_EINVAL && R->invalid) {
+        PyErr_Format(PyExc_ValueError, "integrate: invalid run argument (%s)", R->invalid);
         return NULL;
     }
     if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD)
         return py_raise_work_status(st, r->S->sys.n, r->m);
-    PyObject *ex = extras_tuple(x);
+    PyObject *ex = extras_tuple(R);
     if (!ex) return NULL;
     PyObject *ret;
     if (!st)
-        ret = Py_BuildValue("(OOOOOlOO)", out[0], out[1], out[2], out[3], out[4], done, Py_None,
-                            ex);
+        ret = Py_BuildValue("(OOOOOlOO)", out[0], out[1], out[2], out[3], out[4], R->done,
+                            Py_None, ex);
     else
-        ret = Py_BuildValue("(OOOOOl(isldidd)O)", out[0], out[1], out[2], out[3], out[4], done,
-                            st, sym_strerror(st), fail->step, fail->t, fail->iterations,
-                            fail->residual, fail->residual_rel, ex);
+        ret = Py_BuildValue("(OOOOOl(isldidd)O)", out[0], out[1], out[2], out[3], out[4],
+                            R->done, st, sym_strerror(st), fail->step, fail->t,
+                            fail->iterations, fail->residual, fail->residual_rel, ex);
     Py_DECREF(ex);
     return ret;
 }
@@ -466,37 +481,47 @@ static double *hook_buffer(PyObject *buf, npy_intp size, const char *name)
     return PyArray_DATA(b);
 }
 
-/* The optional arguments of integrate's extras: store_every >= 1, hook a
- * callable or None with its buffer (float64, C-contiguous, writable,
- * (n_mid + 4) n values), its steps (None, or int64 increasing) and, for a
- * run with a force, the buffer of the step's work (None, or
- * sym_run_extras.hook_force's 2 + 2n + m (3 + n) values). */
-static int extras_args(const run *r, long store_every, PyObject *hook, PyObject *buf,
-                       PyObject *steps, PyObject *fbuf, sym_run_extras *x, hook_ctx *hc)
+/* One integrate call's own arguments (the run r holds the system, method,
+ * options, force and workspace): parsed, borrowed references. */
+typedef struct {
+    PyArrayObject *q0, *p0;   /* converted state (owned by the caller)      */
+    double h, t0, work0;
+    long k0, n_steps, store_every;
+    PyObject *cancel, *hook, *hook_buf, *hook_steps, *report, *lam, *hook_force;
+    PyArrayObject *work, *impulse;   /* a forced run's outputs, or NULL      */
+    PyObject *impulse0;              /* None, or the impulse at node 0 (n)   */
+} run_call;
+
+/* The observers of a call: store_every >= 1, hook a callable or None with
+ * its buffer (float64, C-contiguous, writable, (n_mid + 4) n values), its
+ * steps (None, or C longs increasing) and, for a run with a force, the
+ * buffer of the step's work (None, or sym_run.hook_force's 2 + 2n + m (3 + n)
+ * values). */
+static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *hc)
 {
     const int n = r->S->sys.n, nm = r->m->n_mid;
-    if (store_every < 1) {
-        PyErr_Format(PyExc_ValueError, "store_every must be >= 1, got %ld", store_every);
+    if (c->store_every < 1) {
+        PyErr_Format(PyExc_ValueError, "store_every must be >= 1, got %ld", c->store_every);
         return -1;
     }
-    x->store_every = store_every;
-    if (hook == Py_None) return 0;
-    if (!PyCallable_Check(hook)) {
+    R->store_every = c->store_every;
+    if (c->hook == Py_None) return 0;
+    if (!PyCallable_Check(c->hook)) {
         PyErr_SetString(PyExc_TypeError, "hook must be callable");
         return -1;
     }
-    double *bd = hook_buffer(buf, (npy_intp)(nm + 4) * n, "hook_buf");
+    double *bd = hook_buffer(c->hook_buf, (npy_intp)(nm + 4) * n, "hook_buf");
     if (!bd) return -1;
-    if (fbuf != Py_None) {
+    if (c->hook_force != Py_None) {
         const npy_intp m = sym_method_force_points(r->m);
-        if (!(x->hook_force = hook_buffer(fbuf, 2 + 2 * (npy_intp)n + m * (3 + n),
+        if (!(R->hook_force = hook_buffer(c->hook_force, 2 + 2 * (npy_intp)n + m * (3 + n),
                                           "hook_force")))
             return -1;
     }
-    if (steps != Py_None) {
-        PyArrayObject *sa = (PyArrayObject *)steps;
-        if (!PyArray_Check(steps) || PyArray_TYPE(sa) != NPY_LONG || PyArray_NDIM(sa) != 1 ||
-            !PyArray_IS_C_CONTIGUOUS(sa)) {
+    if (c->hook_steps != Py_None) {
+        PyArrayObject *sa = (PyArrayObject *)c->hook_steps;
+        if (!PyArray_Check(c->hook_steps) || PyArray_TYPE(sa) != NPY_LONG ||
+            PyArray_NDIM(sa) != 1 || !PyArray_IS_C_CONTIGUOUS(sa)) {
             PyErr_SetString(PyExc_ValueError, "hook_steps must be a 1-d C-contiguous array "
                             "of C longs");
             return -1;
@@ -508,16 +533,65 @@ static int extras_args(const run *r, long store_every, PyObject *hook, PyObject 
                 PyErr_SetString(PyExc_ValueError, "hook_steps must be increasing");
                 return -1;
             }
-        x->hook_steps = v;
-        x->n_hook_steps = (long)m;
+        R->hook_steps = v;
+        R->n_hook_steps = (long)m;
     }
-    hc->fn = hook;
+    hc->fn = c->hook;
     hc->buf = bd;
     hc->n = n;
     hc->n_mid = nm;
-    x->hook = step_hook;
-    x->hook_ctx = hc;
+    R->hook = step_hook;
+    R->hook_ctx = hc;
     return 0;
+}
+
+/* The run of one call c on the prepared run r (run_begin and run_work
+ * done): the outputs, the GIL released when nothing in the loop is Python,
+ * the result (integrate_result). */
+static PyObject *run_integrate(run *r, const run_call *c)
+{
+    PyObject *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
+    PyArrayObject *imp0 = NULL;
+    progress_ctx ctx = {NULL, c->cancel == Py_None ? NULL : c->cancel,
+                        c->report == Py_None ? NULL : c->report, 0};
+    hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
+    sym_run R = {.q0 = PyArray_DATA(c->q0), .p0 = PyArray_DATA(c->p0), .t0 = c->t0,
+                 .h = c->h, .k0 = c->k0, .n_steps = c->n_steps, .work0 = c->work0};
+    if (rows_fit(c->n_steps, r->S->sys.n, r->m->n_mid) < 0 ||
+        observer_args(r, c, &R, &hc) < 0)
+        goto done;
+    const int thin = c->store_every > 1;
+    const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
+    const npy_intp rows = sym_stored_rows(N, c->store_every);
+    if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
+    if (c->impulse0 != Py_None) {
+        if (!(imp0 = py_as_vector(c->impulse0, (int)n, "impulse0"))) goto done;
+        R.impulse0 = PyArray_DATA(imp0);
+    }
+    const npy_intp dt = rows, dq[2] = {rows, n}, dm[3] = {N, r->m->n_mid, n}, di = rows - 1;
+    if (!(out[0] = new_array(1, &dt, 0)) || !(out[1] = new_array(2, dq, 0)) ||
+        !(out[2] = new_array(2, dq, 0)) ||
+        !(out[3] = new_array(r->m->n_mid && !thin ? 3 : -1, dm, 1)) ||
+        !(out[4] = PyArray_ZEROS(1, (npy_intp *)&di, NPY_INT, 0)))
+        goto done;
+    R.t = data_of(out[0]);
+    R.q = data_of(out[1]);
+    R.p = data_of(out[2]);
+    R.qmid = data_of(out[3]);
+    R.iters = PyArray_DATA((PyArrayObject *)out[4]);
+    R.work = c->work ? PyArray_DATA(c->work) : NULL;
+    R.impulse = c->impulse ? PyArray_DATA(c->impulse) : NULL;
+    R.progress = progress_cb;
+    R.progress_ctx = &ctx;
+    R.progress_every = progress_every(r);
+    if (run_nogil(r)) ctx.ts = PyEval_SaveThread();
+    const int st = sym_integrate(r->w, &R);
+    if (ctx.ts) PyEval_RestoreThread(ctx.ts);
+    ret = integrate_result(r, st, out, &R);
+done:
+    Py_XDECREF(imp0);
+    for (int k = 0; k < 5; k++) Py_XDECREF(out[k]);
+    return ret;
 }
 
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
@@ -534,62 +608,242 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", "hook_force", "branch", NULL};
     run r = {.method = "simpson", .predictor = 1, .check = integrate_check, .force_in = Py_None};
-    PyObject *cancel = Py_None, *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
-    PyObject *hook = Py_None, *hook_buf = Py_None, *hook_steps = Py_None, *report = Py_None;
-    PyObject *lam = Py_None, *hook_force = Py_None;
-    long store_every = 1;
+    run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
+                  .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
+                  .hook_force = Py_None, .impulse0 = Py_None};
+    PyObject *ret = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOi", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
-                                     &r.rtol, &r.max_iter, &r.predictor, &r.chord, &cancel,
-                                     &store_every, &hook, &hook_buf, &hook_steps, &report,
-                                     &r.force_in, &lam, &hook_force, &r.branch))
+                                     &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
+                                     &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
+                                     &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
-    r.force_rows = sym_stored_rows(r.force_steps, store_every);
-    sym_run_extras x = {0};
-    progress_ctx ctx = {NULL, cancel == Py_None ? NULL : cancel,
-                        report == Py_None ? NULL : report, 0};
-    hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
-    if (run_begin(module, &r, "q0", "p0") < 0 ||
-        extras_args(&r, store_every, hook, hook_buf, hook_steps, hook_force, &x, &hc) < 0)
-        goto done;
-    const int thin = store_every > 1;
-    const npy_intp N = r.n_steps, n = r.S->sys.n, rows = sym_stored_rows(N, store_every);
-    if (lam != Py_None && multipliers_out(&r, lam, rows - 1) < 0) goto done;
-    const npy_intp dt = rows, dq[2] = {rows, n}, dm[3] = {N, r.m->n_mid, n}, di = rows - 1;
-    if (!(out[0] = new_array(1, &dt, 0)) || !(out[1] = new_array(2, dq, 0)) ||
-        !(out[2] = new_array(2, dq, 0)) ||
-        !(out[3] = new_array(r.m->n_mid && !thin ? 3 : -1, dm, 1)) ||
-        !(out[4] = PyArray_ZEROS(1, (npy_intp *)&di, NPY_INT, 0)))
-        goto done;
-    sym_failure fail;
-    long done_steps = 0;
-    int st;
-    if (r.force.active) {
-        /* a forced run: on a workspace that carries the force */
-        if (run_work(&r) < 0) goto done;
-        if (run_nogil(&r)) ctx.ts = PyEval_SaveThread();
-        st = sym_integrate_work(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.t0, r.h, r.n_steps,
-                                data_of(out[0]), data_of(out[1]), data_of(out[2]),
-                                data_of(out[3]), PyArray_DATA((PyArrayObject *)out[4]),
-                                r.force.work ? PyArray_DATA(r.force.work) : NULL,
-                                r.force.impulse ? PyArray_DATA(r.force.impulse) : NULL,
-                                progress_cb, &ctx, progress_every(&r), &x, &fail, &done_steps);
-    } else {
-        if (r.S->nogil) ctx.ts = PyEval_SaveThread();
-        st = sym_integrate_ex(&r.call.sys, r.m, &r.opt, PyArray_DATA(r.q), PyArray_DATA(r.p),
-                              r.t0, r.h, r.n_steps, data_of(out[0]), data_of(out[1]),
-                              data_of(out[2]), data_of(out[3]),
-                              PyArray_DATA((PyArrayObject *)out[4]), progress_cb, &ctx,
-                              progress_every(&r), &x, &fail, &done_steps);
-    }
-    if (ctx.ts) PyEval_RestoreThread(ctx.ts);
-    ret = integrate_result(&r, st, out, &fail, done_steps, &x);
+    r.force_rows = sym_stored_rows(r.force_steps, c.store_every);
+    if (run_begin(module, &r, "q0", "p0") < 0 || run_work(&r) < 0) goto done;
+    c.q0 = r.q;
+    c.p0 = r.p;
+    c.h = r.h;
+    c.t0 = r.t0;
+    c.n_steps = r.n_steps;
+    c.work = r.force.work;
+    c.impulse = r.force.impulse;
+    ret = run_integrate(&r, &c);
 done:
     run_end(&r);
-    for (int k = 0; k < 5; k++) Py_XDECREF(out[k]);
     return ret;
 }
+
+/* ------------------------------------------------------------------ */
+/* Work: a prepared run that lives across calls (symplectic.Integrator) */
+/* ------------------------------------------------------------------ */
+/* The run of integrate and step, kept: the system, the method, the
+ * options, the force and the workspace (its predictor history and counts)
+ * stay from one call to the next, so that runs continued on it compute the
+ * states of one long run bitwise (sym_run.k0).  One call at a time (a second
+ * thread's call while one runs is a RuntimeError). */
+typedef struct WorkObject {
+    PyObject_HEAD
+    run r;
+    int ready;   /* prepared: r.w is a workspace */
+    int busy;    /* a call is running            */
+} WorkObject;
+
+static int Work_traverse(WorkObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->r.system);
+    Py_VISIT(self->r.force_in);
+    return py_force_traverse(&self->r.force, visit, arg);
+}
+
+static int Work_clear(WorkObject *self)
+{
+    if (self->busy) return 0;   /* (a running call holds a reference: not reached) */
+    if (self->ready) run_end(&self->r);
+    self->ready = 0;
+    Py_CLEAR(self->r.system);
+    Py_CLEAR(self->r.force_in);
+    return 0;
+}
+
+static void Work_dealloc(WorkObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Work_clear(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+/* Enter a call: -1 (with RuntimeError) when not prepared or busy; clears
+ * the failure records of the last call. */
+static int work_enter(WorkObject *self)
+{
+    if (!self->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "this Work was not prepared by symplectic._core.work");
+        return -1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this integrator is running in another thread "
+                        "(one call at a time)");
+        return -1;
+    }
+    self->busy = 1;
+    self->r.call.failed = 0;
+    py_force_clear_records(&self->r.force);
+    return 0;
+}
+
+/* work(system, q, p, method='simpson', rtol=0, max_iter=0, predictor=True,
+ * chord=0, branch=0, force=None) -> Work: the prologue of integrate once
+ * (q, p: a state of the system, for the number of constraints of Python
+ * callables and the checks of the arguments). */
+PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"system", "q", "p", "method", "rtol", "max_iter", "predictor",
+                             "chord", "branch", "force", NULL};
+    module_state *ms = PyModule_GetState(module);
+    WorkObject *self = (WorkObject *)ms->Work_type->tp_alloc(ms->Work_type, 0);
+    if (!self) return NULL;
+    run *r = &self->r;
+    r->method = "simpson";
+    r->predictor = 1;
+    r->h = 1.0;
+    r->force_in = Py_None;
+    r->force_steps = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sddpiiO", kwlist, &r->system, &r->q_in,
+                                     &r->p_in, &r->method, &r->rtol, &r->max_iter,
+                                     &r->predictor, &r->chord, &r->branch, &r->force_in)) {
+        r->system = r->force_in = NULL;
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_INCREF(r->system);
+    Py_INCREF(r->force_in);
+    self->ready = 1;   /* run_end releases what run_begin took, also on failure */
+    if (run_begin(module, r, "q", "p") < 0 || run_work(r) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_CLEAR(r->q);   /* the state was for the checks only */
+    Py_CLEAR(r->p);
+    r->q_in = r->p_in = NULL;
+    return (PyObject *)self;
+}
+
+/* Work.integrate(q0, p0, h, n_steps, t0=0, k0=0, cancel=None, store_every=1,
+ * hook=None, hook_buf=None, hook_steps=None, report=None, multipliers=None,
+ * hook_force=None, work=None, impulse=None, work0=0, impulse0=None) -> as
+ * integrate: the steps k0 .. k0 + n_steps - 1 of a run from t0 (sym_run),
+ * on the kept workspace. */
+static PyObject *Work_integrate(WorkObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"q0", "p0", "h", "n_steps", "t0", "k0", "cancel", "store_every",
+                             "hook", "hook_buf", "hook_steps", "report", "multipliers",
+                             "hook_force", "work", "impulse", "work0", "impulse0", NULL};
+    run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
+                  .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
+                  .hook_force = Py_None, .impulse0 = Py_None};
+    PyObject *q0, *p0, *wo = Py_None, *io = Py_None, *ret = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOdl|dlOlOOOOOOOOdO", kwlist, &q0, &p0, &c.h,
+                                     &c.n_steps, &c.t0, &c.k0, &c.cancel, &c.store_every,
+                                     &c.hook, &c.hook_buf, &c.hook_steps, &c.report, &c.lam,
+                                     &c.hook_force, &wo, &io, &c.work0, &c.impulse0))
+        return NULL;
+    if (work_enter(self) < 0) return NULL;
+    run *r = &self->r;
+    const int n = r->S->sys.n;
+    const npy_intp rows = sym_stored_rows(c.n_steps < 0 ? 0 : c.n_steps, c.store_every);
+    if ((wo != Py_None || io != Py_None || c.impulse0 != Py_None) && !r->force.active) {
+        PyErr_SetString(PyExc_ValueError, "work, impulse and impulse0 are the outputs of a "
+                        "run with a force");
+        goto done;
+    }
+    if (wo != Py_None) {
+        if (!hook_buffer(wo, rows, "work")) goto done;
+        c.work = (PyArrayObject *)wo;
+    }
+    if (io != Py_None) {
+        if (!hook_buffer(io, rows * n, "impulse")) goto done;
+        c.impulse = (PyArrayObject *)io;
+    }
+    if (!(c.q0 = py_as_vector(q0, n, "q0")) || !(c.p0 = py_as_vector(p0, n, "p0"))) goto done;
+    ret = run_integrate(r, &c);
+done:
+    Py_XDECREF(c.q0);
+    Py_XDECREF(c.p0);
+    self->busy = 0;
+    return ret;
+}
+
+/* Work.step(q, p, h, t=0, k=0) -> as step: step k of a run, at time t. */
+static PyObject *Work_step(WorkObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"q", "p", "h", "t", "k", NULL};
+    PyObject *qo, *po, *ret = NULL;
+    double h, t = 0.0;
+    long k = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOd|dl", kwlist, &qo, &po, &h, &t, &k))
+        return NULL;
+    if (work_enter(self) < 0) return NULL;
+    run *r = &self->r;
+    PyArrayObject *q = NULL, *p = NULL;
+    const int n = r->S->sys.n;
+    if ((q = py_as_vector(qo, n, "q")) && (p = py_as_vector(po, n, "p")))
+        ret = run_one_step(r, q, p, h, t, k);
+    Py_XDECREF(q);
+    Py_XDECREF(p);
+    self->busy = 0;
+    return ret;
+}
+
+/* Work.counts() -> (steps, evaluations, iterations, factorizations,
+ * branch_checks, branch_fixes) since the workspace was made */
+static PyObject *Work_counts(WorkObject *self, PyObject *unused)
+{
+    (void)unused;
+    sym_counts c;
+    sym_work_counts(self->ready ? self->r.w : NULL, &c);
+    return Py_BuildValue("(llllll)", c.steps, c.evaluations, c.iterations, c.factorizations,
+                         c.branch_checks, c.branch_fixes);
+}
+
+/* Work.reset(): forget the predictor history (the next step starts from a
+ * Taylor predictor); the counts stay. */
+static PyObject *Work_reset(WorkObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (work_enter(self) < 0) return NULL;
+    sym_work_reset(self->r.w);
+    self->busy = 0;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Work_methods[] = {
+    {"integrate", (PyCFunction)(void (*)(void))Work_integrate, METH_VARARGS | METH_KEYWORDS,
+     "integrate(q0, p0, h, n_steps, t0=0, k0=0, ...) -> as _core.integrate, on the kept "
+     "workspace: steps k0 .. k0 + n_steps - 1 of a run from t0"},
+    {"step", (PyCFunction)(void (*)(void))Work_step, METH_VARARGS | METH_KEYWORDS,
+     "step(q, p, h, t=0, k=0) -> as _core.step: step k at time t on the kept workspace"},
+    {"counts", (PyCFunction)Work_counts, METH_NOARGS,
+     "counts() -> (steps, evaluations, iterations, factorizations, branch_checks, "
+     "branch_fixes) of the workspace so far"},
+    {"reset", (PyCFunction)Work_reset, METH_NOARGS,
+     "reset(): forget the predictor history"},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot Work_slots[] = {
+    {Py_tp_dealloc, PY_SLOT_FN(Work_dealloc)},
+    {Py_tp_traverse, PY_SLOT_FN(Work_traverse)},
+    {Py_tp_clear, PY_SLOT_FN(Work_clear)},
+    {Py_tp_methods, Work_methods},
+    {Py_tp_doc, "A prepared run kept across calls (symplectic._core.work makes one)."},
+    {0, NULL}};
+
+PyType_Spec py_Work_spec = {
+    "symplectic._core.Work", sizeof(WorkObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, Work_slots};
 
 /* ------------------------------------------------------------------ */
 /* newton_system, step_tangent: diagnostics                             */
@@ -638,7 +892,11 @@ PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
 {
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, D */
-    if (one_step_begin(module, args, kw, &r, out, 1) < 0) goto done;
+    if (one_step_begin(module, args, kw, &r) < 0) goto done;
+    const npy_intp n = r.S->sys.n, d2[2] = {2 * n, 2 * n};
+    if (!(out[0] = new_array(1, &n, 0)) || !(out[1] = new_array(1, &n, 0)) ||
+        !(out[2] = new_array(2, d2, 0)))
+        goto done;
     sym_step_info info = {0};
     int st = sym_work_set_time(r.w, r.t0, 0);
     if (!st)
@@ -653,6 +911,7 @@ PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
         ret = PyTuple_Pack(3, out[0], out[1], out[2]);
     }
 done:
-    one_step_end(&r, out);
+    run_end(&r);
+    for (int k = 0; k < 3; k++) Py_XDECREF(out[k]);
     return ret;
 }

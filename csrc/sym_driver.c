@@ -25,7 +25,6 @@ void sym_options_default(sym_options *opt)
     opt->predictor = 1;
     opt->newton = SYM_NEWTON_FULL;
     opt->branch = SYM_BRANCH_AUTO;
-    opt->multipliers = NULL;
 }
 
 static int options(const sym_options *opt, sym_options *out)
@@ -43,7 +42,6 @@ static int options(const sym_options *opt, sym_options *out)
     out->predictor = opt->predictor;
     out->newton = opt->newton;
     out->branch = opt->branch;
-    out->multipliers = opt->multipliers;
     return SYM_OK;
 }
 
@@ -196,7 +194,6 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
 
 static void set_failure(sym_failure *fail, long k, double t, const sym_step_info *info)
 {
-    if (!fail) return;
     fail->step = k;
     fail->t = t;
     if (!info) return;
@@ -205,100 +202,100 @@ static void set_failure(sym_failure *fail, long k, double t, const sym_step_info
     fail->residual_rel = info->residual_rel;
 }
 
-/* One run's loop (arguments checked): where the states go, the hook, and
- * the progress callback. */
+/* What a run allocates besides the caller's outputs (once per run, never
+ * inside a step): the ring of states not stored, the hook's internal nodes,
+ * the forces' running impulse. */
 typedef struct loop {
-    double t0, h;
-    long n_steps, every;           /* every >= 1                               */
-    double *t, *q, *p, *qmid;      /* outputs (qmid: every step's, or NULL)    */
-    int *iters;
+    long every;                    /* >= 1                                     */
     double *ring;                  /* every > 1: two states (q, p) not stored  */
     double *mid;                   /* internal nodes for the hook, or NULL     */
-    sym_run_extras *x;             /* NULL: sym_integrate                      */
-    double *work, *impulse;        /* forces: accumulated work (rows) and
-                                      impulse (rows x n) of the stored rows,
-                                      or NULL                                  */
     double *isum;                  /* with impulse: 2n doubles (running sum,
                                       the step's)                              */
-    sym_progress_fn progress;
-    void *ctx;
-    long progress_every;
 } loop;
 
-/* Store node k (q, p, iterations since the last stored row) as the next row
- * unless it is stored already. */
-static void store_row(const loop *L, long k, const double *qk, const double *pk, long *row,
-                      long *row_step, int *acc, size_t n, double wsum)
+double sym_node_time(double t0, long k, double h)
 {
-    if (*row_step == k) return;
-    if (L->work) L->work[*row + 1] = wsum;
-    if (L->impulse) memcpy(L->impulse + (size_t)(*row + 1) * n, L->isum, sizeof(double) * n);
-    double *qr = L->q + (size_t)(*row + 1) * n, *pr = L->p + (size_t)(*row + 1) * n;
-    if (qr != qk) memcpy(qr, qk, sizeof(double) * n);
-    if (pr != pk) memcpy(pr, pk, sizeof(double) * n);
-    L->t[*row + 1] = L->t0 + (double)k * L->h;
-    if (L->iters) L->iters[*row] = *acc;
+    return t0 + (double)k * h;
+}
+
+/* The time of node j of the run: node k0 + j of the run from t0. */
+static double node_time(const sym_run *R, long j)
+{
+    return sym_node_time(R->t0, R->k0 + j, R->h);
+}
+
+/* Store node j (q, p, iterations since the last stored row) as the next row
+ * unless it is stored already. */
+static void store_row(const sym_run *R, const loop *L, long j, const double *qj,
+                      const double *pj, long *row, long *row_step, int *acc, size_t n,
+                      double wsum)
+{
+    if (*row_step == j) return;
+    if (R->work) R->work[*row + 1] = wsum;
+    if (R->impulse) memcpy(R->impulse + (size_t)(*row + 1) * n, L->isum, sizeof(double) * n);
+    double *qr = R->q + (size_t)(*row + 1) * n, *pr = R->p + (size_t)(*row + 1) * n;
+    if (qr != qj) memcpy(qr, qj, sizeof(double) * n);
+    if (pr != pj) memcpy(pr, pj, sizeof(double) * n);
+    R->t[*row + 1] = node_time(R, j);
+    if (R->iters) R->iters[*row] = *acc;
     *acc = 0;
     (*row)++;
-    *row_step = k;
+    *row_step = j;
 }
 
 /*
- * The steps: node k+1 is written straight into the next output row when it
+ * The steps: node j+1 is written straight into the next output row when it
  * is kept, else into the ring (two slots, so that a step never writes over
  * its own start).  Every step starts where the previous one ended, so only
- * the first state needs checking.  With every = 1, no hook and no extras
- * this is the plain loop of sym_integrate: the same calls on the same
- * arguments, hence bitwise the same states.
+ * the first state needs checking.  Whatever is kept or observed, the steps
+ * are the same calls on the same arguments, hence bitwise the same states.
  */
-static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, long *rows)
+static int run_steps(sym_work *w, sym_run *R, const loop *L)
 {
     const size_t n = (size_t)w->n, mid = (size_t)w->method->n_mid * n;
-    const sym_run_extras *x = L->x;
-    const sym_step_hook hook = x ? x->hook : NULL;
     long row = 0, row_step = 0, next_hook = 0;
     int acc = 0, st = SYM_OK;
-    const double *qk = L->q, *pk = L->p;
-    double wsum = 0.0;   /* the forces' work from t0 */
+    const double *qk = R->q, *pk = R->p;
+    double wsum = R->work0;   /* the forces' work from the origin */
     double cn[SYM_MAX_NODES];
     /* the multipliers (constrained systems): s nodes, m each, in the slot of
      * the next stored row -- overwritten until a step is kept, so that the
      * slot of each stored row holds the step that ends there */
-    double *lam = w->sys->m > 0 ? w->opt.multipliers : NULL;
+    double *lam = w->sys->m > 0 ? R->multipliers : NULL;
     const size_t nlam = lam ? (size_t)sym_method_nodes(w->method, cn) * (size_t)w->sys->m : 0;
     sym_step_info info;
-    for (long k = 0; k < L->n_steps; k++) {
+    for (long k = 0; k < R->n_steps; k++) {
         const long k1 = k + 1;
-        const int keep = L->every == 1 || k1 % L->every == 0 || k1 == L->n_steps;
+        const int keep = L->every == 1 || k1 % L->every == 0 || k1 == R->n_steps;
         double *q1, *p1;
         if (keep) {
-            q1 = L->q + (size_t)(row + 1) * n;
-            p1 = L->p + (size_t)(row + 1) * n;
+            q1 = R->q + (size_t)(row + 1) * n;
+            p1 = R->p + (size_t)(row + 1) * n;
         } else {
             q1 = L->ring + (size_t)(k1 & 1) * 2 * n;
             p1 = q1 + n;
         }
-        double *qm = L->qmid ? L->qmid + (size_t)k * mid : L->mid;
+        double *qm = R->qmid ? R->qmid + (size_t)k * mid : L->mid;
         clear_info(&info);
-        w->t = L->t0 + (double)k * L->h;   /* the time and index a force sees */
-        w->k = k;
-        st = w->ops->step(w, qk, pk, L->h, q1, p1, qm, &info);
+        w->t = node_time(R, k);   /* the time and index a force sees */
+        w->k = R->k0 + k;
+        st = w->ops->step(w, qk, pk, R->h, q1, p1, qm, &info);
         w->counts.iterations += info.iterations;
-        if (L->every == 1 && L->iters) L->iters[k] = info.iterations;
+        if (L->every == 1 && R->iters) R->iters[k] = info.iterations;
         if (st) {
-            set_failure(fail, k, L->t0 + (double)k * L->h, &info);
+            set_failure(&R->failure, k, node_time(R, k), &info);
             break;
         }
         w->counts.steps++;
         acc += info.iterations;
-        *done = k1;
+        R->done = k1;
         if (lam) (void)w->ops->multipliers(w, lam + (size_t)row * nlam);
-        double *hf = hook && w->force ? x->hook_force : NULL;
+        double *hf = R->hook && w->force ? R->hook_force : NULL;
         if (hf) {   /* W_k, I_k before this step's are added */
             hf[0] = wsum;
             if (L->isum) memcpy(hf + 2, L->isum, sizeof(double) * n);
         }
-        if (L->work || L->impulse) {   /* W_{k+1} = W_k + W_step, I likewise */
+        if (R->work || R->impulse) {   /* W_{k+1} = W_k + W_step, I likewise */
             double dw;
             sym_step_force_work(w, &dw, L->isum ? L->isum + n : NULL);
             wsum += dw;
@@ -306,11 +303,11 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
                 for (size_t c = 0; c < n; c++) L->isum[c] += L->isum[n + c];
         }
         if (keep) {
-            if (L->work) L->work[row + 1] = wsum;
-            if (L->impulse)
-                memcpy(L->impulse + (size_t)(row + 1) * n, L->isum, sizeof(double) * n);
-            L->t[row + 1] = L->t0 + (double)k1 * L->h;
-            if (L->iters) L->iters[row] = acc;
+            if (R->work) R->work[row + 1] = wsum;
+            if (R->impulse)
+                memcpy(R->impulse + (size_t)(row + 1) * n, L->isum, sizeof(double) * n);
+            R->t[row + 1] = node_time(R, k1);
+            if (R->iters) R->iters[row] = acc;
             acc = 0;
             row++;
             row_step = k1;
@@ -318,9 +315,9 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
         const double *qprev = qk, *pprev = pk;
         qk = q1;
         pk = p1;
-        if (hook && (!x->hook_steps ||
-                     (next_hook < x->n_hook_steps && x->hook_steps[next_hook] == k))) {
-            if (x->hook_steps) next_hook++;
+        if (R->hook && (!R->hook_steps ||
+                        (next_hook < R->n_hook_steps && R->hook_steps[next_hook] == k))) {
+            if (R->hook_steps) next_hook++;
             if (hf) {
                 const size_t m = (size_t)sym_method_force_points(w->method);
                 hf[1] = wsum;
@@ -328,27 +325,27 @@ static int run_steps(sym_work *w, const loop *L, sym_failure *fail, long *done, 
                 (void)sym_step_force_points(w, hf + 2 + 2 * n, hf + 2 + 2 * n + m,
                                             hf + 2 + 2 * n + 2 * m, hf + 2 + 2 * n + 3 * m);
             }
-            const int r = hook(x->hook_ctx, k, qprev, pprev, qm, q1, p1);
+            const int r = R->hook(R->hook_ctx, k, qprev, pprev, qm, q1, p1);
             if (r < 0) {
-                set_failure(fail, k, L->t0 + (double)k * L->h, NULL);
+                set_failure(&R->failure, k, node_time(R, k), NULL);
                 st = SYM_ECALLBACK;
                 break;
             }
             if (r > 0) {
-                L->x->stopped = 1;
+                R->stopped = 1;
                 break;
             }
         }
-        if (L->progress && L->progress_every > 0 && *done % L->progress_every == 0 &&
-            L->progress(L->ctx, *done)) {
-            set_failure(fail, *done, L->t0 + (double)*done * L->h, NULL);
+        if (R->progress && R->progress_every > 0 && R->done % R->progress_every == 0 &&
+            R->progress(R->progress_ctx, R->done)) {
+            set_failure(&R->failure, R->done, node_time(R, R->done), NULL);
             st = SYM_EINTERRUPT;
             break;
         }
     }
     /* the last completed state closes the stored rows (a no-op when kept) */
-    if (L->every > 1) store_row(L, *done, qk, pk, &row, &row_step, &acc, n, wsum);
-    *rows = row + 1;
+    if (L->every > 1) store_row(R, L, R->done, qk, pk, &row, &row_step, &acc, n, wsum);
+    R->rows = row + 1;
     return st;
 }
 
@@ -368,110 +365,75 @@ void sym_work_counts(const sym_work *w, sym_counts *out)
         memset(out, 0, sizeof(*out));
 }
 
-/* A run on a prepared workspace (arguments checked, the state copied by
- * the caller's rules below): the ring, the hook's nodes and the forces'
- * running impulse are allocated once per run, never inside a step. */
-static int integrate_on(sym_work *w, const double *q0, const double *p0, double t0, double h,
-                        long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
-                        double *work, double *impulse, sym_progress_fn progress, void *ctx,
-                        long progress_every, sym_run_extras *x, sym_failure *fail, long *n_done)
+/* The run's fields, for memory safety and the core's own rules: SYM_EINVAL
+ * with the field's name in R->invalid (a constant string). */
+static int run_invalid(sym_run *R, const char *field)
 {
-    long done = 0, rows = 1;
-    int st = SYM_OK;
-    const long every = x && x->store_every > 1 ? x->store_every : 1;
-    const size_t n = (size_t)w->n, nmid = (size_t)w->method->n_mid * n;
-    const size_t nring = every > 1 ? 4 * n : 0;
-    const size_t nm = x && x->hook && !qmid ? nmid : 0;
-    const size_t ni = impulse ? 2 * n : 0;
-    double *extra = NULL;
-    if (nring + nm + ni > 0 && !(extra = malloc(sizeof(double) * (nring + nm + ni))))
-        return SYM_ENOMEM;
-    loop L = {t0, h, n_steps, every, t, q, p, qmid, iters,
-              nring ? extra : NULL, nm ? extra + nring : NULL, x, work, impulse,
-              ni ? extra + nring + nm : NULL, progress, ctx, progress_every};
-    memcpy(q, q0, sizeof(double) * n);
-    memcpy(p, p0, sizeof(double) * n);
-    t[0] = t0;
-    if (work) work[0] = 0.0;
-    if (impulse) {
-        memset(impulse, 0, sizeof(double) * n);
-        memset(L.isum, 0, sizeof(double) * 2 * n);
-    }
-    st = run_steps(w, &L, fail, &done, &rows);
-    if (n_done) *n_done = done;
-    if (x) {
-        x->rows = rows;
-        x->counts = w->counts;
-    }
-    free(extra);
-    return st;
+    R->invalid = field;
+    return SYM_EINVAL;
 }
 
-static void clear_run(sym_run_extras *x, sym_failure *fail, long *n_done)
+static int run_check(const sym_work *w, sym_run *R)
 {
-    if (n_done) *n_done = 0;
-    if (fail) memset(fail, 0, sizeof(*fail));
-    if (x) {
-        x->rows = 0;
-        x->stopped = 0;
-        memset(&x->counts, 0, sizeof(x->counts));
-    }
-}
-
-static int run_args(const double *q0, const double *p0, const double *t, const double *q,
-                    const double *p, const double *qmid, long n_steps, double t0, double h,
-                    const sym_run_extras *x, int n)
-{
-    if (!q0 || !p0 || !t || !q || !p || n_steps < 0) return SYM_EINVAL;
-    if (!isfinite(t0) || !isfinite(h) || h == 0.0) return SYM_EINVAL;
-    if (x && x->store_every > 1 && qmid) return SYM_EINVAL;
-    if (x && x->hook_steps && x->n_hook_steps < 0) return SYM_EINVAL;
-    for (int k = 0; k < n; k++)
-        if (!isfinite(q0[k]) || !isfinite(p0[k])) return SYM_ENONFINITE;
+    const sym_force *f = w->force ? &w->force->f : NULL;
+    if (!R->q0 || !R->p0) return run_invalid(R, "q0/p0");
+    if (!R->t || !R->q || !R->p) return run_invalid(R, "t/q/p");
+    if (R->n_steps < 0) return run_invalid(R, "n_steps");
+    if (R->k0 < 0) return run_invalid(R, "k0");
+    if (!isfinite(R->t0)) return run_invalid(R, "t0");
+    if (!isfinite(R->h) || R->h == 0.0) return run_invalid(R, "h");
+    if (R->store_every > 1 && R->qmid) return run_invalid(R, "qmid");
+    if (R->hook_steps && R->n_hook_steps < 0) return run_invalid(R, "n_hook_steps");
+    if (R->impulse0 && !R->impulse) return run_invalid(R, "impulse0");
+    if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
+    for (int k = 0; k < w->n; k++)
+        if (!isfinite(R->q0[k]) || !isfinite(R->p0[k])) return SYM_ENONFINITE;
     return SYM_OK;
 }
 
-int sym_integrate_ex(const sym_system *sys, const sym_method *method,
-                     const sym_options *opt, const double *q0, const double *p0,
-                     double t0, double h, long n_steps, double *t, double *q,
-                     double *p, double *qmid, int *iters,
-                     sym_progress_fn progress, void *ctx, long progress_every,
-                     sym_run_extras *x, sym_failure *fail, long *n_done)
+int sym_integrate(sym_work *w, sym_run *R)
 {
-    clear_run(x, fail, n_done);
-    if (!sys || !method) return SYM_EINVAL;
-    int st = run_args(q0, p0, t, q, p, qmid, n_steps, t0, h, x, sys->n);
-    if (st) return st;
-    sym_work *w = sym_work_new(sys, method, opt, &st);
-    if (!w) return st;
-    st = integrate_on(w, q0, p0, t0, h, n_steps, t, q, p, qmid, iters, NULL, NULL, progress,
-                      ctx, progress_every, x, fail, n_done);
-    sym_work_free(w);
-    return st;
-}
-
-int sym_integrate_work(sym_work *w, const double *q0, const double *p0, double t0, double h,
-                       long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
-                       double *work, double *impulse, sym_progress_fn progress, void *ctx,
-                       long progress_every, sym_run_extras *x, sym_failure *fail,
-                       long *n_done)
-{
-    clear_run(x, fail, n_done);
+    if (!R) return SYM_EINVAL;
+    R->done = 0;
+    R->rows = 0;
+    R->stopped = 0;
+    R->invalid = NULL;
+    memset(&R->counts, 0, sizeof(R->counts));
+    memset(&R->failure, 0, sizeof(R->failure));
     if (!w) return SYM_EINVAL;
-    const int st = run_args(q0, p0, t, q, p, qmid, n_steps, t0, h, x, w->n);
+    int st = run_check(w, R);
     if (st) return st;
-    if (w->force && w->force->f.hold && n_steps > w->force->f.hold_rows) return SYM_EINVAL;
-    return integrate_on(w, q0, p0, t0, h, n_steps, t, q, p, qmid, iters, work, impulse,
-                        progress, ctx, progress_every, x, fail, n_done);
-}
-
-int sym_integrate(const sym_system *sys, const sym_method *method,
-                  const sym_options *opt, const double *q0, const double *p0,
-                  double t0, double h, long n_steps, double *t, double *q,
-                  double *p, double *qmid, int *iters,
-                  sym_progress_fn progress, void *ctx, long progress_every,
-                  sym_failure *fail, long *n_done)
-{
-    return sym_integrate_ex(sys, method, opt, q0, p0, t0, h, n_steps, t, q, p, qmid, iters,
-                            progress, ctx, progress_every, NULL, fail, n_done);
+    const long every = R->store_every > 1 ? R->store_every : 1;
+    const size_t n = (size_t)w->n, nmid = (size_t)w->method->n_mid * n;
+    const size_t nring = every > 1 ? 4 * n : 0;
+    const size_t nm = R->hook && !R->qmid ? nmid : 0;
+    const size_t ni = R->impulse ? 2 * n : 0;
+    double *extra = NULL;
+    if (nring + nm + ni > 0 && !(extra = malloc(sizeof(double) * (nring + nm + ni))))
+        return SYM_ENOMEM;
+    const loop L = {every, nring ? extra : NULL, nm ? extra + nring : NULL,
+                    ni ? extra + nring + nm : NULL};
+    const sym_counts before = w->counts;
+    memcpy(R->q, R->q0, sizeof(double) * n);
+    memcpy(R->p, R->p0, sizeof(double) * n);
+    R->t[0] = node_time(R, 0);
+    if (R->work) R->work[0] = R->work0;
+    if (R->impulse) {
+        if (R->impulse0)
+            memcpy(R->impulse, R->impulse0, sizeof(double) * n);
+        else
+            memset(R->impulse, 0, sizeof(double) * n);
+        memcpy(L.isum, R->impulse, sizeof(double) * n);
+        memset(L.isum + n, 0, sizeof(double) * n);
+    }
+    st = run_steps(w, R, &L);
+    /* the work of this run alone */
+    R->counts.steps = w->counts.steps - before.steps;
+    R->counts.evaluations = w->counts.evaluations - before.evaluations;
+    R->counts.iterations = w->counts.iterations - before.iterations;
+    R->counts.factorizations = w->counts.factorizations - before.factorizations;
+    R->counts.branch_checks = w->counts.branch_checks - before.branch_checks;
+    R->counts.branch_fixes = w->counts.branch_fixes - before.branch_fixes;
+    free(extra);
+    return st;
 }

@@ -366,10 +366,6 @@ typedef struct sym_options {
                       a suspicious root by continuation in h
                       (csrc/sym_galerkin.c); SYM_BRANCH_ALWAYS: every root;
                       SYM_BRANCH_NEVER: none                              */
-    double *multipliers; /* an output of sym_integrate (NULL: not wanted):
-                      for a constrained system, n_steps * s * m doubles
-                      receiving each step's multipliers lambda_a at its s
-                      nodes (sym_step_multipliers); ignored otherwise     */
 } sym_options;
 
 enum sym_newton_mode { SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1, SYM_NEWTON_STEP = 2 };
@@ -439,28 +435,12 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 typedef int (*sym_progress_fn)(void *ctx, long steps_done);
 
 typedef struct sym_failure {
-    long step;          /* index k of the failing step t_k -> t_{k+1}    */
-    double t;           /* t_k                                            */
+    long step;          /* index j of the failing step of the run        */
+    double t;           /* its start time                                 */
     int iterations;
     double residual;
     double residual_rel;
 } sym_failure;
-
-/*
- * Integrate n_steps steps of size h from (q0, p0) at t0.
- * Outputs (caller-allocated): t[n_steps+1], q and p [(n_steps+1) * n],
- * qmid [n_steps * n_mid * n] or NULL, iters [n_steps] or NULL.
- * progress (may be NULL) is called every progress_every steps; a nonzero
- * return stops with SYM_EINTERRUPT.  On any failure *n_done holds the
- * number of completed steps (rows 0..*n_done of the outputs are valid) and
- * fail (may be NULL) describes the failing step.
- */
-int sym_integrate(const sym_system *sys, const sym_method *method,
-                  const sym_options *opt, const double *q0, const double *p0,
-                  double t0, double h, long n_steps, double *t, double *q,
-                  double *p, double *qmid, int *iters,
-                  sym_progress_fn progress, void *ctx, long progress_every,
-                  sym_failure *fail, long *n_done);
 
 /* ------------------------------------------------------------------ */
 /* Thinned output, a per-step observer and the counts of a run          */
@@ -491,46 +471,79 @@ void sym_work_counts(const sym_work *w, sym_counts *out);
 typedef int (*sym_step_hook)(void *ctx, long k, const double *q, const double *p,
                              const double *qmid, const double *q1, const double *p1);
 
-/* The optional part of sym_integrate_ex (zeroed: sym_integrate). */
-typedef struct sym_run_extras {
-    /* in */
-    long store_every;        /* keep the states of steps 0, k, 2k, ... and the
-                                last one (k > 1); <= 1: every step          */
-    sym_step_hook hook;      /* NULL, or called after accepted steps:       */
-    void *hook_ctx;
-    const long *hook_steps;  /* ... only these, increasing (NULL: every step) */
-    long n_hook_steps;
-    /* NULL, or (a run with a force) filled before each hook call with the
-     * step's work: W_k, W_{k+1}, the impulses I_k, I_{k+1} (n each) from t0,
-     * then the step's quadrature of the work (sym_step_force_points: m
-     * positions x, m weights b, m powers P, m x n forces F); 2 + 2n +
-     * m (3 + n) doubles, m = sym_method_force_points(method) */
-    double *hook_force;
-    /* out */
-    long rows;               /* rows of t, q, p filled (iters: rows - 1)    */
-    int stopped;             /* 1 when the hook stopped the run             */
-    sym_counts counts;       /* the work of the run                         */
-} sym_run_extras;
-
 /* Rows stored for n_steps steps keeping every k-th state and the last. */
 long sym_stored_rows(long n_steps, long every);
+/* The time of node k of a run from t0 with step h: t0 + k h, computed by
+ * this one function wherever a node's time is needed, so that every piece
+ * of a run continued in pieces rounds it alike. */
+double sym_node_time(double t0, long k, double h);
 
 /*
- * sym_integrate with thinned output and a per-step hook.  With
- * store_every = k > 1 the outputs hold sym_stored_rows(n_steps, k) rows:
- * t, q, p at steps 0, k, 2k, ... and at the last step done (also when the
- * run stops early: at a failure, an interruption or the hook's stop, the
- * last completed state is stored), iters[i] the Newton iterations of the
- * steps between rows i and i + 1; qmid must be NULL (nothing but the stored
- * rows is kept; the hook still sees every step's internal nodes).  The
- * states are bitwise those of sym_integrate.
+ * One run on a prepared workspace (sym_work_new, sym_work_set_force): what
+ * it reads, where it writes, what it reports.  Zero it, fill the inputs and
+ * the outputs wanted, call sym_integrate.
+ *
+ * Steps j = 0 .. n_steps-1 of the run are the steps k = k0 + j of a run
+ * whose origin is t0: step k goes from t0 + k h to t0 + (k+1) h, and a force
+ * sees that time and the index k (a held force's row k).  A run continued
+ * from node k0 on the same workspace (which keeps the predictor history
+ * when a step starts where the last one ended) computes bitwise the states
+ * of one long run; k0 = 0 is a run from t0.
+ *
+ * Rows: rows = sym_stored_rows(n_steps, store_every): t, q, p at nodes
+ * 0, k, 2k, ... and the last node done (also when the run stops early: at a
+ * failure, an interruption or the hook's stop, the last completed state is
+ * stored), iters[i] the Newton iterations of the steps between rows i and
+ * i + 1.
  */
-int sym_integrate_ex(const sym_system *sys, const sym_method *method,
-                     const sym_options *opt, const double *q0, const double *p0,
-                     double t0, double h, long n_steps, double *t, double *q,
-                     double *p, double *qmid, int *iters,
-                     sym_progress_fn progress, void *ctx, long progress_every,
-                     sym_run_extras *extras, sym_failure *fail, long *n_done);
+typedef struct sym_run {
+    /* in: the steps */
+    const double *q0, *p0;   /* the state at node 0 (time t0 + k0 h)        */
+    double t0, h;            /* origin and step (finite, h != 0)            */
+    long k0;                 /* index of the first step (>= 0)              */
+    long n_steps;            /* >= 0                                        */
+    long store_every;        /* keep every k-th node and the last; <= 1: all */
+    /* out: the caller's arrays (rows as above; NULL: not wanted) */
+    double *t, *q, *p;       /* required: rows, rows x n, rows x n          */
+    double *qmid;            /* n_steps x n_mid x n (store_every <= 1 only) */
+    int *iters;              /* rows - 1                                    */
+    double *work, *impulse;  /* a forced run: the accumulated work (rows) and
+                                impulse (rows x n) of the forces            */
+    double work0;            /* ... their values at node 0 (a continued run:
+                                the last run's final ones; impulse0 NULL: 0) */
+    const double *impulse0;
+    double *multipliers;     /* constrained: (rows - 1) x s x m, the
+                                multipliers lambda_a at the s nodes of the
+                                step that ends at each stored row
+                                (sym_step_multipliers)                      */
+    /* in: the observers */
+    sym_step_hook hook;      /* NULL, or called after accepted steps:       */
+    void *hook_ctx;
+    const long *hook_steps;  /* ... only these j, increasing (NULL: all)    */
+    long n_hook_steps;
+    /* NULL, or (a run with a force) filled before each hook call with the
+     * step's work: W_j, W_{j+1}, the impulses I_j, I_{j+1} (n each), then
+     * the step's quadrature of the work (sym_step_force_points: m positions
+     * x, m weights b, m powers P, m x n forces F); 2 + 2n + m (3 + n)
+     * doubles, m = sym_method_force_points(method) */
+    double *hook_force;
+    sym_progress_fn progress;  /* NULL, or called every progress_every     */
+    void *progress_ctx;        /* steps with the steps done; nonzero stops */
+    long progress_every;       /* with SYM_EINTERRUPT                      */
+    /* out: the report */
+    long done;               /* steps completed (rows 0 .. of the outputs)  */
+    long rows;               /* rows filled                                  */
+    int stopped;             /* 1 when the hook stopped the run             */
+    sym_counts counts;       /* the work of this run                        */
+    sym_failure failure;     /* the failing step j (of this run), its time  */
+    const char *invalid;     /* SYM_EINVAL: the field that is invalid       */
+} sym_run;
+
+/* The one driver: the run R on w (see sym_run).  SYM_OK, or the status of
+ * the failure (R->failure and R->done say where), SYM_EINVAL naming the
+ * field in R->invalid, SYM_ENONFINITE for a non-finite initial state,
+ * SYM_ENOMEM. */
+int sym_integrate(sym_work *w, sym_run *R);
 
 /* ------------------------------------------------------------------ */
 /* Non-conservative forces: the discrete Lagrange-d'Alembert principle  */
@@ -600,17 +613,6 @@ void sym_step_force_work(const sym_work *w, double *work, double *impulse);
  * P) and that many rows of n (F); any may be NULL. */
 int sym_method_force_points(const sym_method *m);
 int sym_step_force_points(const sym_work *w, double *x, double *b, double *P, double *F);
-
-/* A whole run on a prepared workspace (sym_work_new, sym_work_set_force),
- * as sym_integrate_ex (x may be NULL), steps k = 0 .. n_steps-1 at t0 + k h;
- * work and impulse (either may be NULL; one row per stored row:
- * sym_stored_rows(n_steps, store_every) of them) receive the accumulated
- * work and impulse of the forces (0 at t0). */
-int sym_integrate_work(sym_work *w, const double *q0, const double *p0, double t0, double h,
-                       long n_steps, double *t, double *q, double *p, double *qmid, int *iters,
-                       double *work, double *impulse, sym_progress_fn progress, void *ctx,
-                       long progress_every, sym_run_extras *x, sym_failure *fail,
-                       long *n_done);
 
 /* Built-in force terms (csrc/sym_forces.c): named callbacks in C whose
  * params point to npar doubles owned by the caller (checked by `check`). */

@@ -13,6 +13,7 @@ from . import analysis, exact, forces, linear, papers, systems
 from ._errors import ConvergenceError, DerivativeError, StabilityWarning
 from ._ensemble import Ensemble, integrate_many
 from ._integrate import integrate, step
+from ._integrator import Integrator, State
 from ._io import load
 from ._registry import methods
 from ._system import System
@@ -28,6 +29,6 @@ def __getattr__(name):
         return importlib.import_module(".symbolic", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["System", "Trajectory", "Ensemble", "ConvergenceError", "DerivativeError", "StabilityWarning", "integrate", "integrate_many",
+__all__ = ["System", "Trajectory", "Ensemble", "Integrator", "State", "ConvergenceError", "DerivativeError", "StabilityWarning", "integrate", "integrate_many",
            "step", "load", "methods", "systems", "forces", "exact", "linear", "analysis", "papers", "__version__"]
 

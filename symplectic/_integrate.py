@@ -273,14 +273,21 @@ Run = collections.namedtuple(
     "Run", "t q p q_mid iterations done failure rows stopped counts work impulse multipliers",
     defaults=(None, False, None, None, None, None))
 
-#: A failed step, as the binding reports it (reason: the C core's
-#: sym_strerror text; status None for the closed form).
-Failure = collections.namedtuple("Failure",
-                                 "status reason step t iterations residual residual_rel")
+#: A failed step, as the binding reports it: the C core's status (an int) and
+#: its text (sym_strerror, through ``_core.strerror`` for the failures found
+#: in Python: the closed form's non-finite values, the pre-run check's
+#: refusal, whose reason the check completes); ``refused``: no step was
+#: taken, the system's pre-run check refused the initial state.
+Failure = collections.namedtuple(
+    "Failure", "status reason step t iterations residual residual_rel refused",
+    defaults=(False,))
 
-# the reason the closed form gives when its values overflow: the text of the
-# core's status for the same event (SYM_ENONFINITE), so that both paths say the same
-_NONFINITE = "a non-finite value (nan or inf) appeared"
+
+def _nonfinite(step, t):
+    """The closed form's failure when its values overflow: the core's status
+    for the same event (SYM_ENONFINITE) and its text."""
+    return Failure(_core.ENONFINITE, _core.strerror(_core.ENONFINITE), step, float(t), 0,
+                   float("nan"), float("nan"))
 
 
 def linear_stepper(system, method, h, closed_form):
@@ -308,7 +315,7 @@ def force_outputs(force, n_steps, n, every=1):
 
 def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
         *, store_every=1, observer=None, report=None, force=None, outputs=None,
-        multipliers=False):
+        multipliers=False, kept=None, k0=0, start=(0.0, None)):
     """Integrate validated inputs: the C core's run, or the closed form's when
     ``closed`` is a stepper from :func:`linear_stepper`.  A failed step is
     returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
@@ -322,17 +329,25 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
     loop sums them over the steps between the rows).
     ``multipliers``: keep a constrained system's multipliers (appended to the
     partial arrays of an exception too).  A state the built-in's own pre-run
-    check refuses (:func:`_refused`) returns a Run of the initial state alone."""
-    refused = _refused(system, q0, p0, method, t0, force)   # the built-in's pre-run check
-    if refused is not None:
-        return refused
+    check refuses (:func:`_refused`) returns a Run of the initial state alone.
+
+    ``kept``: a run kept across calls (``_core.work``, :class:`symplectic.Integrator`)
+    that holds the system, method, options and force: these steps are steps
+    ``k0 ..`` of its run from the origin ``t0`` (node 0 at t0 + k0 h), and
+    ``start`` the force's accumulated (work, impulse) at node 0.  ``closed``
+    then runs from t0 + k0 h."""
+    if kept is None:
+        refused = _refused(system, q0, p0, method, t0, force)   # the built-in's pre-run check
+        if refused is not None:
+            return refused
     hook = observer.hook if observer is not None else None
     if closed is not None:
+        t0 = t0 + k0 * h if k0 else t0
         if store_every == 1 and hook is None and report is None:
             return _run_closed(closed, q0, p0, h, n_steps, method, t0)
         return _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, store_every, observer,
                               report)
-    kw = dict(options or {})
+    kw = {}
     if store_every > 1:
         kw["store_every"] = store_every
     if hook is not None:
@@ -345,15 +360,23 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
     if force is not None:
         work, impulse = outputs if outputs is not None else force_outputs(
             force, n_steps, system.n, store_every)
-        kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
+        if kept is None:
+            kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
+        else:
+            kw.update(work=work, impulse=impulse, work0=start[0], impulse0=start[1])
     lam = None
     if multipliers and system.n_constraints:
         rows_max = _stored_rows(n_steps, store_every)
         lam = np.zeros((rows_max - 1, len(method.nodes), system.n_constraints))
         kw["multipliers"] = lam
     try:
-        t, q, p, qm, iters, done, fail, extras = _core.integrate(
-            system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel, **kw)
+        if kept is None:
+            t, q, p, qm, iters, done, fail, extras = _core.integrate(
+                system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel,
+                **(options or {}), **kw)
+        else:
+            t, q, p, qm, iters, done, fail, extras = kept.integrate(
+                q0, p0, h, n_steps, t0=t0, k0=k0, cancel=cancel, **kw)
     except BaseException as exc:
         part = getattr(exc, "__dict__", {}).get("_symplectic_partial")
         if part is not None and lam is not None:
@@ -372,12 +395,9 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
                bool(stopped), Counts(*counts), work, impulse, lam)
 
 
-def _stored_rows(n_steps, every):
-    """Rows of a run that keeps every ``every``-th state and the last (the C
-    core's sym_stored_rows)."""
-    if every <= 1:
-        return n_steps + 1
-    return n_steps // every + 1 + (n_steps % every != 0)
+#: Rows of a run that keeps every ``every``-th state and the last: the C
+#: core's sym_stored_rows, the one place that counts them.
+_stored_rows = _core.stored_rows
 
 
 def _partial_run(part, outputs=(None, None)):
@@ -413,7 +433,7 @@ def _refused(system, q0, p0, method, t0, force=None):
     """The Run of a run that the system's own pre-run check
     (:func:`symplectic._validate.chart`) refuses: no step done, the initial
     state alone, a Failure at step 0 whose reason is the check's (status
-    ``"refused"``); None when the check passes (or the system has none, or a
+    SYM_ECHART, ``refused`` true); None when the check passes (or the system has none, or a
     force -- ``force`` or the system's own damping -- drives the motion, which
     the check's conserved quantities then do not describe)."""
     reason = _validate.chart(system, q0, p0, force)
@@ -421,7 +441,7 @@ def _refused(system, q0, p0, method, t0, force=None):
         return None
     n = len(q0)
     q_mid = np.empty((0, method.n_mid, n)) if method.n_mid > 0 else None
-    fail = Failure("refused", reason, 0, float(t0), 0, float("nan"), float("nan"))
+    fail = Failure(_core.ECHART, reason, 0, float(t0), 0, float("nan"), float("nan"), True)
     return Run(t=np.array([float(t0)]), q=q0[None, :].copy(), p=p0[None, :].copy(),
                q_mid=q_mid, iterations=np.zeros(0, dtype=np.intc), done=0, failure=fail,
                rows=1, stopped=False, counts=Counts(0, 0, 0, 0))
@@ -440,7 +460,7 @@ def _run_closed(closed, q0, p0, h, n_steps, method, t0):
         return Run(t, q, p, q_mid, iters, n_steps, None, n_steps + 1, False,
                    Counts(n_steps, 0, 0, 0))
     done = int(np.argmax(bad)) - 1
-    fail = Failure(None, _NONFINITE, done, float(t[done]), 0, float("nan"), float("nan"))
+    fail = _nonfinite(done, t[done])
     return Run(t, q, p, q_mid, iters, done, fail, done + 1, False, Counts(done, 0, 0, 0))
 
 
@@ -454,7 +474,7 @@ def _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, every, observer, repo
     (each chunk starts from the last state: the recursion is the same, so
     the states are bitwise those of _run_closed)."""
     n, mid = len(q0), method.n_mid > 0
-    rows_max = n_steps // every + 1 + (n_steps % every != 0) if every > 1 else n_steps + 1
+    rows_max = _stored_rows(n_steps, every)
     t = np.empty(rows_max)
     Q = np.empty((rows_max, n))
     P = np.empty((rows_max, n))
@@ -498,8 +518,7 @@ def _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, every, observer, repo
             report(k0)
         if stopped or valid < m:
             if valid < m and not stopped:
-                fail = Failure(None, _NONFINITE, k0, float(t0 + k0 * h), 0, float("nan"),
-                               float("nan"))
+                fail = _nonfinite(k0, t0 + k0 * h)
             if row_step != k0:                 # the last state closes the rows
                 row += 1
                 t[row], Q[row], P[row] = t0 + k0 * h, qc[valid], pc[valid]
@@ -538,10 +557,6 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
 
 
 # ---------------------------------------------------------------- results
-#: The core's text for a singular Newton matrix (sym_strerror(SYM_ESINGULAR)).
-_SINGULAR = "Newton matrix is singular"
-
-
 def convergence_error(method, h, failure, *, member=None, trajectory=None, system=None,
                       state=None):
     """The ConvergenceError of a failed step (``failure`` a :class:`Failure`),
@@ -552,7 +567,7 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
     who = method.name if member is None else f"{method.name} (ensemble member {member})"
     f = failure
     reason = f.reason
-    if reason == _SINGULAR and getattr(system, "n_constraints", None):
+    if f.status == _core.ESINGULAR and getattr(system, "n_constraints", None):
         # with constraints, the saddle-point matrix is singular when G(q) loses rank
         reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
                    "lost rank, a singular configuration)")
@@ -561,7 +576,7 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
     if system is not None and state is not None:
         reason = unstable_reason(system, method, h, f.status, reason, state,
                                  None if trajectory is None else trajectory.q[0])
-    if f.status == "refused":                  # by the system's pre-run check: no step taken
+    if f.refused:                  # by the system's pre-run check: no step taken
         msg = f"{who} refused the initial state (t = {f.t:.17g}, h = {h:g}): {reason}"
     else:
         msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "

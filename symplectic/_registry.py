@@ -33,6 +33,8 @@ class Method:
     force_points: int = 1      # points of a step's quadrature of a force's work
     stability: float = float("inf")   # omega h below which the harmonic oscillator is stable
     #                                  (0: not determined)
+    implicit: bool = True      # a step solves equations by Newton (rk4: no; it takes no
+    #                            Newton options)
 
     def details(self):
         """The row as :func:`methods` ``(details=True)`` gives it."""
@@ -51,8 +53,9 @@ class Builtin:
 
 def _read_methods():
     return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con),
-                         int(npw), float(stab))
-            for name, doc, order, sym, n_mid, nodes, con, npw, stab in _core.methods()}
+                         int(npw), float(stab), bool(implicit))
+            for name, doc, order, sym, n_mid, nodes, con, npw, stab, implicit
+            in _core.methods()}
 
 
 def _read_builtins():

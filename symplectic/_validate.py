@@ -126,7 +126,8 @@ def stored_rows(store, n_steps):
         return n_steps + 1 if store == "all" else 1
     if isinstance(store, (int, np.integer)) and not isinstance(store, (bool, np.bool_)) \
             and store >= 1:
-        return n_steps // int(store) + 1 + (n_steps % int(store) != 0)
+        # (a k beyond the step count keeps the first and the last state, as k = n_steps does)
+        return _core.stored_rows(n_steps, min(int(store), max(n_steps, 1)))
     raise ValueError(f"store must be 'all', 'final' or a positive int, got {store!r}")
 
 
@@ -577,7 +578,7 @@ def output_bytes(n_steps, n, method, every=1, forced=False, n_constraints=0):
     lam = 8 * len(method.nodes) * (n_constraints or 0)
     force = 8 * (1 + n) if forced else 0
     if every > 1:
-        rows = n_steps // every + 1 + (n_steps % every != 0)
+        rows = _core.stored_rows(n_steps, every)
         return 8 * rows * (1 + 2 * n) + 4 * (rows - 1) + lam * (rows - 1) + force * rows
     rows = n_steps + 1
     return (8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps

@@ -111,9 +111,13 @@ static int run(const sym_system *sys, const sym_method *m, const double *q0, con
     tr->q = malloc(sizeof(double) * rows * n);
     tr->p = malloc(sizeof(double) * rows * n);
     if (!tr->t || !tr->q || !tr->p) return SYM_ENOMEM;
-    long done = 0;
-    return sym_integrate(sys, m, NULL, q0, p0, 0.0, h, N, tr->t, tr->q, tr->p, NULL, NULL, NULL,
-                         NULL, 0, NULL, &done);
+    int st = SYM_OK;
+    sym_work *w = sym_work_new(sys, m, NULL, &st);
+    if (!w) return st;
+    sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .t = tr->t, .q = tr->q, .p = tr->p};
+    st = sym_integrate(w, &R);
+    sym_work_free(w);
+    return st;
 }
 
 static void release(trajectory *tr)

@@ -1,0 +1,330 @@
+"""sp.Integrator: a run kept as an object.
+
+An :class:`Integrator` owns the C workspace of one run (``_core.work``: the
+system, the method, its options, the force, the predictor history and the
+counts) and the current state.  Its :meth:`~Integrator.step` and
+:meth:`~Integrator.propagate` continue that one run: step k of it goes from
+t0 + k h, so that a run taken in pieces of any size gives bitwise the states
+of one :func:`symplectic.integrate` call from the same start (the predictor
+history carries over, a force sees the same times and step indices, and its
+accumulated work and impulse continue).  The pieces run through the same
+function as :func:`symplectic.integrate` (:func:`symplectic._integrate.run`).
+"""
+import collections
+
+import numpy as np
+
+from . import _core, _derivcheck, _events, _integrate, _progress, _stability, _validate, forces
+from ._trajectory import Counts
+
+__all__ = ["Integrator", "State"]
+
+#: The state of an :class:`Integrator`: time, coordinates, canonical momenta.
+State = collections.namedtuple("State", "t q p")
+
+#: The Newton options (:func:`symplectic.integrate`) and their defaults; an
+#: explicit method (rk4) takes none of them.
+_NEWTON_OPTIONS = {"rtol": None, "max_iter": None, "predictor": True, "newton": "full",
+                   "branch_check": "auto"}
+
+
+def _method_options(m, options):
+    """The core's keywords for the method options given to an Integrator of
+    method ``m``: Newton's (for an implicit method), nothing else."""
+    unknown = sorted(set(options) - set(_NEWTON_OPTIONS))
+    if unknown:
+        raise TypeError(f"Integrator got unexpected keyword argument(s) {unknown}; the method "
+                        f"options are {sorted(_NEWTON_OPTIONS)}")
+    if options and not m.implicit:
+        raise TypeError(f"method {m.name!r} is explicit: it has no Newton options, got "
+                        f"{sorted(options)}")
+    return _validate.newton(**{**_NEWTON_OPTIONS, **options})
+
+
+def _held_rows(force):
+    """Rows of an array force (n_steps, n) given to an Integrator, else None
+    (a callable, a Force or None)."""
+    if force is None or callable(force) or isinstance(force, (forces.Force, str, bytes, dict)):
+        return None
+    return len(force) if np.ndim(force) == 2 else None
+
+
+class Integrator:
+    """One run of fixed step ``h`` kept as an object: step it, propagate it in
+    pieces, reset its state.
+
+    Parameters
+    ----------
+    system : symplectic.System
+    h : float
+        The step (nonzero; negative integrates backward).
+    q0, p0 : array_like (n,)
+        The initial state (coordinates, canonical momenta p = M(q) qdot).
+    method : str
+        A name of :func:`symplectic.methods` (default ``"simpson"``).
+    t0 : float
+        The time of ``(q0, p0)``, the run's origin: step k goes from
+        t0 + k h to t0 + (k+1) h.
+    qdot0 : array_like (n,), optional
+        Initial velocities instead of ``p0``.
+    force, force_jac :
+        As for :func:`symplectic.integrate`; an array force (rows, n) holds
+        row k over step k, so the run has at most ``rows`` steps.
+    check : bool
+        Check the system's derivatives once (as :func:`symplectic.integrate`).
+    closed_form : bool
+        A ``systems.linear`` system with simpson or midpoint takes its
+        closed form (as :func:`symplectic.integrate`).
+    **method_options :
+        Newton's options of an implicit method (``rtol``, ``max_iter``,
+        ``predictor``, ``newton``, ``branch_check``, as for
+        :func:`symplectic.integrate`); an explicit method (rk4) takes none,
+        and an unknown name is a TypeError.
+
+    Attributes
+    ----------
+    state : State
+        ``(t, q, p)`` now (copies).
+    t, q, p : the same, one at a time.
+    steps : int
+        Steps taken since the origin (or the last :meth:`reset`).
+    counts : Counts
+        The work of all steps so far (as ``Trajectory.counts``).
+
+    Examples
+    --------
+    >>> import symplectic as sp
+    >>> sys = sp.systems.double_pendulum()
+    >>> it = sp.Integrator(sys, 0.01, [1.0, 0.5], [0.0, 0.0])
+    >>> a = it.propagate(n_steps=300)          # 0 .. 3 s
+    >>> b = it.propagate(t_end=5.0)            # 3 .. 5 s, continuing the same run
+    >>> q1, p1 = it.step()                     # one more step
+    >>> full = sp.integrate(sys, [1.0, 0.5], [0.0, 0.0], 0.01, 501)
+    >>> bool((full.q[-1] == q1).all())
+    True
+    """
+
+    def __init__(self, system, h, q0=None, p0=None, *, method="simpson", t0=0.0, qdot0=None,
+                 force=None, force_jac=None, check=True, closed_form=True, **method_options):
+        system = _validate.system(system)
+        m = _validate.method(method)
+        self._h = _validate.step_size(h)
+        self._t0 = _validate.real("t0", t0)
+        q0 = _validate.state("q0", _validate.required("q0", q0), system.n)
+        p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
+        _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+        options = _method_options(m, method_options)
+        f = forces._resolve(system, force, force_jac, _held_rows(force))
+        _derivcheck.ensure(system, q0, check)
+        _stability.warn(system, q0, p0, self._h, m)
+        self.system, self.method, self.force = system, m.name, f
+        self._m, self._check = m, check
+        self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
+        self._closed = _integrate.linear_stepper(system, m, self._h, closed_form and f is None)
+        self._kept = None
+        if self._closed is None:
+            spec = f.spec(system.n) if f is not None else None
+            self._kept = _core.work(system, q0, p0, m.name, force=spec, **options)
+        self._closed_counts = Counts(0, 0, 0, 0)
+        self._set(q0, p0, 0)
+
+    # ------------------------------------------------------------ state
+    def _set(self, q, p, k, work=0.0, impulse=None):
+        self._q, self._p, self._k = q, p, k
+        self._work0 = work
+        self._impulse0 = (np.zeros(self.system.n) if impulse is None else impulse) \
+            if self.force is not None else None
+        self._refusal = _integrate._refused(self.system, q, p, self._m, self._time(k), self.force)
+
+    def _time(self, k):
+        # the C driver's node time t0 + k h (sym_node_time), the same rounding
+        return _core.node_time(self._t0, k, self._h)
+
+    @property
+    def h(self):
+        """The step."""
+        return self._h
+
+    @property
+    def t(self):
+        """The time now: t0 + steps * h."""
+        return self._time(self._k)
+
+    @property
+    def q(self):
+        return self._q.copy()
+
+    @property
+    def p(self):
+        return self._p.copy()
+
+    @property
+    def state(self):
+        """(t, q, p) now, as a :class:`State` of copies."""
+        return State(self.t, self._q.copy(), self._p.copy())
+
+    @property
+    def steps(self):
+        """Steps taken since the origin or the last :meth:`reset`."""
+        return self._k
+
+    @property
+    def counts(self):
+        """The work of all steps so far (:class:`symplectic.Trajectory` ``counts``)."""
+        if self._kept is None:
+            return self._closed_counts
+        return Counts(*self._kept.counts())
+
+    def reset(self, q, p=None, t=None, *, qdot=None):
+        """Start again from ``(q, p)`` (or ``qdot``) at time ``t`` (default: the
+        time now), a new origin: the predictor history is forgotten and the
+        step count starts at 0; a force's accumulated work and impulse start
+        at 0; an array force starts again at its row 0.  The counts go on."""
+        system, m = self.system, self._m
+        q = _validate.state("q", q, system.n)
+        p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot", "q")
+        _validate.constrained_state(system, m, q, p, "q", "p", self._check)
+        t0 = self.t if t is None else _validate.real("t", t)
+        if self._kept is not None:
+            self._kept.reset()
+        self._t0 = t0
+        self._set(q, p, 0)
+
+    # ------------------------------------------------------------ running
+    def _need_rows(self, n_steps):
+        if self._hold_rows is not None and self._k + n_steps > self._hold_rows:
+            raise ValueError(f"force: the held force array has {self._hold_rows} rows (one per "
+                             f"step), but steps {self._k} .. {self._k + n_steps - 1} were asked "
+                             f"for")
+
+    def _run(self, n_steps, *, every=1, observer=None, report=None, multipliers=True):
+        """The Run of the next n_steps steps (symplectic._integrate.run)."""
+        f, n = self.force, self.system.n
+        outputs = _integrate.force_outputs(f, n_steps, n, every)
+        if self._refusal is not None:
+            return self._refusal._replace(t=np.array([self.t])), outputs
+        r = _integrate.run(self.system, self._q, self._p, self._h, n_steps, self._m, self._t0,
+                           closed=self._closed, store_every=every, observer=observer,
+                           report=report, force=f, outputs=outputs,
+                           multipliers=multipliers, kept=self._kept, k0=self._k,
+                           start=(self._work0, self._impulse0))
+        return r, outputs
+
+    def _advance(self, r):
+        """Move the state to the last row of the Run r (r.done steps later)."""
+        rows = r.rows if r.rows is not None else len(r.t)
+        if r.done == 0:
+            return
+        work = r.work[rows - 1] if r.work is not None else 0.0
+        impulse = r.impulse[rows - 1].copy() if r.impulse is not None else None
+        if self._closed is not None:
+            c = self._closed_counts
+            self._closed_counts = c._replace(steps=c.steps + r.done)
+        self._q, self._p = r.q[rows - 1].copy(), r.p[rows - 1].copy()
+        self._k += r.done
+        self._work0, self._impulse0 = work, impulse
+
+    def step(self):
+        """Take one step: returns ``(q1, p1)`` (copies) and moves the state there.
+
+        Raises ConvergenceError (the state stays) as :func:`symplectic.step`."""
+        self._need_rows(1)
+        if self._kept is not None and self.force is None and self._refusal is None:
+            # the lean path of an unforced run: the same driver for one step, no Run
+            _, q, p, _, _, _, fail, _ = self._kept.integrate(
+                self._q, self._p, self._h, 1, t0=self._t0, k0=self._k)
+            if fail is None:
+                self._q, self._p, self._k = q[1], p[1], self._k + 1
+                return q[1].copy(), p[1].copy()
+            failure = _integrate.Failure(*fail)
+        else:
+            r, _ = self._run(1, multipliers=False)
+            failure = r.failure
+            if failure is None:
+                self._advance(r)
+                return self._q.copy(), self._p.copy()
+        raise _integrate.convergence_error(self._m, self._h, failure, system=self.system,
+                                           state=(self._q, self._p))
+
+    def propagate(self, n_steps=None, *, t_end=None, t_eval=None, store_every=None,
+                  events=None, progress=False):
+        """Continue the run: ``n_steps`` steps, or the fewest whole steps that
+        reach ``t_end``; returns the :class:`symplectic.Trajectory` of this
+        piece (its first row the state before it) and moves the state to its
+        end.
+
+        ``t_eval``, ``store_every``, ``events`` and ``progress`` as for
+        :func:`symplectic.integrate`, on this piece.  The step never changes:
+        with ``t_end`` off the grid t0 + k h the piece ends up to one step
+        beyond it (``t_eval=[t_end]`` gives the state at t_end itself).
+
+        Raises ConvergenceError with the piece up to the failing step in
+        ``.trajectory``; the state moves to the last completed step.
+        """
+        if (n_steps is None) == (t_end is None):
+            raise TypeError("give n_steps or t_end (exactly one)")
+        t_start = self.t
+        if n_steps is not None:
+            n_steps = _validate.step_count(n_steps)
+        else:
+            t_end = _validate.real("t_end", t_end)
+            span = (t_end - t_start) / self._h
+            if span < -1e-9:
+                raise ValueError(f"t_end = {t_end!r} is behind the state (t = {t_start!r}, "
+                                 f"h = {self._h!r})")
+            n_steps = max(0, int(np.ceil(span - 1e-9 * max(1.0, abs(span)))))
+        self._need_rows(n_steps)
+        system, m, h = self.system, self._m, self._h
+        every = min(_validate.store_every(store_every), max(n_steps, 1))
+        end = _core.node_time(self._t0, self._k + n_steps, h)
+        times = _validate.t_eval(t_eval, t_start, t_end if t_end is not None and t_eval is not None
+                                 and abs(t_end - t_start) <= abs(end - t_start) else end)
+        if times is not None and store_every is not None:
+            raise TypeError("give t_eval (states at those times) or store_every (every k-th "
+                            "step), not both")
+        evs = _validate.events(events)
+        show = _validate.flag("progress", progress)
+        f = self.force
+        if times is not None:
+            every = max(n_steps, 1)
+            kept = 8 * len(times) * (1 + 3 * system.n + (1 + system.n if f is not None else 0))
+        else:
+            kept = _validate.output_bytes(n_steps, system.n, m, every, f is not None,
+                                          system.n_constraints)
+        _validate.memory(kept, f"propagate(n_steps={n_steps}) with n = {system.n}")
+        q0, p0 = self._q, self._p
+        observer = (_events.Observer(system, m, t_start, h, n_steps, q0, p0, evs, times,
+                                     forced=f is not None)
+                    if evs or times is not None else None)
+        bar = _progress.bar(show, n_steps, f"propagate ({m.name})")
+        outputs = (None, None)
+        try:
+            r, outputs = self._run(n_steps, every=every, observer=observer,
+                                   report=bar.report if bar else None,
+                                   multipliers=times is None)
+            if bar:
+                bar.report(r.done)
+        except BaseException as exc:
+            part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
+            if part is not None:
+                pr = _integrate._partial_run(part, outputs)
+                exc.trajectory = _integrate.make_trajectory(system, m, h, pr, part[5],
+                                                            every=every, observer=observer,
+                                                            force=f)
+                self._advance(pr)
+            raise
+        finally:
+            if bar:
+                bar.close()
+        if r.failure is None:
+            self._advance(r)
+            return _integrate.make_trajectory(system, m, h, r, every=every, observer=observer,
+                                              force=f)
+        traj = _integrate.make_trajectory(system, m, h, r, r.done, every=every,
+                                          observer=observer, force=f)
+        self._advance(r)
+        raise _integrate.convergence_error(m, h, r.failure, trajectory=traj, system=system)
+
+    def __repr__(self):
+        return (f"<symplectic.Integrator {self.method} h={self._h!r} t={self.t!r} "
+                f"steps={self._k} n={self.system.n}>")
