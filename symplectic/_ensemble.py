@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _derivcheck, _docs, _events, _integrate, _progress, _stability, _validate, forces
+from . import _derivcheck, _docs, _integrate, _progress, _stability, _validate, forces
 
 
 @dataclasses.dataclass(repr=False)
@@ -137,8 +137,12 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         ``integrate`` run on it alone (with the same options).
     """
     members, n = _validate.systems(system)
-    m = _validate.method(method)
-    h, n_steps, t0, tf, _h_req = _validate.time_grid(h, n_steps, t0, t_span)
+    spec = _validate.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval, events=events,
+                              progress=progress, closed_form=closed_form, check=check,
+                              options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
+                                           branch_check=branch_check))
+    m, h, n_steps, t0, tf, times = (spec.method, spec.h, spec.n_steps, spec.t0, spec.tf,
+                                    spec.times)
     Q0, P0 = _initial_states(members, system, q0, p0, qdot0, n)
     K = len(Q0)
     members = members or [system] * K
@@ -146,11 +150,8 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         _validate.start_mass(members[k], Q0[k], f"q0[{k}]", k)
         _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check)
     errors = _validate.choice("errors", errors, ("raise", "mark"))
-    options = _validate.newton(rtol, max_iter, newton, branch_check=branch_check)
-    times = _validate.t_eval(t_eval, t0, t0 + n_steps * h if tf is None else tf)
     store = _store(store, store_every, times)
-    evs = _validate.events(events)
-    show = _validate.flag("progress", progress)
+    evs = spec.events
     fs = forces._resolve_members(members, force, force_jac, n_steps)
     forced = any(f is not None for f in fs)
     _derivcheck.ensure_many(members, Q0, check)
@@ -167,16 +168,14 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     closed = {(id(s), f is None): _integrate.linear_stepper(s, m, h, closed_form and f is None)
               for s, f in zip(members, fs)}
     cancel = threading.Event()
-    bar = _progress.bar(show, K * n_steps, f"integrate_many ({K} x {m.name})")
+    bar = _progress.bar(spec.progress, K * n_steps, f"integrate_many ({K} x {m.name})")
+    mspec = dataclasses.replace(spec, every=out.every)   # the members' thinning: store=
 
     def run_one(k):
         s = members[k]
-        obs = (_events.Observer(s, m, t0, h, n_steps, Q0[k], P0[k], evs, times,
-                                forced=fs[k] is not None)
-               if evs or times is not None else None)
+        obs = _integrate.observer_of(spec, s, Q0[k], P0[k], fs[k])
         report = (lambda done, k=k: bar.report(done, k)) if bar else None
-        r = _integrate.run(s, Q0[k], P0[k], h, n_steps, m, t0, options,
-                           closed[id(s), fs[k] is None], cancel, store_every=out.every,
+        r = _integrate.run(s, Q0[k], P0[k], mspec, closed[id(s), fs[k] is None], cancel,
                            observer=obs, report=report, force=fs[k])
         out.keep(k, r, obs)
         if bar:

@@ -72,22 +72,19 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
         A supplied derivative disagrees with finite differences (first use only).
     """
     system = _validate.system(system)
-    m = _validate.method(method)
-    if t_span is None:
-        h = _validate.step_size(h)
-        t = _validate.real("t", t)
-    else:
-        h, _n, t, _tf, _h = _validate.time_grid(h, 1, t, t_span)
+    spec = _validate.run_spec(method, h, 1, t, t_span, one_step=True, closed_form=closed_form,
+                              check=check, options=dict(rtol=rtol, max_iter=max_iter,
+                                                        branch_check=branch_check))
+    m, h = spec.method, spec.h
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
     _validate.constrained_state(system, m, q, p, "q", "p", check)
-    options = _validate.newton(rtol, max_iter, branch_check=branch_check)
     f = forces._resolve(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
     if system.builtin == "linear":      # (other systems: integrate warns, once per run)
         _stability.warn(system, q, p, h, m)
     closed = linear_stepper(system, m, h, closed_form and f is None)
-    q1, p1, failure = run_step(system, q, p, h, m, options, closed, f, t)
+    q1, p1, failure = run_step(system, q, p, spec, closed, f)
     if failure is not None:
         raise convergence_error(m, h, failure, system=system)
     return q1, p1
@@ -202,42 +199,29 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         memory.
     """
     system = _validate.system(system)
-    m = _validate.method(method)
-    h, n_steps, t0, tf, h_req = _validate.time_grid(h, n_steps, t0, t_span)
+    spec = _validate.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval,
+                              store_every=store_every, events=events, progress=progress,
+                              options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
+                                           predictor=predictor, branch_check=branch_check),
+                              closed_form=closed_form, check=check)
+    m, h, n_steps, t0, tf, every = spec.method, spec.h, spec.n_steps, spec.t0, spec.tf, spec.every
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
-    # a k beyond the step count keeps the first and the last state, as k = n_steps does
-    every = min(_validate.store_every(store_every), max(n_steps, 1))
-    t_end = t0 + n_steps * h if tf is None else tf
-    times = _validate.t_eval(t_eval, t0, t_end)
-    if times is not None and store_every is not None:
-        raise TypeError("give t_eval (states at those times) or store_every (every k-th "
-                        "step), not both")
-    evs = _validate.events(events)
-    show = _validate.flag("progress", progress)
-    options = _validate.newton(rtol, max_iter, newton, predictor, branch_check)
     f = forces._resolve(system, force, force_jac, n_steps)
-    if times is not None:
-        every = max(n_steps, 1)            # the C loop keeps the first and the last state only
-        kept = 8 * len(times) * (1 + 3 * system.n + (1 + system.n if f is not None else 0))
-    else:
-        kept = _validate.output_bytes(n_steps, system.n, m, every, f is not None,
-                                      system.n_constraints)
-    _validate.memory(kept, f"integrate(n_steps={n_steps}) with n = {system.n}")
+    _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
+                     f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
     if n_steps > 0:
         _stability.warn(system, q0, p0, h, m)
     closed = linear_stepper(system, m, h, closed_form and f is None)
     outputs = force_outputs(f, n_steps, system.n, every)
-    observer = (_events.Observer(system, m, t0, h, n_steps, q0, p0, evs, times,
-                                 forced=f is not None)
-                if evs or times is not None else None)
-    bar = _progress.bar(show, n_steps, f"integrate ({m.name})")
+    observer = observer_of(spec, system, q0, p0, f)
+    bar = _progress.bar(spec.progress, n_steps, f"integrate ({m.name})")
     try:
-        r = run(system, q0, p0, h, n_steps, m, t0, options, closed, store_every=every,
-                observer=observer, report=bar.report if bar else None, force=f,
-                outputs=outputs, multipliers=times is None)
+        r = run(system, q0, p0, spec, closed, observer=observer,
+                report=bar.report if bar else None, force=f, outputs=outputs,
+                multipliers=spec.times is None)
         if bar:
             bar.report(r.done)
     except BaseException as exc:
@@ -256,8 +240,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     if tf is not None and r.failure is None and not r.stopped and n_steps > 0:
         r.t[-1] = tf                       # t0 + n h is tf to rounding: the span's end exactly
     if r.failure is None:
-        return make_trajectory(system, m, h, r, every=every, observer=observer, h_req=h_req,
-                               force=f)
+        return make_trajectory(system, m, h, r, every=every, observer=observer,
+                               h_req=spec.h_req, force=f)
     raise convergence_error(m, h, r.failure, trajectory=make_trajectory(
         system, m, h, r, r.done, every=every, observer=observer, force=f), system=system)
 
@@ -313,29 +297,41 @@ def force_outputs(force, n_steps, n, every=1):
     return np.zeros(rows), np.zeros((rows, n))
 
 
-def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, cancel=None,
-        *, store_every=1, observer=None, report=None, force=None, outputs=None,
-        multipliers=False, kept=None, k0=0, start=(0.0, None)):
-    """Integrate validated inputs: the C core's run, or the closed form's when
-    ``closed`` is a stepper from :func:`linear_stepper`.  A failed step is
-    returned in ``Run.failure``; an exception from a callback (or Ctrl-C, or
-    ``cancel.is_set()``) propagates with the partial arrays attached by the
-    binding.  ``store_every`` thins the stored rows (in the C loop),
-    ``observer`` (an :class:`symplectic._events.Observer`) is called after
-    the steps it asks for, ``report(steps_done)`` with the periodic Ctrl-C
-    check.  The arrays hold ``Run.rows`` valid rows.  ``force`` (a
-    symplectic.forces.Force, or None) rides along, its work and impulse at
-    the stored rows going to ``outputs`` (from :func:`force_outputs`; the C
-    loop sums them over the steps between the rows).
-    ``multipliers``: keep a constrained system's multipliers (appended to the
-    partial arrays of an exception too).  A state the built-in's own pre-run
-    check refuses (:func:`_refused`) returns a Run of the initial state alone.
+def observer_of(spec, system, q0, p0, force=None, t_start=None):
+    """The :class:`symplectic._events.Observer` of a run from (q0, p0) at
+    ``t_start`` (default spec.t0) -- its events and output times -- or None
+    when the spec asks for neither."""
+    if not spec.events and spec.times is None:
+        return None
+    t = spec.t0 if t_start is None else t_start
+    return _events.Observer(system, spec.method, t, spec.h, spec.n_steps, q0, p0, spec.events,
+                            spec.times, forced=force is not None)
+
+
+def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
+        force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None)):
+    """Run validated inputs by ``spec`` (a :class:`symplectic._validate.RunSpec`:
+    the method, h, n_steps, t0, Newton's options, the thinning ``every``):
+    the C core's run, or the closed form's when ``closed`` is a stepper from
+    :func:`linear_stepper`.  A failed step is returned in ``Run.failure``; an
+    exception from a callback (or Ctrl-C, or ``cancel.is_set()``) propagates
+    with the partial arrays attached by the binding.  ``observer`` (an
+    :class:`symplectic._events.Observer`) is called after the steps it asks
+    for, ``report(steps_done)`` with the periodic Ctrl-C check.  The arrays
+    hold ``Run.rows`` valid rows.  ``force`` (a symplectic.forces.Force, or
+    None) rides along, its work and impulse at the stored rows going to
+    ``outputs`` (from :func:`force_outputs`; the C loop sums them over the
+    steps between the rows).  ``multipliers``: keep a constrained system's
+    multipliers (appended to the partial arrays of an exception too).  A
+    state the built-in's own pre-run check refuses (:func:`_refused`)
+    returns a Run of the initial state alone.
 
     ``kept``: a run kept across calls (``_core.work``, :class:`symplectic.Integrator`)
-    that holds the system, method, options and force: these steps are steps
-    ``k0 ..`` of its run from the origin ``t0`` (node 0 at t0 + k0 h), and
-    ``start`` the force's accumulated (work, impulse) at node 0.  ``closed``
-    then runs from t0 + k0 h."""
+    that holds the system, method, options and force; the steps are steps
+    ``spec.k0 ..`` of its run from the origin ``spec.t0`` (node 0 at t0 + k0 h),
+    and ``start`` the force's accumulated (work, impulse) at node 0."""
+    h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
+    k0 = spec.k0
     if kept is None:
         refused = _refused(system, q0, p0, method, t0, force)   # the built-in's pre-run check
         if refused is not None:
@@ -373,7 +369,7 @@ def run(system, q0, p0, h, n_steps, method, t0=0.0, options=None, closed=None, c
         if kept is None:
             t, q, p, qm, iters, done, fail, extras = _core.integrate(
                 system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel,
-                **(options or {}), **kw)
+                **spec.options, **kw)
         else:
             t, q, p, qm, iters, done, fail, extras = kept.integrate(
                 q0, p0, h, n_steps, t0=t0, k0=k0, cancel=cancel, **kw)
@@ -410,15 +406,17 @@ def _partial_run(part, outputs=(None, None)):
                lam[0] if lam else None)
 
 
-def run_step(system, q, p, h, method, options=None, closed=None, force=None, t=0.0):
-    """One step from validated inputs: (q1, p1, failure)."""
+def run_step(system, q, p, spec, closed=None, force=None):
+    """One step from validated inputs by ``spec`` (a one-step RunSpec: its t0
+    the step's time): (q1, p1, failure)."""
+    h, method, t = spec.h, spec.method, spec.t0
     refused = _refused(system, q, p, method, t, force)      # the built-in's pre-run check
     if refused is not None:
         return q.copy(), p.copy(), refused.failure
     if closed is not None:
         r = _run_closed(closed, q, p, h, 1, method, 0.0)
         return r.q[1].copy(), r.p[1].copy(), r.failure
-    kw = dict(options or {})
+    kw = dict(spec.options)
     if force is not None:
         kw["force"] = force.spec(system.n)
     if t != 0.0:

@@ -11,35 +11,17 @@ accumulated work and impulse continue).  The pieces run through the same
 function as :func:`symplectic.integrate` (:func:`symplectic._integrate.run`).
 """
 import collections
+import dataclasses
 
 import numpy as np
 
-from . import _core, _derivcheck, _events, _integrate, _progress, _stability, _validate, forces
+from . import _core, _derivcheck, _integrate, _progress, _stability, _validate, forces
 from ._trajectory import Counts
 
 __all__ = ["Integrator", "State"]
 
 #: The state of an :class:`Integrator`: time, coordinates, canonical momenta.
 State = collections.namedtuple("State", "t q p")
-
-#: The Newton options (:func:`symplectic.integrate`) and their defaults; an
-#: explicit method (rk4) takes none of them.
-_NEWTON_OPTIONS = {"rtol": None, "max_iter": None, "predictor": True, "newton": "full",
-                   "branch_check": "auto"}
-
-
-def _method_options(m, options):
-    """The core's keywords for the method options given to an Integrator of
-    method ``m``: Newton's (for an implicit method), nothing else."""
-    unknown = sorted(set(options) - set(_NEWTON_OPTIONS))
-    if unknown:
-        raise TypeError(f"Integrator got unexpected keyword argument(s) {unknown}; the method "
-                        f"options are {sorted(_NEWTON_OPTIONS)}")
-    if options and not m.implicit:
-        raise TypeError(f"method {m.name!r} is explicit: it has no Newton options, got "
-                        f"{sorted(options)}")
-    return _validate.newton(**{**_NEWTON_OPTIONS, **options})
-
 
 def _held_rows(force):
     """Rows of an array force (n_steps, n) given to an Integrator, else None
@@ -107,24 +89,24 @@ class Integrator:
     def __init__(self, system, h, q0=None, p0=None, *, method="simpson", t0=0.0, qdot0=None,
                  force=None, force_jac=None, check=True, closed_form=True, **method_options):
         system = _validate.system(system)
-        m = _validate.method(method)
-        self._h = _validate.step_size(h)
-        self._t0 = _validate.real("t0", t0)
+        # the run's spec (its pieces' copies carry their own n_steps and output)
+        spec = _validate.run_spec(method, h, 0, t0, options=method_options, strict=True,
+                                  closed_form=closed_form, check=check)
+        m, self._h, self._t0 = spec.method, spec.h, spec.t0
         q0 = _validate.state("q0", _validate.required("q0", q0), system.n)
         p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
         _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
-        options = _method_options(m, method_options)
         f = forces._resolve(system, force, force_jac, _held_rows(force))
         _derivcheck.ensure(system, q0, check)
         _stability.warn(system, q0, p0, self._h, m)
         self.system, self.method, self.force = system, m.name, f
-        self._m, self._check = m, check
+        self._m, self._check, self._spec = m, check, spec
         self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
         self._closed = _integrate.linear_stepper(system, m, self._h, closed_form and f is None)
         self._kept = None
         if self._closed is None:
-            spec = f.spec(system.n) if f is not None else None
-            self._kept = _core.work(system, q0, p0, m.name, force=spec, **options)
+            fspec = f.spec(system.n) if f is not None else None
+            self._kept = _core.work(system, q0, p0, m.name, force=fspec, **spec.options)
         self._closed_counts = Counts(0, 0, 0, 0)
         self._set(q0, p0, 0)
 
@@ -197,16 +179,16 @@ class Integrator:
                              f"step), but steps {self._k} .. {self._k + n_steps - 1} were asked "
                              f"for")
 
-    def _run(self, n_steps, *, every=1, observer=None, report=None, multipliers=True):
-        """The Run of the next n_steps steps (symplectic._integrate.run)."""
+    def _run(self, spec, *, observer=None, report=None, multipliers=True):
+        """The Run of the next spec.n_steps steps (symplectic._integrate.run);
+        ``spec``: the run's, with this piece's steps and output."""
         f, n = self.force, self.system.n
-        outputs = _integrate.force_outputs(f, n_steps, n, every)
+        outputs = _integrate.force_outputs(f, spec.n_steps, n, spec.every)
         if self._refusal is not None:
             return self._refusal._replace(t=np.array([self.t])), outputs
-        r = _integrate.run(self.system, self._q, self._p, self._h, n_steps, self._m, self._t0,
-                           closed=self._closed, store_every=every, observer=observer,
-                           report=report, force=f, outputs=outputs,
-                           multipliers=multipliers, kept=self._kept, k0=self._k,
+        r = _integrate.run(self.system, self._q, self._p, spec, self._closed,
+                           observer=observer, report=report, force=f, outputs=outputs,
+                           multipliers=multipliers, kept=self._kept,
                            start=(self._work0, self._impulse0))
         return r, outputs
 
@@ -238,7 +220,8 @@ class Integrator:
                 return q[1].copy(), p[1].copy()
             failure = _integrate.Failure(*fail)
         else:
-            r, _ = self._run(1, multipliers=False)
+            r, _ = self._run(dataclasses.replace(self._spec, n_steps=1, k0=self._k),
+                             multipliers=False)
             failure = r.failure
             if failure is None:
                 self._advance(r)
@@ -274,34 +257,23 @@ class Integrator:
                                  f"h = {self._h!r})")
             n_steps = max(0, int(np.ceil(span - 1e-9 * max(1.0, abs(span)))))
         self._need_rows(n_steps)
-        system, m, h = self.system, self._m, self._h
-        every = min(_validate.store_every(store_every), max(n_steps, 1))
-        end = _core.node_time(self._t0, self._k + n_steps, h)
-        times = _validate.t_eval(t_eval, t_start, t_end if t_end is not None and t_eval is not None
-                                 and abs(t_end - t_start) <= abs(end - t_start) else end)
-        if times is not None and store_every is not None:
-            raise TypeError("give t_eval (states at those times) or store_every (every k-th "
-                            "step), not both")
-        evs = _validate.events(events)
-        show = _validate.flag("progress", progress)
-        f = self.force
-        if times is not None:
-            every = max(n_steps, 1)
-            kept = 8 * len(times) * (1 + 3 * system.n + (1 + system.n if f is not None else 0))
-        else:
-            kept = _validate.output_bytes(n_steps, system.n, m, every, f is not None,
-                                          system.n_constraints)
-        _validate.memory(kept, f"propagate(n_steps={n_steps}) with n = {system.n}")
+        system, m, h, f = self.system, self._m, self._h, self.force
+        # this piece's output, checked as integrate checks it, on the run's origin
+        piece = _validate.run_spec(m.name, h, n_steps, t_start, t_eval=t_eval,
+                                   store_every=store_every, events=events, progress=progress)
+        spec = dataclasses.replace(piece, t0=self._t0, k0=self._k, options=self._spec.options,
+                                   closed_form=self._spec.closed_form)
+        _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
+                         f"propagate(n_steps={n_steps}) with n = {system.n}")
         q0, p0 = self._q, self._p
-        observer = (_events.Observer(system, m, t_start, h, n_steps, q0, p0, evs, times,
-                                     forced=f is not None)
-                    if evs or times is not None else None)
-        bar = _progress.bar(show, n_steps, f"propagate ({m.name})")
+        observer = _integrate.observer_of(spec, system, q0, p0, f, t_start)
+        bar = _progress.bar(spec.progress, n_steps, f"propagate ({m.name})")
+        every = spec.every
         outputs = (None, None)
         try:
-            r, outputs = self._run(n_steps, every=every, observer=observer,
+            r, outputs = self._run(spec, observer=observer,
                                    report=bar.report if bar else None,
-                                   multipliers=times is None)
+                                   multipliers=spec.times is None)
             if bar:
                 bar.report(r.done)
         except BaseException as exc:

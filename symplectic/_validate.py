@@ -29,10 +29,12 @@ Cholesky, and on refusal :func:`definiteness` to tell "not positive
 definite" from "singular" whatever the scale of each coordinate, which the
 SymPy front end also uses at its test point).
 """
+import dataclasses
 import math
 import numbers
 import operator
 import os
+import types
 
 import numpy as np
 
@@ -604,6 +606,114 @@ def memory(nbytes, what, hint="integrate in chunks (start each from the last sta
             f"{avail / 2**30:.3g} GiB of memory is available; {hint}")
 
 
+# ---------------------------------------------------------------- the run spec
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One run's arguments, checked once (:func:`run_spec`) and read by every
+    entry point -- step, integrate, each member of integrate_many, an
+    Integrator's pieces -- and by symplectic._integrate.run.  It holds what
+    is the same for every member of an ensemble; the system, its state and
+    its force are each member's.  Adding a keyword to a run means a field
+    here, its check in :func:`run_spec`, its use in _integrate.run and the C
+    run struct (sym_run)."""
+    method: _registry.Method
+    h: float
+    n_steps: int
+    t0: float                   # the origin: node k at t0 + k h
+    k0: int = 0                 # the first step's index (a run continued from node k0)
+    tf: float = None            # t_span's end (the last time, exactly), or None
+    h_req: float = None         # the h asked for (t_span adjusts it down), or None
+    options: types.MappingProxyType = dataclasses.field(    # Newton's: the core's keywords
+        default_factory=lambda: types.MappingProxyType({}))
+    every: int = 1              # keep every k-th state and the last (at most n_steps)
+    times: np.ndarray = None    # t_eval: the output times, or None
+    events: tuple = ()          # the validated events (Event)
+    progress: bool = False
+    closed_form: bool = True    # a linear system may take its closed form
+    check: object = True        # check the system's derivatives once (_derivcheck.ensure)
+
+    @property
+    def t_end(self):
+        """The time of the last node: t_span's end, or t0 + (k0 + n_steps) h."""
+        return self.t0 + (self.k0 + self.n_steps) * self.h if self.tf is None else self.tf
+
+    def output_bytes(self, n, forced=False, n_constraints=0):
+        """The bytes of the arrays this run returns for n degrees of freedom."""
+        if self.times is not None:
+            return 8 * len(self.times) * (1 + 3 * n + (1 + n if forced else 0))
+        return output_bytes(self.n_steps, n, self.method, self.every, forced, n_constraints)
+
+
+#: The Newton options of a run and their defaults (the core's own).
+NEWTON_DEFAULTS = types.MappingProxyType(
+    {"rtol": None, "max_iter": None, "newton": "full", "predictor": True,
+     "branch_check": "auto"})
+
+
+def method_options(m, given, strict=True):
+    """Newton's options for method ``m`` (a registry row) as the core's
+    keywords; ``given`` maps option names to values, None or the default
+    meaning not given.  An explicit method (rk4) solves nothing: a Newton
+    option given to it is a TypeError, not ignored -- unless not ``strict``
+    (step, integrate and integrate_many, whose calls with Newton options on
+    rk4 existed before this rule: there they are ignored, as they were)."""
+    unknown = sorted(set(given) - set(NEWTON_DEFAULTS))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {unknown}; the method options are "
+                        f"{sorted(NEWTON_DEFAULTS)}")
+    if strict and not m.implicit:
+        set_ = sorted(k for k, v in given.items()
+                      if v is not None and not _is_default(v, NEWTON_DEFAULTS[k]))
+        if set_:
+            raise TypeError(f"method {m.name!r} is explicit: it has no Newton options, got "
+                            f"{set_}")
+    return types.MappingProxyType(newton(**{**NEWTON_DEFAULTS, **{k: v for k, v in given.items()
+                                                                 if v is not None}}))
+
+
+def _is_default(v, default):
+    try:
+        return bool(v == default) if not isinstance(v, np.ndarray) else False
+    except Exception:
+        return False
+
+
+def run_spec(method_name, h, n_steps, t0=0.0, t_span=None, *, t_eval=None, store_every=None,
+             events=None, progress=False, options=None, strict=False, closed_form=True,
+             check=True, one_step=False):
+    """The :class:`RunSpec` of a run from the entry point's arguments, each
+    checked here once: the method, the time grid (:func:`time_grid`), the
+    output (t_eval or store_every), the events, the progress flag, Newton's
+    options (``options``, a dict; :func:`method_options`, ``strict`` for an
+    Integrator).  ``one_step``: a
+    step (n_steps 1; t_eval, store_every, events and progress do not
+    apply)."""
+    m = method(method_name)
+    if one_step:
+        if t_span is None:
+            h, t0, tf, h_req = step_size(h), real("t", t0), None, None
+        else:
+            h, _n, t0, tf, h_req = time_grid(h, 1, t0, t_span)
+        n_steps = 1
+    else:
+        h, n_steps, t0, tf, h_req = time_grid(h, n_steps, t0, t_span)
+    # a k beyond the step count keeps the first and the last state, as k = n_steps does
+    every = min(store_every_(store_every), max(n_steps, 1))
+    spec = RunSpec(m, h, n_steps, t0, tf=tf, h_req=h_req,
+                   options=method_options(m, options or {}, strict), every=every,
+                   closed_form=bool(closed_form), check=check)
+    if one_step:
+        return spec
+    times = t_eval_(t_eval, t0, spec.t_end)
+    if times is not None:
+        if store_every is not None:
+            raise TypeError("give t_eval (states at those times) or store_every (every k-th "
+                            "step), not both")
+        every = max(n_steps, 1)            # the C loop keeps the first and the last state only
+    return dataclasses.replace(spec, every=every, times=times, events=tuple(events_(events)),
+                               progress=flag("progress", progress))
+
+
 # ---------------------------------------------------------------- time spans, output, events
 def flag(name, x):
     """A truth value given as a bool (True/False, a NumPy bool)."""
@@ -758,3 +868,7 @@ def event_value(i, fn, v, t):
         raise ValueError(f"event function {i} ({name}) returned {x!r} at t = {t!r}; it must "
                          f"be finite")
     return x
+
+
+# run_spec's parameters shadow these checks' names
+store_every_, t_eval_, events_ = store_every, t_eval, events
