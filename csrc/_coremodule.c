@@ -10,6 +10,8 @@
 #define PY_CORE_IMPORT_ARRAY   /* this file imports NumPy's C API for all */
 #include "py_core.h"
 
+#include <limits.h>
+
 static PyObject *mod_methods(PyObject *module, PyObject *unused)
 {
     (void)module; (void)unused;
@@ -80,6 +82,27 @@ static PyObject *mod_node_time(PyObject *module, PyObject *args)
     return PyFloat_FromDouble(sym_node_time(t0, k, h));
 }
 
+/* asymmetry(A) -> None when the square float64 matrix A is symmetric by the
+ * one rule (sym_symmetric), else the pair (i, j) of its largest difference */
+static PyObject *mod_asymmetry(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_DOUBLE, 2, 2,
+                                                       NPY_ARRAY_IN_ARRAY);
+    if (!a) return NULL;
+    const npy_intp n = PyArray_DIM(a, 0);
+    if (PyArray_DIM(a, 1) != n || n > INT_MAX) {
+        Py_DECREF(a);
+        PyErr_SetString(PyExc_ValueError, "asymmetry: a square matrix is required");
+        return NULL;
+    }
+    int i, j;
+    const int sym = sym_symmetric((int)n, PyArray_DATA(a), &i, &j);
+    Py_DECREF(a);
+    if (sym) Py_RETURN_NONE;
+    return Py_BuildValue("(ii)", i, j);
+}
+
 /* strerror(status) -> the core's text of a status (sym_strerror): the one
  * source of every failure's reason */
 static PyObject *mod_strerror(PyObject *module, PyObject *args)
@@ -113,6 +136,9 @@ static PyMethodDef module_methods[] = {
      "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
      "ordering."},
+    {"asymmetry", mod_asymmetry, METH_O,
+     "asymmetry(A) -> None if A is symmetric by the core's one rule (|A_ij - A_ji| <= "
+     "SYMMETRY_RTOL max|A|), else the pair (i, j) of the largest difference"},
     {"strerror", mod_strerror, METH_VARARGS,
      "strerror(status) -> the C core's text of a status"},
     {"stored_rows", mod_stored_rows, METH_VARARGS,
@@ -154,6 +180,11 @@ static int module_exec(PyObject *module)
         return -1;
     /* the statuses whose failures symplectic/_integrate.py completes with the
      * step's stability estimate */
+    PyObject *srtol = PyFloat_FromDouble(SYM_SYMMETRY_RTOL);
+    if (!srtol) return -1;
+    const int src = PyModule_AddObjectRef(module, "SYMMETRY_RTOL", srtol);
+    Py_DECREF(srtol);
+    if (src < 0) return -1;
     if (PyModule_AddIntConstant(module, "EUNSTABLE", SYM_EUNSTABLE) < 0 ||
         PyModule_AddIntConstant(module, "ESINGULAR", SYM_ESINGULAR) < 0 ||
         PyModule_AddIntConstant(module, "EBRANCH", SYM_EBRANCH) < 0 ||

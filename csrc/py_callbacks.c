@@ -277,24 +277,20 @@ static int cb_mass(const double *q, double *out, void *params)
     PyArrayObject *a = py_call_array(st->ref[F_MASS], fslot[F_MASS].label, n, q, NULL, 2);
     if (!a) return -1;
     const double *M = PyArray_DATA(a);
-    double big = 0.0;
-    for (int k = 0; k < n * n; k++) if (fabs(M[k]) > big) big = fabs(M[k]);
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (fabs(M[i * n + j] - M[j * n + i]) > 1e-10 * big) {
-                /* PyErr_Format has no %g: the numbers are formatted here */
-                char vals[160];
-                snprintf(vals, sizeof vals, "M[%d, %d] = %.17g but M[%d, %d] = %.17g", i, j,
-                         M[i * n + j], j, i, M[j * n + i]);
-                PyObject *qr = py_vec_copy(q, n);
-                PyErr_Format(PyExc_ValueError,
-                             "mass(q) returned a non-symmetric matrix at q = %R: %s "
-                             "(a mass matrix must be symmetric to 1e-10 of its largest entry)",
-                             qr ? qr : Py_None, vals);
-                Py_XDECREF(qr);
-                Py_DECREF(a);
-                return -1;
-            }
+    int i, j;
+    if (!sym_symmetric(n, M, &i, &j)) {
+        /* PyErr_Format has no %g: the numbers are formatted here */
+        char vals[200];
+        snprintf(vals, sizeof vals, "M[%d, %d] = %.17g but M[%d, %d] = %.17g (a mass matrix "
+                 "must be symmetric to %g of its largest entry)", i, j, M[i * n + j], j, i,
+                 M[j * n + i], SYM_SYMMETRY_RTOL);
+        PyObject *qr = py_vec_copy(q, n);
+        PyErr_Format(PyExc_ValueError, "mass(q) returned a non-symmetric matrix at q = %R: %s",
+                     qr ? qr : Py_None, vals);
+        Py_XDECREF(qr);
+        Py_DECREF(a);
+        return -1;
+    }
     memcpy(out, M, sizeof(double) * (size_t)n * n);
     Py_DECREF(a);
     return 0;

@@ -185,3 +185,24 @@ int sym_energy(const sym_system *sys, const double *q, const double *p,
     *H = 0.5 * kin + V;
     return isfinite(*H) ? SYM_OK : SYM_ENONFINITE;
 }
+
+int sym_symmetric(int n, const double *A, int *i, int *j)
+{
+    double big = 0.0, worst = 0.0;
+    const size_t nn = (size_t)n * (size_t)n;
+    for (size_t k = 0; k < nn; k++)
+        if (fabs(A[k]) > big) big = fabs(A[k]);
+    int wi = -1, wj = -1;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            const double d = fabs(A[(size_t)a * n + b] - A[(size_t)b * n + a]);
+            if (d > SYM_SYMMETRY_RTOL * big && d > worst) {
+                worst = d;
+                wi = a;
+                wj = b;
+            }
+        }
+    if (i) *i = wi;
+    if (j) *j = wj;
+    return wi < 0;
+}

@@ -93,23 +93,13 @@ static int linear_eval(const double *q, const double *g, unsigned need,
     return 0;
 }
 
-static int symmetric(int n, const double *A)
-{
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++) {
-            const double a = A[i * n + j], b = A[j * n + i];
-            const double tol = 1e-12 * (fabs(a) + fabs(b));
-            if (fabs(a - b) > tol) return 0;
-        }
-    return 1;
-}
-
 static int linear_make(int n, const double *par, size_t npar, sym_system *out)
 {
     if (n < 1 || n > SYM_MAX_DOF) return SYM_ESYSTEM;
     const size_t nn = (size_t)n * (size_t)n;
     if (npar != 2 * nn || !all_finite(par, 2 * nn)) return SYM_ESYSTEM;
-    if (!symmetric(n, par) || !symmetric(n, par + nn)) return SYM_ESYSTEM;
+    if (!sym_symmetric(n, par, NULL, NULL) || !sym_symmetric(n, par + nn, NULL, NULL))
+        return SYM_ESYSTEM;
     linear_par *P = malloc(sizeof(*P) + 3 * nn * sizeof(double));
     if (!P) return SYM_ENOMEM;
     P->n = n;

@@ -471,6 +471,16 @@ void sym_work_counts(const sym_work *w, sym_counts *out);
 typedef int (*sym_step_hook)(void *ctx, long k, const double *q, const double *p,
                              const double *qmid, const double *q1, const double *p1);
 
+/* The one symmetry rule of a mass (or stiffness) matrix, wherever one is
+ * checked (the built-in linear system, a mass(q) callable, the Python
+ * checks of symplectic/_validate.py): |A_ij - A_ji| <= SYM_SYMMETRY_RTOL
+ * max_kl |A_kl|, relative to the largest entry so that a matrix with large
+ * and zero entries is judged on its scale.  Returns 1 when A (n x n,
+ * row-major) is symmetric; else 0 with (*i, *j) (i < j; either may be NULL)
+ * the pair of the largest difference.  Non-finite entries are not judged. */
+#define SYM_SYMMETRY_RTOL 1e-10
+int sym_symmetric(int n, const double *A, int *i, int *j);
+
 /* Rows stored for n_steps steps keeping every k-th state and the last. */
 long sym_stored_rows(long n_steps, long every);
 /* The time of node k of a run from t0 with step h: t0 + k h, computed by

@@ -20,8 +20,9 @@ from ._trajectory import Counts
 
 __all__ = ["Integrator", "State"]
 
-#: The state of an :class:`Integrator`: time, coordinates, canonical momenta.
 State = collections.namedtuple("State", "t q p")
+State.__doc__ = ("The state of an :class:`Integrator`: time t (s), coordinates q and canonical "
+                 "momenta p = M(q) qdot (copies).")
 
 def _held_rows(force):
     """Rows of an array force (n_steps, n) given to an Integrator, else None
@@ -63,15 +64,9 @@ class Integrator:
         :func:`symplectic.integrate`); an explicit method (rk4) takes none,
         and an unknown name is a TypeError.
 
-    Attributes
-    ----------
-    state : State
-        ``(t, q, p)`` now (copies).
-    t, q, p : the same, one at a time.
-    steps : int
-        Steps taken since the origin (or the last :meth:`reset`).
-    counts : Counts
-        The work of all steps so far (as ``Trajectory.counts``).
+    The state (:attr:`state`, :attr:`t`, :attr:`q`, :attr:`p`), the steps
+    taken (:attr:`steps`) and the work so far (:attr:`counts`) are
+    properties.
 
     Examples
     --------
@@ -134,10 +129,12 @@ class Integrator:
 
     @property
     def q(self):
+        """The coordinates now (a copy)."""
         return self._q.copy()
 
     @property
     def p(self):
+        """The canonical momenta now, p = M(q) qdot (a copy)."""
         return self._p.copy()
 
     @property

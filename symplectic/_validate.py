@@ -40,9 +40,10 @@ import numpy as np
 
 from . import _core, _registry
 
-#: The symmetry tolerance relative to the largest entry (module docstring);
-#: csrc/py_callbacks.c uses the same number for mass(q) callables.
-SYMMETRY_RTOL = 1e-10
+#: The symmetry tolerance relative to the largest entry (module docstring):
+#: the C core's SYM_SYMMETRY_RTOL, whose sym_symmetric is the one rule (the
+#: built-in linear system and mass(q) callables are judged by it in C).
+SYMMETRY_RTOL = _core.SYMMETRY_RTOL
 
 
 # ---------------------------------------------------------------- numbers
@@ -313,10 +314,9 @@ def square(name, A, n=None):
 
 def symmetric(name, A):
     """A (finite, square) is symmetric by the one rule of this module."""
-    big = float(np.max(np.abs(A))) if A.size else 0.0
-    D = np.abs(A - A.T)
-    if np.any(D > SYMMETRY_RTOL * big):
-        i, j = np.unravel_index(int(np.argmax(D)), D.shape)
+    bad = _core.asymmetry(A)
+    if bad is not None:
+        i, j = bad
         raise ValueError(f"{name} must be symmetric (to {SYMMETRY_RTOL:g} of its largest "
                          f"entry): [{i}, {j}] = {float(A[i, j])!r} but [{j}, {i}] = "
                          f"{float(A[j, i])!r}")
@@ -594,7 +594,8 @@ MEMORY_CHECKED_FROM = 2 ** 20
 
 
 def memory(nbytes, what, hint="integrate in chunks (start each from the last state of the "
-                              "previous one)"):
+                              "previous one; sp.Integrator(...).propagate(n_steps=...) does "
+                              "that, bitwise one run), or store fewer rows (store_every=)"):
     """MemoryError before allocating ``nbytes`` if they cannot fit (not after a
     half-finished run, and not through the kernel's overcommit and OOM killer)."""
     if nbytes < MEMORY_CHECKED_FROM:
