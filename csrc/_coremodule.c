@@ -72,6 +72,18 @@ static PyObject *mod_stored_rows(PyObject *module, PyObject *args)
     return PyLong_FromLong(sym_stored_rows(n_steps, every));
 }
 
+/* output_bytes(n_steps, every, n, n_mid, forced, n_lam) -> the bytes of a
+ * run's outputs (sym_run_output_bytes) */
+static PyObject *mod_output_bytes(PyObject *module, PyObject *args)
+{
+    (void)module;
+    long n_steps, every, n_lam;
+    int n, n_mid, forced;
+    if (!PyArg_ParseTuple(args, "lliipl", &n_steps, &every, &n, &n_mid, &forced, &n_lam))
+        return NULL;
+    return PyFloat_FromDouble(sym_run_output_bytes(n_steps, every, n, n_mid, forced, n_lam));
+}
+
 /* node_time(t0, k, h) -> t0 + k h as the driver rounds it (sym_node_time) */
 static PyObject *mod_node_time(PyObject *module, PyObject *args)
 {
@@ -143,6 +155,9 @@ static PyMethodDef module_methods[] = {
      "strerror(status) -> the C core's text of a status"},
     {"stored_rows", mod_stored_rows, METH_VARARGS,
      "stored_rows(n_steps, every) -> rows kept by a run storing every k-th state and the last"},
+    {"output_bytes", mod_output_bytes, METH_VARARGS,
+     "output_bytes(n_steps, every, n, n_mid, forced, n_lam) -> the bytes of a run's outputs "
+     "(a float)"},
     {"node_time", mod_node_time, METH_VARARGS,
      "node_time(t0, k, h) -> the time t0 + k h of node k, rounded as the C driver rounds it"},
     {"methods", mod_methods, METH_NOARGS,

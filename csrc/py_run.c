@@ -367,11 +367,10 @@ static PyObject *extras_tuple(const sym_run *R)
 }
 
 /* The output arrays of n_steps steps: a MemoryError before allocating when
- * they cannot be addressed. */
+ * they cannot be addressed (their size: sym_run_output_bytes). */
 static int rows_fit(long n_steps, int n, int n_mid)
 {
-    const double rows = (double)n_steps + 1.0;
-    if (rows * (double)n * (2.0 + (double)n_mid) * 8.0 > (double)NPY_MAX_INTP / 2) {
+    if (sym_run_output_bytes(n_steps, 1, n, n_mid, 0, 0) > (double)NPY_MAX_INTP / 2) {
         PyErr_Format(PyExc_MemoryError,
                      "n_steps = %ld with n = %d needs more memory than can be addressed",
                      n_steps, n);

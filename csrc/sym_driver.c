@@ -356,6 +356,16 @@ long sym_stored_rows(long n_steps, long every)
     return n_steps / every + 1 + (n_steps % every != 0);
 }
 
+double sym_run_output_bytes(long n_steps, long store_every, int n, int n_mid, int forced,
+                            long n_lam)
+{
+    const double rows = (double)sym_stored_rows(n_steps, store_every), dn = (double)n;
+    double b = 8.0 * rows * (1.0 + 2.0 * dn) + 4.0 * (rows - 1.0);
+    if (store_every <= 1) b += 8.0 * (double)n_steps * (double)n_mid * dn;
+    if (forced) b += 8.0 * rows * (1.0 + dn);
+    return b + 8.0 * (double)n_lam * (rows - 1.0);
+}
+
 void sym_work_counts(const sym_work *w, sym_counts *out)
 {
     if (!out) return;

@@ -483,6 +483,15 @@ int sym_symmetric(int n, const double *A, int *i, int *j);
 
 /* Rows stored for n_steps steps keeping every k-th state and the last. */
 long sym_stored_rows(long n_steps, long every);
+/* The bytes of a run's outputs (the one formula: the Python memory check
+ * and the binding's allocation check both ask here): t, q, p of the stored
+ * rows (8 (1 + 2n) each), the Newton counts (an int per stored row after
+ * the first), the internal nodes of every step (store_every <= 1 only: 8
+ * n_mid n per step), with a force its work and impulse (8 (1 + n) per row),
+ * and n_lam multipliers per stored row after the first (s m: 8 each).  A
+ * double: it may exceed the size_t range. */
+double sym_run_output_bytes(long n_steps, long store_every, int n, int n_mid, int forced,
+                            long n_lam);
 /* The time of node k of a run from t0 with step h: t0 + k h, computed by
  * this one function wherever a node's time is needed, so that every piece
  * of a run continued in pieces rounds it alike. */

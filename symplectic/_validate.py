@@ -576,15 +576,10 @@ def output_bytes(n_steps, n, method, every=1, forced=False, n_constraints=0):
     or every ``every``-th and the last), the internal nodes (every step only)
     and the Newton counts (rows - 1), with a force its work and impulse (one
     row per stored row), and with m = ``n_constraints`` the multipliers at the
-    s nodes (rows - 1); ``method`` a registry row."""
-    lam = 8 * len(method.nodes) * (n_constraints or 0)
-    force = 8 * (1 + n) if forced else 0
-    if every > 1:
-        rows = _core.stored_rows(n_steps, every)
-        return 8 * rows * (1 + 2 * n) + 4 * (rows - 1) + lam * (rows - 1) + force * rows
-    rows = n_steps + 1
-    return (8 * rows * (1 + 2 * n) + 8 * n_steps * max(method.n_mid, 0) * n + 4 * n_steps
-            + force * rows + lam * n_steps)
+    s nodes (rows - 1); ``method`` a registry row.  The C core's formula
+    (sym_run_output_bytes), the one place that sizes a run's outputs."""
+    lam = len(method.nodes) * (n_constraints or 0)
+    return int(_core.output_bytes(n_steps, every, n, max(method.n_mid, 0), bool(forced), lam))
 
 
 #: Requests below this many bytes are not checked: asking the kernel (reading
