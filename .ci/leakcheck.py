@@ -495,9 +495,47 @@ def scenarios():
             finally:
                 _progress.PLAIN_INTERVAL = old
 
+    def s_integrator():
+        # a run kept as an object: its Work (workspace, force, call record) made and freed,
+        # pieces, steps, failures, a callback's exception, a cycle through a force closure
+        pend = sp.systems.pendulum()
+        py = py_system()
+        for s, q0, p0 in ((pend, [2.0], [0.0]), (dp, Q0, P0), (py, Q0, P0)):
+            for m in ("simpson", "lobatto4", "rk4"):
+                it = sp.Integrator(s, 0.05, q0, p0, method=m)
+                it.propagate(n_steps=7)
+                it.step()
+                it.propagate(n_steps=9, store_every=4)
+                it.reset(q0, p0)
+                it.counts
+        held = sp.Integrator(dp, 0.05, Q0, P0, force=np.ones((3, 2)))
+        held.propagate(n_steps=3)
+        expect(ValueError, held.step)
+        damped = sp.Integrator(dp, 0.05, Q0, P0, force=sp.forces.linear_damping(np.eye(2)))
+        damped.propagate(n_steps=5)
+        damped.step()
+
+        def boom(t, q, v):
+            if t > 0.1:
+                raise ZeroDivisionError
+            return np.zeros(2)
+        expect(ZeroDivisionError, sp.Integrator(dp, 0.05, Q0, P0, force=boom).propagate, 10)
+        blow = sp.System(1, np.eye(1), lambda q: -q[0] ** 4,
+                         potential_grad=lambda q: -4 * q ** 3,
+                         potential_hess=lambda q: np.array([[-12 * q[0] ** 2]]))
+        expect(sp.ConvergenceError, sp.Integrator(blow, 0.05, [1.0], [0.0]).propagate, 100)
+        expect(TypeError, sp.Integrator, dp, 0.05, Q0, P0, method="rk4", rtol=1e-9)
+        box = []
+
+        def closure(t, q, v):                  # the force refers back to its Integrator:
+            return np.zeros(2) if box else np.ones(2)   # a cycle only the collector frees
+        box.append(sp.Integrator(dp, 0.05, Q0, P0, force=closure))
+        box[0].propagate(n_steps=2)
+        del box, closure
+
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
             s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_forces,
-            s_timespans, s_constraints]
+            s_timespans, s_constraints, s_integrator]
 
 
 def child(mode):
