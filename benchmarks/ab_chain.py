@@ -1,4 +1,4 @@
-"""A/B timing of the n-link chain between two revisions of the C core, in one run.
+"""A/B timing of the n-link chain (and the double pendulum) between two revisions of the C core, in one run.
 
     python benchmarks/ab_chain.py OLD_REV [NEW_REV] [--rounds 9] [--out benchmarks/RESULTS_chain_ab.md]
 
@@ -8,8 +8,8 @@ initial state of run.py's section 5: q_i = 0.5 sin(1.3 i), p = 0) in fresh subpr
 alternating the revisions round by round so that both see the same machine load. Reports the
 median and min–max of the per-round best-of-3 wall times per step and the ratio of medians, and
 checks that both revisions give bitwise the same trajectory. NEW_REV defaults to the working
-tree. The double-pendulum per-step cost (h = 0.01) is measured in the same rounds as a machine
-calibration point against benchmarks/RESULTS.md.
+tree. The double-pendulum per-step cost (h = 0.01, Simpson and lobatto5) is measured in the
+same rounds (Simpson's is the machine calibration point against benchmarks/RESULTS.md).
 """
 import argparse
 import datetime
@@ -28,7 +28,7 @@ ROOT = os.path.dirname(HERE)
 CHILD = r"""
 import json, sys, time, hashlib
 import numpy as np, symplectic as sp
-n, newton, steps = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+n, newton, steps, method = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 if n == 0:   # calibration: built-in double pendulum, Simpson, h = 0.01
     l = 9.81 / (2 * np.pi) ** 2
     sys_ = sp.systems.double_pendulum(l1=l, l2=l)
@@ -36,18 +36,20 @@ if n == 0:   # calibration: built-in double pendulum, Simpson, h = 0.01
 else:
     sys_ = sp.systems.pendulum_chain(n)
     q0, p0 = 0.5 * np.sin(1.3 * np.arange(n)), np.zeros(n)
-sp.integrate(sys_, q0, p0, 0.01, 5, newton=newton)
+sp.integrate(sys_, q0, p0, 0.01, 5, method, newton=newton)
 best = float("inf")
 for _ in range(3):
     t = time.perf_counter()
-    tr = sp.integrate(sys_, q0, p0, 0.01, steps, newton=newton)
+    tr = sp.integrate(sys_, q0, p0, 0.01, steps, method, newton=newton)
     best = min(best, time.perf_counter() - t)
 digest = hashlib.sha256(tr.q.tobytes() + tr.p.tobytes()).hexdigest()
 print(json.dumps(dict(us=best / steps * 1e6, it=float(tr.newton_iterations.mean()), digest=digest)))
 """
 
-CASES = [(0, "full", 100000), (16, "full", 400), (32, "full", 200), (64, "full", 100),
-         (64, "chord", 100)]
+# (n, newton, steps, method); n = 0: the built-in double pendulum
+CASES = [(0, "full", 100000, "simpson"), (0, "full", 40000, "lobatto5"),
+         (16, "full", 400, "simpson"), (32, "full", 200, "simpson"), (64, "full", 100, "simpson"),
+         (64, "chord", 100, "simpson")]
 
 
 def build(rev, dest):
@@ -106,19 +108,20 @@ def main(argv=None):
         f"--rounds {args.rounds}`; machine: {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}. "
         f"old = {commit_of(args.old)}, new = {commit_of(args.new)}.", "",
-        "Simpson, h = 0.01, q_i(0) = 0.5 sin(1.3 i), p(0) = 0. Each round runs every case in a fresh "
+        "h = 0.01; the chain with Simpson from q_i(0) = 0.5 sin(1.3 i), p(0) = 0. Each round runs every case in a fresh "
         "process per revision (order alternating between rounds) and keeps the best of 3 runs; the "
         "table gives the median over rounds (min–max in brackets), µs per step. The two revisions "
         "run back to back within a round, so the paired ratios are the robust comparison on a "
         "machine whose speed drifts; where it switches between a fast and a slow state, the ratio of "
-        "the minima compares the fast states. n = 0 is the calibration point: the built-in double pendulum "
-        "(RESULTS.md section 2 measures the same, h = 0.01).", "",
+        "the minima compares the fast states. The double pendulum is the built-in one; with Simpson it "
+        "is the calibration point (RESULTS.md section 2 measures the same, h = 0.01).", "",
         "| case | old µs/step | new µs/step | new / old (medians) | new / old (median of the rounds' paired ratios) | new / old (minima) | it/step | same trajectory |",
         "|---|---|---|---|---|---|---|---|"]
     for case in CASES:
         o = [d["us"] for d in res[(case, "old")]]
         nw = [d["us"] for d in res[(case, "new")]]
-        name = "double pendulum (calibration)" if case[0] == 0 else f"chain n = {case[0]}, {case[1]} Newton"
+        name = (f"double pendulum, {case[3]}" if case[0] == 0
+                else f"chain n = {case[0]}, {case[1]} Newton")
         lines.append(f"| {name} | {statistics.median(o):.1f} ({min(o):.1f}–{max(o):.1f}) | "
                      f"{statistics.median(nw):.1f} ({min(nw):.1f}–{max(nw):.1f}) | "
                      f"{statistics.median(nw) / statistics.median(o):.3f} | "
