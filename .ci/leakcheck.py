@@ -530,8 +530,7 @@ def scenarios():
         def closure(t, q, v):                  # the force refers back to its Integrator:
             return np.zeros(2) if box else np.ones(2)   # a cycle only the collector frees
         box.append(sp.Integrator(dp, 0.05, Q0, P0, force=closure))
-        box[0].propagate(n_steps=2)
-        del box, closure
+        box[0].propagate(n_steps=2)              # (freed by the collector when this returns)
 
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
             s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_forces,

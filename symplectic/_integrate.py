@@ -204,7 +204,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
                               options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
                                            predictor=predictor, branch_check=branch_check),
                               closed_form=closed_form, check=check)
-    m, h, n_steps, t0, tf, every = spec.method, spec.h, spec.n_steps, spec.t0, spec.tf, spec.every
+    m, h, n_steps = spec.method, spec.h, spec.n_steps
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
@@ -215,21 +215,37 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     if n_steps > 0:
         _stability.warn(system, q0, p0, h, m)
     closed = linear_stepper(system, m, h, closed_form and f is None)
-    outputs = force_outputs(f, n_steps, system.n, every)
-    observer = observer_of(spec, system, q0, p0, f)
-    bar = _progress.bar(spec.progress, n_steps, f"integrate ({m.name})")
+    return run_trajectory(system, q0, p0, spec, closed, f, f"integrate ({m.name})")
+
+
+def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, start=(0.0, None),
+                   t_start=None, advance=None):
+    """The Trajectory of a run by ``spec`` from validated inputs (integrate, an
+    Integrator's piece): its observer (events, output times), the progress bar
+    (labelled ``what``), the partial trajectory of an exception (in
+    ``exc.trajectory``), the ConvergenceError of a failed step.  ``kept``,
+    ``start`` as for :func:`run`; ``t_start`` the time of (q0, p0) (default
+    spec.t0); ``advance(r)`` (an Integrator's) is called with the Run of the
+    steps done -- also before a failure or an exception propagates."""
+    m, h, every = spec.method, spec.h, spec.every
+    outputs = force_outputs(force, spec.n_steps, system.n, every)
+    observer = observer_of(spec, system, q0, p0, force, t_start)
+    bar = _progress.bar(spec.progress, spec.n_steps, what)
     try:
         r = run(system, q0, p0, spec, closed, observer=observer,
-                report=bar.report if bar else None, force=f, outputs=outputs,
-                multipliers=spec.times is None)
+                report=bar.report if bar else None, force=force, outputs=outputs,
+                multipliers=spec.times is None, kept=kept, start=start)
         if bar:
             bar.report(r.done)
     except BaseException as exc:
         # a callback raised, or Ctrl-C: keep the steps completed before it
         part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
         if part is not None:
-            exc.trajectory = make_trajectory(system, m, h, _partial_run(part, outputs),
-                                             part[5], every=every, observer=observer, force=f)
+            pr = _partial_run(part, outputs)
+            exc.trajectory = make_trajectory(system, m, h, pr, part[5], every=every,
+                                             observer=observer, force=force)
+            if advance is not None:
+                advance(pr)
             ran_off = ran_off_error(exc, system, m, h, q0)
             if ran_off is not None:
                 raise ran_off from exc
@@ -237,13 +253,15 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     finally:
         if bar:
             bar.close()
-    if tf is not None and r.failure is None and not r.stopped and n_steps > 0:
-        r.t[-1] = tf                       # t0 + n h is tf to rounding: the span's end exactly
+    if advance is not None:
+        advance(r)
+    if spec.tf is not None and r.failure is None and not r.stopped and spec.n_steps > 0:
+        r.t[-1] = spec.tf                  # t0 + n h is tf to rounding: the span's end exactly
     if r.failure is None:
         return make_trajectory(system, m, h, r, every=every, observer=observer,
-                               h_req=spec.h_req, force=f)
+                               h_req=spec.h_req, force=force)
     raise convergence_error(m, h, r.failure, trajectory=make_trajectory(
-        system, m, h, r, r.done, every=every, observer=observer, force=f), system=system)
+        system, m, h, r, r.done, every=every, observer=observer, force=force), system=system)
 
 
 # ---------------------------------------------------------------- running
@@ -323,8 +341,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     ``outputs`` (from :func:`force_outputs`; the C loop sums them over the
     steps between the rows).  ``multipliers``: keep a constrained system's
     multipliers (appended to the partial arrays of an exception too).  A
-    state the built-in's own pre-run check refuses (:func:`_refused`)
-    returns a Run of the initial state alone.
+    state the built-in's own pre-run check refuses (:func:`_refused`) at the
+    run's start (k0 = 0) returns a Run of the initial state alone.
 
     ``kept``: a run kept across calls (``_core.work``, :class:`symplectic.Integrator`)
     that holds the system, method, options and force; the steps are steps
@@ -332,8 +350,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     and ``start`` the force's accumulated (work, impulse) at node 0."""
     h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
     k0 = spec.k0
-    if kept is None:
-        refused = _refused(system, q0, p0, method, t0, force)   # the built-in's pre-run check
+    if k0 == 0:         # the built-in's pre-run check, at the run's start
+        refused = _refused(system, q0, p0, method, t0, force)
         if refused is not None:
             return refused
     hook = observer.hook if observer is not None else None

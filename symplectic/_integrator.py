@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from . import _core, _derivcheck, _integrate, _progress, _stability, _validate, forces
+from . import _core, _derivcheck, _integrate, _stability, _validate, forces
 from ._trajectory import Counts
 
 __all__ = ["Integrator", "State"]
@@ -111,7 +111,6 @@ class Integrator:
         self._work0 = work
         self._impulse0 = (np.zeros(self.system.n) if impulse is None else impulse) \
             if self.force is not None else None
-        self._refusal = _integrate._refused(self.system, q, p, self._m, self._time(k), self.force)
 
     def _time(self, k):
         # the C driver's node time t0 + k h (sym_node_time), the same rounding
@@ -176,19 +175,6 @@ class Integrator:
                              f"step), but steps {self._k} .. {self._k + n_steps - 1} were asked "
                              f"for")
 
-    def _run(self, spec, *, observer=None, report=None, multipliers=True):
-        """The Run of the next spec.n_steps steps (symplectic._integrate.run);
-        ``spec``: the run's, with this piece's steps and output."""
-        f, n = self.force, self.system.n
-        outputs = _integrate.force_outputs(f, spec.n_steps, n, spec.every)
-        if self._refusal is not None:
-            return self._refusal._replace(t=np.array([self.t])), outputs
-        r = _integrate.run(self.system, self._q, self._p, spec, self._closed,
-                           observer=observer, report=report, force=f, outputs=outputs,
-                           multipliers=multipliers, kept=self._kept,
-                           start=(self._work0, self._impulse0))
-        return r, outputs
-
     def _advance(self, r):
         """Move the state to the last row of the Run r (r.done steps later)."""
         rows = r.rows if r.rows is not None else len(r.t)
@@ -208,23 +194,25 @@ class Integrator:
 
         Raises ConvergenceError (the state stays) as :func:`symplectic.step`."""
         self._need_rows(1)
-        if self._kept is not None and self.force is None and self._refusal is None:
-            # the lean path of an unforced run: the same driver for one step, no Run
+        if self._kept is not None and self.force is None and self._k > 0:
+            # the lean path of an unforced run after its start (the pre-run check is the
+            # start's): the same driver for one step, no Run, no Trajectory
             _, q, p, _, _, _, fail, _ = self._kept.integrate(
                 self._q, self._p, self._h, 1, t0=self._t0, k0=self._k)
             if fail is None:
                 self._q, self._p, self._k = q[1], p[1], self._k + 1
                 return q[1].copy(), p[1].copy()
-            failure = _integrate.Failure(*fail)
-        else:
-            r, _ = self._run(dataclasses.replace(self._spec, n_steps=1, k0=self._k),
-                             multipliers=False)
-            failure = r.failure
-            if failure is None:
-                self._advance(r)
-                return self._q.copy(), self._p.copy()
-        raise _integrate.convergence_error(self._m, self._h, failure, system=self.system,
-                                           state=(self._q, self._p))
+            raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
+                                               system=self.system, state=(self._q, self._p))
+        spec = dataclasses.replace(self._spec, n_steps=1, k0=self._k)
+        r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=self.force,
+                           outputs=_integrate.force_outputs(self.force, 1, self.system.n),
+                           kept=self._kept, start=(self._work0, self._impulse0))
+        if r.failure is not None:
+            raise _integrate.convergence_error(self._m, self._h, r.failure, system=self.system,
+                                               state=(self._q, self._p))
+        self._advance(r)
+        return self._q.copy(), self._p.copy()
 
     def propagate(self, n_steps=None, *, t_end=None, t_eval=None, store_every=None,
                   events=None, progress=False):
@@ -262,37 +250,10 @@ class Integrator:
                                    closed_form=self._spec.closed_form)
         _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
                          f"propagate(n_steps={n_steps}) with n = {system.n}")
-        q0, p0 = self._q, self._p
-        observer = _integrate.observer_of(spec, system, q0, p0, f, t_start)
-        bar = _progress.bar(spec.progress, n_steps, f"propagate ({m.name})")
-        every = spec.every
-        outputs = (None, None)
-        try:
-            r, outputs = self._run(spec, observer=observer,
-                                   report=bar.report if bar else None,
-                                   multipliers=spec.times is None)
-            if bar:
-                bar.report(r.done)
-        except BaseException as exc:
-            part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
-            if part is not None:
-                pr = _integrate._partial_run(part, outputs)
-                exc.trajectory = _integrate.make_trajectory(system, m, h, pr, part[5],
-                                                            every=every, observer=observer,
-                                                            force=f)
-                self._advance(pr)
-            raise
-        finally:
-            if bar:
-                bar.close()
-        if r.failure is None:
-            self._advance(r)
-            return _integrate.make_trajectory(system, m, h, r, every=every, observer=observer,
-                                              force=f)
-        traj = _integrate.make_trajectory(system, m, h, r, r.done, every=every,
-                                          observer=observer, force=f)
-        self._advance(r)
-        raise _integrate.convergence_error(m, h, r.failure, trajectory=traj, system=system)
+        return _integrate.run_trajectory(system, self._q, self._p, spec, self._closed, f,
+                                         f"propagate ({m.name})", kept=self._kept,
+                                         start=(self._work0, self._impulse0), t_start=t_start,
+                                         advance=self._advance)
 
     def __repr__(self):
         return (f"<symplectic.Integrator {self.method} h={self._h!r} t={self.t!r} "
