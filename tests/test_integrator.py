@@ -215,3 +215,36 @@ def test_an_exception_in_a_callback_moves_the_state_to_the_partial_end():
     tr = ei.value.trajectory
     assert it.steps == len(tr.t) - 1 and 0 < it.steps < 100
     assert np.array_equal(it.q, tr.q[-1])
+
+
+def test_the_pre_run_check_refuses_the_start_of_the_run():
+    """lagrange_top's pre-run check (tests/test_topchart.py): a motion through
+    theta = pi is refused at the run's start -- by propagate and by step, as
+    by integrate -- and nothing moves."""
+    from test_quaternion_top import SLOW
+    q0 = np.array([0.0, 2 * math.pi / 3, 0.0])
+    p_psi = SLOW["I3"] * 20.0
+    p0 = np.array([-p_psi, 0.0, p_psi])
+    top = sp.systems.lagrange_top(**SLOW)
+    it = sp.Integrator(top, 0.01, q0, p0)
+    with pytest.raises(sp.ConvergenceError, match=r"refused the initial state.*theta = pi"):
+        it.propagate(n_steps=5)
+    with pytest.raises(sp.ConvergenceError, match=r"refused the initial state.*theta = pi"):
+        it.step()
+    assert it.steps == 0 and np.array_equal(it.q, q0)
+
+
+def test_step_failure_raises_and_the_state_stays():
+    """The blow-up of qdd = 4 q^3 reached by step() after the first step (the
+    lean path): ConvergenceError at the same step and time as one integrate
+    call; the state stays at the last completed step."""
+    system = sp.System(1, np.eye(1), lambda q: -q[0] ** 4, potential_grad=lambda q: -4 * q ** 3,
+                       potential_hess=lambda q: np.array([[-12 * q[0] ** 2]]))
+    with pytest.raises(sp.ConvergenceError) as whole:
+        sp.integrate(system, [1.0], [0.0], 0.05, 100)
+    it = sp.Integrator(system, 0.05, [1.0], [0.0])
+    with pytest.raises(sp.ConvergenceError) as ei:
+        for _ in range(100):
+            it.step()
+    assert ei.value.t == whole.value.t and it.steps == whole.value.step
+    assert np.array_equal(it.q, whole.value.trajectory.q[-1])
