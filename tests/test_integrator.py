@@ -221,11 +221,12 @@ def test_the_pre_run_check_refuses_the_start_of_the_run():
     """lagrange_top's pre-run check (tests/test_topchart.py): a motion through
     theta = pi is refused at the run's start -- by propagate and by step, as
     by integrate -- and nothing moves."""
-    from test_quaternion_top import SLOW
+    # a slow top (a 5 cm disc on a 2 cm stem: tests/test_quaternion_top.py's SLOW)
+    slow = dict(m=0.1, I=0.1 * (0.05 ** 2 / 4 + 0.02 ** 2), I3=0.1 * 0.05 ** 2 / 2, l=0.02, g=9.81)
     q0 = np.array([0.0, 2 * math.pi / 3, 0.0])
-    p_psi = SLOW["I3"] * 20.0
+    p_psi = slow["I3"] * 20.0
     p0 = np.array([-p_psi, 0.0, p_psi])
-    top = sp.systems.lagrange_top(**SLOW)
+    top = sp.systems.lagrange_top(**slow)
     it = sp.Integrator(top, 0.01, q0, p0)
     with pytest.raises(sp.ConvergenceError, match=r"refused the initial state.*theta = pi"):
         it.propagate(n_steps=5)
