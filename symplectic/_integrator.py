@@ -64,9 +64,13 @@ class Integrator:
         :func:`symplectic.integrate`); an explicit method (rk4) takes none,
         and an unknown name is a TypeError.
 
-    The state (:attr:`state`, :attr:`t`, :attr:`q`, :attr:`p`), the steps
-    taken (:attr:`steps`) and the work so far (:attr:`counts`) are
-    properties.
+    Notes
+    -----
+    The state (:attr:`~symplectic.Integrator.state`,
+    :attr:`~symplectic.Integrator.t`, :attr:`~symplectic.Integrator.q`,
+    :attr:`~symplectic.Integrator.p`), the steps taken
+    (:attr:`~symplectic.Integrator.steps`) and the work so far
+    (:attr:`~symplectic.Integrator.counts`) are properties.
 
     Examples
     --------
