@@ -48,8 +48,8 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
         step (a sampled controller calls ``step`` in a loop).
     t : float
         The time of ``(q, p)`` (default 0), for a time-dependent force.
-    t_span : (t, t1), optional
-        The step as a time span instead of ``h`` and ``t``: h = t1 - t (a
+    t_span : tuple of two floats, optional
+        The step as a time span ``(t, t1)`` instead of ``h`` and ``t``: h = t1 - t (a
         given h must agree to 1e-9 relative, a nonzero ``t`` must equal
         t_span[0]).  The other words of :func:`integrate` (``t_eval``,
         ``store_every``, ``events``, ``progress``) describe runs of many
