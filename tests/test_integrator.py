@@ -249,3 +249,28 @@ def test_step_failure_raises_and_the_state_stays():
             it.step()
     assert ei.value.t == whole.value.t and it.steps == whole.value.step
     assert np.array_equal(it.q, whole.value.trajectory.q[-1])
+
+
+def test_the_kept_work_steps_and_counts():
+    """The binding's Work (what an Integrator keeps): its step is the driver's
+    step k at t0 + k h on the kept workspace, its counts accumulate, reset
+    keeps them, and a held force's rows bound its runs."""
+    from symplectic import _core
+    system = sp.systems.double_pendulum()
+    p0 = system.momentum(Q0, V0)
+    full = sp.integrate(system, Q0, p0, H, 3)
+    w = _core.work(system, Q0, p0, "simpson")
+    q1, p1, *_rest, status, _it, _res, _rel, _upd, reason = w.step(Q0, p0, H)
+    assert status == 0 and reason == ""
+    q2, p2, *_ = w.step(q1, p1, H, 0.0, 1)
+    assert np.array_equal(q1, full.q[1]) and np.array_equal(q2, full.q[2])
+    assert w.counts()[0] == 2
+    w.reset()
+    assert w.counts()[0] == 2
+    with pytest.raises(ValueError, match="k >= 0"):
+        w.step(Q0, p0, H, 0.0, -1)
+    held = _core.work(system, Q0, p0, "simpson", force={"hold": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match="invalid run argument \\(hold\\)"):
+        held.integrate(Q0, p0, H, 3)
+    with pytest.raises(ValueError, match="outputs of a run with a force"):
+        w.integrate(Q0, p0, H, 3, work=np.zeros(4))
