@@ -107,14 +107,14 @@ class Integrator:
             fspec = f.spec(system.n) if f is not None else None
             self._kept = _core.work(system, q0, p0, m.name, force=fspec, **spec.options)
         self._closed_counts = Counts(0, 0, 0, 0)
-        self._set(q0, p0, 0)
+        self._set(q0, p0)
 
     # ------------------------------------------------------------ state
-    def _set(self, q, p, k, work=0.0, impulse=None):
-        self._q, self._p, self._k = q, p, k
-        self._work0 = work
-        self._impulse0 = (np.zeros(self.system.n) if impulse is None else impulse) \
-            if self.force is not None else None
+    def _set(self, q, p):
+        """A run's start: (q, p) at its origin, no step taken, no work done."""
+        self._q, self._p, self._k = q, p, 0
+        self._work0 = 0.0
+        self._impulse0 = np.zeros(self.system.n) if self.force is not None else None
 
     def _time(self, k):
         # the C driver's node time t0 + k h (sym_node_time), the same rounding
@@ -170,7 +170,7 @@ class Integrator:
         if self._kept is not None:
             self._kept.reset()
         self._t0 = t0
-        self._set(q, p, 0)
+        self._set(q, p)
 
     # ------------------------------------------------------------ running
     def _need_rows(self, n_steps):
@@ -210,7 +210,6 @@ class Integrator:
                                                system=self.system, state=(self._q, self._p))
         spec = dataclasses.replace(self._spec, n_steps=1, k0=self._k)
         r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=self.force,
-                           outputs=_integrate.force_outputs(self.force, 1, self.system.n),
                            kept=self._kept, start=(self._work0, self._impulse0))
         if r.failure is not None:
             raise _integrate.convergence_error(self._m, self._h, r.failure, system=self.system,
