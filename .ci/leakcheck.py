@@ -70,7 +70,7 @@ def scenarios():
     import numpy as np
 
     import symplectic as sp
-    from symplectic import _core
+    from symplectic import _core, linear
 
     Q0, P0 = np.array([0.5, 0.2]), np.array([0.1, -0.3])
     dp = sp.systems.double_pendulum()
@@ -532,9 +532,27 @@ def scenarios():
         box.append(sp.Integrator(dp, 0.05, Q0, P0, force=closure))
         box[0].propagate(n_steps=2)              # (freed by the collector when this returns)
 
+    def s_closed_form():
+        # the linear closed form's workspace (sym_work_new_linear): runs, steps, an overflow,
+        # refused matrices and step sizes
+        lin = sp.systems.linear_double_pendulum()
+        for m in ("simpson", "midpoint"):
+            sp.integrate(lin, Q0, P0, 0.05, 20, m, store_every=3)
+            sp.step(lin, Q0, P0, 0.05, m)
+            it = sp.Integrator(lin, 0.05, Q0, P0, method=m)
+            it.propagate(n_steps=5, events=lambda t, q, p: q[0])
+        big = sp.systems.linear(np.eye(1), np.eye(1))
+        expect(sp.ConvergenceError, sp.integrate, big, [1.0], [0.0], 5.0, 2000)
+        D, A = linear.step_matrices(lin.params["M"], lin.params["K"], 0.05, "simpson")
+        w = _core.work(lin, Q0, P0, "simpson", linear=(0.05, D, A))
+        expect(ValueError, w.step, Q0, P0, 0.1)
+        expect(ValueError, _core.work, lin, Q0, P0, "simpson", linear=(0.05, D, None))
+        expect(ValueError, _core.work, lin, Q0, P0, "simpson", linear=(0.05, D[:2], A))
+        expect(TypeError, _core.work, lin, Q0, P0, "simpson", linear=(0.05, D))
+
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
             s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_forces,
-            s_timespans, s_constraints, s_integrator]
+            s_timespans, s_constraints, s_integrator, s_closed_form]
 
 
 def child(mode):

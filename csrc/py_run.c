@@ -30,6 +30,7 @@ struct run {
     int max_iter, predictor, chord, branch;
     long n_steps;
     PyObject *force_in;           /* force=: None or a description (py_forces.c) */
+    PyObject *linear_in;          /* linear=: NULL/None, or the closed form (h, D, A) */
     long force_steps;             /* steps of an integration, -1 for one step */
     long force_rows;              /* rows of its work and impulse outputs      */
     int (*check)(const run *r);   /* NULL, or the entry point's own checks */
@@ -79,8 +80,10 @@ static const sym_method *get_method(const char *name)
 }
 
 /* Check and convert r's inputs in the order the errors are reported: the
- * system, the method, h, the entry point's own checks, q and p (named qname,
- * pname); then start the call.  -1 with an exception; run_end follows
+ * system, the method, the entry point's own checks, q and p (named qname,
+ * pname); then start the call.  The run's numbers (h, t, k, n_steps,
+ * store_every) are the core's to check: it names the one it refuses
+ * (sym_work_invalid, sym_run.invalid), and raise_invalid says so.  -1 with an exception; run_end follows
  * either way.  The call starts last, so a failed check never runs a
  * callback. */
 static int run_begin(PyObject *module, run *r, const char *qname, const char *pname)
@@ -88,12 +91,6 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     memset(&r->call, 0, sizeof(r->call));
     if (!(r->S = get_system(module, r->system)) || py_system_ready(r->S) < 0) return -1;
     if (!(r->m = get_method(r->method))) return -1;
-    if (!isfinite(r->h) || r->h == 0.0) {
-        PyObject *ho = PyFloat_FromDouble(r->h);
-        if (ho) PyErr_Format(PyExc_ValueError, "h must be finite and nonzero, got %R", ho);
-        Py_XDECREF(ho);
-        return -1;
-    }
     if (r->check && r->check(r) < 0) return -1;
     const int n = r->S->sys.n;
     if (!(r->q = py_as_vector(r->q_in, n, qname))) return -1;
@@ -113,14 +110,80 @@ static int run_begin(PyObject *module, run *r, const char *qname, const char *pn
     return py_call_begin(r->S, &r->call);
 }
 
-/* The workspace of one step (step, step_tangent, newton_system). */
+/* A float64 C-contiguous copy of o of shape (rows, cols), or NULL with an
+ * exception naming it. */
+static PyArrayObject *as_matrix(PyObject *o, npy_intp rows, npy_intp cols, const char *name)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!a) return NULL;
+    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != rows || PyArray_DIM(a, 1) != cols) {
+        PyErr_Format(PyExc_ValueError, "%s must have shape (%zd, %zd)", name, (Py_ssize_t)rows,
+                     (Py_ssize_t)cols);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* The closed form's workspace (linear=(h, D, A), sym_work_new_linear): D the
+ * (2n, 2n) increment matrix in (q, p) order, A the (n, n) midpoint matrix or
+ * None for a method without an internal node. */
+static sym_work *linear_work(run *r, int *st)
+{
+    PyObject *ho, *Do, *Ao;
+    const npy_intp n = r->S->sys.n;
+    if (!PyTuple_Check(r->linear_in) || PyTuple_GET_SIZE(r->linear_in) != 3) {
+        PyErr_SetString(PyExc_TypeError, "linear must be a tuple (h, D, A)");
+        return NULL;
+    }
+    ho = PyTuple_GET_ITEM(r->linear_in, 0);
+    Do = PyTuple_GET_ITEM(r->linear_in, 1);
+    Ao = PyTuple_GET_ITEM(r->linear_in, 2);
+    const double h = PyFloat_AsDouble(ho);
+    if (h == -1.0 && PyErr_Occurred()) return NULL;
+    PyArrayObject *D = as_matrix(Do, 2 * n, 2 * n, "linear D"), *A = NULL;
+    if (D && Ao != Py_None) A = as_matrix(Ao, n, n, "linear A");
+    sym_work *w = NULL;
+    if (D && (A || Ao == Py_None))
+        w = sym_work_new_linear(&r->call.sys, r->m, h, PyArray_DATA(D),
+                                A ? PyArray_DATA(A) : NULL, st);
+    Py_XDECREF(D);
+    Py_XDECREF(A);
+    if (!w && !PyErr_Occurred() && (*st == SYM_EINVAL || *st == SYM_ENONFINITE))
+        PyErr_Format(PyExc_ValueError, "linear=(h, D, A) for method '%s': h must be finite and "
+                     "nonzero, D and A finite, and A given exactly when the method has one "
+                     "internal node", r->m->name);
+    if (!w && !PyErr_Occurred() && *st == SYM_EMETHOD)
+        PyErr_Format(PyExc_ValueError, "method '%s' has no closed form here (it has more than "
+                     "one internal node)", r->m->name);
+    return w;
+}
+
+/* The workspace of the run: the method's, or the closed form's. */
 static int run_work(run *r)
 {
     int st = SYM_OK;
-    r->w = sym_work_new(&r->call.sys, r->m, &r->opt, &st);
+    if (r->linear_in && r->linear_in != Py_None) {
+        if (!(r->w = linear_work(r, &st)) && PyErr_Occurred()) return -1;
+    } else {
+        r->w = sym_work_new(&r->call.sys, r->m, &r->opt, &st);
+    }
     if (r->w) return py_force_attach(&r->force, r->w);
     py_raise_work_status(st, r->S->sys.n, r->m);
     return -1;
+}
+
+/* The ValueError of a refused argument: "<what>: invalid argument (<name>)"
+ * when the core named it (sym_work_invalid), else the status's text.
+ * Returns NULL. */
+static PyObject *raise_invalid(const run *r, int st, const char *what)
+{
+    const char *name = st == SYM_EINVAL ? sym_work_invalid(r->w) : NULL;
+    if (name)
+        PyErr_Format(PyExc_ValueError, "%s: invalid argument (%s)", what, name);
+    else
+        py_raise_status(st, &r->call, NULL, NULL);
+    return NULL;
 }
 
 static void run_end(run *r)
@@ -163,10 +226,6 @@ static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r
                                      &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
                                      &r->force_in, &r->t0, &r->branch))
         return -1;
-    if (!isfinite(r->t0)) {
-        PyErr_SetString(PyExc_ValueError, "t must be finite");
-        return -1;
-    }
     return run_begin(module, r, "q", "p") < 0 || run_work(r) < 0 ? -1 : 0;
 }
 
@@ -178,11 +237,6 @@ static int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r
 static PyObject *run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
                               long k)
 {
-    if (!isfinite(h) || h == 0.0 || !isfinite(t) || k < 0) {
-        PyErr_SetString(PyExc_ValueError, "step: h must be finite and nonzero, t finite, "
-                        "k >= 0");
-        return NULL;
-    }
     const npy_intp n = r->S->sys.n, nm = r->m->n_mid, d3[2] = {nm, n};
     PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, q_mid */
     if (!(out[0] = new_array(1, &n, 0)) || !(out[1] = new_array(1, &n, 0)) ||
@@ -196,6 +250,10 @@ static PyObject *run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double
     if (st == SYM_ECALLBACK) py_force_raise_recorded(&r->force);
     if (st == SYM_ECALLBACK || (st && PyErr_Occurred())) {
         py_raise_status(st, &r->call, NULL, NULL);
+        goto done;
+    }
+    if (st == SYM_EINVAL) {   /* an argument the core refused: h, t, k, hold */
+        raise_invalid(r, st, "step");
         goto done;
     }
     ret = Py_BuildValue("(OOOiiddds)", out[0], out[1], out[2], st, info.iterations,
@@ -379,19 +437,6 @@ static int rows_fit(long n_steps, int n, int n_mid)
     return 0;
 }
 
-static int integrate_check(const run *r)
-{
-    if (!isfinite(r->t0)) {
-        PyErr_SetString(PyExc_ValueError, "t0 must be finite");
-        return -1;
-    }
-    if (r->n_steps < 0) {
-        PyErr_Format(PyExc_ValueError, "n_steps must be >= 0, got %ld", r->n_steps);
-        return -1;
-    }
-    return rows_fit(r->n_steps, r->S->sys.n, r->m->n_mid);
-}
-
 /* The result of sym_integrate's status st: (t, q, p, q_mid, iterations,
  * n_done, failure) with failure None or (status, reason, step, t, iterations,
  * residual, residual_rel); or the exception, with the partial trajectory and
@@ -491,7 +536,7 @@ typedef struct {
     PyObject *impulse0;              /* None, or the impulse at node 0 (n)   */
 } run_call;
 
-/* The observers of a call: store_every >= 1, hook a callable or None with
+/* The observers of a call: store_every, hook a callable or None with
  * its buffer (float64, C-contiguous, writable, (n_mid + 4) n values), its
  * steps (None, or C longs increasing) and, for a run with a force, the
  * buffer of the step's work (None, or sym_run.hook_force's 2 + 2n + m (3 + n)
@@ -499,10 +544,6 @@ typedef struct {
 static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *hc)
 {
     const int n = r->S->sys.n, nm = r->m->n_mid;
-    if (c->store_every < 1) {
-        PyErr_Format(PyExc_ValueError, "store_every must be >= 1, got %ld", c->store_every);
-        return -1;
-    }
     R->store_every = c->store_every;
     if (c->hook == Py_None) return 0;
     if (!PyCallable_Check(c->hook)) {
@@ -545,7 +586,7 @@ static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *
 }
 
 /* The run of one call c on the prepared run r (run_begin and run_work
- * done): the outputs, the GIL released when nothing in the loop is Python,
+ * done, rows_fit checked by the caller): the outputs, the GIL released when nothing in the loop is Python,
  * the result (integrate_result). */
 static PyObject *run_integrate(run *r, const run_call *c)
 {
@@ -556,9 +597,7 @@ static PyObject *run_integrate(run *r, const run_call *c)
     hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
     sym_run R = {.q0 = PyArray_DATA(c->q0), .p0 = PyArray_DATA(c->p0), .t0 = c->t0,
                  .h = c->h, .k0 = c->k0, .n_steps = c->n_steps, .work0 = c->work0};
-    if (rows_fit(c->n_steps, r->S->sys.n, r->m->n_mid) < 0 ||
-        observer_args(r, c, &R, &hc) < 0)
-        goto done;
+    if (observer_args(r, c, &R, &hc) < 0) goto done;
     const int thin = c->store_every > 1;
     const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
     const npy_intp rows = sym_stored_rows(N, c->store_every);
@@ -606,7 +645,7 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", "hook_force", "branch", NULL};
-    run r = {.method = "simpson", .predictor = 1, .check = integrate_check, .force_in = Py_None};
+    run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
                   .hook_force = Py_None, .impulse0 = Py_None};
@@ -619,7 +658,10 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);
-    if (run_begin(module, &r, "q0", "p0") < 0 || run_work(&r) < 0) goto done;
+    /* memory before the workspace: a run whose arrays cannot be addressed allocates nothing */
+    if (run_begin(module, &r, "q0", "p0") < 0 ||
+        rows_fit(r.n_steps, r.S->sys.n, r.m->n_mid) < 0 || run_work(&r) < 0)
+        goto done;
     c.q0 = r.q;
     c.p0 = r.p;
     c.h = r.h;
@@ -695,13 +737,15 @@ static int work_enter(WorkObject *self)
 }
 
 /* work(system, q, p, method='simpson', rtol=0, max_iter=0, predictor=True,
- * chord=0, branch=0, force=None) -> Work: the prologue of integrate once
- * (q, p: a state of the system, for the number of constraints of Python
- * callables and the checks of the arguments). */
+ * chord=0, branch=0, force=None, linear=None) -> Work: the prologue of
+ * integrate once (q, p: a state of the system, for the number of
+ * constraints of Python callables and the checks of the arguments); with
+ * linear=(h, D, A) the closed form's workspace (linear_work), which steps
+ * only with that h and takes no force. */
 PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q", "p", "method", "rtol", "max_iter", "predictor",
-                             "chord", "branch", "force", NULL};
+                             "chord", "branch", "force", "linear", NULL};
     module_state *ms = PyModule_GetState(module);
     WorkObject *self = (WorkObject *)ms->Work_type->tp_alloc(ms->Work_type, 0);
     if (!self) return NULL;
@@ -711,9 +755,11 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
     r->h = 1.0;
     r->force_in = Py_None;
     r->force_steps = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sddpiiO", kwlist, &r->system, &r->q_in,
+    r->linear_in = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sddpiiOO", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->method, &r->rtol, &r->max_iter,
-                                     &r->predictor, &r->chord, &r->branch, &r->force_in)) {
+                                     &r->predictor, &r->chord, &r->branch, &r->force_in,
+                                     &r->linear_in)) {
         r->system = r->force_in = NULL;
         Py_DECREF(self);
         return NULL;
@@ -721,7 +767,9 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
     Py_INCREF(r->system);
     Py_INCREF(r->force_in);
     self->ready = 1;   /* run_end releases what run_begin took, also on failure */
-    if (run_begin(module, r, "q", "p") < 0 || run_work(r) < 0) {
+    const int bad = run_begin(module, r, "q", "p") < 0 || run_work(r) < 0;
+    r->linear_in = NULL;   /* borrowed: for run_work only */
+    if (bad) {
         Py_DECREF(self);
         return NULL;
     }
@@ -767,6 +815,7 @@ static PyObject *Work_integrate(WorkObject *self, PyObject *args, PyObject *kw)
         if (!hook_buffer(io, rows * n, "impulse")) goto done;
         c.impulse = (PyArrayObject *)io;
     }
+    if (rows_fit(c.n_steps, n, r->m->n_mid) < 0) goto done;
     if (!(c.q0 = py_as_vector(q0, n, "q0")) || !(c.p0 = py_as_vector(p0, n, "p0"))) goto done;
     ret = run_integrate(r, &c);
 done:
@@ -874,7 +923,9 @@ PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw)
     if (!st) st = sym_newton_system(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
                                      PyArray_DATA(x), data_of(R), data_of(J));
     if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
-    if (st)
+    if (st == SYM_EINVAL && !PyErr_Occurred())
+        raise_invalid(&r, st, "newton_system");
+    else if (st)
         py_raise_status(st, &r.call, NULL, NULL);
     else
         ret = PyTuple_Pack(2, R, J);
@@ -902,7 +953,9 @@ PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
         st = sym_step_tangent(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h, data_of(out[0]),
                               data_of(out[1]), data_of(out[2]), &info);
     if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
-    if (st) {
+    if (st == SYM_EINVAL && !PyErr_Occurred()) {
+        raise_invalid(&r, st, "step_tangent");
+    } else if (st) {
         char after[48];
         snprintf(after, sizeof after, " (residual %.3g)", info.residual);
         py_raise_status(st, &r.call, "step_tangent failed: ", after);

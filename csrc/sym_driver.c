@@ -56,18 +56,18 @@ static int system_ok(const sym_system *sys)
 }
 
 /* One block: [state struct | eval scratch | the scheme's arrays | the
- * constraint slice of a constrained system]. */
-sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
-                       const sym_options *opt, int *status)
+ * constraint slice of a constrained system], laid out by `ops` (the
+ * method's own, or the closed form's). */
+static sym_work *work_new(const sym_system *sys, const sym_method *method,
+                          const sym_scheme_ops *ops, const sym_options *opt, int *status)
 {
     int st_local;
     if (!status) status = &st_local;
     *status = SYM_EINVAL;
     sym_options o;
     if (!system_ok(sys) || !method) return NULL;
-    if (!method->ops) { *status = SYM_EMETHOD; return NULL; }
+    if (!ops) { *status = SYM_EMETHOD; return NULL; }
     if (options(opt, &o)) return NULL;
-    const sym_scheme_ops *ops = method->ops;
     double doubles = 0.0;
     int st = ops->work_size(method, sys->n, &doubles);
     if (st) { *status = st; return NULL; }
@@ -103,6 +103,28 @@ sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
     return w;
 }
 
+sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
+                       const sym_options *opt, int *status)
+{
+    return work_new(sys, method, method ? method->ops : NULL, opt, status);
+}
+
+sym_work *sym_work_new_linear(const sym_system *sys, const sym_method *method, double h,
+                              const double *D, const double *A, int *status)
+{
+    int st_local;
+    if (!status) status = &st_local;
+    sym_work *w = work_new(sys, method, &sym_linear_ops, NULL, status);
+    if (!w) return NULL;
+    const int st = sym_linear_load(w, h, D, A);
+    if (st) {
+        free(w);
+        *status = st;
+        return NULL;
+    }
+    return w;
+}
+
 void sym_work_free(sym_work *w)
 {
     if (w) sym_force_free(w->force);
@@ -114,10 +136,17 @@ void sym_work_reset(sym_work *w)
     if (w) w->ops->reset(w);
 }
 
-/* The arguments of one step: h finite and nonzero, the state finite. */
-static int step_args(const sym_work *w, const double *q, const double *p, double h)
+/* Refuse the argument `name` of a call on w (sym_work_invalid). */
+static int invalid(sym_work *w, const char *name)
 {
-    if (!(h != 0.0) || !isfinite(h)) return SYM_EINVAL;
+    w->invalid = name;
+    return SYM_EINVAL;
+}
+
+/* The arguments of one step: h finite and nonzero, the state finite. */
+static int step_args(sym_work *w, const double *q, const double *p, double h)
+{
+    if (!(h != 0.0) || !isfinite(h)) return invalid(w, "h");
     for (int k = 0; k < w->n; k++)
         if (!isfinite(q[k]) || !isfinite(p[k])) return SYM_ENONFINITE;
     return SYM_OK;
@@ -138,11 +167,18 @@ int sym_step(sym_work *w, const double *q, const double *p, double h,
 int sym_work_set_time(sym_work *w, double t, long k)
 {
     if (!w) return SYM_EINVAL;
-    if (!isfinite(t) || k < 0) return SYM_EINVAL;
-    if (w->force && w->force->f.hold && k >= w->force->f.hold_rows) return SYM_EINVAL;
+    w->invalid = NULL;
+    if (!isfinite(t)) return invalid(w, "t");
+    if (k < 0) return invalid(w, "k");
+    if (w->force && w->force->f.hold && k >= w->force->f.hold_rows) return invalid(w, "hold");
     w->t = t;
     w->k = k;
     return SYM_OK;
+}
+
+const char *sym_work_invalid(const sym_work *w)
+{
+    return w ? w->invalid : NULL;
 }
 
 int sym_step_at(sym_work *w, double t, long k, const double *q, const double *p, double h,
@@ -167,6 +203,7 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 {
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1 || !D) return SYM_EINVAL;
+    w->invalid = NULL;
     const int st = step_args(w, q, p, h);   /* at the workspace's time (sym_work_set_time) */
     return st ? st : w->ops->tangent(w, q, p, h, q1, p1, D, info);
 }
@@ -187,8 +224,9 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
                       const double *X, double *R, double *J)
 {
     if (!w || !q || !p || !X) return SYM_EINVAL;
+    w->invalid = NULL;
     if (!w->ops->newton_system) return SYM_EMETHOD;
-    if (!(h != 0.0) || !isfinite(h)) return SYM_EINVAL;
+    if (!(h != 0.0) || !isfinite(h)) return invalid(w, "h");
     return w->ops->newton_system(w, q, p, h, X, R, J);
 }
 
@@ -392,6 +430,7 @@ static int run_check(const sym_work *w, sym_run *R)
     if (R->k0 < 0) return run_invalid(R, "k0");
     if (!isfinite(R->t0)) return run_invalid(R, "t0");
     if (!isfinite(R->h) || R->h == 0.0) return run_invalid(R, "h");
+    if (R->store_every < 0) return run_invalid(R, "store_every");
     if (R->store_every > 1 && R->qmid) return run_invalid(R, "qmid");
     if (R->hook_steps && R->n_hook_steps < 0) return run_invalid(R, "n_hook_steps");
     if (R->impulse0 && !R->impulse) return run_invalid(R, "impulse0");

@@ -46,7 +46,7 @@ int sym_work_set_force(sym_work *w, const sym_force *force)
         w->force = NULL;
         return SYM_OK;
     }
-    if (!force_ok(force)) return SYM_EINVAL;
+    if (!force_ok(force) || !w->ops->forced) return SYM_EINVAL;
     const int n = w->n;
     const sym_galerkin_table *gt = w->method->table;
     const int npts = gt ? gt->r : 1, npw = sym_method_force_points(w->method);

@@ -761,5 +761,5 @@ const sym_scheme_ops sym_galerkin_ops = {
     .setup = sym_galerkin_setup, .reset = sym_galerkin_reset, .step = sym_galerkin_step,
     .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
     .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
-    .multipliers = sym_gcon_multipliers,
+    .multipliers = sym_gcon_multipliers, .forced = 1,
 };

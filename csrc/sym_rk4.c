@@ -271,5 +271,5 @@ static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h,
 /* explicit: no Newton system (unknowns and newton_system NULL) */
 const sym_scheme_ops sym_rk4_ops = {
     .state_size = sizeof(rk4_work), .work_size = rk4_work_size, .setup = rk4_setup,
-    .reset = rk4_reset, .step = rk4_step, .tangent = rk4_tangent,
+    .reset = rk4_reset, .step = rk4_step, .tangent = rk4_tangent, .forced = 1,
 };

@@ -40,6 +40,7 @@ struct sym_work {
                           the driver steps and iterations */
     double *cblock;    /* sys->m > 0: ops->constraint_size doubles (zeroed),
                           laid out by setup; NULL otherwise */
+    const char *invalid; /* the argument the last call refused (sym_work_invalid) */
 };
 
 typedef struct sym_scheme_ops {
@@ -72,10 +73,18 @@ typedef struct sym_scheme_ops {
      * step (s * mc values, symplectic.h: sym_step_multipliers) */
     int (*constraint_size)(const sym_method *m, int n, int mc, double *doubles);
     int (*multipliers)(const sym_work *w, double *lambda);
+    /* 1 if the step applies a force (sym_work_set_force), 0 if the scheme
+     * refuses one with SYM_EINVAL (the closed form) */
+    int forced;
 } sym_scheme_ops;
 
 /* The schemes (each method row points to one of these). */
 extern SYM_PRIVATE const sym_scheme_ops sym_galerkin_ops;   /* sym_galerkin*.c */
 extern SYM_PRIVATE const sym_scheme_ops sym_rk4_ops;        /* sym_rk4.c */
+/* The closed form of a quadratic Lagrangian (sym_linear.c): a workspace of
+ * these ops steps nothing until sym_linear_load gives it the one-step
+ * matrices (sym_work_new_linear). */
+extern SYM_PRIVATE const sym_scheme_ops sym_linear_ops;
+SYM_PRIVATE int sym_linear_load(sym_work *w, double h, const double *D, const double *A);
 
 #endif /* SYM_SCHEME_H */

@@ -386,6 +386,17 @@ typedef struct sym_work sym_work;
  * reason when NULL is returned. */
 sym_work *sym_work_new(const sym_system *sys, const sym_method *method,
                        const sym_options *opt, int *status);
+/* The workspace of the closed form of a quadratic Lagrangian (M, K
+ * constant; sym_linear.c): every step of size h is z_{k+1} = z_k + D z_k with
+ * z = (q, p), D (2n x 2n, row-major) the method's increment matrix at h, and
+ * when the method has one internal node q_mid = A (q_k + q_{k+1}), A (n x n).
+ * The caller forms D and A (symplectic.linear); this workspace only applies
+ * them, in every entry point below (sym_step_at, sym_step_tangent: I + D,
+ * sym_integrate), with no Newton iterations.  A step of another size is
+ * SYM_EINVAL, a result that is not finite SYM_ENONFINITE; it takes no force
+ * (sym_work_set_force: SYM_EINVAL) and no constraints. */
+sym_work *sym_work_new_linear(const sym_system *sys, const sym_method *method, double h,
+                              const double *D, const double *A, int *status);
 void sym_work_free(sym_work *w);
 /* Forget the predictor history and the cached left-node values. */
 void sym_work_reset(sym_work *w);
@@ -412,6 +423,10 @@ int sym_step_at(sym_work *w, double t, long k, const double *q, const double *p,
  * new workspace; sym_step_at, sym_step and sym_integrate set their own).
  * SYM_EINVAL as for sym_step_at. */
 int sym_work_set_time(sym_work *w, double t, long k);
+/* The argument that the last call on w (sym_step_at, sym_step, sym_work_set_time,
+ * sym_step_tangent, sym_newton_system) refused with SYM_EINVAL: a constant
+ * string ("h", "t", "k", "hold"), or NULL when it refused none. */
+const char *sym_work_invalid(const sym_work *w);
 
 /* Diagnostics of a Galerkin scheme (SYM_EMETHOD for rk4): the number of
  * Newton unknowns ((s-1) n; (s-1)(n + m) with m constraints), and the
@@ -521,7 +536,8 @@ typedef struct sym_run {
     double t0, h;            /* origin and step (finite, h != 0)            */
     long k0;                 /* index of the first step (>= 0)              */
     long n_steps;            /* >= 0                                        */
-    long store_every;        /* keep every k-th node and the last; <= 1: all */
+    long store_every;        /* keep every k-th node and the last; 0 or 1:
+                                all (< 0 invalid)                           */
     /* out: the caller's arrays (rows as above; NULL: not wanted) */
     double *t, *q, *p;       /* required: rows, rows x n, rows x n          */
     double *qmid;            /* n_steps x n_mid x n (store_every <= 1 only) */

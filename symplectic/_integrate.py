@@ -4,8 +4,9 @@ Every run -- :func:`step`, :func:`integrate`, each member of
 :func:`symplectic.integrate_many`, the tangent map of
 :func:`symplectic.analysis.tangent_map` -- goes through the functions of the
 second half of this module: :func:`linear_stepper` decides whether a linear
-system takes its closed form, :func:`run` and :func:`run_step` run the C core
-(or that closed form) and return what it computed, failure included,
+system takes its closed form (one-step matrices that the C core applies),
+:func:`run` and :func:`run_step` run the C core's one driver and return what
+it computed, failure included,
 :func:`convergence_error` turns a failure into the one ConvergenceError,
 :func:`make_trajectory` the arrays into a Trajectory.  Inputs are checked by
 :mod:`symplectic._validate` before any of this runs.
@@ -276,33 +277,28 @@ Run = collections.namedtuple(
     defaults=(None, False, None, None, None, None))
 
 #: A failed step, as the binding reports it: the C core's status (an int) and
-#: its text (sym_strerror, through ``_core.strerror`` for the failures found
-#: in Python: the closed form's non-finite values, the pre-run check's
-#: refusal, whose reason the check completes); ``refused``: no step was
+#: its text (sym_strerror, through ``_core.strerror`` for the one failure
+#: found in Python: the pre-run check's refusal, whose reason the check
+#: completes); ``refused``: no step was
 #: taken, the system's pre-run check refused the initial state.
 Failure = collections.namedtuple(
     "Failure", "status reason step t iterations residual residual_rel refused",
     defaults=(False,))
 
 
-def _nonfinite(step, t):
-    """The closed form's failure when its values overflow: the core's status
-    for the same event (SYM_ENONFINITE) and its text."""
-    return Failure(_core.ENONFINITE, _core.strerror(_core.ENONFINITE), step, float(t), 0,
-                   float("nan"), float("nan"))
-
-
 def linear_stepper(system, method, h, closed_form):
-    """The one decision about the closed form: for a ``systems.linear`` system
-    return the closed-form stepper (:func:`symplectic.linear.stepper`) when
-    ``closed_form`` is true and the method has one (``"simpson"``,
-    ``"midpoint"``); None for every other system, method or choice."""
+    """The one decision about the closed form: for a ``systems.linear`` system,
+    when ``closed_form`` is true and the method has one (``"simpson"``,
+    ``"midpoint"``), the closed form's one-step matrices ``(h, D, A)``
+    (:func:`symplectic.linear.step_matrices`), which ``_core.work(...,
+    linear=...)`` steps in the C driver; None for every other system, method
+    or choice."""
     if system.builtin != "linear":
         return None
     M, K = system.params["M"], system.params["K"]
     if not closed_form or method.name not in ("simpson", "midpoint"):
         return None
-    return linear.stepper(M, K, h, "simpson" if method.name == "simpson" else "newmark")
+    return (h, *linear.step_matrices(M, K, h, method.name))
 
 
 def force_outputs(force, n_steps, n, every=1):
@@ -330,8 +326,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None)):
     """Run validated inputs by ``spec`` (a :class:`symplectic._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
-    the C core's run, or the closed form's when ``closed`` is a stepper from
-    :func:`linear_stepper`.  A failed step is returned in ``Run.failure``; an
+    the C core's run, on the closed form's workspace when ``closed`` is the
+    closed form from :func:`linear_stepper`.  A failed step is returned in ``Run.failure``; an
     exception from a callback (or Ctrl-C, or ``cancel.is_set()``) propagates
     with the partial arrays attached by the binding.  ``observer`` (an
     :class:`symplectic._events.Observer`) is called after the steps it asks
@@ -355,12 +351,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         if refused is not None:
             return refused
     hook = observer.hook if observer is not None else None
-    if closed is not None:
-        t0 = t0 + k0 * h if k0 else t0
-        if store_every == 1 and hook is None and report is None:
-            return _run_closed(closed, q0, p0, h, n_steps, method, t0)
-        return _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, store_every, observer,
-                              report)
+    if closed is not None and kept is None:     # the closed form's workspace, for this run
+        kept = _core.work(system, q0, p0, method.name, linear=closed)
     kw = {}
     if store_every > 1:
         kw["store_every"] = store_every
@@ -432,15 +424,16 @@ def run_step(system, q, p, spec, closed=None, force=None):
     if refused is not None:
         return q.copy(), p.copy(), refused.failure
     if closed is not None:
-        r = _run_closed(closed, q, p, h, 1, method, 0.0)
-        return r.q[1].copy(), r.p[1].copy(), r.failure
-    kw = dict(spec.options)
-    if force is not None:
-        kw["force"] = force.spec(system.n)
-    if t != 0.0:
-        kw["t"] = t
-    q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.step(
-        system, q, p, h, method.name, **kw)
+        q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.work(
+            system, q, p, method.name, linear=closed).step(q, p, h, t)
+    else:
+        kw = dict(spec.options)
+        if force is not None:
+            kw["force"] = force.spec(system.n)
+        if t != 0.0:
+            kw["t"] = t
+        q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.step(
+            system, q, p, h, method.name, **kw)
     failure = None if status == 0 else Failure(status, reason, 0, t, iters, res, res_rel)
     return q1, p1, failure
 
@@ -461,91 +454,6 @@ def _refused(system, q0, p0, method, t0, force=None):
     return Run(t=np.array([float(t0)]), q=q0[None, :].copy(), p=p0[None, :].copy(),
                q_mid=q_mid, iterations=np.zeros(0, dtype=np.intc), done=0, failure=fail,
                rows=1, stopped=False, counts=Counts(0, 0, 0, 0))
-
-
-def _run_closed(closed, q0, p0, h, n_steps, method, t0):
-    """The closed form's Run: no Newton iterations; a failure at the first step
-    whose result is not finite (the core's rule)."""
-    out = closed(q0, p0, n_steps, with_midpoint=method.n_mid > 0)
-    q, p = out[0], out[1]
-    q_mid = out[2][:, None, :] if method.n_mid > 0 else None
-    t = t0 + h * np.arange(n_steps + 1, dtype=float)
-    iters = np.zeros(n_steps, dtype=np.intc)
-    bad = ~(np.isfinite(q).all(axis=1) & np.isfinite(p).all(axis=1))
-    if not bad.any():
-        return Run(t, q, p, q_mid, iters, n_steps, None, n_steps + 1, False,
-                   Counts(n_steps, 0, 0, 0))
-    done = int(np.argmax(bad)) - 1
-    fail = _nonfinite(done, t[done])
-    return Run(t, q, p, q_mid, iters, done, fail, done + 1, False, Counts(done, 0, 0, 0))
-
-
-#: Steps of the closed form per chunk in _run_closed_ex.
-_CHUNK = 4096
-
-
-def _run_closed_ex(closed, q0, p0, h, n_steps, method, t0, every, observer, report):
-    """The closed form with thinned rows, the observer's hook and progress
-    reports: what sym_integrate_ex does in C, in chunks of _CHUNK steps
-    (each chunk starts from the last state: the recursion is the same, so
-    the states are bitwise those of _run_closed)."""
-    n, mid = len(q0), method.n_mid > 0
-    rows_max = _stored_rows(n_steps, every)
-    t = np.empty(rows_max)
-    Q = np.empty((rows_max, n))
-    P = np.empty((rows_max, n))
-    t[0], Q[0], P[0] = t0, q0, p0
-    mids = [] if (mid and every == 1) else None
-    hook = observer.hook if observer is not None else None
-    want = (None if hook is None or observer.hook_steps is None
-            else set(observer.hook_steps.tolist()))
-    row, row_step, k0, stopped, fail = 0, 0, 0, False, None
-    q, p = np.array(q0, dtype=float), np.array(p0, dtype=float)
-    while k0 < n_steps:
-        m = min(_CHUNK, n_steps - k0)
-        out = closed(q, p, m, with_midpoint=mid)
-        qc, pc = out[0], out[1]
-        bad = ~(np.isfinite(qc).all(axis=1) & np.isfinite(pc).all(axis=1))
-        valid = m if not bad.any() else int(np.argmax(bad)) - 1
-        if hook is not None:
-            buf = observer.buf
-            for j in range(valid):
-                k = k0 + j
-                if want is not None and k not in want:
-                    continue
-                buf[0] = qc[j]
-                if mid:
-                    buf[1] = out[2][j]
-                buf[-3], buf[-2], buf[-1] = qc[j + 1], pc[j], pc[j + 1]
-                if hook(k):
-                    valid, stopped = j + 1, True
-                    break
-        idx = np.arange(k0 + 1, k0 + valid + 1)
-        keep = idx[(idx % every == 0) | (idx == n_steps)] if every > 1 else idx
-        if keep.size:
-            sl = slice(row + 1, row + 1 + keep.size)
-            t[sl] = t0 + keep * h
-            Q[sl], P[sl] = qc[keep - k0], pc[keep - k0]
-            row, row_step = row + keep.size, int(keep[-1])
-        if mids is not None:
-            mids.append(out[2][:valid])
-        k0 += valid
-        if report is not None:
-            report(k0)
-        if stopped or valid < m:
-            if valid < m and not stopped:
-                fail = _nonfinite(k0, t0 + k0 * h)
-            if row_step != k0:                 # the last state closes the rows
-                row += 1
-                t[row], Q[row], P[row] = t0 + k0 * h, qc[valid], pc[valid]
-            break
-        q, p = qc[-1].copy(), pc[-1].copy()
-    rows = row + 1
-    q_mid = (np.concatenate(mids)[:, None, :] if mids else np.empty((0, 1, n))) \
-        if mids is not None else None
-    iters = np.zeros(rows - 1, dtype=np.intc)
-    return Run(t[:rows], Q[:rows], P[:rows], q_mid, iters, k0, fail, rows, stopped,
-               Counts(k0, 0, 0, 0))
 
 
 def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, force_jac=None,

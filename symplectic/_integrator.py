@@ -102,11 +102,11 @@ class Integrator:
         self._m, self._check, self._spec = m, check, spec
         self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
         self._closed = _integrate.linear_stepper(system, m, self._h, closed_form and f is None)
-        self._kept = None
-        if self._closed is None:
+        if self._closed is not None:     # the closed form's workspace (no Newton, no force)
+            self._kept = _core.work(system, q0, p0, m.name, linear=self._closed)
+        else:
             fspec = f.spec(system.n) if f is not None else None
             self._kept = _core.work(system, q0, p0, m.name, force=fspec, **spec.options)
-        self._closed_counts = Counts(0, 0, 0, 0)
         self._set(q0, p0)
 
     # ------------------------------------------------------------ state
@@ -153,8 +153,6 @@ class Integrator:
     @property
     def counts(self):
         """The work of all steps so far (:class:`symplectic.Trajectory` ``counts``)."""
-        if self._kept is None:
-            return self._closed_counts
         return Counts(*self._kept.counts())
 
     def reset(self, q, p=None, t=None, *, qdot=None):
@@ -167,8 +165,7 @@ class Integrator:
         p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot", "q")
         _validate.constrained_state(system, m, q, p, "q", "p", self._check)
         t0 = self.t if t is None else _validate.real("t", t)
-        if self._kept is not None:
-            self._kept.reset()
+        self._kept.reset()
         self._t0 = t0
         self._set(q, p)
 
@@ -186,9 +183,6 @@ class Integrator:
             return
         work = r.work[rows - 1] if r.work is not None else 0.0
         impulse = r.impulse[rows - 1].copy() if r.impulse is not None else None
-        if self._closed is not None:
-            c = self._closed_counts
-            self._closed_counts = c._replace(steps=c.steps + r.done)
         self._q, self._p = r.q[rows - 1].copy(), r.p[rows - 1].copy()
         self._k += r.done
         self._work0, self._impulse0 = work, impulse
@@ -198,7 +192,7 @@ class Integrator:
 
         Raises ConvergenceError (the state stays) as :func:`symplectic.step`."""
         self._need_rows(1)
-        if self._kept is not None and self.force is None and self._k > 0:
+        if self.force is None and self._k > 0:
             # the lean path of an unforced run after its start (the pre-run check is the
             # start's): the same driver for one step, no Run, no Trajectory
             _, q, p, _, _, _, fail, _ = self._kept.integrate(

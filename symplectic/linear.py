@@ -32,9 +32,10 @@ numbers below refer to it, with the corrections of ``docs/errata.md#axioms-linea
 ``double_pendulum_frequencies(m1, m2, l, g)``
     the linearised double pendulum's omega_{1,2} (eq. (49)).
 
-``symplectic.step``, ``integrate`` and ``integrate_many`` use these
-propagators (:func:`stepper`) for ``systems.linear`` with ``method="simpson"``
-or ``"midpoint"`` (one matrix-vector product per step, see their
+``symplectic.step``, ``integrate``, ``integrate_many`` and
+``symplectic.Integrator`` use these propagators (:func:`step_matrices`, applied
+by the C core's driver) for ``systems.linear`` with ``method="simpson"`` or
+``"midpoint"`` (one matrix-vector product per step, see their
 ``closed_form`` option), and warn with :class:`symplectic.StabilityWarning` when
 ``|h| >= h_max`` for ``"simpson"`` or ``"rk4"``.
 
@@ -49,8 +50,8 @@ from . import _errors, _validate
 
 __all__ = ["propagator", "simpson_first_variant", "conserved_form",
            "quadratic_form", "energy", "frequencies", "stability_limit", "spectral_radius",
-           "symplectic_defect", "propagate", "stepper", "exact", "double_pendulum_frequencies",
-           "METHODS"]
+           "symplectic_defect", "propagate", "stepper", "step_matrices", "exact",
+           "double_pendulum_frequencies", "METHODS"]
 
 #: Methods with a closed-form propagator.  ``"midpoint"`` is the name of
 #: Newmark's scheme in :func:`symplectic.methods` (they coincide on quadratic
@@ -357,13 +358,44 @@ def propagate(M, K, q0, p0, h, n_steps, method="simpson", with_midpoint=False):
     return stepper(M, K, h, method)(q0, p0, n_steps, with_midpoint)
 
 
+def step_matrices(M, K, h, method="simpson"):
+    """The closed form of one step on z = (q, p) (positions first, the order of
+    the C core and of :func:`symplectic.analysis.tangent_map`): ``(D, A)`` with
+
+        z_{j+1} = z_j + D z_j,     q_{j+1/2} = A (q_j + q_{j+1}),
+
+    D = Phi - I of :func:`propagator` with its blocks reordered, and for
+    ``"simpson"`` A = 1/2 (M - h^2 K/8)^{-1} M (eq. (26): q_{j+1/2} = 1/2
+    L^{-1} (q_j + q_{j+1})); A is None for ``"newmark"``/``"midpoint"``.  Both
+    assembled in extended precision and rounded once.  ``symplectic.step``,
+    ``integrate``, ``integrate_many`` and :class:`symplectic.Integrator` step
+    ``systems.linear`` with them in the C core (``closed_form=True``)."""
+    if method not in ("simpson", "newmark", "midpoint"):
+        raise ValueError(f"no closed-form step for method {method!r}; "
+                         "use 'simpson', 'newmark' or 'midpoint'")
+    n = M.shape[0]
+    D = _increment(M, K, h, method)
+    perm = np.r_[n:2 * n, 0:n]                  # (p, q) -> (q, p)
+    D = np.ascontiguousarray(D[np.ix_(perm, perm)])
+    if method != "simpson":
+        return D, None
+    Mx, Kx, hx = M.astype(_XP), K.astype(_XP), _XP(h)
+    try:
+        A = 0.5 * (_inv(Mx - hx * hx / 8 * Kx) @ Mx)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"h = {float(h):g} makes L = I - h^2/8 M^-1 K singular (omega h = "
+                         "2 sqrt 2 for an eigenfrequency omega): the Simpson scheme is "
+                         "undefined there") from None
+    return D, np.ascontiguousarray(A.astype(float))
+
+
 def stepper(M, K, h, method="simpson"):
     """The iteration of :func:`propagate` for one (M, K, h, method), its matrix
     formed once: a function ``(q0, p0, n_steps, with_midpoint=False)`` that
-    returns what :func:`propagate` returns.  No checks (M and K symmetric, M
-    positive definite, as :func:`symplectic.systems.linear` leaves them; q0,
-    p0 of shape (n,)); no stability warning.  ``symplectic.step``,
-    ``integrate`` and ``integrate_many`` step linear systems with it."""
+    returns what :func:`propagate` returns, in NumPy.  No checks (M and K
+    symmetric, M positive definite, as :func:`symplectic.systems.linear`
+    leaves them; q0, p0 of shape (n,)); no stability warning.  (The
+    integrators' closed form is :func:`step_matrices`, stepped in C.)"""
     n = M.shape[0]
     # eta_{j+1} = eta_j + D eta_j (row-vector products on the C-order array)
     DT = _increment(M, K, h, method).T.copy()

@@ -112,16 +112,38 @@ def test_the_first_given_form_is_taken():
 
 # --- the run prologue ---------------------------------------------------------------------
 def test_h_is_checked_when_passed_by_keyword():
+    # the binding converts; the core refuses the value and names it (sym_work_invalid,
+    # sym_run.invalid)
     pend = sp.systems.pendulum()
     for h in (0.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match=r"h must be finite and nonzero, got "):
+        with pytest.raises(ValueError, match=r"^step: invalid argument \(h\)$"):
             _core.step(pend, np.zeros(1), np.zeros(1), h=h)
-        with pytest.raises(ValueError, match=r"h must be finite and nonzero, got "):
+        with pytest.raises(ValueError, match=r"^integrate: invalid run argument \(h\)$"):
             _core.integrate(system=pend, q0=np.zeros(1), p0=np.zeros(1), h=h, n_steps=2)
-        with pytest.raises(ValueError, match=r"h must be finite and nonzero, got "):
+        with pytest.raises(ValueError, match=r"^step_tangent: invalid argument \(h\)$"):
             _core.step_tangent(pend, np.zeros(1), np.zeros(1), h=h)
-        with pytest.raises(ValueError, match=r"h must be finite and nonzero, got "):
+        with pytest.raises(ValueError, match=r"^newton_system: invalid argument \(h\)$"):
             _core.newton_system(pend, np.zeros(1), np.zeros(1), h, np.zeros(2), "simpson")
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(n_steps=-1), "n_steps"), (dict(store_every=-2), "store_every"),
+    (dict(t0=float("inf")), "t0"), (dict(t0=float("nan")), "t0")])
+def test_the_core_names_the_run_argument_it_refuses(kw, field):
+    pend = sp.systems.pendulum()
+    args = dict(system=pend, q0=np.zeros(1), p0=np.zeros(1), h=0.1, n_steps=3) | kw
+    with pytest.raises(ValueError, match=rf"^integrate: invalid run argument \({field}\)$"):
+        _core.integrate(**args)
+    with pytest.raises(ValueError, match=r"^step: invalid argument \(t\)$"):
+        _core.step(pend, np.zeros(1), np.zeros(1), 0.1, t=float("nan"))
+
+
+def test_store_every_0_keeps_every_row_as_1_does():
+    pend = sp.systems.pendulum()
+    a = _core.integrate(pend, np.zeros(1), np.ones(1), 0.1, 3, store_every=0)
+    b = _core.integrate(pend, np.zeros(1), np.ones(1), 0.1, 3, store_every=1)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert np.array_equal(a[0], 0.1 * np.arange(4))
 
 
 def test_prologue_order_system_method_then_state():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import linear, papers, reproduce
+from symplectic import _core, linear, papers, reproduce
 
 W0 = 2 * math.pi
 G = 9.81
@@ -301,6 +301,52 @@ def test_closed_form_path_matches_newton_path(method, n):
         assert np.max(np.abs(fast.q_mid - slow.q_mid)) <= 1e-12 * scale
     else:
         assert fast.q_mid is None and slow.q_mid is None
+
+
+@pytest.mark.parametrize("method", ["simpson", "midpoint"])
+def test_the_closed_form_stepped_in_c_is_numpys_recursion_to_rounding(method):
+    # linear.propagate iterates eta += D eta with NumPy's products on (p, q); the
+    # integrators apply step_matrices' reordered D (and A for the midpoint) in the C
+    # driver: the same recursion summed in another order, so agreement to rounding
+    rng = np.random.default_rng(31)
+    M, K = _spd(rng, 3), _spd(rng, 3)
+    s = sp.systems.linear(M, K)
+    q0, p0 = rng.normal(size=3), rng.normal(size=3)
+    h = 0.3 * linear.stability_limit(M, K)
+    tr = sp.integrate(s, q0, p0, h, 2000, method)
+    ref = linear.propagate(M, K, q0, p0, h, 2000, "newmark" if method == "midpoint" else method,
+                           with_midpoint=True)
+    scale = max(np.abs(ref[0]).max(), np.abs(ref[1]).max())
+    assert 0 < np.max(np.abs(tr.q - ref[0])) <= 1e-13 * scale
+    assert np.max(np.abs(tr.p - ref[1])) <= 1e-13 * scale
+    if method == "simpson":
+        assert np.max(np.abs(tr.q_mid - ref[2])) <= 1e-13 * scale
+    assert tr.counts.steps == 2000 and tr.counts.evaluations == 0
+    assert tr.newton_iterations.sum() == 0
+
+
+def test_the_closed_form_runs_through_the_one_driver():
+    # thinning, hooks (events, t_eval) and failures are the C driver's, as for Newton
+    s = sp.systems.linear_double_pendulum()
+    q0, p0, h = [0.0, math.pi / 6], [0.0, 0.0], 0.025
+    full = sp.integrate(s, q0, p0, h, 1000)
+    thin = sp.integrate(s, q0, p0, h, 1000, store_every=7)
+    rows = np.r_[0:1001:7, 1000]
+    assert np.array_equal(thin.q, full.q[rows]) and np.array_equal(thin.t, full.t[rows])
+    ev = sp.integrate(s, q0, p0, h, 1000, events=lambda t, q, p: q[1])
+    assert ev.t_events[0].size > 0 and np.all(np.abs(ev.q_events[0][:, 1]) < 1e-9)
+    D, A = linear.step_matrices(s.params["M"], s.params["K"], h, "simpson")
+    w = _core.work(s, np.array(q0), np.array(p0), "simpson", linear=(h, D, A))
+    with pytest.raises(ValueError, match=r"step: invalid argument \(h\)"):
+        w.step(np.array(q0), np.array(p0), 2 * h)
+    with pytest.raises(ValueError, match="A given exactly"):
+        _core.work(s, np.array(q0), np.array(p0), "simpson", linear=(h, D, None))
+    # a step that overflows fails there, as the Newton path's does
+    big = sp.systems.linear(np.eye(1), np.eye(1))
+    with pytest.warns(linear.StabilityWarning), pytest.raises(sp.ConvergenceError) as err:
+        sp.integrate(big, [1.0], [0.0], 5.0, 2000)
+    assert _core.strerror(_core.ENONFINITE) in err.value.reason
+    assert 0 < err.value.step < 2000 and len(err.value.trajectory.t) == err.value.step + 1
 
 
 def test_first_variant_equals_second_and_gives_the_midpoint():
