@@ -26,7 +26,10 @@ h : float
     "newton_tolerances": """\
 rtol, max_iter :
     Newton tolerance on the update relative to the step's increment
-    (default 1e-13) and iteration limit per step (default 25).""",
+    (default 1e-13) and iteration limit per step (default 25).  These and
+    ``newton``, ``predictor``, ``branch_check`` are the implicit methods'
+    options: given to ``"rk4"`` with a value other than the default they
+    raise TypeError.""",
     "newton": """\
 newton : {"full", "chord", "step"}
     ``"full"`` (default): a fresh Jacobian and LU factorisation every

@@ -89,7 +89,7 @@ class Integrator:
                  force=None, force_jac=None, check=True, closed_form=True, **method_options):
         system = _validate.system(system)
         # the run's spec (its pieces' copies carry their own n_steps and output)
-        spec = _validate.run_spec(method, h, 0, t0, options=method_options, strict=True,
+        spec = _validate.run_spec(method, h, 0, t0, options=method_options,
                                   closed_form=closed_form, check=check)
         m, self._h, self._t0 = spec.method, spec.h, spec.t0
         q0 = _validate.state("q0", _validate.required("q0", q0), system.n)

@@ -646,18 +646,17 @@ NEWTON_DEFAULTS = types.MappingProxyType(
      "branch_check": "auto"})
 
 
-def method_options(m, given, strict=True):
+def method_options(m, given):
     """Newton's options for method ``m`` (a registry row) as the core's
     keywords; ``given`` maps option names to values, None or the default
     meaning not given.  An explicit method (rk4) solves nothing: a Newton
-    option given to it is a TypeError, not ignored -- unless not ``strict``
-    (step, integrate and integrate_many, whose calls with Newton options on
-    rk4 existed before this rule: there they are ignored, as they were)."""
+    option given to it with a value other than its default is a TypeError,
+    not ignored."""
     unknown = sorted(set(given) - set(NEWTON_DEFAULTS))
     if unknown:
         raise TypeError(f"unexpected keyword argument(s) {unknown}; the method options are "
                         f"{sorted(NEWTON_DEFAULTS)}")
-    if strict and not m.implicit:
+    if not m.implicit:
         set_ = sorted(k for k, v in given.items()
                       if v is not None and not _is_default(v, NEWTON_DEFAULTS[k]))
         if set_:
@@ -675,13 +674,12 @@ def _is_default(v, default):
 
 
 def run_spec(method_name, h, n_steps, t0=0.0, t_span=None, *, t_eval=None, store_every=None,
-             events=None, progress=False, options=None, strict=False, closed_form=True,
+             events=None, progress=False, options=None, closed_form=True,
              check=True, one_step=False):
     """The :class:`RunSpec` of a run from the entry point's arguments, each
     checked here once: the method, the time grid (:func:`time_grid`), the
     output (t_eval or store_every), the events, the progress flag, Newton's
-    options (``options``, a dict; :func:`method_options`, ``strict`` for an
-    Integrator).  ``one_step``: a
+    options (``options``, a dict; :func:`method_options`).  ``one_step``: a
     step (n_steps 1; t_eval, store_every, events and progress do not
     apply)."""
     m = method(method_name)
@@ -696,7 +694,7 @@ def run_spec(method_name, h, n_steps, t0=0.0, t_span=None, *, t_eval=None, store
     # a k beyond the step count keeps the first and the last state, as k = n_steps does
     every = min(store_every_(store_every), max(n_steps, 1))
     spec = RunSpec(m, h, n_steps, t0, tf=tf, h_req=h_req,
-                   options=method_options(m, options or {}, strict), every=every,
+                   options=method_options(m, options or {}), every=every,
                    closed_form=bool(closed_form), check=check)
     if one_step:
         return spec

@@ -2,6 +2,7 @@
 integrate_many's options and the memory check -- one rule each
 (symplectic._validate), the same in step, integrate, integrate_many,
 symplectic.linear and symplectic.analysis."""
+import inspect
 import math
 
 import numpy as np
@@ -154,3 +155,22 @@ def test_bad_start_times():
             sp.integrate(DP, Q0, P0, 0.01, 3, t0=t0)
         with pytest.raises(exc, match="t0 must be"):
             sp.integrate_many(DP, [Q0], [P0], 0.01, 3, t0=t0)
+
+
+@pytest.mark.parametrize("opt", [dict(rtol=1e-10), dict(max_iter=5), dict(newton="chord"),
+                                 dict(predictor=False), dict(branch_check="never")])
+def test_a_newton_option_on_rk4_is_an_error_in_every_entry_point(opt):
+    # rk4 solves nothing: an option it would ignore is refused, as sp.Integrator refuses it
+    name = next(iter(opt))
+    calls = {sp.integrate: lambda: sp.integrate(DP, Q0, P0, 0.01, 3, "rk4", **opt),
+             sp.step: lambda: sp.step(DP, Q0, P0, 0.01, "rk4", **opt),
+             sp.integrate_many: lambda: sp.integrate_many(DP, [Q0], [P0], 0.01, 3, "rk4", **opt)}
+    takes = [f for f in calls if name in inspect.signature(f).parameters]
+    assert sp.integrate in takes
+    for f in takes:
+        with pytest.raises(TypeError, match=rf"method 'rk4' is explicit: .*'{name}'"):
+            calls[f]()
+    # the defaults, spelled out, are not options given
+    tr = sp.integrate(DP, Q0, P0, 0.01, 3, "rk4", rtol=None, newton="full", predictor=True,
+                      branch_check="auto")
+    assert np.array_equal(tr.q, sp.integrate(DP, Q0, P0, 0.01, 3, "rk4").q)
