@@ -467,12 +467,11 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
     checks them; a failed step raises the binding's RuntimeError
     ("step_tangent failed: <reason> (residual r)")."""
     system = _validate.system(system)
-    m = _validate.method(method)
-    h = _validate.step_size(h)
+    spec = _validate.run_spec(method, h, 1, t, one_step=True, check=check)
+    m, h, t = spec.method, spec.h, spec.t0
     q = _validate.state("q", q, system.n)
     p = _validate.state("p", p, system.n)
     _validate.start_mass(system, q, "q")
-    t = _validate.real("t", t)
     f = forces._resolve(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
     if f is None:
