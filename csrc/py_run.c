@@ -83,9 +83,9 @@ static const sym_method *get_method(const char *name)
  * system, the method, the entry point's own checks, q and p (named qname,
  * pname); then start the call.  The run's numbers (h, t, k, n_steps,
  * store_every) are the core's to check: it names the one it refuses
- * (sym_work_invalid, sym_run.invalid), and raise_invalid says so.  -1 with an exception; run_end follows
- * either way.  The call starts last, so a failed check never runs a
- * callback. */
+ * (sym_work_invalid, sym_run.invalid), and raise_invalid says so.  -1 with
+ * an exception; run_end follows either way.  The call starts last, so a
+ * failed check never runs a callback. */
 static int run_begin(PyObject *module, run *r, const char *qname, const char *pname)
 {
     memset(&r->call, 0, sizeof(r->call));
@@ -586,8 +586,8 @@ static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *
 }
 
 /* The run of one call c on the prepared run r (run_begin and run_work
- * done, rows_fit checked by the caller): the outputs, the GIL released when nothing in the loop is Python,
- * the result (integrate_result). */
+ * done, rows_fit checked by the caller): the outputs, the GIL released when
+ * nothing in the loop is Python, the result (integrate_result). */
 static PyObject *run_integrate(run *r, const run_call *c)
 {
     PyObject *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
