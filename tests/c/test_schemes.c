@@ -25,6 +25,8 @@
  *       on a constrained built-in: the status sym_integrate returned (instead
  *       of an order line)
  *   energy_fn SYSTEM MAXDIFF      sym_energy against H written out here
+ *   error closed_form ...         only if the linear closed form's workspace
+ *       (sym_work_new_linear) disagrees with Newton or accepts what it refuses
  *   alloc METHOD N NEWTON WORK STEPS NSTEPS ITERATIONS
  *       allocator calls (malloc, calloc, realloc, free) inside sym_work_new
  *       (WORK) and inside the sym_step calls (STEPS) of NSTEPS steps of the
@@ -388,6 +390,61 @@ static void self_orders(void)
 }
 
 /* Allocator calls inside sym_work_new and inside `steps` sym_step calls. */
+/* The closed form's workspace (sym_work_new_linear) on the scalar oscillator
+ * L = 1/2 m qdot^2 - 1/2 k q^2 with the implicit midpoint rule, whose one-step
+ * map on z = (q, p) is Phi = (I - h F/2)^{-1} (I + h F/2), F = [[0, 1/m],
+ * [-k, 0]] (formed here): its steps against the Newton steps of the same
+ * method on the linear built-in (agreement to rounding over 200 steps), a
+ * step of another size refused and named, a force refused (that a Newton
+ * workspace accepts).  Prints only
+ * "error closed_form ..." lines. */
+static void closed_form(void)
+{
+    const double m = 2.0, k = 3.0, h = 0.1;
+    const double par[2] = {m, k}, q0[1] = {0.4}, p0[1] = {-0.3};
+    const double a = h / (2.0 * m), b = h * k / 2.0, det = 1.0 + a * b;
+    /* (I - hF/2)^{-1} = [[1, a], [-b, 1]] / det; times (I + hF/2) = [[1, a], [-b, 1]] */
+    const double Phi[4] = {(1.0 - a * b) / det, 2.0 * a / det, -2.0 * b / det,
+                           (1.0 - a * b) / det};
+    const double D[4] = {Phi[0] - 1.0, Phi[1], Phi[2], Phi[3] - 1.0};
+    const sym_method *mp = sym_method_find("midpoint");
+    sym_system sys;
+    if (!mp || make("linear", 1, par, 2, &sys)) {
+        printf("error closed_form setup\n");
+        return;
+    }
+    int st;
+    sym_work *w = sym_work_new_linear(&sys, mp, h, D, NULL, &st);
+    sym_work *sw = sym_work_new(&sys, mp, NULL, &st);   /* takes the force refused by w */
+    trajectory ref = {0};
+    if (!w || !sw) {
+        printf("error closed_form sym_work_new(_linear) %s\n", sym_strerror(st));
+    } else if ((st = run(&sys, mp, q0, p0, h, 200, &ref)) != SYM_OK) {
+        printf("error closed_form newton %s\n", sym_strerror(st));
+    } else {
+        double t[201], q[201], p[201];
+        sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = 200, .t = t, .q = q, .p = p};
+        st = sym_integrate(w, &R);
+        const double dq = max_abs_diff(201, q, ref.q), dp = max_abs_diff(201, p, ref.p);
+        if (st || R.rows != 201 || !(dq < 1e-13) || !(dp < 1e-13))
+            printf("error closed_form run %s rows %ld dq %.3g dp %.3g\n", sym_strerror(st),
+                   R.rows, dq, dp);
+        double q1, p1;
+        st = sym_step(w, q0, p0, 2.0 * h, &q1, &p1, NULL, NULL);
+        const char *bad = sym_work_invalid(w);
+        if (st != SYM_EINVAL || !bad || strcmp(bad, "h") != 0)
+            printf("error closed_form another h: %s\n", sym_strerror(st));
+        static const double damping[1] = {0.5};
+        const sym_force f = {.damping = damping};
+        if (sym_work_set_force(w, &f) != SYM_EINVAL || sym_work_set_force(sw, &f) != SYM_OK)
+            printf("error closed_form a force was accepted\n");
+    }
+    release(&ref);
+    sym_work_free(w);
+    sym_work_free(sw);
+    sym_builtin_free(&sys);
+}
+
 static void alloc_counts(const sym_method *m, int n, int newton, int steps)
 {
     double *par = malloc(sizeof(double) * (2 * (size_t)n + 1));
@@ -442,6 +499,7 @@ int main(void)
     }
     pendulum_orders();
     linear_orders();
+    closed_form();
     self_orders();
     for (int i = 0; i < sym_method_count(); i++) {
         const sym_method *m = sym_method_at(i);
