@@ -354,7 +354,7 @@ class System(_engine.System):
 
     def __repr__(self):
         if self.builtin is not None:
-            args = ", ".join(f"{k}={_short(v)}" for k, v in self._params.items())
+            args = ", ".join(f"{k}={_validate.value_text(v)}" for k, v in self._params.items())
             return f"<symplectic.System {self.builtin}({args}), n={self.n}, built-in C>"
         label = f" {self._name!r}" if self._name else ""
         kind = "compiled C callback" if "cfunc" in (self._callables or {}) else "Python callables"
@@ -521,11 +521,3 @@ def _rebuild_callables(n, kwargs, name, derivative_check=True):
     kw = dict(kwargs)
     mass, potential = kw.pop("mass"), kw.pop("potential")
     return System(n, mass, potential, name=name, derivative_check=derivative_check, **kw)
-
-
-def _short(v):
-    if isinstance(v, np.ndarray):
-        return np.array2string(v, precision=6, separator=", ", threshold=8)
-    if isinstance(v, float):
-        return f"{v:.10g}"
-    return repr(v)

@@ -491,15 +491,24 @@ def _mass_at(system, q, qname, member):
            f"{_mass_source(system)})"
 
 
+def value_text(v):
+    """A parameter value as a message or a System's repr writes it: an array
+    to 6 digits (summarised beyond 8 entries), a float to 10 digits."""
+    if isinstance(v, np.ndarray):
+        return np.array2string(v, precision=6, separator=", ", threshold=8)
+    if isinstance(v, float):
+        return f"{v:.10g}"
+    return repr(v)
+
+
 def _mass_source(system):
     """Where a system's M comes from, for a message: the parameter values of a
     built-in or SymPy system, else the user's callback."""
     params = getattr(system, "_params", None)
     if params is not None:
-        from ._system import _short
         what = (f"the built-in {system.builtin}" if system.builtin is not None
                 else "the SymPy model")
-        values = ", ".join(f"{k}={_short(v)}" for k, v in params.items())
+        values = ", ".join(f"{k}={value_text(v)}" for k, v in params.items())
         return f"{what} with parameters {values}" if values else what
     c = getattr(system, "_callables", None) or {}
     for key, label in (("mass", "the mass callback"), ("combined", "the combined callback"),
