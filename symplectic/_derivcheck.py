@@ -69,13 +69,13 @@ import sys
 
 import numpy as np
 
-from . import _core
+from . import _engine
 from ._derivcompare import (QUANTITIES, SAFETY, Evaluator, check_point, default_g, diagnose,
                             generic)
 from ._derivhints import LABELS, fmt_q, index_text, layout_hint
 from ._errors import DerivativeError
 
-_V = _core.NEED_V
+_V = _engine.NEED_V
 
 RTOL = 1e-6
 PERTURB = 0.1                  # size of the perturbation dq relative to max(1, |q|)
@@ -104,7 +104,7 @@ def ensure(system, q, check=True):
     Called by step/integrate/integrate_many with the initial q (validated).
     Raises DerivativeError; caches a pass on the system object.
     """
-    if not check or not isinstance(system, _core.System):
+    if not check or not isinstance(system, _engine.System):
         return                                      # (a non-System is the caller's TypeError)
     if system.__dict__.get("_derivcheck_verdict") is not None:
         return

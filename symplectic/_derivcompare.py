@@ -15,10 +15,10 @@ import functools
 
 import numpy as np
 
-from . import _core
+from . import _engine
 
-_M, _A, _H, _V, _DV, _D2V = (_core.NEED_M, _core.NEED_A, _core.NEED_H, _core.NEED_V,
-                             _core.NEED_DV, _core.NEED_D2V)
+_M, _A, _H, _V, _DV, _D2V = (_engine.NEED_M, _engine.NEED_A, _engine.NEED_H, _engine.NEED_V,
+                             _engine.NEED_DV, _engine.NEED_D2V)
 
 EPS = np.finfo(float).eps
 STEP = 1e-4                    # difference steps h_c = STEP sqrt(max(1, |q_c|)) and h_c / 2

@@ -15,7 +15,7 @@ import collections
 
 import numpy as np
 
-from . import _core, _derivcheck, _docs, _events, _progress, _stability, _validate, forces, linear
+from . import _derivcheck, _docs, _engine, _events, _progress, _stability, _validate, forces, linear
 from ._errors import ConvergenceError
 from ._trajectory import Counts, Trajectory
 
@@ -277,7 +277,7 @@ Run = collections.namedtuple(
     defaults=(None, False, None, None, None, None))
 
 #: A failed step, as the binding reports it: the C core's status (an int) and
-#: its text (sym_strerror, through ``_core.strerror`` for the one failure
+#: its text (sym_strerror; ``_engine.ECHART_REASON`` for the one failure
 #: found in Python: the pre-run check's refusal, whose reason the check
 #: completes); ``refused``: no step was
 #: taken, the system's pre-run check refused the initial state.
@@ -290,7 +290,7 @@ def linear_stepper(system, method, h, closed_form):
     """The one decision about the closed form: for a ``systems.linear`` system,
     when ``closed_form`` is true and the method has one (``"simpson"``,
     ``"midpoint"``), the closed form's one-step matrices ``(h, D, A)``
-    (:func:`symplectic.linear.step_matrices`), which ``_core.work(...,
+    (:func:`symplectic.linear.step_matrices`), which ``_engine.work(...,
     linear=...)`` steps in the C driver; None for every other system, method
     or choice."""
     if system.builtin != "linear":
@@ -340,7 +340,7 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     state the built-in's own pre-run check refuses (:func:`_refused`) at the
     run's start (k0 = 0) returns a Run of the initial state alone.
 
-    ``kept``: a run kept across calls (``_core.work``, :class:`symplectic.Integrator`)
+    ``kept``: a run kept across calls (``_engine.work``, :class:`symplectic.Integrator`)
     that holds the system, method, options and force; the steps are steps
     ``spec.k0 ..`` of its run from the origin ``spec.t0`` (node 0 at t0 + k0 h),
     and ``start`` the force's accumulated (work, impulse) at node 0."""
@@ -352,7 +352,7 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
             return refused
     hook = observer.hook if observer is not None else None
     if closed is not None and kept is None:     # the closed form's workspace, for this run
-        kept = _core.work(system, q0, p0, method.name, linear=closed)
+        kept = _engine.work(system, q0, p0, method.name, linear=closed)
     kw = {}
     if store_every > 1:
         kw["store_every"] = store_every
@@ -377,7 +377,7 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         kw["multipliers"] = lam
     try:
         if kept is None:
-            t, q, p, qm, iters, done, fail, extras = _core.integrate(
+            t, q, p, qm, iters, done, fail, extras = _engine.integrate(
                 system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel,
                 **spec.options, **kw)
         else:
@@ -403,7 +403,7 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
 
 #: Rows of a run that keeps every ``every``-th state and the last: the C
 #: core's sym_stored_rows, the one place that counts them.
-_stored_rows = _core.stored_rows
+_stored_rows = _engine.stored_rows
 
 
 def _partial_run(part, outputs=(None, None)):
@@ -424,7 +424,7 @@ def run_step(system, q, p, spec, closed=None, force=None):
     if refused is not None:
         return q.copy(), p.copy(), refused.failure
     if closed is not None:
-        q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.work(
+        q1, p1, _, status, iters, res, res_rel, _upd, reason = _engine.work(
             system, q, p, method.name, linear=closed).step(q, p, h, t)
     else:
         kw = dict(spec.options)
@@ -432,7 +432,7 @@ def run_step(system, q, p, spec, closed=None, force=None):
             kw["force"] = force.spec(system.n)
         if t != 0.0:
             kw["t"] = t
-        q1, p1, _, status, iters, res, res_rel, _upd, reason = _core.step(
+        q1, p1, _, status, iters, res, res_rel, _upd, reason = _engine.step(
             system, q, p, h, method.name, **kw)
     failure = None if status == 0 else Failure(status, reason, 0, t, iters, res, res_rel)
     return q1, p1, failure
@@ -450,7 +450,7 @@ def _refused(system, q0, p0, method, t0, force=None):
         return None
     n = len(q0)
     q_mid = np.empty((0, method.n_mid, n)) if method.n_mid > 0 else None
-    fail = Failure(_core.ECHART, reason, 0, float(t0), 0, float("nan"), float("nan"), True)
+    fail = Failure(_engine.ECHART, reason, 0, float(t0), 0, float("nan"), float("nan"), True)
     return Run(t=np.array([float(t0)]), q=q0[None, :].copy(), p=p0[None, :].copy(),
                q_mid=q_mid, iterations=np.zeros(0, dtype=np.intc), done=0, failure=fail,
                rows=1, stopped=False, counts=Counts(0, 0, 0, 0))
@@ -475,8 +475,8 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
     f = forces._resolve(system, force, force_jac, None)
     _derivcheck.ensure(system, q, check)
     if f is None:
-        return _core.step_tangent(system, q, p, h, m.name)
-    return _core.step_tangent(system, q, p, h, m.name, force=f.spec(system.n), t=t)
+        return _engine.step_tangent(system, q, p, h, m.name)
+    return _engine.step_tangent(system, q, p, h, m.name, force=f.spec(system.n), t=t)
 
 
 # ---------------------------------------------------------------- results
@@ -490,7 +490,7 @@ def convergence_error(method, h, failure, *, member=None, trajectory=None, syste
     who = method.name if member is None else f"{method.name} (ensemble member {member})"
     f = failure
     reason = f.reason
-    if f.status == _core.ESINGULAR and getattr(system, "n_constraints", None):
+    if f.status == _engine.ESINGULAR and getattr(system, "n_constraints", None):
         # with constraints, the saddle-point matrix is singular when G(q) loses rank
         reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
                    "lost rank, a singular configuration)")
@@ -524,7 +524,7 @@ def ran_off_error(exc, system, method, h, q0):
     if "returned a non-finite value" not in text:
         return None
     done = len(traj.t) - 1 if traj.store_every == 1 else traj.counts.steps
-    f = Failure(_core.ENONFINITE, "the system was evaluated at a state the integrator "
+    f = Failure(_engine.ENONFINITE, "the system was evaluated at a state the integrator "
                 "produced and gave a non-finite value there (that message is this error's "
                 "__cause__)", done, float(traj.t[-1]), 0, float("nan"), float("nan"))
     err = convergence_error(method, h, f, trajectory=traj, system=system)
@@ -554,14 +554,14 @@ def unstable_reason(system, method, h, status, reason, state, q0=None):
             except Exception:                # a callback that raises there: no estimate
                 est = None
     words = _stability.describe(est, method.name, "at the step's start")
-    if status == _core.EUNSTABLE:
+    if status == _engine.EUNSTABLE:
         return f"{reason}: {words}" if words else reason
     beyond = est is not None and est.omega_h >= est.limit
-    if status in (_core.EBRANCH, _core.ENONFINITE, _core.ENOCONV) and (beyond or run_off):
+    if status in (_engine.EBRANCH, _engine.ENONFINITE, _engine.ENOCONV) and (beyond or run_off):
         where = (words if words else
                  f"the state ran off to |q| = {np.max(np.abs(q)):.3g}")
         return f"unstable step size: {where} ({reason})"
-    return f"{reason}; {words}" if words and status == _core.EBRANCH else reason
+    return f"{reason}; {words}" if words and status == _engine.EBRANCH else reason
 
 
 def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, h_req=None,

@@ -1,6 +1,6 @@
 """sp.Integrator: a run kept as an object.
 
-An :class:`Integrator` owns the C workspace of one run (``_core.work``: the
+An :class:`Integrator` owns the C workspace of one run (``_engine.work``: the
 system, the method, its options, the force, the predictor history and the
 counts) and the current state.  Its :meth:`~Integrator.step` and
 :meth:`~Integrator.propagate` continue that one run: step k of it goes from
@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from . import _core, _derivcheck, _integrate, _stability, _validate, forces
+from . import _derivcheck, _engine, _integrate, _stability, _validate, forces
 from ._trajectory import Counts
 
 __all__ = ["Integrator", "State"]
@@ -103,10 +103,10 @@ class Integrator:
         self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
         self._closed = _integrate.linear_stepper(system, m, self._h, closed_form and f is None)
         if self._closed is not None:     # the closed form's workspace (no Newton, no force)
-            self._kept = _core.work(system, q0, p0, m.name, linear=self._closed)
+            self._kept = _engine.work(system, q0, p0, m.name, linear=self._closed)
         else:
             fspec = f.spec(system.n) if f is not None else None
-            self._kept = _core.work(system, q0, p0, m.name, force=fspec, **spec.options)
+            self._kept = _engine.work(system, q0, p0, m.name, force=fspec, **spec.options)
         self._set(q0, p0)
 
     # ------------------------------------------------------------ state
@@ -118,7 +118,7 @@ class Integrator:
 
     def _time(self, k):
         # the C driver's node time t0 + k h (sym_node_time), the same rounding
-        return _core.node_time(self._t0, k, self._h)
+        return _engine.node_time(self._t0, k, self._h)
 
     @property
     def h(self):

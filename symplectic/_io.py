@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from . import _core, _registry, forces
+from . import _engine, _registry, forces
 
 #: The ``format`` key of every trajectory file.
 FORMAT = "symplectic.Trajectory"
@@ -265,7 +265,7 @@ def _value(v):
 
 
 def _attach(system, info, a):
-    if not isinstance(system, _core.System):
+    if not isinstance(system, _engine.System):
         raise TypeError(f"system must be a symplectic.System, got {type(system).__name__}")
     if system.n != info["n"]:
         raise ValueError(f"system has n = {system.n}, the saved trajectory n = {info['n']}")

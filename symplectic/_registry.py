@@ -1,6 +1,6 @@
 """The method list and the system list: read from the C core once, owned here.
 
-Methods.  Every scheme the C core registers (``_core.methods()``, one row of
+Methods.  Every scheme the C core registers (``_engine.methods()``, one row of
 ``csrc/sym_methods.c`` each) becomes a :class:`Method`: its name, description,
 order, whether it is symplectic, the number of internal nodes a step reports
 and the node positions c in [0, 1].  Nothing in the package or its tests lists
@@ -8,7 +8,7 @@ the methods by hand; a scheme added to the C registry is offered by
 :func:`symplectic.methods`, accepted by every entry point, and picked up by
 the registry-driven tests (its fitted order against :attr:`Method.order`).
 
-Systems.  Every C built-in (``_core.builtins()``, one row of
+Systems.  Every C built-in (``_engine.builtins()``, one row of
 ``csrc/sym_systems.c`` each) has a Python factory in :mod:`symplectic.systems`,
 registered with :func:`builtin` (the factory bears the built-in's name); a
 factory of a named configuration of a built-in (``linear_double_pendulum``)
@@ -17,7 +17,7 @@ built-ins that no factory builds -- the test suite requires it to be empty.
 """
 import dataclasses
 
-from . import _core
+from . import _engine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +55,11 @@ def _read_methods():
     return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con),
                          int(npw), float(stab), bool(implicit))
             for name, doc, order, sym, n_mid, nodes, con, npw, stab, implicit
-            in _core.methods()}
+            in _engine.methods()}
 
 
 def _read_builtins():
-    return {name: Builtin(name, doc, params_doc) for name, doc, params_doc in _core.builtins()}
+    return {name: Builtin(name, doc, params_doc) for name, doc, params_doc in _engine.builtins()}
 
 
 #: {name: Method}, in the C registry's order.

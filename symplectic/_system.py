@@ -1,14 +1,14 @@
 """The System class: a Lagrangian L = 1/2 qdot^T M(q) qdot - V(q)."""
 import numpy as np
 
-from . import _constraints, _core, _derivcheck, _fd, _validate
+from . import _constraints, _derivcheck, _engine, _fd, _validate
 from ._addresses import _address_of, _data_address
 
-_M, _A, _H, _V, _DV, _D2V = (_core.NEED_M, _core.NEED_A, _core.NEED_H, _core.NEED_V,
-                             _core.NEED_DV, _core.NEED_D2V)
+_M, _A, _H, _V, _DV, _D2V = (_engine.NEED_M, _engine.NEED_A, _engine.NEED_H, _engine.NEED_V,
+                             _engine.NEED_DV, _engine.NEED_D2V)
 
 
-class System(_core.System):
+class System(_engine.System):
     """A mechanical system with Lagrangian L(q, qdot) = 1/2 qdot^T M(q) qdot - V(q).
 
     Parameters
@@ -285,7 +285,7 @@ class System(_core.System):
         the derivative check, which treats the form as supplying every
         derivative), the constraint arguments under their names."""
         obj = cls.__new__(cls)
-        _core.System.__init__(obj, n, **core_kwargs, **cons)
+        _engine.System.__init__(obj, n, **core_kwargs, **cons)
         obj._describe(name, derivative_check, {form: func, "mass_hess": True,
                                                "mass_hess_dir": None, "potential_hess": True,
                                                **cons})
@@ -295,7 +295,7 @@ class System(_core.System):
     def _from_builtin(cls, name, n, flat_params, params, force=None):
         obj = cls.__new__(cls)
         flat = np.asarray(flat_params, dtype=float)
-        _core.System.__init__(obj, n, builtin=name, params=flat)
+        _engine.System.__init__(obj, n, builtin=name, params=flat)
         obj._flat = flat
         obj._describe(name, False, None)    # derived in C, not user-supplied: never checked
         obj._params = dict(params)
@@ -354,7 +354,7 @@ class System(_core.System):
 
     def __repr__(self):
         if self.builtin is not None:
-            args = ", ".join(f"{k}={_short(v)}" for k, v in self._params.items())
+            args = ", ".join(f"{k}={_validate.value_text(v)}" for k, v in self._params.items())
             return f"<symplectic.System {self.builtin}({args}), n={self.n}, built-in C>"
         label = f" {self._name!r}" if self._name else ""
         kind = "compiled C callback" if "cfunc" in (self._callables or {}) else "Python callables"
@@ -521,11 +521,3 @@ def _rebuild_callables(n, kwargs, name, derivative_check=True):
     kw = dict(kwargs)
     mass, potential = kw.pop("mass"), kw.pop("potential")
     return System(n, mass, potential, name=name, derivative_check=derivative_check, **kw)
-
-
-def _short(v):
-    if isinstance(v, np.ndarray):
-        return np.array2string(v, precision=6, separator=", ", threshold=8)
-    if isinstance(v, float):
-        return f"{v:.10g}"
-    return repr(v)

@@ -2,7 +2,7 @@
 from the constants of motion (the pre-run check of ``systems.lagrange_top``).
 
 The built-in's C evaluation refuses |sin theta| < ``MIN_SIN`` (= 0.01, the
-core's ``SYM_TOP_MIN_SIN``, read from ``_core.TOP_MIN_SIN``) with SYM_ECHART,
+core's ``SYM_TOP_MIN_SIN``, read from ``_engine.TOP_MIN_SIN``) with SYM_ECHART,
 but only at the points it evaluates: a step whose nodes straddle the 10 mrad
 disc round the vertical passes unrefused, and the run returns the axis wrong
 by about half a radian (tests/test_quaternion_top.py).  The exact motion is
@@ -45,13 +45,13 @@ in C still applies to it, and to what does not go through ``step``,
 """
 import math
 
-from . import _core
+from . import _engine
 
 #: The threshold on |sin theta| of the C evaluation (SYM_TOP_MIN_SIN).
-MIN_SIN = _core.TOP_MIN_SIN
+MIN_SIN = _engine.TOP_MIN_SIN
 
 #: The core's text of SYM_ECHART, the reason of the C refusal.
-REASON = _core.ECHART_REASON
+REASON = _engine.ECHART_REASON
 
 
 def _poly(c, x):

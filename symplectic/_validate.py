@@ -38,12 +38,12 @@ import types
 
 import numpy as np
 
-from . import _core, _registry
+from . import _engine, _registry
 
 #: The symmetry tolerance relative to the largest entry (module docstring):
 #: the C core's SYM_SYMMETRY_RTOL, whose sym_symmetric is the one rule (the
 #: built-in linear system and mass(q) callables are judged by it in C).
-SYMMETRY_RTOL = _core.SYMMETRY_RTOL
+SYMMETRY_RTOL = _engine.SYMMETRY_RTOL
 
 
 # ---------------------------------------------------------------- numbers
@@ -130,14 +130,14 @@ def stored_rows(store, n_steps):
     if isinstance(store, (int, np.integer)) and not isinstance(store, (bool, np.bool_)) \
             and store >= 1:
         # (a k beyond the step count keeps the first and the last state, as k = n_steps does)
-        return _core.stored_rows(n_steps, min(int(store), max(n_steps, 1)))
+        return _engine.stored_rows(n_steps, min(int(store), max(n_steps, 1)))
     raise ValueError(f"store must be 'all', 'final' or a positive int, got {store!r}")
 
 
 # ---------------------------------------------------------------- what to run
 def system(obj):
     """A System (any form: built-in, Python callables, compiled, SymPy)."""
-    if not isinstance(obj, _core.System):
+    if not isinstance(obj, _engine.System):
         raise TypeError(f"system must be a symplectic.System (see symplectic.systems), "
                         f"got {type(obj).__name__}")
     return obj
@@ -146,13 +146,13 @@ def system(obj):
 def systems(obj):
     """One System, or a non-empty sequence of Systems of one n (an ensemble):
     returns (list or None, n)."""
-    if isinstance(obj, _core.System):
+    if isinstance(obj, _engine.System):
         return None, obj.n
     try:
         members = list(obj)
     except TypeError:
         members = []
-    if not members or not all(isinstance(s, _core.System) for s in members):
+    if not members or not all(isinstance(s, _engine.System) for s in members):
         raise TypeError("system must be a System or a non-empty sequence of Systems")
     n = members[0].n
     if any(s.n != n for s in members):
@@ -314,7 +314,7 @@ def square(name, A, n=None):
 
 def symmetric(name, A):
     """A (finite, square) is symmetric by the one rule of this module."""
-    bad = _core.asymmetry(A)
+    bad = _engine.asymmetry(A)
     if bad is not None:
         i, j = bad
         raise ValueError(f"{name} must be symmetric (to {SYMMETRY_RTOL:g} of its largest "
@@ -491,15 +491,24 @@ def _mass_at(system, q, qname, member):
            f"{_mass_source(system)})"
 
 
+def value_text(v):
+    """A parameter value as a message or a System's repr writes it: an array
+    to 6 digits (summarised beyond 8 entries), a float to 10 digits."""
+    if isinstance(v, np.ndarray):
+        return np.array2string(v, precision=6, separator=", ", threshold=8)
+    if isinstance(v, float):
+        return f"{v:.10g}"
+    return repr(v)
+
+
 def _mass_source(system):
     """Where a system's M comes from, for a message: the parameter values of a
     built-in or SymPy system, else the user's callback."""
     params = getattr(system, "_params", None)
     if params is not None:
-        from ._system import _short
         what = (f"the built-in {system.builtin}" if system.builtin is not None
                 else "the SymPy model")
-        values = ", ".join(f"{k}={_short(v)}" for k, v in params.items())
+        values = ", ".join(f"{k}={value_text(v)}" for k, v in params.items())
         return f"{what} with parameters {values}" if values else what
     c = getattr(system, "_callables", None) or {}
     for key, label in (("mass", "the mass callback"), ("combined", "the combined callback"),
@@ -579,7 +588,7 @@ def output_bytes(n_steps, n, method, every=1, forced=False, n_constraints=0):
     s nodes (rows - 1); ``method`` a registry row.  The C core's formula
     (sym_run_output_bytes), the one place that sizes a run's outputs."""
     lam = len(method.nodes) * (n_constraints or 0)
-    return int(_core.output_bytes(n_steps, every, n, max(method.n_mid, 0), bool(forced), lam))
+    return int(_engine.output_bytes(n_steps, every, n, max(method.n_mid, 0), bool(forced), lam))
 
 
 #: Requests below this many bytes are not checked: asking the kernel (reading

@@ -43,7 +43,7 @@ import inspect
 
 import numpy as np
 
-from . import _core, _validate
+from . import _engine, _validate
 from ._addresses import _address_of, _data_address
 
 __all__ = ["Force", "linear_damping", "from_callable", "from_cfunc", "zero_order_hold",
@@ -315,7 +315,7 @@ def from_cfunc(func, user_data=None, *, n=None, jacobian=False, depends_on="qv",
 def builtin_terms():
     """{name: description} of the force terms built into the C core (used
     by the built-in systems' ``damping=``)."""
-    return {name: doc for name, doc, _n, _npar in _core.force_builtins()}
+    return {name: doc for name, doc, _n, _npar in _engine.force_builtins()}
 
 
 def _builtin(name, params, n):
