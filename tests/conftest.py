@@ -1,155 +1,65 @@
-"""Shared test helpers: independent NumPy models of the papers' systems,
-reference solvers, order fitting, and the registries' rows as test cases.
-Nothing here calls the C core (the registries are read from it once, at
-import), so it can serve as an independent check of it."""
-import math
+"""pytest fixtures and hooks shared by the test modules.
 
-import numpy as np
+The helpers they are built on, and every helper a test module imports, live in the support
+package (support/__init__.py lists its modules); test modules import from there, never from
+this file.  The independent models (support.models) never call the C core.
+"""
 import pytest
 
 import symplectic as sp
-from symplectic import _registry
-
-OMEGA0 = 2 * math.pi
-G = 9.81
-L_DP = G / OMEGA0 ** 2            # TOP/AXIOMS rod length l = g / omega0^2
-TOP = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)   # TOP Table 3
-TOP_Q0 = np.array([0.0, math.pi / 3, 0.0])
-TOP_QDOT0 = np.array([9.2, 0.0, 252.0])
-# Exact nutation period of TOP Table 3's parameters (docs/errata.md; the printed
-# 1.84671 s corresponds to I rounded to 0.00233).
-TOP_PERIOD = 1.8472390
-
-
-# ---------------------------------------------------------------- models
-def dp_callables(m1=1.0, m2=1.0, l1=L_DP, l2=L_DP, g=G):
-    """Double pendulum of TOP Section 3.1 written directly from the paper."""
-    k = m2 * l1 * l2
-
-    def mass(q):
-        c = math.cos(q[0] - q[1])
-        return np.array([[(m1 + m2) * l1 ** 2, k * c], [k * c, m2 * l2 ** 2]])
-
-    def mass_grad(q):
-        s = math.sin(q[0] - q[1])
-        T = np.zeros((2, 2, 2))
-        T[0, 0, 1] = T[0, 1, 0] = -k * s
-        T[1, 0, 1] = T[1, 1, 0] = k * s
-        return T
-
-    def mass_hess(q):
-        c = math.cos(q[0] - q[1])
-        T = np.zeros((2, 2, 2, 2))
-        for a, b, sgn in ((0, 0, -1), (0, 1, 1), (1, 0, 1), (1, 1, -1)):
-            T[a, b, 0, 1] = T[a, b, 1, 0] = sgn * k * c
-        return T
-
-    def potential(q):
-        return -(m1 + m2) * g * l1 * math.cos(q[0]) - m2 * g * l2 * math.cos(q[1])
-
-    def potential_grad(q):
-        return np.array([(m1 + m2) * g * l1 * math.sin(q[0]), m2 * g * l2 * math.sin(q[1])])
-
-    def potential_hess(q):
-        return np.diag([(m1 + m2) * g * l1 * math.cos(q[0]), m2 * g * l2 * math.cos(q[1])])
-
-    return dict(mass=mass, mass_grad=mass_grad, mass_hess=mass_hess, potential=potential,
-                potential_grad=potential_grad, potential_hess=potential_hess)
-
-
-def dp_with(slot, fn, **params):
-    """A Python-callable double pendulum with one callable replaced."""
-    c = dict(dp_callables(**params))
-    c[slot] = fn
-    return sp.System(2, **c)
-
-
-class Boom(Exception):
-    """An exception a test's callback raises on purpose."""
-
-
-def top_callables(m=TOP["m"], I=TOP["I"], I3=TOP["I3"], l=TOP["l"], g=TOP["g"]):
-    """Lagrange top of TOP Section 4.1 (ZXZ Euler angles) in NumPy."""
-    mgl = m * g * l
-
-    def mass(q):
-        s, c = math.sin(q[1]), math.cos(q[1])
-        return np.array([[I * s * s + I3 * c * c, 0, I3 * c], [0, I, 0], [I3 * c, 0, I3]])
-
-    def mass_grad(q):
-        s, c = math.sin(q[1]), math.cos(q[1])
-        T = np.zeros((3, 3, 3))
-        T[1] = [[2 * (I - I3) * s * c, 0, -I3 * s], [0, 0, 0], [-I3 * s, 0, 0]]
-        return T
-
-    def mass_hess(q):
-        s, c = math.sin(q[1]), math.cos(q[1])
-        T = np.zeros((3, 3, 3, 3))
-        T[1, 1] = [[2 * (I - I3) * (c * c - s * s), 0, -I3 * c], [0, 0, 0], [-I3 * c, 0, 0]]
-        return T
-
-    def potential(q):
-        return mgl * math.cos(q[1])
-
-    def potential_grad(q):
-        return np.array([0.0, -mgl * math.sin(q[1]), 0.0])
-
-    def potential_hess(q):
-        K = np.zeros((3, 3))
-        K[1, 1] = -mgl * math.cos(q[1])
-        return K
-
-    return dict(mass=mass, mass_grad=mass_grad, mass_hess=mass_hess, potential=potential,
-                potential_grad=potential_grad, potential_hess=potential_hess)
-
-
-def hamilton_rhs(c):
-    """Hamilton's equations y = (q, p) from NumPy callables (for SciPy references)."""
-
-    def f(t, y):
-        n = len(y) // 2
-        q, p = y[:n], y[n:]
-        M = c["mass"](q)
-        v = np.linalg.solve(M, p)
-        T = c["mass_grad"](q)
-        pdot = -c["potential_grad"](q) + 0.5 * np.einsum("kij,i,j->k", T, v, v)
-        return np.concatenate([v, pdot])
-
-    return f
-
-
-def reference(c, q0, p0, t_eval, rtol=1e-13):
-    """Tight DOP853 solution of Hamilton's equations (independent of the C core)."""
-    from scipy.integrate import solve_ivp
-    y0 = np.concatenate([q0, p0])
-    sol = solve_ivp(hamilton_rhs(c), (t_eval[0], t_eval[-1]), y0, method="DOP853",
-                    t_eval=t_eval, rtol=rtol, atol=rtol * 1e-2)
-    assert sol.success
-    n = len(q0)
-    return sol.y[:n].T, sol.y[n:].T
-
-
-# ---------------------------------------------------------------- registry-driven cases
-def method_cases():
-    """Every method of the registry (symplectic._registry.METHODS), in its order:
-    the parametrisation of the tests that must cover every method."""
-    return list(_registry.METHODS)
-
-
-def builtin_cases():
-    """Every C built-in system of the registry (symplectic._registry.BUILTINS)."""
-    return list(_registry.BUILTINS)
-
-
-def fitted_order(hs, errs):
-    """Least-squares slope of log(err) against log(h)."""
-    return float(np.polyfit(np.log(hs), np.log(errs), 1)[0])
+from support import clibs
+from support.cases import system_of_kind
+from support.forms_dp import compile_library
+from support.models import TOP, TOP_Q0, TOP_QDOT0
 
 
 @pytest.fixture
 def top_state():
     top = sp.systems.lagrange_top(**TOP)
     return top, TOP_Q0.copy(), top.mass(TOP_Q0) @ TOP_QDOT0
+
+
+# ---------------------------------------------------------------- compiled C callbacks
+# module scope: each requesting module compiles its own copy once (as when each module had
+# its own fixture)
+@pytest.fixture(scope="module")
+def force_lib(tmp_path_factory):
+    """The compiled forces of support.clibs.FORCE (test_forces.py, test_inputs_forces.py)."""
+    return clibs.force_library(tmp_path_factory.mktemp("force_cfunc"))
+
+
+@pytest.fixture(scope="module")
+def pendulum_lib(tmp_path_factory):
+    """The compiled pendulum of support.clibs.PENDULUM (test_messages.py,
+    test_mass_validation.py)."""
+    return clibs.pendulum_library(tmp_path_factory.mktemp("msgs"))
+
+
+@pytest.fixture(scope="module")
+def compiled_lib(tmp_path_factory):
+    """support.forms_dp's compiled double pendulum; None without a C compiler (the compiled
+    kind of system_of then skips)."""
+    return compile_library(tmp_path_factory.mktemp("identity_cfunc"))
+
+
+@pytest.fixture
+def system_of(compiled_lib, tmp_path_factory):
+    """kind -> (system, closed_form) for the kinds of support.cases.KINDS (test_identity.py,
+    test_integrator.py)."""
+    def make(kind):
+        return system_of_kind(kind, compiled_lib, tmp_path_factory)
+    return make
+
+
+# ---------------------------------------------------------------- SymPy module cache
+@pytest.fixture(scope="module")
+def sympy_module_cache(tmp_path_factory):
+    """A private SymPy module cache for the requesting test module: compiled once, reused by
+    its tests (test_symbolic.py, test_mass_validation.py)."""
+    d = tmp_path_factory.mktemp("symcache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SYMPLECTIC_CACHE", str(d))
+        yield d
 
 
 # ---------------------------------------------------------------- Ctrl-C

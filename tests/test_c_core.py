@@ -17,6 +17,8 @@ import subprocess
 
 import pytest
 
+from support.cbuild import compiler_or_skip
+
 HERE = pathlib.Path(__file__).resolve().parent
 CSRC = HERE.parent / "csrc"
 PROGRAM = HERE / "c" / "test_schemes.c"
@@ -37,9 +39,7 @@ def tolerance(order):
 
 
 def compiler():
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler")
+    cc = compiler_or_skip()
     if not (CSRC / "symplectic.h").is_file() or not PROGRAM.is_file():
         pytest.skip("the C sources are not next to the tests (installed-package run)")
     return cc

@@ -16,16 +16,14 @@ schemes against exact and independent references.
 """
 import ctypes
 import math
-import shutil
-import subprocess
-import sysconfig
 import textwrap
 
 import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import fitted_order
+from support import cbuild
+from support.models import fitted_order
 from twins import cartesian_pendulum_callables, four_bar_callables, four_bar_closure
 
 M_P, L_P, G = 1.3, 0.7, 9.81                 # the Cartesian pendulum
@@ -317,16 +315,7 @@ class Par(ctypes.Structure):
 
 @pytest.fixture(scope="module")
 def clib(tmp_path_factory):
-    cc_var = sysconfig.get_config_var("CC")
-    cc = (shutil.which(cc_var.split()[0]) if cc_var else None) or shutil.which("cc") \
-        or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("cp")
-    src, lib = d / "cp.c", d / "libcp.so"
-    src.write_text(C_PENDULUM)
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", str(src), "-o", str(lib), "-lm"], check=True)
-    return ctypes.CDLL(str(lib))
+    return cbuild.shared_or_skip(C_PENDULUM, tmp_path_factory.mktemp("cp"), "cp")
 
 
 def cfunc_pendulum(clib, constraint="cp_constraint"):

@@ -6,7 +6,7 @@ import pytest
 
 import symplectic as sp
 from symplectic import _core
-from conftest import L_DP, dp_callables
+from support.models import L_DP, dp_callables
 
 
 def builtins():

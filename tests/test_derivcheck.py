@@ -10,7 +10,7 @@ refused: every built-in system written independently here as Python
 callables, at random and at near-singular states, and the SymPy examples.
 
 Expected values come from the models' analytic derivatives written in this
-file (or conftest.py), never from the code under test; which axis
+file (or support/models.py), never from the code under test; which axis
 permutations are distinguishable is decided here on a generic tensor with the
 symmetries of dM and d2M.
 """
@@ -19,9 +19,6 @@ import itertools
 import math
 import pickle
 import re
-import shutil
-import subprocess
-import sysconfig
 import textwrap
 
 import numpy as np
@@ -29,7 +26,8 @@ import pytest
 
 import symplectic as sp
 from symplectic import _derivcheck
-from conftest import L_DP, TOP, dp_callables, top_callables
+from support import cbuild
+from support.models import L_DP, TOP, dp_callables, top_callables
 from twins import builtin_twins, chain_callables, pendulum_callables
 
 Q0 = np.array([0.785, 1.047])
@@ -353,17 +351,8 @@ class LayoutPar(ctypes.Structure):
 
 @pytest.fixture(scope="module")
 def layout_lib(tmp_path_factory):
-    cc_var = sysconfig.get_config_var("CC")
-    cc = (shutil.which(cc_var.split()[0]) if cc_var else None) or shutil.which("cc") \
-        or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on this machine")
-    d = tmp_path_factory.mktemp("derivcheck")
-    src, lib = d / "dp_layout.c", d / "libdp_layout.so"
-    src.write_text(C_SOURCE)
-    subprocess.run([cc, "-std=c99", "-O2", "-shared", "-fPIC", str(src), "-o", str(lib), "-lm"],
-                   check=True)
-    return ctypes.CDLL(str(lib))
+    return cbuild.shared_or_skip(C_SOURCE, tmp_path_factory.mktemp("derivcheck"), "dp_layout",
+                                 flags=("-std=c99", "-O2"))
 
 
 def cfunc_system(lib, pg=(0, 1, 2), ph=(0, 1, 2, 3), sdv=1.0):
@@ -564,12 +553,8 @@ def sympy_examples():
 def test_sympy_examples_pass_and_are_not_checked_on_use(compile_, tmp_path, monkeypatch):
     examples = sympy_examples()
     from symplectic import symbolic
-    from symplectic.symbolic import _ccache
-    if compile_:
-        try:
-            _ccache.compiler_command()
-        except _ccache.CompilerError:
-            pytest.skip("no C compiler on this machine")
+    if compile_ and not cbuild.sympy_compiles():
+        pytest.skip(cbuild.NO_COMPILER)
     monkeypatch.setenv("SYMPLECTIC_CACHE", str(tmp_path))
     rng = np.random.default_rng(4)
     for name, ((expr, q, qd, params), opts) in examples.items():

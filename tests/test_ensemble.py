@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import L_DP, dp_callables
+from support.models import L_DP, dp_callables
 
 
 def ics(K, seed=0):

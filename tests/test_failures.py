@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import dp_callables, dp_with
+from support.cases import dp_with
+from support.models import dp_callables
 
 Q0, P0 = [0.5, 0.2], [0.0, 0.0]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from forms_dp import G, L1, L2, M1, M2, Par, compile_library, dp_combined, dp_vectorized
+from support.forms_dp import G, L1, L2, M1, M2, Par, compile_library, dp_combined, dp_vectorized
 
 
 def rel_diff(a, b):

@@ -7,20 +7,15 @@ oscillator), from an independent reference (DOP853 at rtol = atol = 1e-13 on
 the forced Hamilton equations of the double pendulum, written out below), and
 from the arrays the build before forces saved (tests/data/unforced_base.npz).
 """
-import ctypes
 import math
 import pathlib
 import pickle
-import shutil
-import subprocess
-import sysconfig
-import textwrap
 
 import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import fitted_order
+from support.models import fitted_order
 from symplectic import _core, forces
 
 METHODS = list(sp.methods())
@@ -169,68 +164,7 @@ def test_damped_driven_double_pendulum_orders(method, dp_reference):
 
 
 # ---------------------------------------------------------------- the forms agree
-C_FORCE = textwrap.dedent(r"""
-    #include <math.h>
-    /* the test's double-pendulum force as a compiled sym_force_fn;
-     * par: D (4), A, W, B, W2, kappa, l1, l2 */
-    int dp_force(double t, long k, const double *q, const double *v, unsigned need,
-                 double *F, double *Fq, double *Fv, void *ud)
-    {
-        const double *P = ud, *D = P;
-        const double A = P[4], W = P[5], B = P[6], W2 = P[7], ka = P[8], l1 = P[9], l2 = P[10];
-        const double tip = B * sin(W2 * t);
-        (void)k;
-        if (need & 1u) {
-            F[0] = -(D[0] * v[0] + D[1] * v[1]) + A * cos(W * t) + tip * l1 * cos(q[0])
-                   - ka * v[0] * v[0] * v[0];
-            F[1] = -(D[2] * v[0] + D[3] * v[1]) + tip * l2 * cos(q[1]) - ka * v[1] * v[1] * v[1];
-        }
-        if (need & 2u) {
-            Fq[0] = -tip * l1 * sin(q[0]); Fq[1] = 0.0; Fq[2] = 0.0; Fq[3] = -tip * l2 * sin(q[1]);
-        }
-        if (need & 4u) {
-            Fv[0] = -D[0] - 3 * ka * v[0] * v[0]; Fv[1] = -D[1];
-            Fv[2] = -D[2]; Fv[3] = -D[3] - 3 * ka * v[1] * v[1];
-        }
-        return 0;
-    }
-    /* a torque tau (ud[0]) on coordinate 0, nothing else */
-    int torque0(double t, long k, const double *q, const double *v, unsigned need,
-                double *F, double *Fq, double *Fv, void *ud)
-    {
-        (void)t; (void)k; (void)q; (void)v; (void)Fq; (void)Fv;
-        if (need & 1u) { F[0] = *(const double *)ud; F[1] = 0.0; F[2] = 0.0; }
-        return 0;
-    }
-    int fails_at_step_3(double t, long k, const double *q, const double *v, unsigned need,
-                        double *F, double *Fq, double *Fv, void *ud)
-    {
-        (void)t; (void)q; (void)v; (void)Fq; (void)Fv; (void)ud;
-        if (need & 1u) { F[0] = 0.0; F[1] = 0.0; }
-        return k == 3 ? 7 : 0;
-    }
-    int nan_at_step_2(double t, long k, const double *q, const double *v, unsigned need,
-                      double *F, double *Fq, double *Fv, void *ud)
-    {
-        (void)t; (void)q; (void)v; (void)Fq; (void)Fv; (void)ud;
-        if (need & 1u) { F[0] = k == 2 ? NAN : 0.0; F[1] = 0.0; }
-        return 0;
-    }
-""")
-
-
-@pytest.fixture(scope="module")
-def force_lib(tmp_path_factory):
-    cc_var = sysconfig.get_config_var("CC")
-    cc = (shutil.which(cc_var.split()[0]) if cc_var else None) or shutil.which("cc") \
-        or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("force_cfunc")
-    src, lib = d / "force.c", d / "libforce.so"
-    src.write_text(C_FORCE)
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", str(src), "-o", str(lib), "-lm"], check=True)
-    return ctypes.CDLL(str(lib))
+# the compiled forces (fixture force_lib): support/clibs.py, FORCE
 
 
 def compiled_dp_force(lib, jacobian=True):

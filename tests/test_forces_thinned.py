@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import fitted_order
+from support.models import fitted_order
 from symplectic import forces
 
 ALL = list(sp.methods())

@@ -9,51 +9,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import L_DP, dp_callables, method_cases
-from forms_dp import compile_library, compiled_system, dp_combined, dp_vectorized
-
-KINDS = ["builtin", "linear", "linear-newton", "callables", "combined", "vectorized",
-         "compiled", "sympy"]
-
-
-@pytest.fixture(scope="module")
-def compiled_lib(tmp_path_factory):
-    return compile_library(tmp_path_factory.mktemp("identity_cfunc"))
-
-
-def sympy_system(cache_dir):
-    sy = pytest.importorskip("sympy")
-    q1, q2, u1, u2 = sy.symbols("q1 q2 u1 u2")
-    m1, m2, l, g = 1.0, 1.0, L_DP, 9.81
-    T = ((m1 + m2) * l ** 2 * u1 ** 2 / 2 + m2 * l * l * sy.cos(q1 - q2) * u1 * u2
-         + m2 * l ** 2 * u2 ** 2 / 2)
-    V = -(m1 + m2) * g * l * sy.cos(q1) - m2 * g * l * sy.cos(q2)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SYMPLECTIC_CACHE", str(cache_dir))
-        return sp.System.from_sympy(T - V, [q1, q2], [u1, u2])
-
-
-@pytest.fixture
-def system_of(compiled_lib, tmp_path_factory):
-    def make(kind):
-        """(system, closed_form) of one kind."""
-        if kind == "builtin":
-            return sp.systems.double_pendulum(l1=L_DP, l2=L_DP), True
-        if kind.startswith("linear"):
-            return sp.systems.linear_double_pendulum(), kind == "linear"
-        if kind == "callables":
-            return sp.System(2, **dp_callables()), True
-        if kind == "combined":
-            return sp.System.combined(2, dp_combined()), True
-        if kind == "vectorized":
-            return sp.System.vectorized(2, dp_vectorized()), True
-        if kind == "compiled":
-            if compiled_lib is None:
-                pytest.skip("no C compiler on this machine")
-            return compiled_system(compiled_lib), True
-        return sympy_system(tmp_path_factory.mktemp("identity_sympy")), True
-    return make
-
+from support.cases import KINDS, method_cases
 
 Q0 = np.array([[math.pi / 4, math.pi / 3], [0.3, -0.5], [1.1, 0.2]])
 V0 = np.array([[0.0, 0.0], [0.4, -0.2], [-0.3, 0.9]])

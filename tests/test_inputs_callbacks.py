@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import Boom, dp_callables, dp_with
+from support.cases import Boom, dp_with
+from support.models import dp_callables
 
 Q0, P0 = [0.5, 0.2], [0.0, 0.0]
 

@@ -8,7 +8,6 @@ import pytest
 
 import symplectic as sp
 from symplectic import _core, forces
-from test_forces import force_lib  # noqa: F401  (the compiled test callbacks)
 
 S2 = sp.systems.double_pendulum()
 Q0, P0 = [0.3, 0.2], [0.0, 0.0]
@@ -158,7 +157,7 @@ def test_bad_builtin_damping(factory, kw):
         sp.systems.pendulum_chain(3, damping=[0.1, 0.2])
 
 
-def test_compiled_callback_failures_name_the_step(force_lib):  # noqa: F811
+def test_compiled_callback_failures_name_the_step(force_lib):
     with pytest.raises(RuntimeError, match=r"compiled force callback returned 7 \(nonzero: "
                                            r"stop\) at step 3 \(t = 0\.0"):
         run(forces.from_cfunc(force_lib.fails_at_step_3, n=2))

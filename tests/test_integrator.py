@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import method_cases
-from test_identity import KINDS, compiled_lib, system_of  # noqa: F401  (fixtures)
+from support.cases import KINDS, method_cases
 
 Q0, V0 = np.array([math.pi / 4, math.pi / 3]), np.array([0.4, -0.2])
 H, N = 0.01, 37
@@ -37,7 +36,7 @@ def pieces(it, chunks):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("method", method_cases())
-def test_chunks_are_one_integrate_call_bitwise(kind, method, system_of):  # noqa: F811
+def test_chunks_are_one_integrate_call_bitwise(kind, method, system_of):
     system, closed = system_of(kind)
     p0 = system.momentum(Q0, V0)
     full = sp.integrate(system, Q0, p0, H, N, method, closed_form=closed, t0=0.25)

@@ -21,7 +21,7 @@ import pytest
 
 import symplectic as sp
 from symplectic import _io
-from conftest import dp_callables
+from support.models import dp_callables
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(sp.__file__)))
 
@@ -227,7 +227,7 @@ def test_callables_systems_are_described_and_attached_by_hand(tmp_path):
     back = sp.load(tmp_path / "a.npz")
     assert back.system is None and back.saved["system"]["kind"] == "callables"
     slots = json.loads(back.saved["system"]["text"])
-    assert slots["potential"] == "conftest.dp_callables.<locals>.potential"
+    assert slots["potential"] == "support.models.dp_callables.<locals>.potential"
     for what in ("energy", "qdot"):
         with pytest.raises(ValueError, match=rf"^{what} needs the system, and this trajectory "
                                              r"has none attached .*load\(path, system=S\)"):

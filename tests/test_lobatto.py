@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import L_DP, TOP_PERIOD, fitted_order
+from support.models import L_DP, TOP_PERIOD, dp_callables, fitted_order
 
 FAMILY = {"lobatto2": 2, "simpson": 3, "lobatto3": 3, "lobatto4": 4, "lobatto5": 5}
 
@@ -79,7 +79,6 @@ def test_specialised_kernels_match_generic(method):
     """n <= 4 runs compile-time kernel instances, n > 4 the generic ones: the double
     pendulum embedded in a 5-DOF system with three decoupled oscillators
     (block-diagonal M) must follow the same trajectory as the 2-DOF one."""
-    from conftest import dp_callables
     dp = dp_callables()
     w2 = np.array([3.0, 5.0, 7.0])
 

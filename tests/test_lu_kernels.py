@@ -9,11 +9,12 @@ with a buffer from their workspace), and solve A x = b to rounding.
 Compiled here from the C sources with the system's C compiler.
 """
 import pathlib
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
+
+from support.cbuild import compiler_or_skip
 
 CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
 
@@ -72,9 +73,7 @@ int main(void)
 
 
 def run(tmp_path, flags, driver=None, small_source=True):
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler")
+    cc = compiler_or_skip()
     if not (CSRC / "sym_linalg.c").is_file():
         pytest.skip("the C sources are not next to the tests (installed-package run)")
     src = tmp_path / "drv.c"

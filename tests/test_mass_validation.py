@@ -14,11 +14,14 @@ import pytest
 
 import symplectic as sp
 from symplectic import _validate
-from test_messages import lib  # noqa: F401  (the compiled pendulum callback, a fixture)
 
 sy = pytest.importorskip("sympy")
 symbolic = pytest.importorskip("symplectic.symbolic")
-from test_symbolic import BACKENDS, cache  # noqa: E402,F401  (the module cache, a fixture)
+from support.cases import sympy_backends  # noqa: E402
+
+BACKENDS = sympy_backends()
+# a private SymPy module cache for this module, as test_symbolic.py has
+pytestmark = pytest.mark.usefixtures("sympy_module_cache")
 
 SINGULAR_AT_REST = (r"the mass matrix at {q} = \[0\.0, 0\.0\] \(from the SymPy model with "
                     r"parameters g=9\.81, l=2, m=1\) is singular \(smallest eigenvalue 0, largest "
@@ -104,9 +107,9 @@ def test_mass_callback_singular_at_q0():
         sp.step(s, [0.0], [1.0], 0.01, check=False)
 
 
-def test_compiled_callback_with_a_negative_mass(lib):  # noqa: F811
+def test_compiled_callback_with_a_negative_mass(pendulum_lib):
     """pend_eval's M is its user_data[0]: -2 is the 1 x 1 matrix [[-2]]."""
-    s = sp.System.from_cfunc(1, lib.pend_eval, user_data=np.array([-2.0, 1.0]))
+    s = sp.System.from_cfunc(1, pendulum_lib.pend_eval, user_data=np.array([-2.0, 1.0]))
     with pytest.raises(ValueError, match=r"^the mass matrix at q0 = \[0\.5\] \(from the compiled "
                                          r"callback's M\) is not positive definite \(smallest "
                                          r"eigenvalue -2, largest -2\)"):

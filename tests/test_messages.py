@@ -4,54 +4,13 @@ Each test matches the text a user sees, so a message that loses its numbers (e.g
 format directive PyErr_Format does not know, printed literally) fails here.
 """
 import ctypes
-import shutil
-import subprocess
-import sysconfig
 
 import numpy as np
 import pytest
 
 import symplectic as sp
 
-C_SOURCE = r"""
-#include <math.h>
-/* pendulum V = m w^2 (1 - cos q), M = m; parameters (m, w) from user_data */
-int pend_eval(const double *q, const double *g, unsigned need, double *M, double *A,
-              double *H, double *V, double *dV, double *d2V, void *ud)
-{
-    const double *par = (const double *)ud;
-    const double m = par[0], w2 = par[1] * par[1];
-    (void)g;
-    if (need & 1u) M[0] = m;
-    if (need & 2u) A[0] = 0.0;
-    if (need & 4u) H[0] = 0.0;
-    if (need & 8u) V[0] = m * w2 * (1.0 - cos(q[0]));
-    if (need & 16u) dV[0] = m * w2 * sin(q[0]);
-    if (need & 32u) d2V[0] = m * w2 * cos(q[0]);
-    return 0;
-}
-int seven_eval(const double *q, const double *g, unsigned need, double *M, double *A,
-               double *H, double *V, double *dV, double *d2V, void *ud)
-{
-    (void)q; (void)g; (void)need; (void)M; (void)A; (void)H; (void)V; (void)dV; (void)d2V;
-    (void)ud;
-    return 7;
-}
-"""
-
-
-@pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    cc_var = sysconfig.get_config_var("CC")
-    cc = (shutil.which(cc_var.split()[0]) if cc_var else None) or shutil.which("cc") \
-        or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on this machine")
-    d = tmp_path_factory.mktemp("msgs")
-    src, so = d / "m.c", d / "libm_msgs.so"
-    src.write_text(C_SOURCE)
-    subprocess.run([cc, "-O1", "-shared", "-fPIC", str(src), "-o", str(so), "-lm"], check=True)
-    return ctypes.CDLL(str(so))
+# the compiled pendulum callback (fixture pendulum_lib): support/clibs.py, PENDULUM
 
 
 def _unit_mass(q):
@@ -96,8 +55,8 @@ def test_bad_mass_is_named_with_finite_difference_gradient():
         sp.integrate(sys, [0.1, 0.2], [0.0, 0.0], 0.01, 3, check=False)
 
 
-def test_compiled_callback_status_gives_value_need_and_q(lib):
-    sys = sp.System.from_cfunc(2, lib.seven_eval)
+def test_compiled_callback_status_gives_value_need_and_q(pendulum_lib):
+    sys = sp.System.from_cfunc(2, pendulum_lib.seven_eval)
     with pytest.raises(RuntimeError) as err:
         sp.integrate(sys, [0.1, 0.2], [0.0, 0.0], 0.01, 3, check=False)
     msg = str(err.value)
@@ -109,40 +68,40 @@ def test_compiled_callback_status_gives_value_need_and_q(lib):
         sys.potential([0.3, 0.4])
 
 
-def test_compiled_callback_status_in_threads_names_each_call(lib):
-    sys = sp.System.from_cfunc(2, lib.seven_eval)
+def test_compiled_callback_status_in_threads_names_each_call(pendulum_lib):
+    sys = sp.System.from_cfunc(2, pendulum_lib.seven_eval)
     with pytest.raises(RuntimeError, match=r"returned 7 \(nonzero: stop\) when asked for"):
         sp.integrate_many(sys, [[0.1, 0.2], [0.3, 0.4]], [0.0, 0.0], 0.01, 3, threads=2,
                           check=False)
 
 
-def test_user_data_numpy_array_is_passed_and_kept_alive(lib):
+def test_user_data_numpy_array_is_passed_and_kept_alive(pendulum_lib):
     par = np.array([1.3, 2.0 * np.pi])
-    sys = sp.System.from_cfunc(1, lib.pend_eval, user_data=par)
+    sys = sp.System.from_cfunc(1, pendulum_lib.pend_eval, user_data=par)
     del par                                                     # the System keeps it alive
     ref = sp.integrate(sp.systems.pendulum(m=1.3, omega=2.0 * np.pi), [1.0], [0.0], 0.01, 200)
     tr = sp.integrate(sys, [1.0], [0.0], 0.01, 200, check=False)
     assert np.max(np.abs(tr.q - ref.q)) <= 1e-13
 
 
-def test_user_data_ctypes_objects(lib):
+def test_user_data_ctypes_objects(pendulum_lib):
     arr = (ctypes.c_double * 2)(1.3, 2.0 * np.pi)
     for ud in (arr, ctypes.cast(arr, ctypes.c_void_p), ctypes.pointer(arr)):
-        sys = sp.System.from_cfunc(1, lib.pend_eval, user_data=ud)
+        sys = sp.System.from_cfunc(1, pendulum_lib.pend_eval, user_data=ud)
         assert sys.potential([0.5]) == pytest.approx(1.3 * (2 * np.pi) ** 2 * (1 - np.cos(0.5)),
                                                      rel=1e-14)
 
 
-def test_user_data_bad_type_message_is_about_user_data(lib):
+def test_user_data_bad_type_message_is_about_user_data(pendulum_lib):
     with pytest.raises(TypeError, match=r"^user_data must be None, an int address, a "
                                         r"C-contiguous NumPy array or a ctypes object"):
-        sp.System.from_cfunc(1, lib.pend_eval, user_data="params")
+        sp.System.from_cfunc(1, pendulum_lib.pend_eval, user_data="params")
     with pytest.raises(ValueError, match="user_data: the NumPy array must be C-contiguous"):
-        sp.System.from_cfunc(1, lib.pend_eval, user_data=np.zeros((4, 4))[:, 0])
+        sp.System.from_cfunc(1, pendulum_lib.pend_eval, user_data=np.zeros((4, 4))[:, 0])
 
 
-def test_compiled_system_repr(lib):
-    sys = sp.System.from_cfunc(1, lib.pend_eval, user_data=np.array([1.0, 1.0]), name="pend")
+def test_compiled_system_repr(pendulum_lib):
+    sys = sp.System.from_cfunc(1, pendulum_lib.pend_eval, user_data=np.array([1.0, 1.0]), name="pend")
     assert repr(sys) == "<symplectic.System 'pend' n=1, compiled C callback>"
     assert "Python callables" in repr(sp.System(1, lambda q: np.eye(1), lambda q: 0.0))
 

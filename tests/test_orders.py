@@ -2,7 +2,7 @@
 
 Pendulum (FVCA, amplitude pi/2) against the exact elliptic-function solution;
 double pendulum (TOP Section 3) against a tight DOP853 solve of Hamilton's
-equations written independently in NumPy (tests/conftest.py).  Error: max over
+equations written independently in NumPy (tests/support/models.py).  Error: max over
 nodes of the Euclidean norm of the (q, p) error.
 """
 import math
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import L_DP, dp_callables, fitted_order, reference
+from support.models import L_DP, dp_callables, fitted_order, reference
 
 pytest.importorskip("scipy")
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import Boom
+from support.cases import Boom
 
 
 def same_bits(a, b):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0, dp_callables, top_callables
+from support.models import L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0, dp_callables, top_callables
 
 METHODS = ["simpson", "midpoint", "rk4"]
 

@@ -8,7 +8,7 @@ editing a list here -- and fails until it is right.
 - every C built-in system has a Python factory in symplectic.systems, and an
   independently written Python twin (tests/twins.py) that passes the
   derivative check and agrees with it;
-- the parametrisations come from functions of the registry (conftest.py), and
+- the parametrisations come from functions of the registry (support/cases.py), and
   test_registry_driven_tests_pick_up_new_rows shows that they pick up a row
   added to it.
 """
@@ -19,7 +19,7 @@ import pytest
 
 import symplectic as sp
 from symplectic import _registry
-from conftest import builtin_cases, method_cases
+from support.cases import builtin_cases, method_cases
 from twins import builtin_twins
 
 # ---------------------------------------------------------------- orders

@@ -15,7 +15,7 @@ import pytest
 
 import symplectic as sp
 from symplectic import _registry
-from conftest import method_cases
+from support.cases import method_cases
 
 IMPLICIT = [m for m in method_cases() if m != "rk4"]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import L_DP, TOP_PERIOD
+from support.models import L_DP, TOP_PERIOD
 
 
 def one_step_jacobian(sys, q, p, h, method, delta=1e-6):

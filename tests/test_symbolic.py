@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0
+from support.cases import sympy_backends
+from support.cbuild import needs_sympy_cc
+from support.models import L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0
 
 sy = pytest.importorskip("sympy")
 symbolic = pytest.importorskip("symplectic.symbolic")
@@ -28,25 +30,14 @@ DP_Q0 = [math.pi / 4, math.pi / 3]
 N_STEPS = 400
 
 
-def have_compiler():
-    try:
-        _ccache.compiler_command()
-        return True
-    except _ccache.CompilerError:
-        return False
-
-
-needs_cc = pytest.mark.skipif(not have_compiler(), reason="no C compiler on this machine")
-BACKENDS = [pytest.param(True, id="compiled", marks=needs_cc), pytest.param(False, id="numpy")]
+needs_cc = needs_sympy_cc()
+BACKENDS = sympy_backends()
 
 
 @pytest.fixture(autouse=True, scope="module")
-def cache(tmp_path_factory):
+def cache(sympy_module_cache):
     """A private module cache for this test module: compiled once, reused by the tests."""
-    d = tmp_path_factory.mktemp("symcache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SYMPLECTIC_CACHE", str(d))
-        yield d
+    return sympy_module_cache
 
 
 def rel_diff(a, b):

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from conftest import TOP, TOP_Q0, TOP_QDOT0
 from rigid_body_ref import RigidBodyTop, euler_zxz, rotate
+from support.models import TOP, TOP_Q0, TOP_QDOT0
+from support.top import SLOW, near_vertical_momenta, slow_momenta, turning_point_roots
 from symplectic import _topchart
-from test_quaternion_top import SLOW, near_vertical_momenta, slow_momenta, turning_point_roots
 
 
 def rates(params, q, p):

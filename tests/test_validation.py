@@ -4,10 +4,10 @@ Conventions (docs/errata.md#top-lagrange-top): Lagrange top with TOP Table 3's p
 g = 9.81; t-bar is the exact nutation period of those parameters and h = t-bar/N;
 nutation error relative, max_n |theta_n - theta_ex(t_n)| / theta_ex(t_n); energy
 error max_n |H_n - H0| / |H0|; double pendulum with l = g/omega0^2 unless said
-otherwise; orders are least-squares slopes (conftest.fitted_order, independent
+otherwise; orders are least-squares slopes (support.models.fitted_order, independent
 of symplectic.analysis).  Expected values come from the exact solutions (checked
 here against tight DOP853 solves of Hamilton's equations written in NumPy in
-conftest.py) or from independent NumPy computations, never from the C core.
+support/models.py) or from independent NumPy computations, never from the C core.
 """
 import math
 
@@ -16,8 +16,8 @@ import pytest
 
 import symplectic as sp
 from symplectic import analysis as an
-from conftest import (L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0, dp_callables, fitted_order,
-                      hamilton_rhs, reference, top_callables)
+from support.models import (L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0, dp_callables, fitted_order,
+                            hamilton_rhs, reference, top_callables)
 
 try:
     import scipy  # noqa: F401

@@ -1,6 +1,6 @@
 """Every C built-in system written again, independently, as Python callables
 (test helper): the models come from the papers' formulas and from the bodies'
-positions (here and in conftest.py), never from the C code.  ``builtin_twins`` is keyed by the
+positions (here and in support/models.py), never from the C code.  ``builtin_twins`` is keyed by the
 built-in's registry name; tests/test_registry.py requires a twin for every
 built-in the C core registers."""
 import collections
@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from conftest import TOP, dp_callables, top_callables
+from support.models import TOP, dp_callables, top_callables
 
 #: factory keyword arguments, n, the twin's callables (System keywords), a random-state generator
 Twin = collections.namedtuple("Twin", "kwargs n callables draw")

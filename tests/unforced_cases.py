@@ -24,7 +24,7 @@ import numpy as np
 
 
 def cases(sp):
-    from conftest import dp_callables
+    from support.models import dp_callables
     top = sp.systems.lagrange_top()
     tq0 = np.array([0.0, math.pi / 3, 0.0])
     return [

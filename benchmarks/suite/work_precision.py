@@ -103,7 +103,7 @@ def ratio(rows, a, b, t):
 
 def generic_rhs():
     """Hamilton's equations from the NumPy callables M(q), dM/dq, grad V (np.linalg.solve +
-    einsum): what one writes for a general system, as in tests/conftest.py."""
+    einsum): what one writes for a general system, as in tests/support/models.py."""
     c = M.dp_callables()._callables
     mass, mass_grad, pot_grad = c["mass"], c["mass_grad"], c["potential_grad"]
 

@@ -4,14 +4,12 @@ compiled C callback, each written out here independently of the built-in C
 system.  Parameters m1 = m2 = 1 kg, l1 = l2 = g/omega0^2, g = 9.81."""
 import ctypes
 import math
-import shutil
-import subprocess
-import sysconfig
 import textwrap
 
 import numpy as np
 
-from conftest import L_DP
+from support import cbuild
+from support.models import L_DP
 
 M1 = M2 = 1.0
 L1 = L2 = L_DP
@@ -112,15 +110,7 @@ C_SOURCE = textwrap.dedent(r"""
 
 def compile_library(directory):
     """Build C_SOURCE into a shared library in ``directory``; None without a C compiler."""
-    cc_var = sysconfig.get_config_var("CC")
-    cc = (shutil.which(cc_var.split()[0]) if cc_var else None) or shutil.which("cc") \
-        or shutil.which("gcc")
-    if cc is None:
-        return None
-    src, lib = directory / "dp.c", directory / "libdp.so"
-    src.write_text(C_SOURCE)
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", str(src), "-o", str(lib), "-lm"], check=True)
-    return ctypes.CDLL(str(lib))
+    return cbuild.build_shared(C_SOURCE, directory, "dp")
 
 
 class Par(ctypes.Structure):
