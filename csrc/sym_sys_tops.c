@@ -36,10 +36,10 @@
 /* and 5 mrad, then about like 1/theta_min^3..4.  So every evaluation    */
 /* refuses |sin theta| < TOP_MIN_SIN = 0.01 with SYM_ECHART (a chart     */
 /* without this singularity: lagrange_top_quaternion, below): at the     */
-/* onset of the growth,                                                 */
-/* and 4.6x below the closest approach of any evaluation on the papers'  */
-/* runs (|sin theta| >= 0.046: Table 3 at h = t/40 and 0.05, midpoint,    */
-/* Simpson and RK4, Newton iterates and stages included).                */
+/* onset of the growth, and 4.6x below the closest approach of any       */
+/* evaluation on the papers' runs (|sin theta| >= 0.046: Table 3 at      */
+/* h = t/40 and 0.05, midpoint, Simpson and RK4, Newton iterates and     */
+/* stages included).                                                     */
 /* This check sees only the evaluated points: steps whose nodes straddle */
 /* the disc pass it.  The Python package (symplectic/_topchart.py) also  */
 /* refuses before the first step any motion whose exact nutation range   */

@@ -15,6 +15,9 @@
  * an integration needs lives in a sym_work allocated by sym_work_new.
  *
  * Array convention: matrices are dense, row-major, n x n doubles.
+ *
+ * The built-in systems (a registry of named constructors) are declared in
+ * sym_builtins.h.
  */
 #ifndef SYMPLECTIC_H
 #define SYMPLECTIC_H
