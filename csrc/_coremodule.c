@@ -9,6 +9,7 @@
  */
 #define PY_CORE_IMPORT_ARRAY   /* this file imports NumPy's C API for all */
 #include "py_core.h"
+#include "sym_builtins.h"
 
 #include <limits.h>
 

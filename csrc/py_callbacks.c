@@ -48,6 +48,7 @@
  * (py_constraints.c), called from py_form_init after the form's init.
  */
 #include "py_core.h"
+#include "sym_builtins.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
  * H(q, p) = 1/2 p^T M(q)^{-1} p + V(q).
  */
 #include "symplectic.h"
+#include "sym_linalg.h"
 
 #include <math.h>
 #include <string.h>

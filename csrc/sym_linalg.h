@@ -1,9 +1,9 @@
 /*
  * sym_linalg.h -- dense linear algebra of the core (private): the inline
  * kernels that the schemes instantiate for small fixed sizes, and the
- * workspace form of the LU factorisation (sym_linalg.c).  The public
- * sym_lu_factor / sym_lu_solve / sym_cholesky / sym_cholesky_solve are
- * declared in symplectic.h.
+ * workspace form of the LU factorisation (sym_linalg.c), the
+ * self-allocating LU that tests call (tests/test_lu_kernels.py) and the
+ * Cholesky factorisation of mass matrices.
  *
  * Matrices are dense, row-major.
  */
@@ -146,6 +146,19 @@ SYM_INLINE void sym_lu_solve_k(const int m, const double *LU, const int *piv, do
  * panel copy; NULL when that is 0), so that nothing is allocated. */
 typedef int (*sym_lu_factor_fn)(int m, double *A, int *piv, double *work);
 typedef void (*sym_lu_solve_fn)(int m, const double *LU, const int *piv, double *b);
+
+/* LU with partial pivoting, in place: A (m x m) -> L\U (unit lower L; the
+ * diagonal holds the reciprocal pivots 1/U_kk), piv[m].
+ * SYM_ESINGULAR if a pivot column is zero, SYM_ENONFINITE if it holds a
+ * non-finite largest entry.  For m > 32 (the blocked factorisation) it
+ * allocates an 8 m panel buffer (SYM_ENOMEM); the schemes take that buffer
+ * from their workspace instead (sym_lu_factor_ws), so a step allocates
+ * nothing: this form is for tests. */
+SYM_PRIVATE int sym_lu_factor(int m, double *A, int *piv);
+SYM_PRIVATE void sym_lu_solve(int m, const double *LU, const int *piv, double *b);
+/* Cholesky A = L L^T in place (lower triangle); SYM_EMASS if not SPD. */
+SYM_PRIVATE int sym_cholesky(int m, double *A);
+SYM_PRIVATE void sym_cholesky_solve(int m, const double *L, double *b);
 
 SYM_PRIVATE size_t sym_lu_work_size(int m);
 SYM_PRIVATE int sym_lu_factor_ws(int m, double *A, int *piv, double *work);

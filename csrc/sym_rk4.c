@@ -16,6 +16,7 @@
  * for a cyclic coordinate c.
  */
 #include "sym_forces.h"
+#include "sym_linalg.h"
 #include "sym_scheme.h"
 
 #include <math.h>

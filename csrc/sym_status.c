@@ -25,10 +25,10 @@ const char *sym_strerror(int status)
                "solution of the step equations, or h beyond the stability limit; reduce h)";
     case SYM_ECHART:
         return "coordinate singularity: the configuration is too close to a singular point of the "
-               "system's coordinates to be integrated accurately (lagrange_top: the axis within "
-               "0.01 rad of the vertical, |sin(theta)| < 0.01, where the ZXZ Euler angles' mass "
-               "matrix is singular); integrate the top in unit quaternions, without this "
-               "singularity: symplectic.systems.lagrange_top_quaternion";
+               "system's coordinates to be integrated accurately (the ZXZ Euler angles of the "
+               "heavy top: its axis within 0.01 rad of the vertical, |sin(theta)| < 0.01, where "
+               "their mass matrix is singular); coordinates without this singularity (for the "
+               "top: unit quaternions) are needed";
     case SYM_ECONSTRAINT:
         return "the constraint Jacobian G(q) lost rank (G M^-1 G^T is singular): the "
                "constraints are dependent or the motion reached a singular configuration";

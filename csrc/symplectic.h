@@ -15,6 +15,9 @@
  * an integration needs lives in a sym_work allocated by sym_work_new.
  *
  * Array convention: matrices are dense, row-major, n x n doubles.
+ *
+ * The built-in systems (a registry of named constructors) are declared in
+ * sym_builtins.h.
  */
 #ifndef SYMPLECTIC_H
 #define SYMPLECTIC_H
@@ -47,21 +50,15 @@ enum sym_status {
     SYM_ENOTCONSTRAINED = -13, /* holonomic constraints are not supported by
                               this method or operation (rk4, tangent map)  */
     SYM_ECHART = -14,      /* a configuration at a singularity of the system's
-                              coordinates (a built-in's eval may return it:
-                              lagrange_top's ZXZ angles near the vertical) */
+                              coordinates (an eval may return it; the core
+                              passes it on: lagrange_top's ZXZ angles near
+                              the vertical, sym_builtins.h)                */
     SYM_EBRANCH = -15,     /* Newton's root could not be confirmed as the one
                               continued from h -> 0 and its energy jumped
                               (a wrong branch of the step equations)       */
     SYM_EUNSTABLE = -16    /* the step changed the energy by more than a
                               stable step can: h beyond the stability limit */
 };
-
-/* lagrange_top's eval returns SYM_ECHART where |sin theta| < SYM_TOP_MIN_SIN
- * (the axis within 10 mrad of the vertical or of theta = pi; the reasons are
- * in sym_systems.c).  The Python package refuses before the first step any
- * motion whose exact nutation range comes that close (symplectic/_topchart.py
- * reads this value as symplectic._core.TOP_MIN_SIN). */
-#define SYM_TOP_MIN_SIN 0.01
 
 /* Largest number of degrees of freedom (and largest Newton system): the
  * core indexes n x n matrices with int arithmetic (i * n + j), which must not
@@ -256,21 +253,6 @@ int sym_constraint_eval(const sym_system *sys, const double *q, const double *mu
 size_t sym_energy_scratch_size(const sym_system *sys);
 int sym_energy(const sym_system *sys, const double *q, const double *p,
                double *H, double *scratch);
-
-/* ------------------------------------------------------------------ */
-/* Dense linear algebra (used by the schemes; exported for tests)       */
-/* ------------------------------------------------------------------ */
-/* LU with partial pivoting, in place: A (m x m) -> L\U (unit lower L; the
- * diagonal holds the reciprocal pivots 1/U_kk), piv[m].
- * SYM_ESINGULAR if a pivot column is zero, SYM_ENONFINITE if it holds a
- * non-finite largest entry.  For m > 32 (the blocked factorisation) it
- * allocates an 8 m panel buffer (SYM_ENOMEM); the schemes take that buffer
- * from their workspace instead, so a step allocates nothing. */
-int sym_lu_factor(int m, double *A, int *piv);
-void sym_lu_solve(int m, const double *LU, const int *piv, double *b);
-/* Cholesky A = L L^T in place (lower triangle); SYM_EMASS if not SPD. */
-int sym_cholesky(int m, double *A);
-void sym_cholesky_solve(int m, const double *L, double *b);
 
 /* ------------------------------------------------------------------ */
 /* Methods (schemes) behind a registry                                 */
@@ -663,34 +645,6 @@ typedef struct sym_force_builtin {
 int sym_force_builtin_count(void);
 const sym_force_builtin *sym_force_builtin_at(int i);
 const sym_force_builtin *sym_force_builtin_find(const char *name);
-
-/* ------------------------------------------------------------------ */
-/* Built-in systems                                                     */
-/* ------------------------------------------------------------------ */
-/*
- * Each built-in system is made from a flat array of doubles whose layout
- * its `params_doc` describes; sym_builtin_make fills *out (including a
- * malloc'ed params block) and sym_builtin_free releases it.
- */
-typedef struct sym_builtin {
-    const char *name;
-    const char *doc;
-    const char *params_doc;
-    int (*make)(int n, const double *par, size_t npar, sym_system *out);
-    /* A worked example, which tests integrate with every method: n, the
-     * parameters (ex_npar values) and an initial state (q0, p0) of a smooth
-     * motion. */
-    int ex_n;
-    size_t ex_npar;
-    const double *ex_par, *ex_q0, *ex_p0;
-} sym_builtin;
-
-int sym_builtin_count(void);
-const sym_builtin *sym_builtin_at(int i);
-const sym_builtin *sym_builtin_find(const char *name);
-int sym_builtin_make(const char *name, int n, const double *par, size_t npar,
-                     sym_system *out);
-void sym_builtin_free(sym_system *sys);
 
 #ifdef __cplusplus
 }

@@ -127,8 +127,8 @@ def lagrange_top(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3["I3"], l=TO
     milliradians of either makes the schemes' error grow like
     1/theta_min^3..4 with no other sign.  So the system refuses it, with a
     :class:`symplectic.ConvergenceError` whose reason begins "coordinate
-    singularity" and points to :func:`lagrange_top_quaternion` (the same top
-    in unit quaternions, without the singularity):
+    singularity" (:func:`lagrange_top_quaternion` is the same top in unit
+    quaternions, without the singularity):
 
     - before the first step, in :func:`symplectic.step`,
       :func:`symplectic.integrate` and :func:`symplectic.integrate_many`:

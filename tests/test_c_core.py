@@ -165,7 +165,7 @@ def lobatto6_row():
             '     &sym_galerkin_ops, 0.0},\n')
 
 
-BUILTIN_ROW = ('    {"pendulum_again", "the pendulum once more (test row)", "m, omega", pendulum_make,\n'
+BUILTIN_ROW = ('    {"pendulum_again", "the pendulum once more (test row)", "m, omega", sym_sys_pendulum,\n'
                '     EXAMPLE(1, pendulum_ex, pendulum_q0, pendulum_p0)},\n')
 
 

@@ -770,7 +770,7 @@ def test_correct_derivatives_stay_far_below_the_tolerance():
                 q[1] = q[1] if abs(q[1]) < 1 else rng.choice([0.0, 1e-12, math.pi, 1.0])
                 if s.builtin == "lagrange_top" and abs(math.sin(q[1])) < 0.01:
                     # the ZXZ top refuses its coordinate singularity (SYM_ECHART)
-                    with pytest.raises(ValueError, match="lagrange_top_quaternion"):
+                    with pytest.raises(ValueError, match="coordinate singularity"):
                         s.mass_dir(q, default_g(n))
                     continue
             for r in check_point(ev, q, default_g(n), sup, 1e-6, "explicit").values():

@@ -41,6 +41,7 @@
  * allocator call made by the core goes through the __wrap_ functions below.
  */
 #include "symplectic.h"
+#include "sym_builtins.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,0 +1,273 @@
+/*
+ * sym_sys_pendulums.c -- pendulums in angle coordinates: the pendulum,
+ * the double pendulum and the n-link chain
+ * (built-in systems, sym_builtins.h; defined through sym_sysdef.h).  Each
+ * is a single combined `eval` callback so that sines and cosines are shared
+ * between M, A, H, V and their derivatives (see symplectic.h for A and H).
+ * Parameters are read-only during integration, so one system may be
+ * integrated by several threads at once.
+ */
+#include "sym_sysdef.h"
+#include "sym_sincos.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* pendulum: L = 1/2 m qdot^2 - m w^2 (1 - cos q)   (FVCA eq. (1))     */
+/* params: m, omega                                                   */
+/* ------------------------------------------------------------------ */
+typedef struct { double m, w2; } pendulum_par;
+
+static int pendulum_eval(const double *q, const double *g, unsigned need,
+                         const sym_eval_out *o, void *params, double *scratch)
+{
+    const pendulum_par *P = params;
+    (void)g; (void)scratch;
+    if (need & SYM_NEED_M) o->M[0] = P->m;
+    if (need & SYM_NEED_A) o->A[0] = 0.0;
+    if (need & SYM_NEED_H) o->H[0] = 0.0;
+    if (need & (SYM_NEED_V | SYM_NEED_D2V)) {
+        const double c = cos(q[0]);
+        if (need & SYM_NEED_V) o->V[0] = P->m * P->w2 * (1.0 - c);
+        if (need & SYM_NEED_D2V) o->d2V[0] = P->m * P->w2 * c;
+    }
+    if (need & SYM_NEED_DV) o->dV[0] = P->m * P->w2 * sin(q[0]);
+    return 0;
+}
+
+static int pendulum_fill(int n, const double *par, void *params)
+{
+    pendulum_par *P = params;
+    (void)n;
+    P->m = par[0];
+    P->w2 = par[1] * par[1];
+    return SYM_OK;
+}
+
+/* n = 1; m > 0 */
+int sym_sys_pendulum(int n, const double *par, size_t npar, sym_system *out)
+{
+    const sym_builtin_spec spec = {
+        .n_min = 1, .n_max = 1, .npar = 2, .npos = 1,
+        .bytes = sizeof(pendulum_par), .fill = pendulum_fill,
+        .eval = pendulum_eval, .flags = SYM_SYS_CONSTANT_MASS};
+    return sym_builtin_new(&spec, n, par, npar, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* double_pendulum (TOP Section 3.1): absolute angles from the downward */
+/* vertical; params m1, m2, l1, l2, g.                                  */
+/*   M = [[(m1+m2) l1^2, k c12], [k c12, m2 l2^2]],  k = m2 l1 l2,      */
+/*   V = -(m1+m2) g l1 cos q1 - m2 g l2 cos q2.                          */
+/* With 1/2 g^T M g = const + k cos(q1-q2) g1 g2:                        */
+/*   A = k s12 [[-g2, g2], [-g1, g1]],  H = k c12 g1 g2 [[-1, 1], [1, -1]] */
+/* ------------------------------------------------------------------ */
+typedef struct { double m11, m22, k, v1, v2; } dp_par;
+
+/* sin, cos of q1, q2 and of q1 - q2 (by the difference formulas) */
+enum { DP_S1, DP_C1, DP_S2, DP_C2, DP_S12, DP_C12, DP_PREP };
+
+static void dp_prep(const double *q, double *c, void *params)
+{
+    (void)params;
+    double sn[2], cs[2];
+    sym_sincos_n(2, q, sn, cs);
+    const double s1 = sn[0], c1 = cs[0], s2 = sn[1], c2 = cs[1];
+    c[DP_S1] = s1;
+    c[DP_C1] = c1;
+    c[DP_S2] = s2;
+    c[DP_C2] = c2;
+    c[DP_S12] = s1 * c2 - c1 * s2;
+    c[DP_C12] = c1 * c2 + s1 * s2;
+}
+
+static int dp_eval_prep(const double *c, const double *g, unsigned need,
+                        const sym_eval_out *o, void *params)
+{
+    const dp_par *P = params;
+    if (need & SYM_NEED_M) {
+        o->M[0] = P->m11;
+        o->M[1] = o->M[2] = P->k * c[DP_C12];
+        o->M[3] = P->m22;
+    }
+    if (need & SYM_NEED_A) {
+        const double a = P->k * c[DP_S12];
+        o->A[0] = -a * g[1];
+        o->A[1] = a * g[1];
+        o->A[2] = -a * g[0];
+        o->A[3] = a * g[0];
+    }
+    if (need & SYM_NEED_H) {
+        const double h = P->k * c[DP_C12] * g[0] * g[1];
+        o->H[0] = -h;
+        o->H[1] = o->H[2] = h;
+        o->H[3] = -h;
+    }
+    if (need & SYM_NEED_V) o->V[0] = -P->v1 * c[DP_C1] - P->v2 * c[DP_C2];
+    if (need & SYM_NEED_DV) {
+        o->dV[0] = P->v1 * c[DP_S1];
+        o->dV[1] = P->v2 * c[DP_S2];
+    }
+    if (need & SYM_NEED_D2V) {
+        o->d2V[0] = P->v1 * c[DP_C1];
+        o->d2V[1] = o->d2V[2] = 0.0;
+        o->d2V[3] = P->v2 * c[DP_C2];
+    }
+    return 0;
+}
+
+static int dp_eval(const double *q, const double *g, unsigned need,
+                   const sym_eval_out *o, void *params, double *scratch)
+{
+    double c[DP_PREP];
+    (void)scratch;
+    dp_prep(q, c, params);
+    return dp_eval_prep(c, g, need, o, params);
+}
+
+static int dp_fill(int n, const double *par, void *params)
+{
+    dp_par *P = params;
+    const double m1 = par[0], m2 = par[1], l1 = par[2], l2 = par[3], g = par[4];
+    (void)n;
+    P->m11 = (m1 + m2) * l1 * l1;
+    P->m22 = m2 * l2 * l2;
+    P->k = m2 * l1 * l2;
+    P->v1 = (m1 + m2) * g * l1;
+    P->v2 = m2 * g * l2;
+    return SYM_OK;
+}
+
+/* n = 2; m1, m2, l1, l2 > 0 */
+int sym_sys_double_pendulum(int n, const double *par, size_t npar, sym_system *out)
+{
+    const sym_builtin_spec spec = {
+        .n_min = 2, .n_max = 2, .npar = 5, .npos = 4,
+        .bytes = sizeof(dp_par), .fill = dp_fill,
+        .eval = dp_eval, .prep = dp_prep, .eval_prep = dp_eval_prep, .prep_size = DP_PREP};
+    return sym_builtin_new(&spec, n, par, npar, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* pendulum_chain: planar chain of n point masses m_i on massless rods */
+/* l_i, absolute angles q_i from the downward vertical.  With          */
+/* mu_i = sum_{k >= i} m_k (mass hanging from link i):                  */
+/*   M_ij = l_i l_j mu_max(i,j) cos(q_i - q_j),                          */
+/*   V = -g sum_i mu_i l_i cos q_i.                                      */
+/* With C_ij = l_i l_j mu_max(i,j) and s_ij, c_ij = sin, cos(q_i - q_j):  */
+/*   A_ic = l_i l_c mu_ic s_ic g_c - delta_ic sum_j C_ij s_ij g_j,          */
+/*   H_cd = C_cd g_c g_d c_cd - delta_cd sum_j C_cj g_c g_j c_cj.             */
+/* O(n) sines and cosines (angle-difference formulas), O(n^2) work.      */
+/* params: m (n values), l (n values), g                                 */
+/* ------------------------------------------------------------------ */
+typedef struct { int n; double g; double *l, *mu, *C; } chain_par;
+
+/* y_k = a x_k z_k (w_k), in pairs for the SLP vectoriser */
+static void chain_row(int n, double a, const double *restrict x, const double *restrict z,
+                      const double *restrict w, double *restrict y)
+{
+    int k = 0;
+    if (w) {
+        for (; k + 1 < n; k += 2) {
+            y[k] = a * x[k] * z[k] * w[k];
+            y[k + 1] = a * x[k + 1] * z[k + 1] * w[k + 1];
+        }
+        for (; k < n; k++) y[k] = a * x[k] * z[k] * w[k];
+    } else {
+        for (; k + 1 < n; k += 2) {
+            y[k] = a * x[k] * z[k];
+            y[k + 1] = a * x[k + 1] * z[k + 1];
+        }
+        for (; k < n; k++) y[k] = a * x[k] * z[k];
+    }
+}
+
+/* scratch: sin, cos of each angle (2n) and of each difference (2 n^2) */
+static int chain_eval(const double *q, const double *g, unsigned need,
+                      const sym_eval_out *o, void *params, double *scratch)
+{
+    const chain_par *P = params;
+    const int n = P->n;
+    const double *C = P->C;
+    double *sn = scratch, *cs = scratch + n, *S = cs + n, *Cc = S + (size_t)n * n;
+    sym_sincos_n(n, q, sn, cs);
+    if (need & (SYM_NEED_M | SYM_NEED_A | SYM_NEED_H)) {
+        /* s_ij = sin(q_i - q_j) (antisymmetric), c_ij = cos(q_i - q_j) */
+        for (int i = 0; i < n; i++) {
+            S[(size_t)i * n + i] = 0.0;
+            Cc[(size_t)i * n + i] = 1.0;
+            for (int j = i + 1; j < n; j++) {
+                const double sij = sn[i] * cs[j] - cs[i] * sn[j];
+                const double cij = cs[i] * cs[j] + sn[i] * sn[j];
+                S[(size_t)i * n + j] = sij;
+                S[(size_t)j * n + i] = -sij;
+                Cc[(size_t)i * n + j] = Cc[(size_t)j * n + i] = cij;
+            }
+        }
+    }
+    if (need & SYM_NEED_M)
+        for (int i = 0; i < n; i++)
+            chain_row(n, 1.0, C + (size_t)i * n, Cc + (size_t)i * n, NULL, o->M + (size_t)i * n);
+    if (need & SYM_NEED_A) {
+        /* A_ic = C_ic s_ic g_c (c != i), A_ii = -sum_c C_ic s_ic g_c */
+        for (int i = 0; i < n; i++) {
+            double *Ai = o->A + (size_t)i * n;
+            chain_row(n, 1.0, C + (size_t)i * n, S + (size_t)i * n, g, Ai);
+            double diag = 0.0;
+            for (int c = 0; c < n; c++) diag -= Ai[c];
+            Ai[i] = diag;   /* the c = i term is zero (s_ii = 0) */
+        }
+    }
+    if (need & SYM_NEED_H) {
+        /* H_cd = C_cd g_c g_d c_cd (d != c), H_cc = -sum_{d != c} H_cd */
+        for (int c = 0; c < n; c++) {
+            double *Hc = o->H + (size_t)c * n;
+            chain_row(n, g[c], C + (size_t)c * n, Cc + (size_t)c * n, g, Hc);
+            double diag = 0.0;
+            for (int d = 0; d < n; d++) diag -= Hc[d];
+            Hc[c] = diag + Hc[c];   /* remove the d = c term */
+        }
+    }
+    if (need & SYM_NEED_V) {
+        double v = 0.0;
+        for (int i = 0; i < n; i++) v -= P->g * P->mu[i] * P->l[i] * cs[i];
+        o->V[0] = v;
+    }
+    if (need & SYM_NEED_DV)
+        for (int i = 0; i < n; i++) o->dV[i] = P->g * P->mu[i] * P->l[i] * sn[i];
+    if (need & SYM_NEED_D2V) {
+        sym_zero(o->d2V, (size_t)n * (size_t)n);
+        for (int i = 0; i < n; i++) o->d2V[i * n + i] = P->g * P->mu[i] * P->l[i] * cs[i];
+    }
+    return 0;
+}
+
+static int chain_fill(int n, const double *par, void *params)
+{
+    chain_par *P = params;
+    P->n = n;
+    P->l = (double *)(P + 1);
+    P->mu = P->l + n;
+    P->C = P->mu + n;
+    for (int i = 0; i < n; i++) P->l[i] = par[n + i];
+    double acc = 0.0;
+    for (int i = n - 1; i >= 0; i--) { acc += par[i]; P->mu[i] = acc; }
+    /* C_ij = l_i l_j mu_max(i,j) */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            P->C[(size_t)i * n + j] = P->l[i] * P->l[j] * P->mu[i > j ? i : j];
+    P->g = par[2 * n];
+    return SYM_OK;
+}
+
+/* 1 <= n <= 4096; the masses and lengths > 0.  The block holds l, mu and C. */
+int sym_sys_pendulum_chain(int n, const double *par, size_t npar, sym_system *out)
+{
+    const size_t nn = (size_t)n * (size_t)n;
+    const sym_builtin_spec spec = {
+        .n_min = 1, .n_max = 4096, .npar = 2 * (size_t)n + 1, .npos = 2 * (size_t)n,
+        .bytes = sizeof(chain_par) + (2 * (size_t)n + nn) * sizeof(double), .fill = chain_fill,
+        .eval = chain_eval, .scratch_size = 2 * (size_t)n + 2 * nn};
+    return sym_builtin_new(&spec, n, par, npar, out);
+}
