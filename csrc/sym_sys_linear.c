@@ -1,11 +1,6 @@
 /*
- * sym_sys_linear.c -- the quadratic Lagrangian with constant
- * matrices
- * (built-in systems, sym_builtins.h; defined through sym_sysdef.h).  Each
- * is a single combined `eval` callback so that sines and cosines are shared
- * between M, A, H, V and their derivatives (see symplectic.h for A and H).
- * Parameters are read-only during integration, so one system may be
- * integrated by several threads at once.
+ * sym_sys_linear.c -- the quadratic Lagrangian with constant matrices
+ * (a built-in system, defined through sym_sysdef.h).
  */
 #include "sym_sysdef.h"
 #include "sym_linalg.h"

@@ -1,11 +1,7 @@
 /*
  * sym_sys_pendulums.c -- pendulums in angle coordinates: the pendulum,
- * the double pendulum and the n-link chain
- * (built-in systems, sym_builtins.h; defined through sym_sysdef.h).  Each
- * is a single combined `eval` callback so that sines and cosines are shared
- * between M, A, H, V and their derivatives (see symplectic.h for A and H).
- * Parameters are read-only during integration, so one system may be
- * integrated by several threads at once.
+ * the double pendulum and the n-link chain (built-in systems, defined
+ * through sym_sysdef.h).
  */
 #include "sym_sysdef.h"
 #include "sym_sincos.h"

@@ -6,7 +6,11 @@
  * A built-in is a parameter struct, an evaluation (eval, optionally split
  * into prep and eval_prep; a constraint callback for a constrained one), a
  * fill function turning the flat parameters into the struct, and a make
- * function that is one call of sym_builtin_new.
+ * function that is one call of sym_builtin_new.  Each evaluation is one
+ * combined callback, so that sines and cosines are shared between M, A, H,
+ * V and their derivatives (symplectic.h defines A and H).  Parameters are
+ * read-only during integration, so one system may be integrated by several
+ * threads at once.
  */
 #ifndef SYM_SYSDEF_H
 #define SYM_SYSDEF_H
