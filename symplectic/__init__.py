@@ -14,10 +14,9 @@ from ._errors import ConvergenceError, DerivativeError, StabilityWarning
 from ._ensemble import Ensemble, integrate_many
 from ._integrate import integrate, step
 from ._integrator import Integrator, State
-from ._io import load
 from ._registry import methods
 from ._system import System
-from ._trajectory import Trajectory
+from ._trajectory import Trajectory, load
 
 __version__ = "0.1.0"
 

@@ -1,9 +1,10 @@
-"""Trajectory files: :meth:`symplectic.Trajectory.save` and :func:`load`.
+"""Trajectory files: :meth:`symplectic.Trajectory.save` and the reading half
+of :func:`symplectic.load` (which makes the Trajectory, in ``_trajectory``).
 
 A file is a NumPy ``.npz`` archive of plain arrays -- numbers and strings,
 no pickled objects -- so that ``np.load(path)`` reads it anywhere, without
 symplectic and with ``allow_pickle=False``.  The layout is in
-:func:`load`'s docstring and in docs/saving.md.
+:func:`symplectic.load`'s docstring and in docs/saving.md.
 """
 import json
 import warnings
@@ -131,86 +132,12 @@ def _term(t):
 
 
 # ---------------------------------------------------------------- reading
-def load(path, system=None, *, rebuild=True):
-    """A :class:`Trajectory` from a file written by :meth:`Trajectory.save`.
-
-    Every array is the saved one, bitwise (and of the saved dtype).  The
-    system is reattached when it can be: ``system=S`` attaches ``S`` (a
-    :class:`System` with the saved n; nothing else is checked); otherwise,
-    with ``rebuild=True``, a built-in system is made again from its name and
-    parameters by its factory (checked to give the saved C parameter
-    vector bitwise), and a SymPy system is derived again from the text of
-    its expressions, which is read without evaluating it (a restricted
-    parser: see :mod:`symplectic.symbolic._spectext`; needs SymPy, compiles
-    with ``compile="auto"``, from the on-disk cache when it holds the
-    module).  Python-callable and compiled-callback systems cannot be
-    rebuilt from a file: ``system`` is then None (the file's
-    ``system_text`` names their callables), and what needs it --
-    ``energy`` and ``qdot`` when the file does not hold them,
-    ``dense_state``, the Hermite ``dense`` -- raises a ValueError saying
-    so.  A system that cannot be rebuilt for another reason (no SymPy, a
-    text the parser refuses, a built-in this version does not have) gives
-    a RuntimeWarning and ``system`` None.  ``rebuild=False`` never rebuilds
-    (no SymPy, no compiler: the file alone).
-
-    ``force`` is the saved force when it can be had again: the system's
-    own (``force_own``) when a system is attached, or one made of linear
-    damping, a held array and the C core's built-in terms; else None
-    (``saved["force"]`` describes it; ``work`` and ``impulse`` are kept
-    either way).  ``saved`` holds the file's settings (see
-    :class:`Trajectory`).
-
-    The layout (``format_version`` 1; every value a NumPy array, shapes for
-    N steps kept, n coordinates)::
-
-        key                  shape           dtype    meaning
-        format               ()              str      "symplectic.Trajectory"
-        format_version       ()              int64    1
-        symplectic_version   ()              str      the writer's version
-        method               ()              str      the method's name
-        h                    ()              float64  the step used
-        t0                   ()              float64  initial time of the run (nan: unknown)
-        status               ()              int64    0 completed, 1 event, -1 partial
-        message              ()              str      what status means for the run
-        store_every          ()              int64    k; 0 for t_eval rows (None)
-        counts               (6,)            int64    steps, evaluations,
-                                                      newton_iterations, factorizations,
-                                                      branch_checks, branch_fixes
-                                                      (files of format 1 may hold
-                                                      the first 4)
-        t                    (N+1,)          float64  the rows' times
-        q, p                 (N+1, n)        float64  coordinates, canonical momenta
-        qdot                 (N+1, n)        float64  velocities        [when stored]
-        energy               (N+1,)          float64  H(q, p)           [when stored]
-        q_mid                (N, n) or (N, s-2, n)  float64  internal nodes [if any]
-        newton_iterations    (N,)            int32    per step (C int)  [if any]
-        multipliers          (N, s, m)       float64  constraints' lambda [if any]
-        work                 (N+1,)          float64  work of the force [with a force]
-        impulse              (N+1, n)        float64  its impulse       [with a force]
-        n_events             ()              int64    event functions   [with events]
-        t_events_<i>         (k_i,)          float64  crossings of event i
-        q_events_<i>, p_events_<i>  (k_i, n) float64  the states there
-        system_kind          ()              str      builtin, sympy, callables,
-                                                      combined, vectorized, cfunc, none
-        system_n             ()              int64    n
-        system_name          ()              str      its label ("" for none)
-        system_repr          ()              str      repr(system)
-        system_builtin       ()              str      C built-in's name [builtin]
-        system_flat          (k,)            float64  its C parameters [builtin]
-        system_param_<name>  any             any      a parameter [builtin, sympy]
-        system_text          ()              str      sympy: JSON of the expressions
-                                                      (srepr); callables: JSON
-                                                      {slot: "module.qualname"}
-        force_repr           ()              str      repr(force)   [with a force]
-        force_own            ()              bool     it is the system's own force
-        force_terms          ()              str      JSON list of its terms
-        force_damping        (n, n)          float64  its -D qdot part [if any]
-        force_hold           (N, n)          float64  its held array   [if any]
-
-    Raises ValueError for a file that is not a trajectory file or is of a
-    newer ``format_version``, TypeError/ValueError for a ``system`` that is
-    not a System of the saved n.
-    """
+def read(path, system=None, *, rebuild=True):
+    """The contents of a trajectory file as :func:`symplectic.load` describes
+    them: ``(args, attrs)`` -- the arguments of the Trajectory to make
+    (``counts`` as a tuple) and the attributes to set on it (``_energy``,
+    ``_saved_arrays``, ``saved``).  :func:`symplectic._trajectory.load` makes
+    the Trajectory, so that this module never imports the class."""
     with np.load(path, allow_pickle=False) as z:
         a = {k: z[k] for k in z.files}
     if str(a.get("format", "")) != FORMAT:
@@ -232,21 +159,22 @@ def load(path, system=None, *, rebuild=True):
         k = range(int(a["n_events"]))
         events = tuple([a[f"{x}_events_{i}"] for i in k] for x in "tqp")
     counts = a.get("counts")
-    from ._trajectory import Counts, Trajectory
     t0 = float(a["t0"])
-    traj = Trajectory(
-        system, str(a["method"]), float(a["h"]), a["t"], a["q"], a["p"], a.get("q_mid"),
-        a.get("newton_iterations"), status=int(a["status"]), message=str(a["message"]),
-        counts=None if counts is None else Counts(*(int(c) for c in counts)),
+    args = dict(
+        system=system, method=str(a["method"]), h=float(a["h"]), t=a["t"], q=a["q"], p=a["p"],
+        q_mid=a.get("q_mid"), newton_iterations=a.get("newton_iterations"),
+        status=int(a["status"]), message=str(a["message"]),
+        counts=None if counts is None else tuple(int(c) for c in counts),
         store_every=int(a["store_every"]) or None, events=events, qdot=a.get("qdot"),
         work=a.get("work"), impulse=a.get("impulse"),
         force=_force(force_info, a, system), multipliers=a.get("multipliers"),
         t0=None if np.isnan(t0) else t0)
-    traj._energy = a.get("energy")
-    traj._saved_arrays = {k: v for k, v in a.items() if k.startswith(("system_", "force_"))}
-    traj.saved = {"format_version": version, "symplectic_version": str(a["symplectic_version"]),
-                  "system": info, "force": force_info}
-    return traj
+    attrs = dict(_energy=a.get("energy"),
+                 _saved_arrays={k: v for k, v in a.items() if k.startswith(("system_", "force_"))},
+                 saved={"format_version": version,
+                        "symplectic_version": str(a["symplectic_version"]),
+                        "system": info, "force": force_info})
+    return args, attrs
 
 
 def _system_info(a):

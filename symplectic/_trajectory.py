@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from . import _dense
+from . import _dense, _io
 
 #: The work of a run (C counters; all zero for the linear closed form but
 #: ``steps``): accepted steps, requests to the system (each at one point, for
@@ -223,7 +223,6 @@ class Trajectory:
         is appended when missing, as ``np.savez`` does) or an open binary
         file.  Returns None.
         """
-        from . import _io
         _io.save(self, path, derived)
 
     def _need_system(self, what):
@@ -362,3 +361,92 @@ def _guarded_rows(evaluate, q, p, what, row_shape):
                       f"{len(q)}) overflowed, nan there; at row {first[0]}: {first[1]}",
                       RuntimeWarning, stacklevel=4)
     return out
+
+
+def load(path, system=None, *, rebuild=True):
+    """A :class:`Trajectory` from a file written by :meth:`Trajectory.save`.
+
+    Every array is the saved one, bitwise (and of the saved dtype).  The
+    system is reattached when it can be: ``system=S`` attaches ``S`` (a
+    :class:`System` with the saved n; nothing else is checked); otherwise,
+    with ``rebuild=True``, a built-in system is made again from its name and
+    parameters by its factory (checked to give the saved C parameter
+    vector bitwise), and a SymPy system is derived again from the text of
+    its expressions, which is read without evaluating it (a restricted
+    parser: see :mod:`symplectic.symbolic._spectext`; needs SymPy, compiles
+    with ``compile="auto"``, from the on-disk cache when it holds the
+    module).  Python-callable and compiled-callback systems cannot be
+    rebuilt from a file: ``system`` is then None (the file's
+    ``system_text`` names their callables), and what needs it --
+    ``energy`` and ``qdot`` when the file does not hold them,
+    ``dense_state``, the Hermite ``dense`` -- raises a ValueError saying
+    so.  A system that cannot be rebuilt for another reason (no SymPy, a
+    text the parser refuses, a built-in this version does not have) gives
+    a RuntimeWarning and ``system`` None.  ``rebuild=False`` never rebuilds
+    (no SymPy, no compiler: the file alone).
+
+    ``force`` is the saved force when it can be had again: the system's
+    own (``force_own``) when a system is attached, or one made of linear
+    damping, a held array and the C core's built-in terms; else None
+    (``saved["force"]`` describes it; ``work`` and ``impulse`` are kept
+    either way).  ``saved`` holds the file's settings (see
+    :class:`Trajectory`).
+
+    The layout (``format_version`` 1; every value a NumPy array, shapes for
+    N steps kept, n coordinates)::
+
+        key                  shape           dtype    meaning
+        format               ()              str      "symplectic.Trajectory"
+        format_version       ()              int64    1
+        symplectic_version   ()              str      the writer's version
+        method               ()              str      the method's name
+        h                    ()              float64  the step used
+        t0                   ()              float64  initial time of the run (nan: unknown)
+        status               ()              int64    0 completed, 1 event, -1 partial
+        message              ()              str      what status means for the run
+        store_every          ()              int64    k; 0 for t_eval rows (None)
+        counts               (6,)            int64    steps, evaluations,
+                                                      newton_iterations, factorizations,
+                                                      branch_checks, branch_fixes
+                                                      (files of format 1 may hold
+                                                      the first 4)
+        t                    (N+1,)          float64  the rows' times
+        q, p                 (N+1, n)        float64  coordinates, canonical momenta
+        qdot                 (N+1, n)        float64  velocities        [when stored]
+        energy               (N+1,)          float64  H(q, p)           [when stored]
+        q_mid                (N, n) or (N, s-2, n)  float64  internal nodes [if any]
+        newton_iterations    (N,)            int32    per step (C int)  [if any]
+        multipliers          (N, s, m)       float64  constraints' lambda [if any]
+        work                 (N+1,)          float64  work of the force [with a force]
+        impulse              (N+1, n)        float64  its impulse       [with a force]
+        n_events             ()              int64    event functions   [with events]
+        t_events_<i>         (k_i,)          float64  crossings of event i
+        q_events_<i>, p_events_<i>  (k_i, n) float64  the states there
+        system_kind          ()              str      builtin, sympy, callables,
+                                                      combined, vectorized, cfunc, none
+        system_n             ()              int64    n
+        system_name          ()              str      its label ("" for none)
+        system_repr          ()              str      repr(system)
+        system_builtin       ()              str      C built-in's name [builtin]
+        system_flat          (k,)            float64  its C parameters [builtin]
+        system_param_<name>  any             any      a parameter [builtin, sympy]
+        system_text          ()              str      sympy: JSON of the expressions
+                                                      (srepr); callables: JSON
+                                                      {slot: "module.qualname"}
+        force_repr           ()              str      repr(force)   [with a force]
+        force_own            ()              bool     it is the system's own force
+        force_terms          ()              str      JSON list of its terms
+        force_damping        (n, n)          float64  its -D qdot part [if any]
+        force_hold           (N, n)          float64  its held array   [if any]
+
+    Raises ValueError for a file that is not a trajectory file or is of a
+    newer ``format_version``, TypeError/ValueError for a ``system`` that is
+    not a System of the saved n.
+    """
+    args, attrs = _io.read(path, system, rebuild=rebuild)
+    if args["counts"] is not None:
+        args["counts"] = Counts(*args["counts"])
+    traj = Trajectory(**args)
+    for k, v in attrs.items():
+        setattr(traj, k, v)
+    return traj

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _io
 from support.models import dp_callables
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(sp.__file__)))
@@ -151,7 +150,7 @@ def test_the_file_is_plain_numpy_readable_without_symplectic(tmp_path):
 def documented_keys():
     """The key patterns of the layout table in load's docstring (its first
     column, on the lines indented as the header)."""
-    lines = _io.load.__doc__.splitlines()
+    lines = sp.load.__doc__.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip().startswith("key  "))
     indent = len(lines[start]) - len(lines[start].lstrip())
     keys = set()
