@@ -136,7 +136,7 @@ SYM_INLINE int lu_small_gepp_k(const int m, double *restrict A, int *restrict pi
  * When every step passes, factors and pivots are those of lu_small_gepp_k
  * bitwise; when one fails, A is restored and lu_small_gepp_k runs.  The
  * Newton matrices of successive iterations and steps keep their pivots
- * (the double pendulum's Lobatto-5 step: all of them at h = 0.03).
+ * (counted in benchmarks/RESULTS_speed.md section 10).
  */
 SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
 {
