@@ -115,26 +115,21 @@ static int taylor_predict(sym_gwork *g, const double *q, const double *p, double
  * error is O(h^(2s-1)) against the O(h^s) of SYM_PRED_POLY (Simpson: h^5 vs
  * h^3), so that one matrix and LU per step serve the whole Newton solve:
  * the first update is exact Newton from e_0, the later ones contract at
- * rate ~e_0.  Used for s = 3, 4, where per-step Newton on the double
- * pendulum then needs (iterations a step, against SYM_PRED_POLY's): Simpson
- * 2.00 (2.82) at h = 0.01, 4.52 (4.45) at h = 0.1; Lobatto-4 2.43 (3.14) at
- * h = 0.03, 3.62 (4.20) at h = 0.05.  For Lobatto-5 the degree-8
- * extrapolation a full step ahead was worse than SYM_PRED_POLY's at h =
- * 0.03-0.05 (2.57 / 3.75 against 2.39 / 3.31: the constant of the
- * extrapolation, not its order, rules at omega h ~ 0.3; SYM_PRED_POLY1 is
- * used there); for the midpoint rule (degree 2) it was better at h = 0.01
- * and worse at h = 0.03-0.05.
+ * rate ~e_0.  Used for s = 3, 4, where it saves per-step Newton iterations;
+ * for Lobatto-5 the degree-8 extrapolation a full step ahead loses to
+ * SYM_PRED_POLY (the constant of the extrapolation, not its order, rules at
+ * omega h ~ 0.3; SYM_PRED_POLY1 is used there), and for the midpoint rule
+ * (degree 2) it only wins at small h; measured in
+ * benchmarks/RESULTS_speed.md section 13.2.
  *
  * SYM_PRED_POLY1, the same through fewer points, for s >= 5: the last
  * step's s nodes and q_{j-2} (degree s; E1), X_a = sum_p E1_ap Y_p with Y =
  * q_{j-2} - q_j = -(X2_{s-1} + X1_{s-1}) and the last step's nodes as in
- * SYM_PRED_POLY2.  Error against the converged nodes (double pendulum,
- * Lobatto-5, median over the steps of a 100 s run): 1.2e-4 of |X| at h =
- * 0.03 against SYM_PRED_POLY's 4.5e-4, 1.5e-3 against 3.4e-3 at h = 0.05
- * (the step ends are superconvergent, the interior nodes are not: the
- * degree-8 SYM_PRED_POLY2 through both steps' nodes was worse, 7.9e-4 and
- * 7.8e-3).  Per-step Newton then needs 2.09 / 3.04 iterations a step (2.39
- * / 3.31).
+ * SYM_PRED_POLY2.  It misses the converged nodes by less than SYM_PRED_POLY
+ * and than the degree-8 SYM_PRED_POLY2 (the step ends are superconvergent,
+ * the interior nodes are not, so fewer, better points win), and per-step
+ * Newton needs fewer iterations; measured in benchmarks/RESULTS_speed.md
+ * section 13.2.
  */
 
 /*
@@ -189,26 +184,13 @@ static int step_outputs(sym_gwork *g, int converged)
  *
  * i.e. the step created kinetic energy that its start cannot supply (with a
  * force, |W| + |W_F|, W_F = h sum_i b_i F_i . g_i its discrete work).  The
- * ratio T_{j+1} / (T_j + |W|) is 1 + O(h^p) on the exact flow.  Measured
- * (benchmarks/plausibility.py, RESULTS_plausibility.md; ratios recomputed
- * there in NumPy):
- *   - genuine steps: every step of 693 bounded integrations (the built-in
- *     systems at the papers' h up to and past the stability limits, the 8-
- *     and 64-link chain, the Lagrange top, the cart pendulum; all implicit
- *     methods): max 1.8 at step sizes up to the stability limits, 6.4 past
- *     them (Lobatto-4, pendulum, omega h = 3.8); the roots reached by
- *     continuation in h from h -> 0 at 668 sampled large-h step equations:
- *     max 4.1;
- *   - false roots (not on that branch): those that blow the energy up gave
- *     16 to 6e8 in the runs measured (the trial's 49 and 178); the median of
- *     1,851 false roots of sampled step equations is 1.2e3.
- * PLAUS_GAIN = 10 lies 5.5x above the genuine maximum at stable step sizes
- * (1.6x above the extreme 6.4) and 1.6x below the smallest energy-blowing
- * false root.  About 10 % of the sampled false roots give 3 to 15 and some
- * below 1 (other solutions that change the energy moderately): no threshold
- * on this or the kinematic measures tried (|X| over the Taylor step, V-based
- * energy jumps) separates those from genuine steps at such h; the runs that
- * met one failed within a few steps.
+ * ratio T_{j+1} / (T_j + |W|) is 1 + O(h^p) on the exact flow, so genuine
+ * steps keep it near 1 even past the stability limits, while the false
+ * roots that blow the energy up push it far beyond: PLAUS_GAIN = 10 lies
+ * between the two.  False roots that change the energy only moderately are
+ * not caught (no threshold on this or the kinematic measures tried
+ * separates them from genuine steps at such h).  Measured in
+ * benchmarks/RESULTS_plausibility.md, section "The threshold PLAUS_GAIN".
  *
  * Cost: one L D L^T factorisation of an n x n matrix per step, for T_{j+1}
  * (M(q_{j+1}) is the right node's, evaluated at the last Newton iterate, or

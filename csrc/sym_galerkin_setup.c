@@ -154,11 +154,9 @@ static void point_roles(sym_gwork *g)
  * tables moved here); then the step before's increments (nu) and the branch
  * check's buffers (5 nu + n, sym_galerkin.c; a constrained system's are in
  * its slice).  The speed of the small dense kernels depends on where
- * the arrays fall relative to cache lines and pages: placements tried for
- * this layout (tables first, 16-byte or 64-byte aligned slices, a page-
- * aligned block) moved the 8- and 16-link chain by up to 25 % either way,
- * differently in a C program and inside Python; this one measured closest
- * to the previous layout overall. */
+ * the arrays fall relative to cache lines and pages; this order was kept
+ * over the other placements tried because it stays closest to the previous
+ * layout (benchmarks/RESULTS_speed.md section 13.3). */
 #define PARTS 28
 
 static void part_sizes(const sym_method *m, int n, double *c)

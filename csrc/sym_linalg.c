@@ -1,7 +1,8 @@
 /*
  * sym_linalg.c -- dense linear algebra: LU with partial pivoting (unblocked
  * for small matrices, blocked with SSE2 / run-time AVX trailing updates for
- * larger ones; the unrolled small sizes are sym_lu_small.c), Cholesky, and
+ * larger ones; the unrolled small sizes and the choice between them and
+ * this code, sym_lu_pick, are sym_lu_small.c), Cholesky, and
  * instances of the kinetic energy by L D L^T.  Nothing here allocates except the public
  * convenience sym_lu_factor (the schemes call sym_lu_factor_ws with a
  * buffer from their workspace).
@@ -259,16 +260,6 @@ int sym_lu_factor(int m, double *A, int *piv)
 void sym_lu_solve(int m, const double *LU, const int *piv, double *b)
 {
     sym_lu_solve_k(m, LU, piv, b);
-}
-
-/* The pair for size m: the unrolled kernels of sym_lu_small.c up to
- * SYM_LU_SMALL_MAX (bitwise the plain kernels' factors and solutions), the
- * general code (blocked above LU_BLOCK_MIN) beyond. */
-void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve)
-{
-    if (sym_lu_small_pick(m, factor, solve)) return;
-    *factor = sym_lu_factor_ws;
-    *solve = sym_lu_solve;
 }
 
 /* Cholesky A = L L^T, lower triangle overwritten with L. */

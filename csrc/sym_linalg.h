@@ -162,8 +162,8 @@ SYM_PRIVATE void sym_cholesky_solve(int m, const double *L, double *b);
 
 SYM_PRIVATE size_t sym_lu_work_size(int m);
 SYM_PRIVATE int sym_lu_factor_ws(int m, double *A, int *piv, double *work);
-/* The pair for size m: instances unrolled for the small Newton sizes
- * m <= SYM_LU_SMALL_MAX (sym_lu_small.c), the general code otherwise. */
+/* The pair for size m (sym_lu_small.c): instances unrolled for the small
+ * Newton sizes m <= SYM_LU_SMALL_MAX, the general code otherwise. */
 SYM_PRIVATE void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve);
 
 /* The unrolled kernels of sym_lu_small.c for m <= SYM_LU_SMALL_MAX: the pair

@@ -22,6 +22,9 @@
  * The factorisation is Doolittle's with row interchanges (Golub & Van Loan,
  * Matrix Computations, 4th ed., Alg. 3.4.1): U on and above the diagonal
  * with the reciprocals 1/U_kk stored on it, the unit lower L below.
+ *
+ * sym_lu_pick, the choice of kernels for a size, is here too: it falls back
+ * on the general code of sym_linalg.c, which knows nothing of this file.
  */
 #include "sym_linalg.h"
 #include "sym_unroll.h"
@@ -133,7 +136,7 @@ SYM_INLINE int lu_small_gepp_k(const int m, double *restrict A, int *restrict pi
  * When every step passes, factors and pivots are those of lu_small_gepp_k
  * bitwise; when one fails, A is restored and lu_small_gepp_k runs.  The
  * Newton matrices of successive iterations and steps keep their pivots
- * (the double pendulum's Lobatto-5 step: all of them at h = 0.03).
+ * (counted in benchmarks/RESULTS_speed.md section 10).
  */
 SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
 {
@@ -242,4 +245,14 @@ int sym_lu_small_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve)
     *factor = inst[m - 1].f;
     *solve = inst[m - 1].s;
     return 1;
+}
+
+/* The pair for size m: the unrolled kernels above up to SYM_LU_SMALL_MAX
+ * (bitwise the plain kernels' factors and solutions), the general code of
+ * sym_linalg.c (blocked above its LU_BLOCK_MIN) beyond. */
+void sym_lu_pick(int m, sym_lu_factor_fn *factor, sym_lu_solve_fn *solve)
+{
+    if (sym_lu_small_pick(m, factor, solve)) return;
+    *factor = sym_lu_factor_ws;
+    *solve = sym_lu_solve;
 }

@@ -39,9 +39,8 @@
 /* Per step: refresh the factors above this contraction rate.  A stale
  * update at rate theta gains a factor 1/theta for the price of a residual;
  * a fresh one squares the error for the price of a residual, a matrix and
- * an LU.  Measured on the double pendulum (benchmarks/RESULTS_speed.md):
- * 0.25 costs Simpson at h = 0.1 9.6 iterations a step (rates ~0.1-0.2
- * taken as good), 0.01 4.4, 0.002 4.2, with Lobatto-5 unchanged. */
+ * an LU, so a low threshold refuses the slow stale updates that a looser
+ * one would keep; measured in benchmarks/RESULTS_speed.md section 13.1. */
 #define STEP_THETA 0.01
 /* Per step: the second update, made with the factors of the start, contracts
  * at theta_2 = d_2 / d_1 ~ kc d_1 (the chord rate is proportional to the
@@ -49,8 +48,8 @@
  * kc is observed on a solve whose second update was stale; when a later
  * solve at the same h predicts kc d_1 > STEP_THETA after its first update,
  * the factors are refreshed at once instead of after a stale update that
- * would be refused anyway (at large h every step did that: Simpson, h =
- * 0.1, 4.53 iterations a step against full Newton's 3.60).  Every
+ * would be refused anyway (at large h every step did that; measured in
+ * benchmarks/RESULTS_speed.md section 13.1).  Every
  * STEP_KC_AGE + 1-th solve at the same h lets the second update be stale
  * again and renews kc. */
 #define STEP_KC_AGE 8

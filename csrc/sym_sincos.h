@@ -22,10 +22,10 @@
  * 0.31.  The two polynomials in z are evaluated by Estrin's scheme
  * (pairs, then z^2, then z^4: a dependency chain of 4 multiply-adds
  * instead of Horner's 7: the midpoint rule evaluates one node per Newton
- * iteration and waits for each result; its step took 1.11x the time of
- * libm's with Horner, 1.01-1.05x with Estrin).  The quadrant k mod 4 then
- * maps (sin r, cos r) to (sin x, cos x): 0: (s, c), 1: (c, -s),
- * 2: (-s, -c), 3: (-c, s).
+ * iteration and waits for each result, so the shorter chain shortens its
+ * step; measured in benchmarks/RESULTS_speed.md section 13.4).  The
+ * quadrant k mod 4 then maps (sin r, cos r) to (sin x, cos x): 0: (s, c),
+ * 1: (c, -s), 2: (-s, -c), 3: (-c, s).
  * Measured against 200-bit mpmath values: at most 0.78 ulp from the
  * correctly rounded result over the 8 400 arguments of tests/test_sincos.py
  * (1e-300 to 8e5, next to multiples of pi/4 among them), 0.86 ulp over
@@ -34,16 +34,15 @@
  *
  * Why not libm: the double pendulum's step evaluates sin and cos of both
  * angles at 2-4 nodes per Newton iteration; the C library's sincos is a
- * call per angle with its own range reduction for any |x| (about 125
- * instructions).  Here two lanes share one straight-line code path in the
- * compiler's vector types (about 140 instructions a call of the double
- * pendulum's prep: both angles and the difference formulas).  Used by the
- * built-in systems with several angles (double_pendulum, pendulum_chain,
- * four_bar); pendulum and lagrange_top, one angle each, keep libm.
- * Double pendulum, time a step against libm (benchmarks/RESULTS_speed.md
- * section 8): Simpson 0.84-0.92x, Lobatto-5 (newton="step", h = 0.03)
- * 0.93x, midpoint 1.01-1.05x; the results differ from libm's in the last
- * bits (at most 8.5e-16 relative over 200 steps).
+ * call per angle with its own range reduction for any |x|.  Here two
+ * lanes share one straight-line code path in the compiler's vector types,
+ * one call for the double pendulum's prep: both angles and the difference
+ * formulas (instruction counts: benchmarks/RESULTS_speed.md section 8).
+ * Used by the built-in systems with several angles (double_pendulum,
+ * pendulum_chain, four_bar); pendulum and lagrange_top, one angle each,
+ * keep libm.
+ * The time a step against libm's is in benchmarks/RESULTS_speed.md
+ * sections 8 and 13.4; the results differ from libm's in the last bits.
  *
  * The fast path needs |x| < SYM_SINCOS_FAST_MAX (so that |k| < 2^19) and
  * doubles evaluated in double precision (FLT_EVAL_METHOD == 0: the

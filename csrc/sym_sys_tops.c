@@ -20,22 +20,13 @@
 /* The chart's singularity.  det M = I^2 I3 sin^2(theta): at theta = 0   */
 /* or pi phi and psi are not defined, and near it phidot =              */
 /* (p_phi - p_psi cos) / (I sin^2) sweeps phi through about pi while the */
-/* axis passes the vertical.  Measured on the TOP Table 3 top (p_psi of  */
-/* Table 3, thetadot = 0 at theta = pi/3, p_phi tuned so that the axis   */
-/* passes theta_min from the vertical; benchmarks/RESULTS_top_forms.md): */
-/* Simpson's axis error after three nutation periods at h = 0.01 is      */
-/* 4.4e-5 for theta_min = 20 and 10 mrad, 1.0e-4 at 5, 4.9e-3 at 2,       */
-/* 5.2e-2 at 1, 1.2 at 0.2 mrad, with no failure reported (Newton fails  */
-/* only at some h).  Relative to the 20 mrad motion the error is 1 at 10 */
-/* mrad for h = 0.05 ... 0.005 (1.6 at h = 0.001), 1.6 ... 4 at 5 mrad,   */
-/* 16 ... 110 at 2 mrad: the error constant starts growing between 10    */
-/* and 5 mrad, then about like 1/theta_min^3..4.  So every evaluation    */
-/* refuses |sin theta| < TOP_MIN_SIN = 0.01 with SYM_ECHART (a chart     */
-/* without this singularity: lagrange_top_quaternion, below): at the     */
-/* onset of the growth, and 4.6x below the closest approach of any       */
-/* evaluation on the papers' runs (|sin theta| >= 0.046: Table 3 at      */
-/* h = t/40 and 0.05, midpoint, Simpson and RK4, Newton iterates and     */
-/* stages included).                                                     */
+/* axis passes the vertical, and the error constant of a step grows     */
+/* fast once the axis passes within a few mrad of it, with no failure    */
+/* reported.  So every evaluation refuses |sin theta| < TOP_MIN_SIN =    */
+/* 0.01 with SYM_ECHART (a chart without this singularity:               */
+/* lagrange_top_quaternion, below): at the onset of that growth and well */
+/* below the closest approach of the papers' runs; measured in           */
+/* benchmarks/RESULTS_top_forms.md section C.                            */
 /* This check sees only the evaluated points: steps whose nodes straddle */
 /* the disc pass it.  The Python package (symplectic/_topchart.py) also  */
 /* refuses before the first step any motion whose exact nutation range   */
