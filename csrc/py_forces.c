@@ -390,7 +390,7 @@ int py_force_raise_recorded(const py_force *pf)
     return 0;
 }
 
-/* Forget the failure records of the last call (a kept force, py_run.c Work). */
+/* Forget the failure records of the last call (a kept force, py_work.c Work). */
 void py_force_clear_records(py_force *pf)
 {
     for (int i = 0; i < SYM_FORCE_MAX_TERMS; i++) {
