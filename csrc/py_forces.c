@@ -27,6 +27,7 @@
  * (new references) until py_force_end.
  */
 #include "py_core.h"
+#include "sym_builtins.h"
 
 #include <math.h>
 #include <string.h>

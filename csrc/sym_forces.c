@@ -12,6 +12,7 @@
  * stage (sym_rk4.c).
  */
 #include "sym_forces.h"
+#include "sym_builtins.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -16,8 +16,8 @@
  *
  * Array convention: matrices are dense, row-major, n x n doubles.
  *
- * The built-in systems (a registry of named constructors) are declared in
- * sym_builtins.h.
+ * The built-in systems (a registry of named constructors) and the built-in
+ * force terms are declared in sym_builtins.h.
  */
 #ifndef SYMPLECTIC_H
 #define SYMPLECTIC_H
@@ -630,21 +630,6 @@ void sym_step_force_work(const sym_work *w, double *work, double *impulse);
  * P) and that many rows of n (F); any may be NULL. */
 int sym_method_force_points(const sym_method *m);
 int sym_step_force_points(const sym_work *w, double *x, double *b, double *P, double *F);
-
-/* Built-in force terms (csrc/sym_forces.c): named callbacks in C whose
- * params point to npar doubles owned by the caller (checked by `check`). */
-typedef struct sym_force_builtin {
-    const char *name;
-    const char *doc;
-    int n;                      /* degrees of freedom it applies to (0: any) */
-    int npar;
-    int (*check)(int n, const double *par);   /* 0 if the parameters are valid */
-    sym_force_term term;        /* fn, provides, flags (params: the caller's) */
-} sym_force_builtin;
-
-int sym_force_builtin_count(void);
-const sym_force_builtin *sym_force_builtin_at(int i);
-const sym_force_builtin *sym_force_builtin_find(const char *name);
 
 #ifdef __cplusplus
 }
