@@ -2,8 +2,8 @@
  * py_core.h -- private header of the CPython/NumPy binding (symplectic._core).
  *
  * The binding is the only code that includes Python.h and NumPy; it uses the
- * C core through symplectic.h alone.  Its files, each calling only the ones
- * below it:
+ * C core through its public headers alone (symplectic.h, sym_force_api.h,
+ * sym_builtins.h).  Its files, each calling only the ones below it:
  *
  *   _coremodule.c   module init and the registry listings (methods, builtins)
  *   py_work.c       the Work type (a run kept across calls: sp.Integrator)
@@ -43,6 +43,7 @@
 #include <numpy/arrayobject.h>
 
 #include "symplectic.h"
+#include "sym_force_api.h"
 
 /* A function in a PyType_Slot / PyModuleDef_Slot, which hold void *: ISO C
  * has no conversion between function and object pointers (CPython and POSIX

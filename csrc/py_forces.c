@@ -1,7 +1,7 @@
 /*
  * py_forces.c -- the force= argument of the run entry points (py_run.c):
  * a force description from symplectic/_forces.py turned into the core's
- * sym_force (symplectic.h), and the thunks of its callback forms.
+ * sym_force (sym_force_api.h), and the thunks of its callback forms.
  *
  * The description is a dict (symplectic._forces.Force.spec builds it; the
  * binding checks every entry again, for memory safety):

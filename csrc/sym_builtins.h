@@ -12,6 +12,7 @@
 #define SYM_BUILTINS_H
 
 #include "symplectic.h"
+#include "sym_force_api.h"
 
 #ifdef __cplusplus
 extern "C" {
