@@ -81,7 +81,7 @@ def main(argv=None):
     overhead = statistics.median(ratios) - 1.0
     best = min(times["on"]) / min(times["off"]) - 1.0
     # the cost of one report, alone: the C loop calls it every progress_every steps
-    # (512 for this system, csrc/py_run.c progress_every)
+    # (512 for this system, csrc/py_integrate.c progress_every)
     with open(os.devnull, "w") as null:
         b = _progress.Bar(N, "x", stream=null)
         reps = 200000

@@ -4,7 +4,9 @@
  *
  * The binding's files and their layers are listed in py_core.h:
  *   symplectic._core.System          py_system.c (its forms: py_callbacks.c)
- *   step / integrate / work / newton_system / step_tangent   py_run.c
+ *   step / integrate                 py_run.c (one integrate call: py_integrate.c)
+ *   work (the Work type)             py_work.c
+ *   newton_system / step_tangent     py_diag.c
  *   methods / builtins               here
  */
 #define PY_CORE_IMPORT_ARRAY   /* this file imports NumPy's C API for all */

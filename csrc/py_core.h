@@ -2,12 +2,16 @@
  * py_core.h -- private header of the CPython/NumPy binding (symplectic._core).
  *
  * The binding is the only code that includes Python.h and NumPy; it uses the
- * C core through symplectic.h alone.  Its files, each calling only the ones
- * below it:
+ * C core through its public headers alone (symplectic.h, sym_force_api.h,
+ * sym_builtins.h).  Its files, each calling only the ones below it:
  *
  *   _coremodule.c   module init and the registry listings (methods, builtins)
- *   py_run.c        step, integrate, newton_system, step_tangent, and the
- *                   Work type (a run kept across calls: sp.Integrator)
+ *   py_work.c       the Work type (a run kept across calls: sp.Integrator)
+ *   py_diag.c       newton_system, step_tangent: diagnostics
+ *   py_run.c        step and integrate, and the prologue and epilogue of
+ *                   every run entry point (the run struct: py_run.h)
+ *   py_integrate.c  one integrate call on a prepared run: outputs,
+ *                   progress, hook, result or partial result
  *   py_system.c     the System type: lifetime, attributes, _eval, energy
  *   py_callbacks.c  the arguments of System() and the table of its callback
  *                   forms (what stands behind the core's sym_system slots);
@@ -39,6 +43,7 @@
 #include <numpy/arrayobject.h>
 
 #include "symplectic.h"
+#include "sym_force_api.h"
 
 /* A function in a PyType_Slot / PyModuleDef_Slot, which hold void *: ISO C
  * has no conversion between function and object pointers (CPython and POSIX
@@ -109,6 +114,8 @@ void *py_state_new(SystemObject *S, size_t size, int nrefs);
 int py_state_traverse(SystemObject *S, visitproc visit, void *arg);
 void py_state_free(SystemObject *S);
 int py_check_callable(PyObject *o, const char *name, int required);
+PyObject *py_new_array(int nd, const npy_intp *dims, int zero);
+double *py_data_of(PyObject *a);
 
 /* ---- py_errors.c ------------------------------------------------- */
 PyObject *py_raise_status(int st, const py_call *call, const char *before, const char *after);
@@ -169,11 +176,14 @@ void py_constraint_free(SystemObject *S);
 int py_constraint_begin(py_call *call);
 int py_constraint_resolve(SystemObject *S, const double *q);
 
-/* ---- py_run.c ---------------------------------------------------- */
+/* ---- the run entry points (what they share: py_run.h) ------------ */
+/* py_run.c */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw);
+/* py_work.c */
 PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw);
 extern PyType_Spec py_Work_spec;
+/* py_diag.c */
 PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw);
 

@@ -1,7 +1,7 @@
 /*
  * py_forces.c -- the force= argument of the run entry points (py_run.c):
  * a force description from symplectic/_forces.py turned into the core's
- * sym_force (symplectic.h), and the thunks of its callback forms.
+ * sym_force (sym_force_api.h), and the thunks of its callback forms.
  *
  * The description is a dict (symplectic._forces.Force.spec builds it; the
  * binding checks every entry again, for memory safety):
@@ -27,6 +27,7 @@
  * (new references) until py_force_end.
  */
 #include "py_core.h"
+#include "sym_builtins.h"
 
 #include <math.h>
 #include <string.h>
@@ -390,7 +391,7 @@ int py_force_raise_recorded(const py_force *pf)
     return 0;
 }
 
-/* Forget the failure records of the last call (a kept force, py_run.c Work). */
+/* Forget the failure records of the last call (a kept force, py_work.c Work). */
 void py_force_clear_records(py_force *pf)
 {
     for (int i = 0; i < SYM_FORCE_MAX_TERMS; i++) {

@@ -240,3 +240,17 @@ int py_check_callable(PyObject *o, const char *name, int required)
     }
     return 1;
 }
+
+/* A new float64 array of nd dimensions (zeroed if zero), or None for nd < 0
+ * (an output the method does not have). */
+PyObject *py_new_array(int nd, const npy_intp *dims, int zero)
+{
+    if (nd < 0) Py_RETURN_NONE;
+    return zero ? PyArray_ZEROS(nd, (npy_intp *)dims, NPY_DOUBLE, 0)
+                : PyArray_SimpleNew(nd, (npy_intp *)dims, NPY_DOUBLE);
+}
+
+double *py_data_of(PyObject *a)
+{
+    return a == Py_None ? NULL : PyArray_DATA((PyArrayObject *)a);
+}

@@ -1,17 +1,18 @@
 /*
- * sym_builtins.h -- the built-in systems of the core (API beside
- * symplectic.h): a registry of named constructors, each filling a sym_system
- * from a flat array of parameters, and the constants a built-in shares with
- * the Python package.
+ * sym_builtins.h -- the built-ins of the core (API beside symplectic.h):
+ * the built-in systems, a registry of named constructors, each filling a
+ * sym_system from a flat array of parameters, and the constants a built-in
+ * shares with the Python package; the built-in force terms.
  *
  * The systems are defined one family to a file (sym_sys_*.c, through the one
  * constructor of sym_sysdef.h); the registry and its worked examples are in
- * sym_systems.c.
+ * sym_systems.c.  The force terms and their registry are in sym_forces.c.
  */
 #ifndef SYM_BUILTINS_H
 #define SYM_BUILTINS_H
 
 #include "symplectic.h"
+#include "sym_force_api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +49,21 @@ const sym_builtin *sym_builtin_find(const char *name);
 int sym_builtin_make(const char *name, int n, const double *par, size_t npar,
                      sym_system *out);
 void sym_builtin_free(sym_system *sys);
+
+/* Built-in force terms (csrc/sym_forces.c): named callbacks in C whose
+ * params point to npar doubles owned by the caller (checked by `check`). */
+typedef struct sym_force_builtin {
+    const char *name;
+    const char *doc;
+    int n;                      /* degrees of freedom it applies to (0: any) */
+    int npar;
+    int (*check)(int n, const double *par);   /* 0 if the parameters are valid */
+    sym_force_term term;        /* fn, provides, flags (params: the caller's) */
+} sym_force_builtin;
+
+int sym_force_builtin_count(void);
+const sym_force_builtin *sym_force_builtin_at(int i);
+const sym_force_builtin *sym_force_builtin_find(const char *name);
 
 #ifdef __cplusplus
 }

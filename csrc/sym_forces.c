@@ -1,6 +1,6 @@
 /*
  * sym_forces.c -- non-conservative generalized forces F(t, q, qdot) of a
- * workspace (symplectic.h: sym_force): their buffers, their evaluation at a
+ * workspace (sym_force_api.h: sym_force): their buffers, their evaluation at a
  * point as the sum of the parts (damping -D qdot, a held row, callbacks),
  * the Jacobians dF/dq and dF/dqdot (given, or central differences of F),
  * and the built-in force terms in C.
@@ -12,6 +12,7 @@
  * stage (sym_rk4.c).
  */
 #include "sym_forces.h"
+#include "sym_builtins.h"
 
 #include <math.h>
 #include <stdint.h>

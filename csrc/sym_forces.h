@@ -1,12 +1,13 @@
 /*
  * sym_forces.h -- the forces of a workspace (private): the evaluation of a
- * sym_force (symplectic.h) at a point, its Jacobians (given or by central
+ * sym_force (sym_force_api.h) at a point, its Jacobians (given or by central
  * differences), and the Galerkin engine's force terms
  * (sym_galerkin_forces.c).
  */
 #ifndef SYM_FORCES_H
 #define SYM_FORCES_H
 
+#include "sym_force_api.h"
 #include "sym_scheme.h"
 
 typedef struct sym_fwork {

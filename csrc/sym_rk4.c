@@ -8,7 +8,7 @@
  * TOP Sections 3-4).  Order 4.  It conserves linear invariants exactly: for
  * a cyclic coordinate pdot_c is exactly zero at every stage.
  *
- * With a force (symplectic.h, sym_force) pdot gains F(t_j + c_s h, q_s, v_s)
+ * With a force (sym_force_api.h, sym_force) pdot gains F(t_j + c_s h, q_s, v_s)
  * at each stage s (v_s = M(q_s)^-1 p_s), and the work and impulse of the
  * step are integrated as two more components of the same system,
  * Wdot = F . qdot and Idot = F:  W_j = h/6 sum_s w_s F_s . v_s,

@@ -16,8 +16,9 @@
  *
  * Array convention: matrices are dense, row-major, n x n doubles.
  *
- * The built-in systems (a registry of named constructors) are declared in
- * sym_builtins.h.
+ * Non-conservative forces (sym_force, sym_work_set_force) are declared in
+ * sym_force_api.h; the built-in systems (a registry of named constructors)
+ * and the built-in force terms in sym_builtins.h.
  */
 #ifndef SYMPLECTIC_H
 #define SYMPLECTIC_H
@@ -561,90 +562,6 @@ typedef struct sym_run {
  * field in R->invalid, SYM_ENONFINITE for a non-finite initial state,
  * SYM_ENOMEM. */
 int sym_integrate(sym_work *w, sym_run *R);
-
-/* ------------------------------------------------------------------ */
-/* Non-conservative forces: the discrete Lagrange-d'Alembert principle  */
-/* ------------------------------------------------------------------ */
-/*
- * Generalized forces F(t, q, qdot) (n components, the virtual work
- * F . delta q) enter every scheme at its own quadrature points: the
- * variational schemes through the discrete Lagrange-d'Alembert principle
- * (csrc/sym_galerkin.c), RK4 through pdot = ... + F.  A force is a sum of
- * optional parts:
- *
- *   damping   F += -D qdot            D n x n, row-major (constant)
- *   hold      F += hold[k]            during step k (zero-order hold),
- *                                     rows x n, row-major (k < rows)
- *   term[i]   F += fn(t, k, q, qdot)  callbacks (at most SYM_FORCE_MAX_TERMS)
- *
- * A callback fills what `need` asks for: F (n), Fq = dF/dq and
- * Fv = dF/dqdot (n x n, row-major, [c][d] = dF_c/dq_d), adding nothing:
- * it overwrites its outputs.  It returns 0, nonzero to stop (the step
- * returns SYM_ECALLBACK).  Jacobians it does not provide (`provides`) are
- * central differences of F (error ~1e-10 relative; they only steer Newton:
- * the root is that of the exact F).  `flags` may say that F does not
- * depend on q or on qdot (that Jacobian is zero, never evaluated).
- * The arrays a sym_force points to must outlive the workspace.
- */
-enum sym_force_need { SYM_FORCE_F = 1u, SYM_FORCE_DQ = 2u, SYM_FORCE_DV = 4u };
-enum sym_force_flags { SYM_FORCE_NO_Q = 1u, SYM_FORCE_NO_V = 2u };
-
-typedef int (*sym_force_fn)(double t, long k, const double *q, const double *v,
-                            unsigned need, double *F, double *Fq, double *Fv, void *params);
-
-#define SYM_FORCE_MAX_TERMS 4
-
-typedef struct sym_force_term {
-    sym_force_fn fn;
-    void *params;
-    unsigned provides;   /* SYM_FORCE_DQ | SYM_FORCE_DV: Jacobians fn fills */
-    unsigned flags;      /* SYM_FORCE_NO_Q | SYM_FORCE_NO_V                 */
-} sym_force_term;
-
-typedef struct sym_force {
-    const double *damping;   /* n x n, or NULL */
-    const double *hold;      /* hold_rows x n, or NULL */
-    long hold_rows;
-    int nterms;              /* 0 .. SYM_FORCE_MAX_TERMS */
-    sym_force_term term[SYM_FORCE_MAX_TERMS];
-} sym_force;
-
-/* Attach a force to a workspace (a copy of the description; NULL detaches):
- * every later step includes it.  Allocates the force's buffers (never
- * inside a step); SYM_EINVAL for a malformed description, SYM_ENOMEM. */
-int sym_work_set_force(sym_work *w, const sym_force *force);
-
-/* The discrete work W = h sum_i b_i F_i . qdot_i and impulse
- * I = h sum_i b_i F_i (n) of the forces over the last step taken, with the
- * scheme's own quadrature (RK4: its stages); zero without a force.
- * energy - work is what a forced run conserves (to the scheme's order),
- * and p_{j+1} - p_j = I exactly for a cyclic coordinate. */
-void sym_step_force_work(const sym_work *w, double *work, double *impulse);
-
-/* That quadrature of the last step: the number of points m (0 without a
- * force), their positions x in the step (t_j + x_i h, 0 <= x_i <= 1), weights
- * b (sum 1), the power P_i = F_i . qdot_i and the force F_i (m x n).  Then
- * W = h sum_i b_i P_i and I = h sum_i b_i F_i; interpolating P (or F)
- * through the points gives the work (impulse) inside the step to the
- * scheme's order.  Arrays of sym_method_force_points(method) entries (x, b,
- * P) and that many rows of n (F); any may be NULL. */
-int sym_method_force_points(const sym_method *m);
-int sym_step_force_points(const sym_work *w, double *x, double *b, double *P, double *F);
-
-/* Built-in force terms (csrc/sym_forces.c): named callbacks in C whose
- * params point to npar doubles owned by the caller (checked by `check`). */
-typedef struct sym_force_builtin {
-    const char *name;
-    const char *doc;
-    int n;                      /* degrees of freedom it applies to (0: any) */
-    int npar;
-    int (*check)(int n, const double *par);   /* 0 if the parameters are valid */
-    sym_force_term term;        /* fn, provides, flags (params: the caller's) */
-} sym_force_builtin;
-
-int sym_force_builtin_count(void);
-const sym_force_builtin *sym_force_builtin_at(int i);
-const sym_force_builtin *sym_force_builtin_find(const char *name);
 
 #ifdef __cplusplus
 }

@@ -407,7 +407,7 @@ _stored_rows = _engine.stored_rows
 
 
 def _partial_run(part, outputs=(None, None)):
-    """The Run of the partial arrays an exception carries (py_run.c
+    """The Run of the partial arrays an exception carries (py_integrate.c
     attach_partial: t, q, p, q_mid, iters, done, (rows, stopped, counts)),
     with the force's work and impulse arrays (``outputs``), and the
     multipliers when :func:`run` appended them."""

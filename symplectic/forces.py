@@ -49,7 +49,7 @@ from ._addresses import _address_of, _data_address
 __all__ = ["Force", "linear_damping", "from_callable", "from_cfunc", "zero_order_hold",
            "builtin_terms"]
 
-# need bits and flags of the C core (symplectic.h: sym_force_need, sym_force_flags)
+# need bits and flags of the C core (sym_force_api.h: sym_force_need, sym_force_flags)
 NEED_F, NEED_DQ, NEED_DV = 1, 2, 4
 NO_Q, NO_V = 1, 2
 
@@ -142,7 +142,7 @@ def _add(a, b):
 
 
 def _core_max_terms():
-    return 4          # SYM_FORCE_MAX_TERMS of symplectic.h
+    return 4          # SYM_FORCE_MAX_TERMS of sym_force_api.h
 
 
 class _PythonTerm:

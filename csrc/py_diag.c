@@ -1,0 +1,78 @@
+/*
+ * py_diag.c -- the diagnostics of symplectic._core: newton_system (the
+ * residual and Jacobian of a method's Newton system) and step_tangent (a
+ * step with its tangent map), on the run prologue of py_run.c.
+ */
+#include "py_run.h"
+
+static int has_newton_system(const run *r)
+{
+    if (sym_method_unknowns(r->m, r->S->sys.n) > 0) return 0;
+    PyErr_Format(PyExc_ValueError, "method '%s' has no Newton system", r->m->name);
+    return -1;
+}
+
+/* newton_system(system, q, p, h, X, method, force=None, t=0) -> (R, J):
+ * diagnostics for tests (with a force: at time t, step 0) */
+PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"system", "q", "p", "h", "X", "method", "force", "t", NULL};
+    run r = {.predictor = 1, .check = has_newton_system, .force_in = Py_None, .force_steps = -1};
+    PyObject *xo, *R = NULL, *J = NULL, *ret = NULL;
+    PyArrayObject *x = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdOs|Od", kwlist, &r.system, &r.q_in, &r.p_in,
+                                     &r.h, &xo, &r.method, &r.force_in, &r.t0))
+        return NULL;
+    if (run_begin(module, &r, "q", "p") < 0 || run_work(&r) < 0) goto done;
+    const int nu = sym_newton_size(r.w);
+    if (!(x = py_as_vector(xo, nu, "X"))) goto done;
+    const npy_intp d1 = nu, d2[2] = {nu, nu};
+    if (!(R = py_new_array(1, &d1, 0)) || !(J = py_new_array(2, d2, 0))) goto done;
+    int st = sym_work_set_time(r.w, r.t0, 0);   /* a force's time */
+    if (!st) st = sym_newton_system(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
+                                     PyArray_DATA(x), py_data_of(R), py_data_of(J));
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
+    if (st == SYM_EINVAL && !PyErr_Occurred())
+        raise_invalid(&r, st, "newton_system");
+    else if (st)
+        py_raise_status(st, &r.call, NULL, NULL);
+    else
+        ret = PyTuple_Pack(2, R, J);
+done:
+    run_end(&r);
+    Py_XDECREF(x);
+    Py_XDECREF(R);
+    Py_XDECREF(J);
+    return ret;
+}
+
+/* step_tangent(system, q, p, h, method, rtol, max_iter, force, t) -> (q1, p1, D) */
+PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
+{
+    run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
+    PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, D */
+    if (one_step_begin(module, args, kw, &r) < 0) goto done;
+    const npy_intp n = r.S->sys.n, d2[2] = {2 * n, 2 * n};
+    if (!(out[0] = py_new_array(1, &n, 0)) || !(out[1] = py_new_array(1, &n, 0)) ||
+        !(out[2] = py_new_array(2, d2, 0)))
+        goto done;
+    sym_step_info info = {0};
+    int st = sym_work_set_time(r.w, r.t0, 0);
+    if (!st)
+        st = sym_step_tangent(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h, py_data_of(out[0]),
+                              py_data_of(out[1]), py_data_of(out[2]), &info);
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
+    if (st == SYM_EINVAL && !PyErr_Occurred()) {
+        raise_invalid(&r, st, "step_tangent");
+    } else if (st) {
+        char after[48];
+        snprintf(after, sizeof after, " (residual %.3g)", info.residual);
+        py_raise_status(st, &r.call, "step_tangent failed: ", after);
+    } else {
+        ret = PyTuple_Pack(3, out[0], out[1], out[2]);
+    }
+done:
+    run_end(&r);
+    for (int k = 0; k < 3; k++) Py_XDECREF(out[k]);
+    return ret;
+}

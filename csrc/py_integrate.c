@@ -1,0 +1,353 @@
+/*
+ * py_integrate.c -- one integrate call on a prepared run (run_begin and
+ * run_work done): its outputs, its observers (Ctrl-C, a cancellation event,
+ * the progress report, the per-step hook, the multipliers), sym_integrate
+ * with the GIL released when nothing in the loop is Python, and the result
+ * -- or the exception, with the steps done so far and a note saying where
+ * it happened.  Used by integrate (py_run.c) and Work.integrate (py_work.c).
+ */
+#include "py_run.h"
+
+#include <string.h>
+
+typedef struct {
+    PyThreadState *ts;   /* non-NULL while the GIL is released */
+    PyObject *cancel;    /* object with is_set(), or NULL       */
+    PyObject *report;    /* report(steps_done) (progress=True), or NULL */
+    long checks;         /* progress checks so far (the report runs at every REPORT_EVERY-th) */
+} progress_ctx;
+
+/* The report rides every 16th Ctrl-C check: the checks come every ~0.1 ms of
+ * work on the cheapest systems, the bar redraws at most every 0.2 s, and the
+ * C-to-Python call per report is then well below 1 % of the run
+ * (benchmarks/RESULTS_progress.md).  The caller reports the final count. */
+#define REPORT_EVERY 16
+
+/* Signals (Ctrl-C, in the main thread) and an optional cancellation event
+ * (for worker threads, which never see signals). */
+static int progress_check(progress_ctx *ctx)
+{
+    if (PyErr_CheckSignals()) return 1;
+    if (ctx->cancel) {
+        PyObject *r = PyObject_CallMethod(ctx->cancel, "is_set", NULL);
+        if (!r) return 1;
+        const int set = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (set < 0) return 1;
+        if (set) {
+            PyErr_SetString(PyExc_KeyboardInterrupt, "integration cancelled");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The progress report (progress=True): report(done); an exception stops. */
+static int progress_report(progress_ctx *ctx, long done)
+{
+    if (!ctx->report || ++ctx->checks % REPORT_EVERY != 0) return 0;
+    PyObject *r = PyObject_CallFunction(ctx->report, "l", done);
+    Py_XDECREF(r);
+    return r ? 0 : 1;
+}
+
+static int progress_cb(void *vctx, long done)
+{
+    progress_ctx *ctx = vctx;
+    if (ctx->ts) PyEval_RestoreThread(ctx->ts);
+    const int r = progress_check(ctx) || progress_report(ctx, done);
+    if (ctx->ts) ctx->ts = PyEval_SaveThread();
+    return r;
+}
+
+/* Steps between progress checks: every ~0.1 ms..10 ms of work; the step cost
+ * grows with the square of the Newton size (s-1) n (cube for the LU). */
+static long progress_every(const run *r)
+{
+    const int n = r->S->sys.n, nu = sym_method_unknowns(r->m, n);
+    const long size = nu > 0 ? (long)nu : (long)n;
+    long every = 20000 / (size * size);
+    if (every > 512) every = 512;
+    if (every < 1) every = 1;
+    if (!r->S->nogil && every > 64) every = 64;
+    return every;
+}
+
+/* Attach "where it happened" to the pending exception as a PEP 678 note,
+ * leaving its type and message unchanged. */
+static void add_note_where(const char *method, long step, double t, long n_steps, long done)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    char buf[64];
+    snprintf(buf, sizeof buf, " (t = %.17g)", t);   /* no %g in PyUnicode_FromFormat */
+    PyObject *note = value ? PyUnicode_FromFormat(
+        "raised during symplectic.integrate (%s) at step %ld of %ld; %ld steps done%s",
+        method, step, n_steps, done, buf) : NULL;
+    if (note) {
+        PyObject *r = PyObject_CallMethod(value, "add_note", "O", note);
+        if (!r) {
+            /* Python 3.10 has no add_note: keep a __notes__ list. */
+            PyErr_Clear();
+            PyObject *lst = PyList_New(1);
+            if (lst) {
+                Py_INCREF(note);
+                PyList_SET_ITEM(lst, 0, note);
+                if (PyObject_SetAttrString(value, "__notes__", lst) < 0) PyErr_Clear();
+                Py_DECREF(lst);
+            }
+        }
+        Py_XDECREF(r);
+        Py_DECREF(note);
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+}
+
+/* Keep the work done before an exception (a callback's, or KeyboardInterrupt):
+ * the arrays and the number of completed steps go on the pending exception
+ * as `_symplectic_partial`; symplectic.integrate turns them into
+ * `exc.trajectory`. */
+static void attach_partial(PyObject *const out[5], long done, PyObject *extras)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && extras) {
+        PyObject *part = Py_BuildValue("(OOOOOlO)", out[0], out[1], out[2], out[3], out[4],
+                                       done, extras);
+        if (!part || PyObject_SetAttrString(value, "_symplectic_partial", part) < 0)
+            PyErr_Clear();
+        Py_XDECREF(part);
+    }
+    Py_XDECREF(extras);
+    PyErr_Restore(type, value, tb);
+}
+
+/* The optional output of the multipliers (a constrained system): a writeable
+ * C-contiguous float64 array (rows - 1, s, m), filled in place -- row k - 1
+ * the multipliers of the step that ends at stored row k (every step's with
+ * store_every = 1). */
+static double *multipliers_out(const run *r, PyObject *o, npy_intp nrows)
+{
+    double c[SYM_MAX_NODES];
+    const int s = sym_method_nodes(r->m, c), m = r->S->sys.m;
+    PyArrayObject *a = (PyArrayObject *)o;
+    int ok = m > 0 && PyArray_Check(o) && PyArray_TYPE(a) == NPY_DOUBLE &&
+             PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3;
+    ok = ok && PyArray_DIM(a, 0) == nrows && PyArray_DIM(a, 1) == s && PyArray_DIM(a, 2) == m;
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "multipliers must be a writeable C-contiguous float64 "
+                     "array of shape (stored rows - 1, s, m) = (%ld, %d, %d) for a "
+                     "constrained system", (long)nrows, s, m);
+        return NULL;
+    }
+    return PyArray_DATA(a);
+}
+
+/* What a run reports besides the arrays: (rows, stopped, (steps,
+ * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
+static PyObject *extras_tuple(const sym_run *R)
+{
+    const sym_counts *c = &R->counts;
+    return Py_BuildValue("(li(llllll))", R->rows, R->stopped, c->steps, c->evaluations,
+                         c->iterations, c->factorizations, c->branch_checks, c->branch_fixes);
+}
+
+/* The output arrays of n_steps steps: a MemoryError before allocating when
+ * they cannot be addressed (their size: sym_run_output_bytes). */
+int rows_fit(long n_steps, int n, int n_mid)
+{
+    if (sym_run_output_bytes(n_steps, 1, n, n_mid, 0, 0) > (double)NPY_MAX_INTP / 2) {
+        PyErr_Format(PyExc_MemoryError,
+                     "n_steps = %ld with n = %d needs more memory than can be addressed",
+                     n_steps, n);
+        return -1;
+    }
+    return 0;
+}
+
+/* The result of sym_integrate's status st: (t, q, p, q_mid, iterations,
+ * n_done, failure) with failure None or (status, reason, step, t, iterations,
+ * residual, residual_rel); or the exception, with the partial trajectory and
+ * a note when a callback raised or the run was interrupted. */
+static PyObject *integrate_result(const run *r, int st, PyObject *const out[5],
+                                  const sym_run *R)
+{
+    const sym_failure *fail = &R->failure;
+    if (st == SYM_ECALLBACK || st == SYM_EINTERRUPT || PyErr_Occurred()) {
+        if (st == SYM_ECALLBACK) py_force_raise_recorded(&r->force);
+        py_raise_status(st, &r->call, NULL, NULL);
+        add_note_where(r->m->name, fail->step, fail->t, R->n_steps, R->done);
+        PyObject *type, *value, *tb;      /* extras_tuple needs no exception pending */
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *ex = extras_tuple(R);
+        if (!ex) PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+        attach_partial(out, R->done, ex);
+        return NULL;
+    }
+    if (st == SYM_EINVAL && R->invalid) {
+        PyErr_Format(PyExc_ValueError, "integrate: invalid run argument (%s)", R->invalid);
+        return NULL;
+    }
+    if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD)
+        return py_raise_work_status(st, r->S->sys.n, r->m);
+    PyObject *ex = extras_tuple(R);
+    if (!ex) return NULL;
+    PyObject *ret;
+    if (!st)
+        ret = Py_BuildValue("(OOOOOlOO)", out[0], out[1], out[2], out[3], out[4], R->done,
+                            Py_None, ex);
+    else
+        ret = Py_BuildValue("(OOOOOl(isldidd)O)", out[0], out[1], out[2], out[3], out[4],
+                            R->done, st, sym_strerror(st), fail->step, fail->t,
+                            fail->iterations, fail->residual, fail->residual_rel, ex);
+    Py_DECREF(ex);
+    return ret;
+}
+
+/* The per-step hook of integrate (events, output times): the step's data
+ * are copied into the caller's buffer buf (rows q_k, the n_mid internal
+ * nodes, q_{k+1}, p_k, p_{k+1}; n columns), then hook(k) is called with the
+ * GIL held; a true result stops the run after this step. */
+typedef struct {
+    PyObject *fn;
+    double *buf;
+    int n, n_mid;
+    progress_ctx *pc;   /* holds the released thread state */
+} hook_ctx;
+
+static int step_hook(void *vctx, long k, const double *q, const double *p, const double *qmid,
+                     const double *q1, const double *p1)
+{
+    hook_ctx *hc = vctx;
+    const size_t n = (size_t)hc->n, nm = (size_t)hc->n_mid;
+    double *b = hc->buf;
+    memcpy(b, q, sizeof(double) * n);
+    if (nm) memcpy(b + n, qmid, sizeof(double) * nm * n);
+    memcpy(b + (nm + 1) * n, q1, sizeof(double) * n);
+    memcpy(b + (nm + 2) * n, p, sizeof(double) * n);
+    memcpy(b + (nm + 3) * n, p1, sizeof(double) * n);
+    if (hc->pc->ts) PyEval_RestoreThread(hc->pc->ts);
+    PyObject *r = PyObject_CallFunction(hc->fn, "l", k);
+    int ret = -1;
+    if (r) {
+        ret = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (ret > 0) ret = 1;
+    }
+    if (hc->pc->ts) hc->pc->ts = PyEval_SaveThread();
+    return ret;
+}
+
+/* buf as a writable C-contiguous float64 array of `size` values, or NULL
+ * with a ValueError naming it. */
+double *hook_buffer(PyObject *buf, npy_intp size, const char *name)
+{
+    PyArrayObject *b = (PyArrayObject *)buf;
+    if (!PyArray_Check(buf) || PyArray_TYPE(b) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(b) ||
+        !PyArray_ISWRITEABLE(b) || PyArray_SIZE(b) != size) {
+        PyErr_Format(PyExc_ValueError, "%s must be a writable C-contiguous float64 array "
+                     "of %zd values", name, (Py_ssize_t)size);
+        return NULL;
+    }
+    return PyArray_DATA(b);
+}
+
+/* The observers of a call: store_every, hook a callable or None with
+ * its buffer (float64, C-contiguous, writable, (n_mid + 4) n values), its
+ * steps (None, or C longs increasing) and, for a run with a force, the
+ * buffer of the step's work (None, or sym_run.hook_force's 2 + 2n + m (3 + n)
+ * values). */
+static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *hc)
+{
+    const int n = r->S->sys.n, nm = r->m->n_mid;
+    R->store_every = c->store_every;
+    if (c->hook == Py_None) return 0;
+    if (!PyCallable_Check(c->hook)) {
+        PyErr_SetString(PyExc_TypeError, "hook must be callable");
+        return -1;
+    }
+    double *bd = hook_buffer(c->hook_buf, (npy_intp)(nm + 4) * n, "hook_buf");
+    if (!bd) return -1;
+    if (c->hook_force != Py_None) {
+        const npy_intp m = sym_method_force_points(r->m);
+        if (!(R->hook_force = hook_buffer(c->hook_force, 2 + 2 * (npy_intp)n + m * (3 + n),
+                                          "hook_force")))
+            return -1;
+    }
+    if (c->hook_steps != Py_None) {
+        PyArrayObject *sa = (PyArrayObject *)c->hook_steps;
+        if (!PyArray_Check(c->hook_steps) || PyArray_TYPE(sa) != NPY_LONG ||
+            PyArray_NDIM(sa) != 1 || !PyArray_IS_C_CONTIGUOUS(sa)) {
+            PyErr_SetString(PyExc_ValueError, "hook_steps must be a 1-d C-contiguous array "
+                            "of C longs");
+            return -1;
+        }
+        const long *v = PyArray_DATA(sa);
+        const npy_intp m = PyArray_SIZE(sa);
+        for (npy_intp i = 1; i < m; i++)
+            if (v[i] <= v[i - 1]) {
+                PyErr_SetString(PyExc_ValueError, "hook_steps must be increasing");
+                return -1;
+            }
+        R->hook_steps = v;
+        R->n_hook_steps = (long)m;
+    }
+    hc->fn = c->hook;
+    hc->buf = bd;
+    hc->n = n;
+    hc->n_mid = nm;
+    R->hook = step_hook;
+    R->hook_ctx = hc;
+    return 0;
+}
+
+/* The run of one call c on the prepared run r (run_begin and run_work
+ * done, rows_fit checked by the caller): the outputs, the GIL released when
+ * nothing in the loop is Python, the result (integrate_result). */
+PyObject *run_integrate(run *r, const run_call *c)
+{
+    PyObject *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
+    PyArrayObject *imp0 = NULL;
+    progress_ctx ctx = {NULL, c->cancel == Py_None ? NULL : c->cancel,
+                        c->report == Py_None ? NULL : c->report, 0};
+    hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
+    sym_run R = {.q0 = PyArray_DATA(c->q0), .p0 = PyArray_DATA(c->p0), .t0 = c->t0,
+                 .h = c->h, .k0 = c->k0, .n_steps = c->n_steps, .work0 = c->work0};
+    if (observer_args(r, c, &R, &hc) < 0) goto done;
+    const int thin = c->store_every > 1;
+    const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
+    const npy_intp rows = sym_stored_rows(N, c->store_every);
+    if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
+    if (c->impulse0 != Py_None) {
+        if (!(imp0 = py_as_vector(c->impulse0, (int)n, "impulse0"))) goto done;
+        R.impulse0 = PyArray_DATA(imp0);
+    }
+    const npy_intp dt = rows, dq[2] = {rows, n}, dm[3] = {N, r->m->n_mid, n}, di = rows - 1;
+    if (!(out[0] = py_new_array(1, &dt, 0)) || !(out[1] = py_new_array(2, dq, 0)) ||
+        !(out[2] = py_new_array(2, dq, 0)) ||
+        !(out[3] = py_new_array(r->m->n_mid && !thin ? 3 : -1, dm, 1)) ||
+        !(out[4] = PyArray_ZEROS(1, (npy_intp *)&di, NPY_INT, 0)))
+        goto done;
+    R.t = py_data_of(out[0]);
+    R.q = py_data_of(out[1]);
+    R.p = py_data_of(out[2]);
+    R.qmid = py_data_of(out[3]);
+    R.iters = PyArray_DATA((PyArrayObject *)out[4]);
+    R.work = c->work ? PyArray_DATA(c->work) : NULL;
+    R.impulse = c->impulse ? PyArray_DATA(c->impulse) : NULL;
+    R.progress = progress_cb;
+    R.progress_ctx = &ctx;
+    R.progress_every = progress_every(r);
+    if (run_nogil(r)) ctx.ts = PyEval_SaveThread();
+    const int st = sym_integrate(r->w, &R);
+    if (ctx.ts) PyEval_RestoreThread(ctx.ts);
+    ret = integrate_result(r, st, out, &R);
+done:
+    Py_XDECREF(imp0);
+    for (int k = 0; k < 5; k++) Py_XDECREF(out[k]);
+    return ret;
+}

@@ -1,0 +1,66 @@
+/*
+ * py_run.h -- private header of the run entry points of the binding
+ * (py_run.c, py_integrate.c, py_work.c, py_diag.c): the prepared run they
+ * share and the one integrate call on it.
+ */
+#ifndef PY_RUN_H
+#define PY_RUN_H
+
+#include "py_core.h"
+
+typedef struct run run;
+
+struct run {
+    /* in: the parsed arguments (defaults set by the entry point) */
+    PyObject *system, *q_in, *p_in;
+    double h, rtol, t0;
+    const char *method;
+    int max_iter, predictor, chord, branch;
+    long n_steps;
+    PyObject *force_in;           /* force=: None or a description (py_forces.c) */
+    PyObject *linear_in;          /* linear=: NULL/None, or the closed form (h, D, A) */
+    long force_steps;             /* steps of an integration, -1 for one step */
+    long force_rows;              /* rows of its work and impulse outputs      */
+    int (*check)(const run *r);   /* NULL, or the entry point's own checks */
+    /* out: checked and converted (released by run_end) */
+    SystemObject *S;
+    const sym_method *m;
+    PyArrayObject *q, *p;
+    sym_options opt;
+    py_call call;
+    sym_work *w;                  /* run_work */
+    py_force force;
+};
+
+/* No Python in the loop: the system's and the force's callbacks are C. */
+static inline int run_nogil(const run *r)
+{
+    return r->S->nogil && !r->force.python;
+}
+
+/* One integrate call's own arguments (the run r holds the system, method,
+ * options, force and workspace): parsed, borrowed references. */
+typedef struct {
+    PyArrayObject *q0, *p0;   /* converted state (owned by the caller)      */
+    double h, t0, work0;
+    long k0, n_steps, store_every;
+    PyObject *cancel, *hook, *hook_buf, *hook_steps, *report, *lam, *hook_force;
+    PyArrayObject *work, *impulse;   /* a forced run's outputs, or NULL      */
+    PyObject *impulse0;              /* None, or the impulse at node 0 (n)   */
+} run_call;
+
+/* ---- py_run.c: the prologue and epilogue, step ------------------- */
+int run_begin(PyObject *module, run *r, const char *qname, const char *pname);
+int run_work(run *r);
+PyObject *raise_invalid(const run *r, int st, const char *what);
+void run_end(run *r);
+int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r);
+PyObject *run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
+                       long k);
+
+/* ---- py_integrate.c: one integrate call on a prepared run --------- */
+int rows_fit(long n_steps, int n, int n_mid);
+double *hook_buffer(PyObject *buf, npy_intp size, const char *name);
+PyObject *run_integrate(run *r, const run_call *c);
+
+#endif /* PY_RUN_H */

@@ -1,0 +1,220 @@
+/*
+ * py_work.c -- the Work type of symplectic._core: a run prepared once
+ * (symplectic._core.work) and kept across calls (symplectic.Integrator).
+ */
+#include "py_run.h"
+
+/* The run of integrate and step, kept: the system, the method, the
+ * options, the force and the workspace (its predictor history and counts)
+ * stay from one call to the next, so that runs continued on it compute the
+ * states of one long run bitwise (sym_run.k0).  One call at a time (a second
+ * thread's call while one runs is a RuntimeError). */
+typedef struct WorkObject {
+    PyObject_HEAD
+    run r;
+    int ready;   /* prepared: r.w is a workspace */
+    int busy;    /* a call is running            */
+} WorkObject;
+
+static int Work_traverse(WorkObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->r.system);
+    Py_VISIT(self->r.force_in);
+    return py_force_traverse(&self->r.force, visit, arg);
+}
+
+static int Work_clear(WorkObject *self)
+{
+    if (self->busy) return 0;   /* (a running call holds a reference: not reached) */
+    if (self->ready) run_end(&self->r);
+    self->ready = 0;
+    Py_CLEAR(self->r.system);
+    Py_CLEAR(self->r.force_in);
+    return 0;
+}
+
+static void Work_dealloc(WorkObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Work_clear(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+/* Enter a call: -1 (with RuntimeError) when not prepared or busy; clears
+ * the failure records of the last call. */
+static int work_enter(WorkObject *self)
+{
+    if (!self->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "this Work was not prepared by symplectic._core.work");
+        return -1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this integrator is running in another thread "
+                        "(one call at a time)");
+        return -1;
+    }
+    self->busy = 1;
+    self->r.call.failed = 0;
+    py_force_clear_records(&self->r.force);
+    return 0;
+}
+
+/* work(system, q, p, method='simpson', rtol=0, max_iter=0, predictor=True,
+ * chord=0, branch=0, force=None, linear=None) -> Work: the prologue of
+ * integrate once (q, p: a state of the system, for the number of
+ * constraints of Python callables and the checks of the arguments); with
+ * linear=(h, D, A) the closed form's workspace (linear_work), which steps
+ * only with that h and takes no force. */
+PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"system", "q", "p", "method", "rtol", "max_iter", "predictor",
+                             "chord", "branch", "force", "linear", NULL};
+    module_state *ms = PyModule_GetState(module);
+    WorkObject *self = (WorkObject *)ms->Work_type->tp_alloc(ms->Work_type, 0);
+    if (!self) return NULL;
+    run *r = &self->r;
+    r->method = "simpson";
+    r->predictor = 1;
+    r->h = 1.0;
+    r->force_in = Py_None;
+    r->force_steps = -1;
+    r->linear_in = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sddpiiOO", kwlist, &r->system, &r->q_in,
+                                     &r->p_in, &r->method, &r->rtol, &r->max_iter,
+                                     &r->predictor, &r->chord, &r->branch, &r->force_in,
+                                     &r->linear_in)) {
+        r->system = r->force_in = NULL;
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_INCREF(r->system);
+    Py_INCREF(r->force_in);
+    self->ready = 1;   /* run_end releases what run_begin took, also on failure */
+    const int bad = run_begin(module, r, "q", "p") < 0 || run_work(r) < 0;
+    r->linear_in = NULL;   /* borrowed: for run_work only */
+    if (bad) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_CLEAR(r->q);   /* the state was for the checks only */
+    Py_CLEAR(r->p);
+    r->q_in = r->p_in = NULL;
+    return (PyObject *)self;
+}
+
+/* Work.integrate(q0, p0, h, n_steps, t0=0, k0=0, cancel=None, store_every=1,
+ * hook=None, hook_buf=None, hook_steps=None, report=None, multipliers=None,
+ * hook_force=None, work=None, impulse=None, work0=0, impulse0=None) -> as
+ * integrate: the steps k0 .. k0 + n_steps - 1 of a run from t0 (sym_run),
+ * on the kept workspace. */
+static PyObject *Work_integrate(WorkObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"q0", "p0", "h", "n_steps", "t0", "k0", "cancel", "store_every",
+                             "hook", "hook_buf", "hook_steps", "report", "multipliers",
+                             "hook_force", "work", "impulse", "work0", "impulse0", NULL};
+    run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
+                  .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
+                  .hook_force = Py_None, .impulse0 = Py_None};
+    PyObject *q0, *p0, *wo = Py_None, *io = Py_None, *ret = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOdl|dlOlOOOOOOOOdO", kwlist, &q0, &p0, &c.h,
+                                     &c.n_steps, &c.t0, &c.k0, &c.cancel, &c.store_every,
+                                     &c.hook, &c.hook_buf, &c.hook_steps, &c.report, &c.lam,
+                                     &c.hook_force, &wo, &io, &c.work0, &c.impulse0))
+        return NULL;
+    if (work_enter(self) < 0) return NULL;
+    run *r = &self->r;
+    const int n = r->S->sys.n;
+    const npy_intp rows = sym_stored_rows(c.n_steps < 0 ? 0 : c.n_steps, c.store_every);
+    if ((wo != Py_None || io != Py_None || c.impulse0 != Py_None) && !r->force.active) {
+        PyErr_SetString(PyExc_ValueError, "work, impulse and impulse0 are the outputs of a "
+                        "run with a force");
+        goto done;
+    }
+    if (wo != Py_None) {
+        if (!hook_buffer(wo, rows, "work")) goto done;
+        c.work = (PyArrayObject *)wo;
+    }
+    if (io != Py_None) {
+        if (!hook_buffer(io, rows * n, "impulse")) goto done;
+        c.impulse = (PyArrayObject *)io;
+    }
+    if (rows_fit(c.n_steps, n, r->m->n_mid) < 0) goto done;
+    if (!(c.q0 = py_as_vector(q0, n, "q0")) || !(c.p0 = py_as_vector(p0, n, "p0"))) goto done;
+    ret = run_integrate(r, &c);
+done:
+    Py_XDECREF(c.q0);
+    Py_XDECREF(c.p0);
+    self->busy = 0;
+    return ret;
+}
+
+/* Work.step(q, p, h, t=0, k=0) -> as step: step k of a run, at time t. */
+static PyObject *Work_step(WorkObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"q", "p", "h", "t", "k", NULL};
+    PyObject *qo, *po, *ret = NULL;
+    double h, t = 0.0;
+    long k = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOd|dl", kwlist, &qo, &po, &h, &t, &k))
+        return NULL;
+    if (work_enter(self) < 0) return NULL;
+    run *r = &self->r;
+    PyArrayObject *q = NULL, *p = NULL;
+    const int n = r->S->sys.n;
+    if ((q = py_as_vector(qo, n, "q")) && (p = py_as_vector(po, n, "p")))
+        ret = run_one_step(r, q, p, h, t, k);
+    Py_XDECREF(q);
+    Py_XDECREF(p);
+    self->busy = 0;
+    return ret;
+}
+
+/* Work.counts() -> (steps, evaluations, iterations, factorizations,
+ * branch_checks, branch_fixes) since the workspace was made */
+static PyObject *Work_counts(WorkObject *self, PyObject *unused)
+{
+    (void)unused;
+    sym_counts c;
+    sym_work_counts(self->ready ? self->r.w : NULL, &c);
+    return Py_BuildValue("(llllll)", c.steps, c.evaluations, c.iterations, c.factorizations,
+                         c.branch_checks, c.branch_fixes);
+}
+
+/* Work.reset(): forget the predictor history (the next step starts from a
+ * Taylor predictor); the counts stay. */
+static PyObject *Work_reset(WorkObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (work_enter(self) < 0) return NULL;
+    sym_work_reset(self->r.w);
+    self->busy = 0;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Work_methods[] = {
+    {"integrate", (PyCFunction)(void (*)(void))Work_integrate, METH_VARARGS | METH_KEYWORDS,
+     "integrate(q0, p0, h, n_steps, t0=0, k0=0, ...) -> as _core.integrate, on the kept "
+     "workspace: steps k0 .. k0 + n_steps - 1 of a run from t0"},
+    {"step", (PyCFunction)(void (*)(void))Work_step, METH_VARARGS | METH_KEYWORDS,
+     "step(q, p, h, t=0, k=0) -> as _core.step: step k at time t on the kept workspace"},
+    {"counts", (PyCFunction)Work_counts, METH_NOARGS,
+     "counts() -> (steps, evaluations, iterations, factorizations, branch_checks, "
+     "branch_fixes) of the workspace so far"},
+    {"reset", (PyCFunction)Work_reset, METH_NOARGS,
+     "reset(): forget the predictor history"},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot Work_slots[] = {
+    {Py_tp_dealloc, PY_SLOT_FN(Work_dealloc)},
+    {Py_tp_traverse, PY_SLOT_FN(Work_traverse)},
+    {Py_tp_clear, PY_SLOT_FN(Work_clear)},
+    {Py_tp_methods, Work_methods},
+    {Py_tp_doc, "A prepared run kept across calls (symplectic._core.work makes one)."},
+    {0, NULL}};
+
+PyType_Spec py_Work_spec = {
+    "symplectic._core.Work", sizeof(WorkObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, Work_slots};
