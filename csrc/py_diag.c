@@ -23,7 +23,7 @@ PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdOs|Od", kwlist, &r.system, &r.q_in, &r.p_in,
                                      &r.h, &xo, &r.method, &r.force_in, &r.t0))
         return NULL;
-    if (run_begin(module, &r, "q", "p") < 0 || run_work(&r) < 0) goto done;
+    if (py_run_begin(module, &r, "q", "p") < 0 || py_run_work(&r) < 0) goto done;
     const int nu = sym_newton_size(r.w);
     if (!(x = py_as_vector(xo, nu, "X"))) goto done;
     const npy_intp d1 = nu, d2[2] = {nu, nu};
@@ -33,13 +33,13 @@ PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw)
                                      PyArray_DATA(x), py_data_of(R), py_data_of(J));
     if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
     if (st == SYM_EINVAL && !PyErr_Occurred())
-        raise_invalid(&r, st, "newton_system");
+        py_raise_invalid(&r, st, "newton_system");
     else if (st)
         py_raise_status(st, &r.call, NULL, NULL);
     else
         ret = PyTuple_Pack(2, R, J);
 done:
-    run_end(&r);
+    py_run_end(&r);
     Py_XDECREF(x);
     Py_XDECREF(R);
     Py_XDECREF(J);
@@ -51,7 +51,7 @@ PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
 {
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     PyObject *out[3] = {NULL}, *ret = NULL;   /* q1, p1, D */
-    if (one_step_begin(module, args, kw, &r) < 0) goto done;
+    if (py_one_step_begin(module, args, kw, &r) < 0) goto done;
     const npy_intp n = r.S->sys.n, d2[2] = {2 * n, 2 * n};
     if (!(out[0] = py_new_array(1, &n, 0)) || !(out[1] = py_new_array(1, &n, 0)) ||
         !(out[2] = py_new_array(2, d2, 0)))
@@ -63,7 +63,7 @@ PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
                               py_data_of(out[1]), py_data_of(out[2]), &info);
     if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
     if (st == SYM_EINVAL && !PyErr_Occurred()) {
-        raise_invalid(&r, st, "step_tangent");
+        py_raise_invalid(&r, st, "step_tangent");
     } else if (st) {
         char after[48];
         snprintf(after, sizeof after, " (residual %.3g)", info.residual);
@@ -72,7 +72,7 @@ PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
         ret = PyTuple_Pack(3, out[0], out[1], out[2]);
     }
 done:
-    run_end(&r);
+    py_run_end(&r);
     for (int k = 0; k < 3; k++) Py_XDECREF(out[k]);
     return ret;
 }

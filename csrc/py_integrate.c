@@ -1,6 +1,6 @@
 /*
- * py_integrate.c -- one integrate call on a prepared run (run_begin and
- * run_work done): its outputs, its observers (Ctrl-C, a cancellation event,
+ * py_integrate.c -- one integrate call on a prepared run (py_run_begin and
+ * py_run_work done): its outputs, its observers (Ctrl-C, a cancellation event,
  * the progress report, the per-step hook, the multipliers), sym_integrate
  * with the GIL released when nothing in the loop is Python, and the result
  * -- or the exception, with the steps done so far and a note saying where
@@ -157,7 +157,7 @@ static PyObject *extras_tuple(const sym_run *R)
 
 /* The output arrays of n_steps steps: a MemoryError before allocating when
  * they cannot be addressed (their size: sym_run_output_bytes). */
-int rows_fit(long n_steps, int n, int n_mid)
+int py_rows_fit(long n_steps, int n, int n_mid)
 {
     if (sym_run_output_bytes(n_steps, 1, n, n_mid, 0, 0) > (double)NPY_MAX_INTP / 2) {
         PyErr_Format(PyExc_MemoryError,
@@ -244,7 +244,7 @@ static int step_hook(void *vctx, long k, const double *q, const double *p, const
 
 /* buf as a writable C-contiguous float64 array of `size` values, or NULL
  * with a ValueError naming it. */
-double *hook_buffer(PyObject *buf, npy_intp size, const char *name)
+double *py_hook_buffer(PyObject *buf, npy_intp size, const char *name)
 {
     PyArrayObject *b = (PyArrayObject *)buf;
     if (!PyArray_Check(buf) || PyArray_TYPE(b) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(b) ||
@@ -270,11 +270,11 @@ static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *
         PyErr_SetString(PyExc_TypeError, "hook must be callable");
         return -1;
     }
-    double *bd = hook_buffer(c->hook_buf, (npy_intp)(nm + 4) * n, "hook_buf");
+    double *bd = py_hook_buffer(c->hook_buf, (npy_intp)(nm + 4) * n, "hook_buf");
     if (!bd) return -1;
     if (c->hook_force != Py_None) {
         const npy_intp m = sym_method_force_points(r->m);
-        if (!(R->hook_force = hook_buffer(c->hook_force, 2 + 2 * (npy_intp)n + m * (3 + n),
+        if (!(R->hook_force = py_hook_buffer(c->hook_force, 2 + 2 * (npy_intp)n + m * (3 + n),
                                           "hook_force")))
             return -1;
     }
@@ -305,10 +305,10 @@ static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *
     return 0;
 }
 
-/* The run of one call c on the prepared run r (run_begin and run_work
- * done, rows_fit checked by the caller): the outputs, the GIL released when
+/* The run of one call c on the prepared run r (py_run_begin and py_run_work
+ * done, py_rows_fit checked by the caller): the outputs, the GIL released when
  * nothing in the loop is Python, the result (integrate_result). */
-PyObject *run_integrate(run *r, const run_call *c)
+PyObject *py_run_integrate(run *r, const run_call *c)
 {
     PyObject *out[5] = {NULL}, *ret = NULL;   /* t, q, p, q_mid, iters */
     PyArrayObject *imp0 = NULL;

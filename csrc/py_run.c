@@ -3,8 +3,8 @@
  * and the prologue and epilogue shared by all run entry points (py_run.h).
  *
  * Each parses its arguments and passes them through one prologue
- * (run_begin: the system, the method, h, the state (q, p), the options and
- * the call's py_call record) and one epilogue (run_end).  Systems without
+ * (py_run_begin: the system, the method, h, the state (q, p), the options and
+ * the call's py_call record) and one epilogue (py_run_end).  Systems without
  * Python in the loop run with the GIL released; integrate checks for Ctrl-C
  * (and an optional cancellation event) every few hundred steps, and an
  * exception raised during it carries the steps done so far and a note
@@ -52,10 +52,10 @@ static const sym_method *get_method(const char *name)
  * system, the method, the entry point's own checks, q and p (named qname,
  * pname); then start the call.  The run's numbers (h, t, k, n_steps,
  * store_every) are the core's to check: it names the one it refuses
- * (sym_work_invalid, sym_run.invalid), and raise_invalid says so.  -1 with
- * an exception; run_end follows either way.  The call starts last, so a
+ * (sym_work_invalid, sym_run.invalid), and py_raise_invalid says so.  -1 with
+ * an exception; py_run_end follows either way.  The call starts last, so a
  * failed check never runs a callback. */
-int run_begin(PyObject *module, run *r, const char *qname, const char *pname)
+int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)
 {
     memset(&r->call, 0, sizeof(r->call));
     if (!(r->S = get_system(module, r->system)) || py_system_ready(r->S) < 0) return -1;
@@ -129,7 +129,7 @@ static sym_work *linear_work(run *r, int *st)
 }
 
 /* The workspace of the run: the method's, or the closed form's. */
-int run_work(run *r)
+int py_run_work(run *r)
 {
     int st = SYM_OK;
     if (r->linear_in && r->linear_in != Py_None) {
@@ -145,7 +145,7 @@ int run_work(run *r)
 /* The ValueError of a refused argument: "<what>: invalid argument (<name>)"
  * when the core named it (sym_work_invalid), else the status's text.
  * Returns NULL. */
-PyObject *raise_invalid(const run *r, int st, const char *what)
+PyObject *py_raise_invalid(const run *r, int st, const char *what)
 {
     const char *name = st == SYM_EINVAL ? sym_work_invalid(r->w) : NULL;
     if (name)
@@ -155,7 +155,7 @@ PyObject *raise_invalid(const run *r, int st, const char *what)
     return NULL;
 }
 
-void run_end(run *r)
+void py_run_end(run *r)
 {
     if (r->w) sym_work_free(r->w);
     r->w = NULL;
@@ -170,8 +170,8 @@ void run_end(run *r)
 /* ------------------------------------------------------------------ */
 /* Parse (system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None,
  * t=0, branch=0), run the prologue and make the workspace.  -1 with an
- * exception; run_end follows either way. */
-int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r)
+ * exception; py_run_end follows either way. */
+int py_one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r)
 {
     static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", "force",
                              "t", "branch", NULL};
@@ -181,7 +181,7 @@ int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r)
                                      &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
                                      &r->force_in, &r->t0, &r->branch))
         return -1;
-    return run_begin(module, r, "q", "p") < 0 || run_work(r) < 0 ? -1 : 0;
+    return py_run_begin(module, r, "q", "p") < 0 || py_run_work(r) < 0 ? -1 : 0;
 }
 
 /* Step k of a run at time t from (q, p) on the prepared run r: (q1, p1, q_mid,
@@ -189,7 +189,7 @@ int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r)
  * without internal nodes.  A failed step is a status in the result
  * (symplectic.step raises ConvergenceError); a callback's failure is an
  * exception. */
-PyObject *run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
+PyObject *py_run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
                               long k)
 {
     const npy_intp n = r->S->sys.n, nm = r->m->n_mid, d3[2] = {nm, n};
@@ -208,7 +208,7 @@ PyObject *run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, dou
         goto done;
     }
     if (st == SYM_EINVAL) {   /* an argument the core refused: h, t, k, hold */
-        raise_invalid(r, st, "step");
+        py_raise_invalid(r, st, "step");
         goto done;
     }
     ret = Py_BuildValue("(OOOiiddds)", out[0], out[1], out[2], st, info.iterations,
@@ -225,9 +225,9 @@ PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
 {
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     PyObject *ret = NULL;
-    if (one_step_begin(module, args, kw, &r) == 0)
-        ret = run_one_step(&r, r.q, r.p, r.h, r.t0, 0);
-    run_end(&r);
+    if (py_one_step_begin(module, args, kw, &r) == 0)
+        ret = py_run_one_step(&r, r.q, r.p, r.h, r.t0, 0);
+    py_run_end(&r);
     return ret;
 }
 
@@ -261,8 +261,8 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);
     /* memory before the workspace: a run whose arrays cannot be addressed allocates nothing */
-    if (run_begin(module, &r, "q0", "p0") < 0 ||
-        rows_fit(r.n_steps, r.S->sys.n, r.m->n_mid) < 0 || run_work(&r) < 0)
+    if (py_run_begin(module, &r, "q0", "p0") < 0 ||
+        py_rows_fit(r.n_steps, r.S->sys.n, r.m->n_mid) < 0 || py_run_work(&r) < 0)
         goto done;
     c.q0 = r.q;
     c.p0 = r.p;
@@ -271,8 +271,8 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
     c.n_steps = r.n_steps;
     c.work = r.force.work;
     c.impulse = r.force.impulse;
-    ret = run_integrate(&r, &c);
+    ret = py_run_integrate(&r, &c);
 done:
-    run_end(&r);
+    py_run_end(&r);
     return ret;
 }

@@ -22,13 +22,13 @@ struct run {
     long force_steps;             /* steps of an integration, -1 for one step */
     long force_rows;              /* rows of its work and impulse outputs      */
     int (*check)(const run *r);   /* NULL, or the entry point's own checks */
-    /* out: checked and converted (released by run_end) */
+    /* out: checked and converted (released by py_run_end) */
     SystemObject *S;
     const sym_method *m;
     PyArrayObject *q, *p;
     sym_options opt;
     py_call call;
-    sym_work *w;                  /* run_work */
+    sym_work *w;                  /* py_run_work */
     py_force force;
 };
 
@@ -50,17 +50,17 @@ typedef struct {
 } run_call;
 
 /* ---- py_run.c: the prologue and epilogue, step ------------------- */
-int run_begin(PyObject *module, run *r, const char *qname, const char *pname);
-int run_work(run *r);
-PyObject *raise_invalid(const run *r, int st, const char *what);
-void run_end(run *r);
-int one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r);
-PyObject *run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
+int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname);
+int py_run_work(run *r);
+PyObject *py_raise_invalid(const run *r, int st, const char *what);
+void py_run_end(run *r);
+int py_one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r);
+PyObject *py_run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
                        long k);
 
 /* ---- py_integrate.c: one integrate call on a prepared run --------- */
-int rows_fit(long n_steps, int n, int n_mid);
-double *hook_buffer(PyObject *buf, npy_intp size, const char *name);
-PyObject *run_integrate(run *r, const run_call *c);
+int py_rows_fit(long n_steps, int n, int n_mid);
+double *py_hook_buffer(PyObject *buf, npy_intp size, const char *name);
+PyObject *py_run_integrate(run *r, const run_call *c);
 
 #endif /* PY_RUN_H */

@@ -27,7 +27,7 @@ static int Work_traverse(WorkObject *self, visitproc visit, void *arg)
 static int Work_clear(WorkObject *self)
 {
     if (self->busy) return 0;   /* (a running call holds a reference: not reached) */
-    if (self->ready) run_end(&self->r);
+    if (self->ready) py_run_end(&self->r);
     self->ready = 0;
     Py_CLEAR(self->r.system);
     Py_CLEAR(self->r.force_in);
@@ -92,9 +92,9 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
     }
     Py_INCREF(r->system);
     Py_INCREF(r->force_in);
-    self->ready = 1;   /* run_end releases what run_begin took, also on failure */
-    const int bad = run_begin(module, r, "q", "p") < 0 || run_work(r) < 0;
-    r->linear_in = NULL;   /* borrowed: for run_work only */
+    self->ready = 1;   /* py_run_end releases what py_run_begin took, also on failure */
+    const int bad = py_run_begin(module, r, "q", "p") < 0 || py_run_work(r) < 0;
+    r->linear_in = NULL;   /* borrowed: for py_run_work only */
     if (bad) {
         Py_DECREF(self);
         return NULL;
@@ -134,16 +134,16 @@ static PyObject *Work_integrate(WorkObject *self, PyObject *args, PyObject *kw)
         goto done;
     }
     if (wo != Py_None) {
-        if (!hook_buffer(wo, rows, "work")) goto done;
+        if (!py_hook_buffer(wo, rows, "work")) goto done;
         c.work = (PyArrayObject *)wo;
     }
     if (io != Py_None) {
-        if (!hook_buffer(io, rows * n, "impulse")) goto done;
+        if (!py_hook_buffer(io, rows * n, "impulse")) goto done;
         c.impulse = (PyArrayObject *)io;
     }
-    if (rows_fit(c.n_steps, n, r->m->n_mid) < 0) goto done;
+    if (py_rows_fit(c.n_steps, n, r->m->n_mid) < 0) goto done;
     if (!(c.q0 = py_as_vector(q0, n, "q0")) || !(c.p0 = py_as_vector(p0, n, "p0"))) goto done;
-    ret = run_integrate(r, &c);
+    ret = py_run_integrate(r, &c);
 done:
     Py_XDECREF(c.q0);
     Py_XDECREF(c.p0);
@@ -165,7 +165,7 @@ static PyObject *Work_step(WorkObject *self, PyObject *args, PyObject *kw)
     PyArrayObject *q = NULL, *p = NULL;
     const int n = r->S->sys.n;
     if ((q = py_as_vector(qo, n, "q")) && (p = py_as_vector(po, n, "p")))
-        ret = run_one_step(r, q, p, h, t, k);
+        ret = py_run_one_step(r, q, p, h, t, k);
     Py_XDECREF(q);
     Py_XDECREF(p);
     self->busy = 0;
