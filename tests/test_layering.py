@@ -348,7 +348,10 @@ def test_every_module_has_one_layer():
 
 
 def test_the_layers_are_the_documented_ones():
-    doc = (ROOT / "docs" / "architecture.md").read_text()
+    page = ROOT / "docs" / "architecture.md"
+    if not page.is_file():       # the sanitizer run's copy of the tree has no docs/
+        pytest.skip("docs/ is not next to the tests")
+    doc = page.read_text()
     rows = {}
     for line in doc.splitlines():
         m = re.match(r"\|\s*\d+\s*\|\s*(\w+)\s*\|(.*?)\|", line)
