@@ -425,9 +425,10 @@ static int continued_root(sym_gwork *g, double **Xc_out)
     /* the saved X, the stage's start, the last three roots, v = M^-1 p */
     double *Xsave = g->br_buf, *Xp = Xsave + N, *R[3] = {Xp + N, Xp + 2 * N, Xp + 3 * N};
     double *vel = Xp + 4 * N, e[3] = {0.0, 0.0, 0.0};
-    const int chord = nw->chord, per_step = nw->per_step, prev_iters = nw->prev_iters;
+    const enum sym_newton_mode mode = nw->mode;
+    const int prev_iters = nw->prev_iters;
     memcpy(Xsave, g->X, bytes);
-    nw->chord = nw->per_step = 0;
+    nw->mode = SYM_NEWTON_FULL;
     g->points_stale = 1;
     int st, iters = 0, tries = 0, known = 1;   /* roots known: the origin, X(0) = 0 */
     int sign = 1;                              /* of det J along the branch */
@@ -500,8 +501,7 @@ static int continued_root(sym_gwork *g, double **Xc_out)
 done:
     memcpy(g->X, Xsave, bytes);
     g->h = h;
-    nw->chord = chord;
-    nw->per_step = per_step;
+    nw->mode = mode;
     nw->prev_iters = prev_iters;
     nw->lu_valid = 0;
     *Xc_out = R[2];
@@ -694,7 +694,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     const int extrapolated = !st && w->opt.predictor && same_q && g->prev_h == h;
     g->prev2_pending = 0;
     if (extrapolated) {
-        if (g->newton.per_step) {
+        if (g->newton.mode == SYM_NEWTON_STEP) {
             /* the two-step predictor once the history holds two steps; the
              * last step's increments become the step-before's */
             const int s = g->tab->s;
