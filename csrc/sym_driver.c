@@ -273,7 +273,7 @@ typedef struct cursor {
 
 /* Close row + 1, whose q and p hold node j: its time, work, impulse and the
  * iterations since the last stored row. */
-static void close_row(const sym_run *R, const loop *L, cursor *c, long j, size_t n)
+SYM_INLINE void close_row(const sym_run *R, const loop *L, cursor *c, long j, size_t n)
 {
     if (R->work) R->work[c->row + 1] = c->wsum;
     if (R->impulse) memcpy(R->impulse + (size_t)(c->row + 1) * n, L->isum, sizeof(double) * n);
