@@ -256,13 +256,16 @@ static const mode_policy policies[] = {
     [SYM_NEWTON_STEP] = {.reuse = 1, .carry = 0, .theta = STEP_THETA, .predict_kc = 1},
 };
 
+/* The factors the last update was made with: none made yet (or since the
+ * restart), those of its own iterate, those of another iterate or step. */
+enum last_update { UPDATE_NONE, UPDATE_FRESH, UPDATE_STALE };
+
 /* One solve's state between its iterations (e: the second block's, nu_x > 0). */
 typedef struct newton_iter {
     int iters;
-    int refresh;      /* factorise at the next iterate                      */
-    int fresh_prev;   /* the last update was made with fresh factors        */
-    int stale;        /* ... with factors of another iterate                */
-    int restarted;    /* the restart safeguard was used                     */
+    int refresh;             /* factorise at the next iterate               */
+    enum last_update last;
+    int restarted;           /* the restart safeguard was used              */
     double rnorm, rscale, rprev, dk, dprev, ek, eprev;
 } newton_iter;
 
@@ -275,7 +278,7 @@ static void restart_from_start(sym_newton *nw, newton_iter *it)
     memcpy(nw->X, nw->X0, sizeof(double) * (size_t)nw->nu);
     nw->travel = 0.0;
     it->restarted = it->refresh = 1;
-    it->stale = it->fresh_prev = 0;
+    it->last = UPDATE_NONE;
     it->dprev = it->eprev = 0.0;
 }
 
@@ -302,7 +305,8 @@ static void per_step_kc(sym_newton *nw, newton_iter *it, int fresh, double h)
         } else {
             nw->kc_age = 0;   /* this solve's stale update renews kc */
         }
-    } else if (it->iters == 2 && !fresh && it->fresh_prev && it->dprev > 0.0 && !it->restarted) {
+    } else if (it->iters == 2 && !fresh && it->last == UPDATE_FRESH && it->dprev > 0.0 &&
+               !it->restarted) {
         nw->kc = it->dk / (it->dprev * it->dprev);
         nw->kc_h = h;
         nw->kc_valid = 1;
@@ -316,7 +320,8 @@ static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, 
                        double h)
 {
     const int exact = fresh && it->iters > 1;   /* an exact Newton update, not the first */
-    int small = small_update(it->dk, it->dprev, it->iters, fresh && it->fresh_prev, nw->rtol);
+    const int both = fresh && it->last == UPDATE_FRESH;   /* this and the last one */
+    int small = small_update(it->dk, it->dprev, it->iters, both, nw->rtol);
     if (!small && exact && it->dk >= 0.5 * it->dprev) small = stalled(nw, it->dk, it->dprev);
     if (pol->reuse && it->iters > 1 && !(it->dk <= pol->theta * it->dprev)) it->refresh = 1;
     if (pol->predict_kc && nw->nu_x == 0) per_step_kc(nw, it, fresh, h);
@@ -324,14 +329,13 @@ static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, 
         /* the impulses' update is relative to max(|X_y|, the residual's
          * scale): stalled at that scale's resolution */
         small = small &&
-                (small_update(it->ek, it->eprev, it->iters, fresh && it->fresh_prev, nw->rtol) ||
+                (small_update(it->ek, it->eprev, it->iters, both, nw->rtol) ||
                  (exact && it->ek >= 0.5 * it->eprev && it->ek <= STALL_RES * DBL_EPSILON));
         if (pol->reuse && it->iters > 1 && !(it->ek <= pol->theta * it->eprev)) it->refresh = 1;
         it->eprev = it->ek;
     }
     it->dprev = it->dk;
-    it->fresh_prev = fresh;
-    it->stale = !fresh;
+    it->last = fresh ? UPDATE_FRESH : UPDATE_STALE;
     it->rprev = it->rnorm;
     return small;
 }
@@ -344,7 +348,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
                         sym_newton_out *o)
 {
     const mode_policy *pol = &policies[nw->mode];
-    newton_iter it = {0, 0, 0, 0, 0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    newton_iter it = {0, 0, UPDATE_NONE, 0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     it.refresh = !pol->carry || !nw->lu_valid || nw->lu_h != h || nw->prev_iters > CHORD_MAX_ITERS;
     int st;
     o->converged = 0;
@@ -353,7 +357,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
     for (;;) {
         st = ops->residual(ctx, &it.rnorm, &it.rscale);
         if (st) break;
-        if (pol->reuse && it.stale && !it.restarted && !(it.rnorm < it.rprev)) {
+        if (pol->reuse && it.last == UPDATE_STALE && !it.restarted && !(it.rnorm < it.rprev)) {
             restart_from_start(nw, &it);
             continue;
         }
