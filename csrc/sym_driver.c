@@ -262,39 +262,131 @@ static double node_time(const sym_run *R, long j)
     return sym_node_time(R->t0, R->k0 + j, R->h);
 }
 
+/* Where a run stands: the next row to store (row + 1), the node it last
+ * stored, the iterations since, the next entry of the hook's steps, and the
+ * forces' work from the origin. */
+typedef struct cursor {
+    long row, row_step, next_hook;
+    int acc;
+    double wsum;
+} cursor;
+
+/* Close row + 1, whose q and p hold node j: its time, work, impulse and the
+ * iterations since the last stored row. */
+SYM_INLINE void close_row(const sym_run *R, const loop *L, cursor *c, long j, size_t n)
+{
+    if (R->work) R->work[c->row + 1] = c->wsum;
+    if (R->impulse) memcpy(R->impulse + (size_t)(c->row + 1) * n, L->isum, sizeof(double) * n);
+    R->t[c->row + 1] = node_time(R, j);
+    if (R->iters) R->iters[c->row] = c->acc;
+    c->acc = 0;
+    c->row++;
+    c->row_step = j;
+}
+
 /* Store node j (q, p, iterations since the last stored row) as the next row
  * unless it is stored already. */
-static void store_row(const sym_run *R, const loop *L, long j, const double *qj,
-                      const double *pj, long *row, long *row_step, int *acc, size_t n,
-                      double wsum)
+static void store_row(const sym_run *R, const loop *L, cursor *c, long j, const double *qj,
+                      const double *pj, size_t n)
 {
-    if (*row_step == j) return;
-    if (R->work) R->work[*row + 1] = wsum;
-    if (R->impulse) memcpy(R->impulse + (size_t)(*row + 1) * n, L->isum, sizeof(double) * n);
-    double *qr = R->q + (size_t)(*row + 1) * n, *pr = R->p + (size_t)(*row + 1) * n;
+    if (c->row_step == j) return;
+    double *qr = R->q + (size_t)(c->row + 1) * n, *pr = R->p + (size_t)(c->row + 1) * n;
     if (qr != qj) memcpy(qr, qj, sizeof(double) * n);
     if (pr != pj) memcpy(pr, pj, sizeof(double) * n);
-    R->t[*row + 1] = node_time(R, j);
-    if (R->iters) R->iters[*row] = *acc;
-    *acc = 0;
-    (*row)++;
-    *row_step = j;
+    close_row(R, L, c, j, n);
+}
+
+/* Where step k writes node k1 = k + 1: the next output row when it is kept
+ * (returns 1), else the ring (two slots, so that a step never writes over
+ * its own start). */
+static int step_slot(const sym_run *R, const loop *L, long k1, const cursor *c, size_t n,
+                     double **q1, double **p1)
+{
+    const int keep = L->every == 1 || k1 % L->every == 0 || k1 == R->n_steps;
+    if (keep) {
+        *q1 = R->q + (size_t)(c->row + 1) * n;
+        *p1 = R->p + (size_t)(c->row + 1) * n;
+    } else {
+        *q1 = L->ring + (size_t)(k1 & 1) * 2 * n;
+        *p1 = *q1 + n;
+    }
+    return keep;
+}
+
+/* The forces' sums after a step: W_{k+1} = W_k + W_step, I likewise; hf
+ * (the hook's, or NULL) gets W_k, I_k before this step's are added. */
+static void force_sums(sym_work *w, const sym_run *R, const loop *L, cursor *c, double *hf,
+                       size_t n)
+{
+    if (hf) {
+        hf[0] = c->wsum;
+        if (L->isum) memcpy(hf + 2, L->isum, sizeof(double) * n);
+    }
+    if (R->work || R->impulse) {
+        double dw;
+        sym_step_force_work(w, &dw, L->isum ? L->isum + n : NULL);
+        c->wsum += dw;
+        if (L->isum)
+            for (size_t i = 0; i < n; i++) L->isum[i] += L->isum[n + i];
+    }
+}
+
+/* Is the hook called after step k (every step, or those listed)? */
+static int hook_due(const sym_run *R, cursor *c, long k)
+{
+    if (!R->hook || (R->hook_steps && (c->next_hook >= R->n_hook_steps ||
+                                       R->hook_steps[c->next_hook] != k)))
+        return 0;
+    if (R->hook_steps) c->next_hook++;
+    return 1;
+}
+
+/* The rest of the hook's force record hf after the step: W_{k+1}, I_{k+1},
+ * and the step's force points. */
+static void hook_force_end(sym_work *w, const loop *L, const cursor *c, double *hf, size_t n)
+{
+    const size_t m = (size_t)sym_method_force_points(w->method);
+    hf[1] = c->wsum;
+    if (L->isum) memcpy(hf + 2 + n, L->isum, sizeof(double) * n);
+    (void)sym_step_force_points(w, hf + 2 + 2 * n, hf + 2 + 2 * n + m, hf + 2 + 2 * n + 2 * m,
+                                hf + 2 + 2 * n + 3 * m);
+}
+
+/* The hook's answer r after step k: < 0 a failure, > 0 a stop (R->stopped). */
+static int hook_stop(sym_run *R, long k, int r)
+{
+    if (r > 0) {
+        R->stopped = 1;
+        return SYM_OK;
+    }
+    set_failure(&R->failure, k, node_time(R, k), NULL);
+    return SYM_ECALLBACK;
+}
+
+/* The progress callback, every progress_every steps: nonzero interrupts. */
+static int progress(sym_run *R)
+{
+    if (R->progress && R->progress_every > 0 && R->done % R->progress_every == 0 &&
+        R->progress(R->progress_ctx, R->done)) {
+        set_failure(&R->failure, R->done, node_time(R, R->done), NULL);
+        return SYM_EINTERRUPT;
+    }
+    return SYM_OK;
 }
 
 /*
  * The steps: node j+1 is written straight into the next output row when it
- * is kept, else into the ring (two slots, so that a step never writes over
- * its own start).  Every step starts where the previous one ended, so only
- * the first state needs checking.  Whatever is kept or observed, the steps
- * are the same calls on the same arguments, hence bitwise the same states.
+ * is kept, else into the ring (step_slot).  Every step starts where the
+ * previous one ended, so only the first state needs checking.  Whatever is
+ * kept or observed, the steps are the same calls on the same arguments,
+ * hence bitwise the same states.
  */
 static int run_steps(sym_work *w, sym_run *R, const loop *L)
 {
     const size_t n = (size_t)w->n, mid = (size_t)w->method->n_mid * n;
-    long row = 0, row_step = 0, next_hook = 0;
-    int acc = 0, st = SYM_OK;
+    cursor c = {0, 0, 0, 0, R->work0};
+    int st = SYM_OK;
     const double *qk = R->q, *pk = R->p;
-    double wsum = R->work0;   /* the forces' work from the origin */
     double cn[SYM_MAX_NODES];
     /* the multipliers (constrained systems): s nodes, m each, in the slot of
      * the next stored row -- overwritten until a step is kept, so that the
@@ -304,15 +396,8 @@ static int run_steps(sym_work *w, sym_run *R, const loop *L)
     sym_step_info info;
     for (long k = 0; k < R->n_steps; k++) {
         const long k1 = k + 1;
-        const int keep = L->every == 1 || k1 % L->every == 0 || k1 == R->n_steps;
         double *q1, *p1;
-        if (keep) {
-            q1 = R->q + (size_t)(row + 1) * n;
-            p1 = R->p + (size_t)(row + 1) * n;
-        } else {
-            q1 = L->ring + (size_t)(k1 & 1) * 2 * n;
-            p1 = q1 + n;
-        }
+        const int keep = step_slot(R, L, k1, &c, n, &q1, &p1);
         double *qm = R->qmid ? R->qmid + (size_t)k * mid : L->mid;
         clear_info(&info);
         w->t = node_time(R, k);   /* the time and index a force sees */
@@ -325,65 +410,29 @@ static int run_steps(sym_work *w, sym_run *R, const loop *L)
             break;
         }
         w->counts.steps++;
-        acc += info.iterations;
+        c.acc += info.iterations;
         R->done = k1;
-        if (lam) (void)w->ops->multipliers(w, lam + (size_t)row * nlam);
+        if (lam) (void)w->ops->multipliers(w, lam + (size_t)c.row * nlam);
         double *hf = R->hook && w->force ? R->hook_force : NULL;
-        if (hf) {   /* W_k, I_k before this step's are added */
-            hf[0] = wsum;
-            if (L->isum) memcpy(hf + 2, L->isum, sizeof(double) * n);
-        }
-        if (R->work || R->impulse) {   /* W_{k+1} = W_k + W_step, I likewise */
-            double dw;
-            sym_step_force_work(w, &dw, L->isum ? L->isum + n : NULL);
-            wsum += dw;
-            if (L->isum)
-                for (size_t c = 0; c < n; c++) L->isum[c] += L->isum[n + c];
-        }
-        if (keep) {
-            if (R->work) R->work[row + 1] = wsum;
-            if (R->impulse)
-                memcpy(R->impulse + (size_t)(row + 1) * n, L->isum, sizeof(double) * n);
-            R->t[row + 1] = node_time(R, k1);
-            if (R->iters) R->iters[row] = acc;
-            acc = 0;
-            row++;
-            row_step = k1;
-        }
+        force_sums(w, R, L, &c, hf, n);
+        if (keep) close_row(R, L, &c, k1, n);
         const double *qprev = qk, *pprev = pk;
         qk = q1;
         pk = p1;
-        if (R->hook && (!R->hook_steps ||
-                        (next_hook < R->n_hook_steps && R->hook_steps[next_hook] == k))) {
-            if (R->hook_steps) next_hook++;
-            if (hf) {
-                const size_t m = (size_t)sym_method_force_points(w->method);
-                hf[1] = wsum;
-                if (L->isum) memcpy(hf + 2 + n, L->isum, sizeof(double) * n);
-                (void)sym_step_force_points(w, hf + 2 + 2 * n, hf + 2 + 2 * n + m,
-                                            hf + 2 + 2 * n + 2 * m, hf + 2 + 2 * n + 3 * m);
-            }
+        if (hook_due(R, &c, k)) {
+            if (hf) hook_force_end(w, L, &c, hf, n);
             const int r = R->hook(R->hook_ctx, k, qprev, pprev, qm, q1, p1);
-            if (r < 0) {
-                set_failure(&R->failure, k, node_time(R, k), NULL);
-                st = SYM_ECALLBACK;
-                break;
-            }
-            if (r > 0) {
-                R->stopped = 1;
+            if (r) {
+                st = hook_stop(R, k, r);
                 break;
             }
         }
-        if (R->progress && R->progress_every > 0 && R->done % R->progress_every == 0 &&
-            R->progress(R->progress_ctx, R->done)) {
-            set_failure(&R->failure, R->done, node_time(R, R->done), NULL);
-            st = SYM_EINTERRUPT;
-            break;
-        }
+        st = progress(R);
+        if (st) break;
     }
     /* the last completed state closes the stored rows (a no-op when kept) */
-    if (L->every > 1) store_row(R, L, R->done, qk, pk, &row, &row_step, &acc, n, wsum);
-    R->rows = row + 1;
+    if (L->every > 1) store_row(R, L, &c, R->done, qk, pk, n);
+    R->rows = c.row + 1;
     return st;
 }
 

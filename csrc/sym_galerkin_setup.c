@@ -233,8 +233,7 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->X0 = g->prev_X;
     nw->rtol = w->opt.rtol;
     nw->max_iter = w->opt.max_iter;
-    nw->chord = w->opt.newton == SYM_NEWTON_CHORD;
-    nw->per_step = w->opt.newton == SYM_NEWTON_STEP;
+    nw->mode = (enum sym_newton_mode)w->opt.newton;   /* checked by sym_driver.c */
     nw->n_q = g->n;   /* q_ref: each step's q_j (sym_galerkin_step) */
     g->con = NULL;
     /* a constrained system: the constraint slice (sym_constraints.c) */

@@ -1,6 +1,7 @@
 /*
  * sym_gwork.h -- the Galerkin engine's workspace (private), shared by
  * sym_galerkin_setup.c (tables, layout), sym_galerkin.c (the step),
+ * sym_galerkin_roots.c (which root the step keeps),
  * sym_galerkin_eval.c (evaluation at the points, the left-node cache),
  * sym_galerkin_diag.c (tangent map, Newton system),
  * sym_galerkin_kernels.c (the inner loops), sym_galerkin_forces.c and
@@ -95,13 +96,13 @@ struct sym_gwork {
     const double *q, *p;
     double h;
     double *q1, *p1, *qmid;
-    double work;                     /* its W / h (plausible, sym_galerkin.c) */
+    double work;                     /* its W / h (sym_galerkin_plausible) */
     double ebal, eflow;              /* its energy balance and the energy that
                                       * flowed (plausible) */
     double miss;                     /* the predictor's recent misses |X - X_start|
                                       * (a decaying maximum; 0: no history) */
     double step_T0;                  /* the step's T_j (plausible)          */
-    /* the run's energy balance since bal_steps began (sym_galerkin.c,
+    /* the run's energy balance since bal_steps began (sym_galerkin_roots.c,
      * track_balance): sum of T_{j+1} - T_j + W - W_F, the sums of W and W_F,
      * and the energy flow after the first step */
     long bal_steps;
@@ -128,6 +129,14 @@ SYM_PRIVATE void sym_galerkin_left_here(sym_gwork *g);
 SYM_PRIVATE int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
                                   double *q1, double *p1, double *qmid, sym_step_info *info);
 SYM_PRIVATE void sym_galerkin_reset(sym_work *w);
+SYM_PRIVATE int sym_galerkin_taylor(sym_gwork *g, const double *q, const double *p, double h);
+/* what Newton sees of a step, and of a probe (the root alone) */
+extern SYM_PRIVATE const sym_newton_ops sym_galerkin_newton_ops, sym_galerkin_probe_ops;
+/* sym_galerkin_roots.c: the checks of a root (st0: Newton's status) */
+SYM_PRIVATE int sym_galerkin_plausible(sym_gwork *g);
+SYM_PRIVATE int sym_galerkin_branch_check(sym_gwork *g, sym_newton_out *o, int st0,
+                                          int extrapolated);
+SYM_PRIVATE int sym_galerkin_branch_rescue(sym_gwork *g, sym_newton_out *o, int st0);
 /* sym_constraints.c: the constrained step, hooked into the engine where
  * g->con is set (every hook is skipped without constraints) */
 SYM_PRIVATE int sym_gcon_size(const sym_method *m, int n, int mc, double *doubles);

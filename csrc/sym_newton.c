@@ -232,94 +232,156 @@ static int stalled(const sym_newton *nw, double dk, double dprev)
     return dn <= STALL_RES * DBL_EPSILON * (qn + xn + DBL_MIN);
 }
 
-/* Newton from the start in nw->X (chord: also in nw->X0).  Converged when
- * the residual is at rounding level (|R| <= 16 eps * scale, after at least
- * one update), by the stopping rule above, or at a stall (stalled). */
+/*
+ * What each mode does (symplectic.h, enum sym_newton_mode; the comment at
+ * the top of this file).  Full Newton factorises at every iterate; the chord
+ * and per-step modes keep their factors while the updates contract and
+ * differ in where the factors come from and in how they judge a slow
+ * contraction.
+ */
+typedef struct mode_policy {
+    int reuse;      /* keep the factors for later iterations while they
+                       contract (stale updates: the restart safeguard, whose
+                       start is kept in X0)                                 */
+    int carry;      /* begin from the factors of an earlier solve when they
+                       fit (same h, that solve quick)                       */
+    double theta;   /* reuse: refresh the factors above this contraction    */
+    int predict_kc; /* refresh right after the first update when the chord
+                       constant kc predicts a slow second one               */
+} mode_policy;
+
+static const mode_policy policies[] = {
+    [SYM_NEWTON_FULL] = {.reuse = 0, .carry = 0, .theta = 0.0, .predict_kc = 0},
+    [SYM_NEWTON_CHORD] = {.reuse = 1, .carry = 1, .theta = CHORD_THETA, .predict_kc = 0},
+    [SYM_NEWTON_STEP] = {.reuse = 1, .carry = 0, .theta = STEP_THETA, .predict_kc = 1},
+};
+
+/* The factors the last update was made with: none made yet (or since the
+ * restart), those of its own iterate, those of another iterate or step. */
+enum last_update { UPDATE_NONE, UPDATE_FRESH, UPDATE_STALE };
+
+/* One solve's state between its iterations (e: the second block's, nu_x > 0). */
+typedef struct newton_iter {
+    int iters;
+    int refresh;             /* factorise at the next iterate               */
+    enum last_update last;
+    int restarted;           /* the restart safeguard was used              */
+    double rnorm, rscale, rprev, dk, dprev, ek, eprev;
+} newton_iter;
+
+/* Chord safeguard: an update made with a matrix factorised at another
+ * iterate (or step) that does not decrease the residual means that matrix
+ * no longer describes this step; the iterate it produced may already be far
+ * off.  Restart once from the start X0 with a fresh matrix. */
+static void restart_from_start(sym_newton *nw, newton_iter *it)
+{
+    memcpy(nw->X, nw->X0, sizeof(double) * (size_t)nw->nu);
+    nw->travel = 0.0;
+    it->restarted = it->refresh = 1;
+    it->last = UPDATE_NONE;
+    it->dprev = it->eprev = 0.0;
+}
+
+/* The Newton matrix at the current iterate, formed and factorised. */
+static int refactor(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h)
+{
+    nw->lu_valid = 0;
+    const int st = ops->factor(ctx);
+    if (st) return st;
+    nw->lu_valid = 1;
+    nw->lu_h = h;
+    return SYM_OK;
+}
+
+/* Per step (comment at STEP_KC_AGE): after an exact first update, refresh
+ * at once when kc predicts a refused second one; after a stale second
+ * update following an exact first, observe kc. */
+static void per_step_kc(sym_newton *nw, newton_iter *it, int fresh, double h)
+{
+    if (it->iters == 1 && fresh && nw->kc_valid && nw->kc_h == h) {
+        if (nw->kc_age < STEP_KC_AGE && !(nw->kc * it->dk <= STEP_THETA)) {
+            it->refresh = 1;
+            nw->kc_age++;
+        } else {
+            nw->kc_age = 0;   /* this solve's stale update renews kc */
+        }
+    } else if (it->iters == 2 && !fresh && it->last == UPDATE_FRESH && it->dprev > 0.0 &&
+               !it->restarted) {
+        nw->kc = it->dk / (it->dprev * it->dprev);
+        nw->kc_h = h;
+        nw->kc_valid = 1;
+    }
+}
+
+/* After an update (fresh: made with fresh factors): 1 when it ends the
+ * solve (the stopping rule, or a stall); the mode's refresh decisions for
+ * the next iterate; the history moved on. */
+static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, int fresh,
+                       double h)
+{
+    const int exact = fresh && it->iters > 1;   /* an exact Newton update, not the first */
+    const int both = fresh && it->last == UPDATE_FRESH;   /* this and the last one */
+    int small = small_update(it->dk, it->dprev, it->iters, both, nw->rtol);
+    if (!small && exact && it->dk >= 0.5 * it->dprev) small = stalled(nw, it->dk, it->dprev);
+    if (pol->reuse && it->iters > 1 && !(it->dk <= pol->theta * it->dprev)) it->refresh = 1;
+    if (pol->predict_kc && nw->nu_x == 0) per_step_kc(nw, it, fresh, h);
+    if (nw->nu_x > 0) {
+        /* the impulses' update is relative to max(|X_y|, the residual's
+         * scale): stalled at that scale's resolution */
+        small = small &&
+                (small_update(it->ek, it->eprev, it->iters, both, nw->rtol) ||
+                 (exact && it->ek >= 0.5 * it->eprev && it->ek <= STALL_RES * DBL_EPSILON));
+        if (pol->reuse && it->iters > 1 && !(it->ek <= pol->theta * it->eprev)) it->refresh = 1;
+        it->eprev = it->ek;
+    }
+    it->dprev = it->dk;
+    it->last = fresh ? UPDATE_FRESH : UPDATE_STALE;
+    it->rprev = it->rnorm;
+    return small;
+}
+
+/* Newton from the start in nw->X (reusing modes: also in nw->X0).
+ * Converged when the residual is at rounding level (|R| <= 16 eps * scale,
+ * after at least one update), by the stopping rule above, or at a stall
+ * (stalled). */
 static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
                         sym_newton_out *o)
 {
-    /* stale factors are possible in the chord and the per-step modes */
-    const int nu = nw->nu, chord = nw->chord || nw->per_step;
-    int st, iters = 0;
-    double rnorm = 0.0, rscale = 1.0, dprev = 0.0, dk = 0.0, rprev = 0.0;
-    double eprev = 0.0, ek = 0.0;   /* the second block's (nu_x > 0) */
-    int refresh = !nw->chord || !nw->lu_valid || nw->lu_h != h ||
-                  nw->prev_iters > CHORD_MAX_ITERS;
-    /* Chord safeguard: an update made with a matrix factorised at another
-     * iterate (or step) that does not decrease the residual means that
-     * matrix no longer describes this step; the iterate it produced may
-     * already be far off.  Restart once from the start X0 with a fresh
-     * matrix. */
-    int fresh_prev = 0, stale = 0, restarted = 0;
+    const mode_policy *pol = &policies[nw->mode];
+    newton_iter it = {0, 0, UPDATE_NONE, 0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    it.refresh = !pol->carry || !nw->lu_valid || nw->lu_h != h || nw->prev_iters > CHORD_MAX_ITERS;
+    int st;
     o->converged = 0;
     nw->travel = 0.0;
     nw->xnorm = 0.0;
     for (;;) {
-        st = ops->residual(ctx, &rnorm, &rscale);
+        st = ops->residual(ctx, &it.rnorm, &it.rscale);
         if (st) break;
-        if (chord && stale && !restarted && !(rnorm < rprev)) {
-            memcpy(nw->X, nw->X0, sizeof(double) * (size_t)nu);
-            nw->travel = 0.0;
-            restarted = refresh = 1;
-            stale = fresh_prev = 0;
-            dprev = eprev = 0.0;
+        if (pol->reuse && it.last == UPDATE_STALE && !it.restarted && !(it.rnorm < it.rprev)) {
+            restart_from_start(nw, &it);
             continue;
         }
-        if (!isfinite(rnorm)) { st = SYM_ENONFINITE; break; }
-        if (iters > 0 && rnorm <= ROUNDING_RES * rscale) { o->converged = 1; break; }
-        if (iters >= nw->max_iter) { st = SYM_ENOCONV; break; }
-        const int fresh = refresh;
-        if (refresh) {
-            nw->lu_valid = 0;
-            st = ops->factor(ctx);
+        if (!isfinite(it.rnorm)) { st = SYM_ENONFINITE; break; }
+        if (it.iters > 0 && it.rnorm <= ROUNDING_RES * it.rscale) { o->converged = 1; break; }
+        if (it.iters >= nw->max_iter) { st = SYM_ENOCONV; break; }
+        const int fresh = it.refresh;
+        if (fresh) {
+            st = refactor(nw, ops, ctx, h);
             if (st) break;
-            nw->lu_valid = 1;
-            nw->lu_h = h;
-            refresh = !chord;
+            it.refresh = !pol->reuse;
         }
         negate(nw);
         ops->solve(ctx, nw->dX);
-        iters++;
-        st = nw->nu_x > 0 ? apply_update2(nw, rscale, &dk, &ek) : apply_update(nw, &dk);
+        it.iters++;
+        st = nw->nu_x > 0 ? apply_update2(nw, it.rscale, &it.dk, &it.ek) : apply_update(nw, &it.dk);
         if (st) break;
-        const int exact = fresh && iters > 1;   /* an exact Newton update, not the first */
-        int small = small_update(dk, dprev, iters, fresh && fresh_prev, nw->rtol);
-        if (!small && exact && dk >= 0.5 * dprev) small = stalled(nw, dk, dprev);
-        const double theta = nw->per_step ? STEP_THETA : CHORD_THETA;
-        if (chord && iters > 1 && !(dk <= theta * dprev)) refresh = 1;
-        if (nw->per_step && nw->nu_x == 0) {
-            if (iters == 1 && fresh && nw->kc_valid && nw->kc_h == h) {
-                if (nw->kc_age < STEP_KC_AGE && !(nw->kc * dk <= STEP_THETA)) {
-                    refresh = 1;
-                    nw->kc_age++;
-                } else {
-                    nw->kc_age = 0;   /* this solve's stale update renews kc */
-                }
-            } else if (iters == 2 && !fresh && fresh_prev && dprev > 0.0 && !restarted) {
-                nw->kc = dk / (dprev * dprev);
-                nw->kc_h = h;
-                nw->kc_valid = 1;
-            }
-        }
-        if (nw->nu_x > 0) {
-            /* the impulses' update is relative to max(|X_y|, the residual's
-             * scale): stalled at that scale's resolution */
-            small = small && (small_update(ek, eprev, iters, fresh && fresh_prev, nw->rtol) ||
-                              (exact && ek >= 0.5 * eprev && ek <= STALL_RES * DBL_EPSILON));
-            if (chord && iters > 1 && !(ek <= theta * eprev)) refresh = 1;
-            eprev = ek;
-        }
-        dprev = dk;
-        fresh_prev = fresh;
-        stale = !fresh;
-        rprev = rnorm;
-        if (small) { o->converged = 2; break; }
+        if (update_ends(nw, pol, &it, fresh, h)) { o->converged = 2; break; }
     }
-    if (!st) nw->prev_iters = iters;
-    o->iters = iters;
-    o->rnorm = rnorm;
-    o->rscale = rscale;
-    o->dk = dk > ek ? dk : ek;
+    if (!st) nw->prev_iters = it.iters;
+    o->iters = it.iters;
+    o->rnorm = it.rnorm;
+    o->rscale = it.rscale;
+    o->dk = it.dk > it.ek ? it.dk : it.ek;
     return st;
 }
 
@@ -339,7 +401,7 @@ int sym_newton_root(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double
 {
     int st, iters = 0, second = 0;
     for (;;) {
-        if (nw->chord || nw->per_step) memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
+        if (policies[nw->mode].reuse) memcpy(nw->X0, nw->X, sizeof(double) * (size_t)nw->nu);
         st = newton_solve(nw, ops, ctx, h, o);
         iters += o->iters;
         if (!st) st = ops->finish(ctx, o->converged);

@@ -10,6 +10,7 @@
 #define SYM_NEWTON_H
 
 #include "sym_util.h"
+#include "symplectic.h"
 
 typedef struct sym_newton_ops {
     /* R = R(X) at the current X; *rnorm = |R|_inf, *rscale = the size of the
@@ -34,9 +35,8 @@ typedef struct sym_newton {
                                  restart                                    */
     double rtol;              /* update tolerance relative to |X|           */
     int max_iter;
-    int chord;                /* keep the factors across iterations/steps   */
-    int per_step;             /* fresh factors at each step's start, kept
-                                 for its iterations while they contract    */
+    enum sym_newton_mode mode; /* full, chord or per step: what each does
+                                 is sym_newton.c's table of policies       */
     int lu_valid;             /* chord: factors of an earlier iterate ...   */
     double lu_h;              /* ... for step size lu_h                     */
     int prev_iters;           /* iterations of the last converged solve     */
