@@ -357,7 +357,7 @@ def slow_peers(R):
                 f"{span([f(r, 'vs_best') for r in rows])} slower than ours (section 8).", "  - ", "    ")
 
 
-FORMS = [  # python_forms.csv's form (None: RESULTS_symbolic.md), the README's name, when to use it
+FORMS = [  # python_forms.csv's form (None: RESULTS_symbolic.md), the name the docs give it, when to use it
     ("built-in C", "built-in C system", "the system is one of `sp.systems`"),
     ("compiled callback (from_cfunc)", "`System.from_cfunc` (C, numba `cfunc`, `LowLevelCallable`)",
      "speed matters: no Python in the loop, GIL released, threads scale"),
