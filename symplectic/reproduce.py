@@ -227,9 +227,16 @@ def _axioms_section(rows):
             f"value, every order within {worst_o:.3f}.\n\n" + _flag_list(rows) + "\n")
 
 
-def _ours_section(title, text, rows, head, fmt=".2e"):
+def _ours_section(title, text, rows, head, unit, fmt=".2e"):
+    orders = {}
+    for r in rows:
+        if r["N"] == "order":
+            orders.setdefault(r["method"], []).append(f"{r['value']:.2f}")
+    horizons = ", ".join(dict.fromkeys(str(r["T"]) for r in rows))
+    summary = "; ".join(f"{m} {', '.join(o)}" for m, o in orders.items())
     return (f"## {title}\n\n{text}\n\n"
-            + _grid(head, rows, lambda r: (str(r.get("T", "")), r["method"]), fmt) + "\n")
+            + _grid(head, rows, lambda r: (str(r.get("T", "")), r["method"]), fmt)
+            + f"\n\nThe fitted orders over T = {horizons} {unit}: {summary}.\n")
 
 
 def _top_sections(results):
@@ -240,7 +247,7 @@ def _top_sections(results):
             "Max over the run of |H_n − H_0|/|H_0|; m₁ = m₂ = 1, l = g/ω₀² (the paper prints g/ω₀, "
             "errata `top-t1/l`), q(0) = (π/4, π/3), p(0) = 0; the paper prints this table as an "
             "image, so ours only.", results["TOP Table 2"],
-            ["T [s]", "method", "h = 0.1 s", "h = 0.05 s", "h = 0.025 s", "order"]))
+            ["T [s]", "method", "h = 0.1 s", "h = 0.05 s", "h = 0.025 s", "order"], "s"))
     rows4, rows5 = [], []
     for name in ("TOP Tables 4-5 (short horizons)", "TOP Tables 4-5 (100 and 1000 periods)"):
         if name in results:
@@ -252,9 +259,9 @@ def _top_sections(results):
             "h = t̄/N; printed as images in the paper, so ours only.")
     if rows4:
         out.append(_ours_section("TOP 2025, Table 4: the Lagrange top's relative nutation error",
-                                 conv, rows4, head))
+                                 conv, rows4, head, "t̄"))
         out.append(_ours_section("TOP 2025, Table 5: the Lagrange top's relative energy error",
-                                 conv, rows5, head))
+                                 conv, rows5, head, "t̄"))
     if "TOP Figure 14 data (Table 6)" in results:
         rows = results["TOP Figure 14 data (Table 6)"]
         cells = " | ".join(f"{r['value']:.2e}" for r in rows[:-1])
