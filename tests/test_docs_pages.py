@@ -183,3 +183,19 @@ def test_event_spacing_orders(method, order, Ns):
     assert abs(_spacing_order(method, lambda T: [T / (N + 0.37) for N in Ns]) - order) < 0.1
     if method == "lobatto4":
         assert abs(_spacing_order(method, lambda T: [T / N for N in Ns[:3]]) - 6) < 0.1
+
+
+LINK = re.compile(r"\]\(([^)#\s:]+\.(?:md|ipynb|png))(?:#[^)\s]*)?\)")
+
+
+def test_the_pages_links_to_files_resolve():
+    """Links between the pages name files that exist (GitHub shows the pages as they are)."""
+    if not (ROOT / "docs").is_dir():
+        pytest.skip("docs/ is not in this tree")
+    bad, n = [], 0
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            n += 1
+            if not (page.parent / target).is_file():
+                bad.append(f"{page.relative_to(ROOT)}: {target}")
+    assert n > 20 and bad == []
