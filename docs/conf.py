@@ -6,8 +6,8 @@ Build (from the repository root; warnings are errors):
 
 The source directory is the *repository root*, not docs/: the site is made of
 files that live where they belong -- docs/*.md, the notebooks in notebooks/
-(executed at build time by myst-nb), benchmarks/RESULTS*.md and README.md (a page
-of its own; its opening is also pulled into the front page by ``{include}``) --
+(executed at build time by myst-nb), benchmarks/RESULTS*.md, and README.md (the front
+page, docs/index.md, pulls it in by ``{include}``: it is not a page of its own) --
 so that nothing is copied and nothing can drift, and the relative links those files already carry (``../docs/errata.md``
 in the notebooks, ``results/*.png`` in the benchmark reports) resolve as they do
 on GitHub.  ``include_patterns`` below lists exactly what is read.
@@ -44,7 +44,6 @@ extensions = [
 
 root_doc = "docs/index"
 include_patterns = [
-    "README.md",
     "docs/**.md",
     "notebooks/*.ipynb",
     "benchmarks/RESULTS*.md",

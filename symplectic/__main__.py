@@ -1,6 +1,6 @@
 """Command line: ``python -m symplectic`` (or ``symplectic``).
 
-  reproduce [--out DIR] [--quick] [--progress]
+  reproduce [--out DIR] [--quick] [--progress] [--docs FILE]
                                     the papers' tables and figures, side by side
   run SYSTEM [options] --out FILE   integrate a built-in system, write .npz or .csv
                                     (--h, --steps or --t-span T0 TF, --t-eval T..,
@@ -227,9 +227,7 @@ def cmd_systems():
         print(f"{name}{sig}\n    {doc}")
 
 
-def main(argv=None):
-    parser = _Parser(prog="symplectic", description="Symplectic variational integrators.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_reproduce(sub):
     rep = sub.add_parser("reproduce", help="reproduce the papers' tables and figures",
                          description="Reproduce the papers' tables (printed next to the "
                                      "published values) and figures.")
@@ -241,6 +239,12 @@ def main(argv=None):
     rep.add_argument("--progress", action="store_true",
                      help="a progress bar over the tasks with the time left, instead of a line "
                           "per task (default: off)")
+    rep.add_argument("--docs", default=None, metavar="FILE",
+                     help="also write the tables as a Markdown page headed by the run's date, "
+                          "commit and machine, e.g. docs/results.md (default: none)")
+
+
+def _add_run(sub):
     run = sub.add_parser("run", help="integrate a built-in system and write t, q, p, energy",
                          description="Integrate a built-in system and write t, q, p and the "
                                      "energy to a .npz or .csv file.")
@@ -286,14 +290,26 @@ def main(argv=None):
                           "work too (default: none, or --param damping=...)")
     run.add_argument("--out", required=True, metavar="FILE",
                      help="output file, .npz or .csv (required, no default)")
+
+
+def _parser():
+    parser = _Parser(prog="symplectic", description="Symplectic variational integrators.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_reproduce(sub)
+    _add_run(sub)
     sub.add_parser("methods", help="list the integration methods")
     sub.add_parser("systems", help="list the built-in systems")
+    return parser
+
+
+def main(argv=None):
+    parser = _parser()
     try:
         args = parser.parse_args(argv)
         if args.command == "reproduce":
             from . import reproduce
             reproduce.run(out=args.out, quick=args.quick,
-                          progress=True if args.progress else None)
+                          progress=True if args.progress else None, docs=args.docs)
         elif args.command == "run":
             cmd_run(args)
         elif args.command == "methods":

@@ -171,8 +171,9 @@ def test_reproduce_help_shows_every_default():
     r = cli("reproduce", "--help")
     assert r.returncode == 0, r.stderr
     blocks = _option_blocks(r.stdout)
-    assert set(blocks) == {"-h", "--out", "--quick", "--progress"}, blocks
+    assert set(blocks) == {"-h", "--out", "--quick", "--progress", "--docs"}, blocks
     assert "(default: none: print the tables, write no files)" in blocks["--out"]
+    assert "(default: none)" in blocks["--docs"]
     assert "(default: off, the full run)" in blocks["--quick"]
 
 

@@ -1,5 +1,5 @@
-"""The performance figures of the README and of docs/theory.md are those of the recorded benchmark
-runs.
+"""The performance figures of the documentation (docs/performance.md, the guide's pages on SymPy
+and on choosing a method, docs/theory.md) are those of the recorded benchmark runs.
 
 Every such figure stands in a block that ``benchmarks/suite/readme_figures.py`` writes from
 ``benchmarks/results/*.csv``, the headers of ``benchmarks/RESULTS.md`` and
@@ -37,7 +37,8 @@ def _diff(path, cur, new):
 
 def test_the_generated_blocks_are_the_recorded_figures(rf):
     out = rf.regenerate(rf.Recorded())
-    assert {pathlib.Path(p).name for p in out} == {"README.md", "theory.md"}
+    assert {str(pathlib.Path(p).relative_to(ROOT)) for p in out} == {
+        "docs/performance.md", "docs/guide/methods.md", "docs/guide/sympy.md", "docs/theory.md"}
     for path, (cur, new) in out.items():
         assert cur == new, ("stale figures: run python benchmarks/suite/readme_figures.py --write\n"
                             + _diff(path, cur, new))
@@ -78,12 +79,12 @@ def _set(path, match, column, value):
 
 
 def test_a_changed_result_makes_the_figures_stale(rf, recorded_copy):
-    """A new per-step time and a new ensemble speed-up change the README's text."""
+    """A new per-step time changes the text of docs/performance.md."""
     d = recorded_copy
     _set(d / "results" / "per_step.csv", ("simpson", "0.01"), "us_per_step", "0.2")
     R = rf.Recorded(d / "results", d / "RESULTS.md", d / "RESULTS_symbolic.md")
-    readme = str(ROOT / "README.md")
-    cur, new = rf.regenerate(R)[readme]
+    page = str(ROOT / "docs" / "performance.md")
+    cur, new = rf.regenerate(R)[page]
     assert cur != new
     assert "cost about 0.20 µs per Simpson step" in new and "cost about 0.20 µs" not in cur
     # and the command rewrites only what is inside the blocks
@@ -123,8 +124,8 @@ def test_a_quick_run_is_refused(rf, recorded_copy, monkeypatch):
         rf.main(["--results", str(d / "results"), "--results-md", str(md)])
 
 
-# Figures outside the blocks: those of the focused benchmarks (benchmarks/bench_*.py, each with its
-# own report), which benchmarks/run.py does not measure, cite their report in the same paragraph.
+# Figures outside the blocks: those of the focused benchmarks (benchmarks/bench_*.py), which the
+# blocks do not quote, cite their report (an existing benchmarks/RESULTS*.md) in the same paragraph.
 # Paragraphs with a figure that is not a measured time or speed (or has no report) are listed here.
 NOT_FROM_A_REPORT = {
     "assembly drifts ~100× faster": "a rate of rounding drift, not a performance figure",
@@ -141,11 +142,20 @@ def _paragraphs(text):
     return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
 
 
+REPORT = re.compile(r"benchmarks/(RESULTS\w*\.md)")
+
+
+def _cites_a_report(para):
+    return any((ROOT / "benchmarks" / name).is_file() for name in REPORT.findall(para))
+
+
 def test_figures_outside_the_blocks_cite_their_report():
+    pages = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+    assert len(pages) > 10                        # the guide's pages are among them
     bad = []
-    for path in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")):
+    for path in pages:
         for para in _paragraphs(path.read_text(encoding="utf-8")):
-            if FIGURE.search(para) and "benchmarks/RESULTS_" not in para \
+            if FIGURE.search(para) and not _cites_a_report(para) \
                     and not any(k in para for k in NOT_FROM_A_REPORT):
-                bad.append(f"{path.name}: {para[:200]}")
+                bad.append(f"{path.relative_to(ROOT)}: {para[:200]}")
     assert bad == []
