@@ -9,15 +9,16 @@ Each C built-in (a row of ``csrc/sym_systems.c``) has its factory here,
 bearing its name and registered with ``@_registry.builtin``; a named
 configuration of a built-in is registered with ``@_registry.preset(name)``.
 The test suite requires a factory for every C built-in
-(:func:`symplectic._registry.missing_factories`) and an independently
+(:func:`symplectic._model._registry.missing_factories`) and an independently
 written Python twin of each in tests/test_registry.py.
 """
 import math
 
 import numpy as np
 
-from . import _registry, _topchart, _validate, forces
-from ._system import System
+from ._model import _registry, _topchart, _validate
+from . import forces
+from ._model._system import System
 
 __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "lagrange_top_quaternion",
            "pendulum_chain", "pendulum_cartesian", "spherical_pendulum_cartesian", "four_bar",

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _derivcheck
+from symplectic._model import _derivcheck
 from support import cbuild
 from support.models import L_DP, TOP, dp_callables, top_callables
 from twins import builtin_twins, chain_callables, pendulum_callables
@@ -747,8 +747,8 @@ def test_correct_derivatives_stay_far_below_the_tolerance():
     deviation of correct derivatives from the finite differences stays below 1/20
     of the tolerance -- for the built-in C systems (derivatives derived
     independently in C), for n > 16 (projections) and for Python callables."""
-    from symplectic._derivcheck import _supplied
-    from symplectic._derivcompare import Evaluator, check_point, default_g
+    from symplectic._model._derivcheck import _supplied
+    from symplectic._model._derivcheck._compare import Evaluator, check_point, default_g
     rng = np.random.default_rng(9)
     systems = [sp.systems.pendulum(m=1.3, omega=2.0), sp.systems.double_pendulum(1.0, 2.0, 0.7, 1.3),
                sp.systems.lagrange_top(), sp.systems.pendulum_chain(5, m=[1.0, 0.5, 2.0, 1.5, 0.7],

@@ -592,7 +592,7 @@ def test_step_tangent_includes_the_systems_force_and_force_arg(method):
     assert np.max(np.abs(De - D0)) > 1e-3
     assert np.max(np.abs(De - Dfd)) <= 1e-7 * np.max(np.abs(De))
     plain = sp.systems.double_pendulum(**DP)
-    _, _, D = sp._integrate.step_tangent(plain, q, p, h, method, force=dp_force,
+    _, _, D = sp._run._integrate.step_tangent(plain, q, p, h, method, force=dp_force,
                                          force_jac=dp_force_jac,
                                          t=0.37)
     spec = forces.from_callable(dp_force, dp_force_jac).spec(2)

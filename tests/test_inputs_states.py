@@ -1,6 +1,6 @@
 """Input robustness, states: q, p, qdot as integrate and step take them, and
 their (K, n) ensemble forms -- every bad state is a TypeError or ValueError
-naming the argument (symplectic._validate), and every acceptable spelling of a
+naming the argument (symplectic._model._validate), and every acceptable spelling of a
 good one (lists, ints, float32, views, read-only arrays, scalars for n = 1)
 gives the same result and is left untouched."""
 import numpy as np

@@ -1,6 +1,6 @@
 """Input robustness, the run: h, n_steps, t0, the method name, Newton's options,
 integrate_many's options and the memory check -- one rule each
-(symplectic._validate), the same in step, integrate, integrate_many,
+(symplectic._model._validate), the same in step, integrate, integrate_many,
 symplectic.linear and symplectic.analysis."""
 import inspect
 import math
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _validate, analysis, linear
+from symplectic import analysis, linear
+from symplectic._model import _validate
 
 DP = sp.systems.double_pendulum()
 Q0, P0 = [0.5, 0.2], [0.0, 0.0]

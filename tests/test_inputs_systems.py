@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _validate
+from symplectic._model import _validate
 
 DP = sp.systems.double_pendulum()
 Q0, P0 = [0.5, 0.2], [0.0, 0.0]

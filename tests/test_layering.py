@@ -28,18 +28,17 @@ CSRC = ROOT / "csrc"
 BENCH = ROOT / "benchmarks"
 
 #: The layers, lowest first.  A module may import modules of its own layer
-#: and of the layers below it, never one above.  Names are relative to the
-#: package: ``__init__`` is the package face, a subpackage's name covers its
-#: modules.  (docs/architecture.md, "Layers", mirrors this table.)
+#: and of the layers below it, never one above.  Names are the package's
+#: top-level modules and subpackages, never a dotted name: ``__init__`` is the
+#: package face, and a subpackage's name covers every module in it, so that a
+#: module's layer is the layer of the folder it stands in.  (docs/architecture.md,
+#: "Layers", mirrors this table.)
 LAYERS = [
     ("engine", ["_engine"]),             # the one importer of the C extension _core
     ("model", [                          # what is integrated, and the checks of it
-        "_errors", "_addresses", "_fd", "_registry", "_validate", "_constraints",
-        "_derivcompare", "_derivhints", "_derivcheck", "_system", "_topchart",
-        "forces", "systems", "linear", "symbolic"]),
+        "_model", "forces", "systems", "linear", "symbolic"]),
     ("run", [                            # runs and their results
-        "_stability", "_dense", "_events", "_progress", "_docs", "_trajectory", "_io",
-        "_integrate", "_integrator", "_ensemble"]),
+        "_run", "_docs"]),
     ("tools", [                          # analysis, references, plots, the papers
         "analysis", "exact", "plot", "_optional", "papers", "_paper_tables",
         "_paper_figures", "reproduce"]),
@@ -47,26 +46,43 @@ LAYERS = [
     ("cli", ["__main__"]),               # python -m symplectic: a user of the face
 ]
 
+#: The folder of a layer's private modules.  Every private module of these
+#: layers stands in its layer's folder (its public modules keep their public
+#: names beside it), unless ``LOOSE`` names it.  The other layers have no
+#: folder: the engine is one module, the face and the command line one each, and
+#: the tools' few private helpers stand beside the public tools they serve.
+FOLDERS = {"model": "_model", "run": "_run"}
+
+#: Private modules of a layer with a folder that stand outside it, each with
+#: its reason.  module: reason.
+LOOSE = {
+    "_docs": "the shared sections of the run functions' docstrings; held at the top "
+             "while the README and docs work of issue 32 rewrites them (then it moves "
+             "into _run/ and this row goes)",
+}
+
 #: Imports that run up a layer, each made inside a function (never at module
 #: level) and each with its reason.  (importer, imported): reason.
 UPWARD = {
-    ("_io", "__init__"): "a saved file records symplectic.__version__, which the face "
-                         "defines; read when a file is written",
-    ("_system", "__init__"): "System.from_sympy reaches symbolic through the face "
-                             "(symplectic.__getattr__), so that _system never imports "
-                             "symbolic (tests/test_symbolic.py::"
-                             "test_system_does_not_import_symbolic)",
+    ("_run._io", "__init__"): "a saved file records symplectic.__version__, which the face "
+                              "defines; read when a file is written",
+    ("_model._system", "__init__"): "System.from_sympy reaches symbolic through the face "
+                                    "(symplectic.__getattr__), so that _system never "
+                                    "imports symbolic (tests/model/test_symbolic.py::"
+                                    "test_system_does_not_import_symbolic)",
 }
 
 #: Private modules that benchmarks import, with the reason; every other
-#: benchmark uses the public API only.  (file under benchmarks/, module): reason.
+#: benchmark uses the public API only.  (file under benchmarks/, module named
+#: relative to the package): reason.
 BENCH_PRIVATE = {
     ("plausibility.py", "_core"): "the binding's newton_system (residual and Jacobian of "
                                   "the Newton system at a state): no public function has it",
-    ("bench_derivcheck.py", "_derivcheck"): "measures the first-use check itself "
-                                            "(_derivcheck.ensure, what integrate() runs)",
-    ("bench_progress.py", "_progress"): "measures one report of the progress bar "
-                                        "(_progress.Bar.report) apart from a run",
+    ("bench_derivcheck.py", "_model._derivcheck"): "measures the first-use check itself "
+                                                   "(_derivcheck.ensure, what integrate() "
+                                                   "runs)",
+    ("bench_progress.py", "_run._progress"): "measures one report of the progress bar "
+                                             "(_progress.Bar.report) apart from a run",
 }
 
 _ENGINE, _CORE, _FACE = "_engine", "_core", "__init__"
@@ -347,6 +363,46 @@ def test_every_module_has_one_layer():
     assert not ghosts, f"LAYERS names modules that do not exist: {ghosts}"
 
 
+def _private(name):
+    return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+
+
+def test_the_table_names_top_level_modules_only():
+    # a dotted row would give one module of a folder a layer of its own
+    dotted = sorted(n for _, names in LAYERS for n in names if "." in n)
+    assert not dotted, (f"LAYERS names modules inside a folder {dotted}: the folder's row "
+                        f"covers them (move the module to the folder of its layer)")
+
+
+def test_each_private_module_stands_in_its_layers_folder():
+    rank = {layer: k for k, (layer, _) in enumerate(LAYERS)}
+    for layer, folder in FOLDERS.items():
+        assert folder in dict(LAYERS)[layer], f"the folder {folder}/ is not in the row of {layer!r}"
+        assert MODULES[folder].name == "__init__.py", f"{folder} is not a package"
+    top = sorted(n for n in MODULES if "." not in n and _private(n))
+    packages = sorted(n for n in top if MODULES[n].name == "__init__.py")
+    stray = sorted(set(packages) - set(FOLDERS.values()))
+    assert not stray, (f"private subpackages that are no layer's folder: {stray} (name each "
+                       f"in FOLDERS, or move its modules into their layer's folder)")
+    loose = []
+    for name in top:
+        mine = layer_of(name)
+        if mine is None:            # test_every_module_has_one_layer names it
+            continue
+        folder = FOLDERS.get(mine[1])
+        if folder and name != folder and name not in LOOSE:
+            loose.append(f"{MODULES[name].relative_to(ROOT)} ({mine[1]}: belongs in "
+                         f"symplectic/{folder}/)")
+    assert not loose, ("private modules outside the folder of their layer (move them, or name "
+                       "them in LOOSE with the reason):\n  " + "\n  ".join(loose))
+    stale = sorted(n for n in LOOSE if n not in top or layer_of(n) is None
+                   or layer_of(n)[1] not in FOLDERS)
+    assert not stale, f"LOOSE names modules that are not loose: {stale}"
+    assert all(reason.strip() for reason in LOOSE.values())
+    # the folders read as the layers: lowest first
+    assert [rank[layer] for layer in FOLDERS] == sorted(rank[layer] for layer in FOLDERS)
+
+
 def test_the_layers_are_the_documented_ones():
     page = ROOT / "docs" / "architecture.md"
     if not page.is_file():       # the sanitizer run's copy of the tree has no docs/
@@ -405,9 +461,20 @@ def test_only_the_binding_includes_python():
 
 # ---------------------------------------------------------------- benchmarks
 
+def _as_module(parts):
+    """The module of the package (or _core) that a dotted path names: its
+    longest leading part that is one -- else the whole path (no such module)."""
+    for k in range(len(parts), 0, -1):
+        key = ".".join(parts[:k])
+        if key in MODULES or key == _CORE:
+            return key
+    return ".".join(parts)
+
+
 def _private_imports(path):
     """[(module, line)] of the private modules of symplectic a file imports
-    (``symplectic._x``, ``from symplectic import _x``, ``sp._x``)."""
+    (``symplectic._x._y``, ``from symplectic._x import _y``, ``sp._x._y``),
+    each named relative to the package."""
     tree = ast.parse(path.read_text())
     aliases, found = set(), []
     for node in ast.walk(tree):
@@ -417,17 +484,22 @@ def _private_imports(path):
                 if parts[0] == "symplectic":
                     if len(parts) == 1:
                         aliases.add(a.asname or a.name)
-                    found += [(p, node.lineno) for p in parts[1:] if p.startswith("_")]
+                    else:
+                        found.append((_as_module(parts[1:]), node.lineno))
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "symplectic":
             parts = node.module.split(".")[1:]
-            found += [(p, node.lineno) for p in parts if p.startswith("_")]
-            found += [(a.name, node.lineno) for a in node.names if a.name.startswith("_")]
+            found += [(_as_module(parts + [a.name]), node.lineno) for a in node.names]
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in aliases and node.attr.startswith("_")
-                and not node.attr.startswith("__")):
-            found.append((node.attr, node.lineno))
-    return found
+        if not isinstance(node, ast.Attribute) or id(node) in inner:
+            continue
+        chain, base = [], node            # sp.a.b.c -> [a, b, c]
+        while isinstance(base, ast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in aliases:
+            found.append((_as_module(chain), node.lineno))
+    return [(mod, line) for mod, line in found if _private(mod)]
 
 
 def test_benchmarks_use_the_public_api():
@@ -440,7 +512,8 @@ def test_benchmarks_use_the_public_api():
             if (rel, mod) in BENCH_PRIVATE:
                 seen.add((rel, mod))
             else:
-                bad.append(f"benchmarks/{rel}:{line} uses symplectic.{mod}")
+                gone = "" if mod in MODULES or mod == _CORE else " (no such module)"
+                bad.append(f"benchmarks/{rel}:{line} uses symplectic.{mod}{gone}")
     assert not bad, ("benchmarks measure the public API (or name the exception in "
                      "BENCH_PRIVATE):\n  " + "\n  ".join(bad))
     stale = sorted(set(BENCH_PRIVATE) - seen)

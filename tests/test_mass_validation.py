@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _validate
+from symplectic._model import _validate
 
 sy = pytest.importorskip("sympy")
 symbolic = pytest.importorskip("symplectic.symbolic")

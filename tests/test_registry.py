@@ -1,4 +1,4 @@
-"""Tests driven by the registries (symplectic._registry): each covers every row
+"""Tests driven by the registries (symplectic._model._registry): each covers every row
 the C core registers, so a new method or built-in system is tested without
 editing a list here -- and fails until it is right.
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _registry
+from symplectic._model import _registry
 from support.cases import builtin_cases, method_cases
 from twins import builtin_twins
 
@@ -131,7 +131,7 @@ def test_registry_driven_tests_pick_up_new_rows(monkeypatch):
     monkeypatch.setitem(_registry.METHODS, "fake8", fake)
     assert "fake8" in method_cases()
     assert sp.methods(details=True)["fake8"]["order"] == 8
-    from symplectic import _validate
+    from symplectic._model import _validate
     assert _validate.method("fake8") is fake
 
     monkeypatch.setitem(_registry.BUILTINS, "fake_system",

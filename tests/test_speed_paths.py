@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _registry
+from symplectic._model import _registry
 from support.cases import method_cases
 
 IMPLICIT = [m for m in method_cases() if m != "rk4"]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _registry
+from symplectic._model import _registry
 
 K_SPRING = 1e6                       # the stiff two-mass spring of the trial
 OMEGA_SPRING = math.sqrt(2 * K_SPRING)

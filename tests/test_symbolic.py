@@ -469,7 +469,7 @@ def imported_names(path):
 def test_system_does_not_import_symbolic():
     """One-way: symbolic builds on System; System.from_sympy reaches symbolic
     through the package face (symplectic.__getattr__), never by importing it."""
-    path = pathlib.Path(sp._system.__file__)
+    path = pathlib.Path(sp._model._system.__file__)
     assert not [n for n in imported_names(path) if "symbolic" in n]
     literals = {n.value for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Constant)}
     assert not literals & {"symplectic.symbolic", ".symbolic", "symbolic"}    # no importlib detour

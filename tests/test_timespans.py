@@ -12,7 +12,7 @@ import pytest
 
 import symplectic as sp
 from support.models import fitted_order
-from symplectic import _progress
+from symplectic._run import _progress
 
 pytest.importorskip("scipy")
 from symplectic import exact  # noqa: E402

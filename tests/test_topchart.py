@@ -17,7 +17,7 @@ import symplectic as sp
 from rigid_body_ref import RigidBodyTop, euler_zxz, rotate
 from support.models import TOP, TOP_Q0, TOP_QDOT0
 from support.top import SLOW, near_vertical_momenta, slow_momenta, turning_point_roots
-from symplectic import _topchart
+from symplectic._model import _topchart
 
 
 def rates(params, q, p):
@@ -261,7 +261,7 @@ def test_forced_or_damped_top_is_left_to_the_pointwise_check():
     """Under a force (force= or the top's own damping) E, p_phi and p_psi are
     not conserved, so the cubic does not describe the motion: the pre-run
     check stands aside and the C core's pointwise check alone can refuse."""
-    from symplectic import _validate
+    from symplectic._model import _validate
     p0 = slow_momenta()
     top = sp.systems.lagrange_top(**SLOW)
     assert _validate.chart(top, TOP_Q0, p0) is not None          # refused unforced

@@ -62,18 +62,17 @@ equilibrium).  First derivatives are judged at both points before any
 Hessian, whose reference they are.
 
 This module decides what is checked, when, and what the error says; the
-comparison at one point is :mod:`symplectic._derivcompare`, the words for a
-wrong layout :mod:`symplectic._derivhints`.
+comparison at one point is :mod:`symplectic._model._derivcheck._compare`, the words for a
+wrong layout :mod:`symplectic._model._derivcheck._hints`.
 """
 import sys
 
 import numpy as np
 
-from . import _engine
-from ._derivcompare import (QUANTITIES, SAFETY, Evaluator, check_point, default_g, diagnose,
-                            generic)
-from ._derivhints import LABELS, fmt_q, index_text, layout_hint
-from ._errors import DerivativeError
+from ... import _engine
+from ._compare import QUANTITIES, SAFETY, Evaluator, check_point, default_g, diagnose, generic
+from ._hints import LABELS, fmt_q, index_text, layout_hint
+from .._errors import DerivativeError
 
 _V = _engine.NEED_V
 

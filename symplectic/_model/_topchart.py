@@ -45,7 +45,7 @@ in C still applies to it, and to what does not go through ``step``,
 """
 import math
 
-from . import _engine
+from .. import _engine
 
 #: The threshold on |sin theta| of the C evaluation (SYM_TOP_MIN_SIN).
 MIN_SIN = _engine.TOP_MIN_SIN

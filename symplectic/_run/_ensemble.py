@@ -7,7 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _derivcheck, _docs, _integrate, _progress, _stability, _validate, forces
+from .._model import _derivcheck, _validate
+from .. import _docs, forces
+from . import _integrate, _progress, _stability
 
 
 @dataclasses.dataclass(repr=False)

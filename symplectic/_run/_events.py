@@ -11,7 +11,7 @@ in csrc/symplectic.h; py_integrate.c copies the step's data into a buffer first)
   costs one call per output step, not one per step.
 
 Between the nodes the state is the Hermite dense polynomial of the step
-(:mod:`symplectic._dense`: q through the step's nodes with the end velocities
+(:mod:`symplectic._run._dense`: q through the step's nodes with the end velocities
 M^-1 p, qdot its derivative, p = M(q) qdot).  An event inside a step is the
 root of g(t, q(t), p(t)) on that polynomial, found by Brent's method to
 ``|t - t*| <= XTOL + 4 eps |t|``: the location is exact for the dense output
@@ -25,7 +25,8 @@ import math
 
 import numpy as np
 
-from . import _dense, _validate
+from . import _dense
+from .._model import _validate
 
 #: Absolute tolerance of event times (s); 4 eps |t| is added for large |t|.
 XTOL = 1e-12

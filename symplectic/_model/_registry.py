@@ -17,7 +17,7 @@ built-ins that no factory builds -- the test suite requires it to be empty.
 """
 import dataclasses
 
-from . import _engine
+from .. import _engine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,9 +140,9 @@ def builtin_factory(name):
 
 #: {name of a C built-in: check(params, q, p) -> None, or the reason to refuse
 #: a run from (q, p) before its first step}: a built-in's knowledge of its own
-#: motion (lagrange_top: symplectic._topchart.refusal), registered by its
+#: motion (lagrange_top: symplectic._model._topchart.refusal), registered by its
 #: factory's module with :func:`state_check` and applied by
-#: symplectic._validate.chart.
+#: symplectic._model._validate.chart.
 STATE_CHECKS = {}
 
 

@@ -8,14 +8,16 @@ t0 + k h, so that a run taken in pieces of any size gives bitwise the states
 of one :func:`symplectic.integrate` call from the same start (the predictor
 history carries over, a force sees the same times and step indices, and its
 accumulated work and impulse continue).  The pieces run through the same
-function as :func:`symplectic.integrate` (:func:`symplectic._integrate.run`).
+function as :func:`symplectic.integrate` (:func:`symplectic._run._integrate.run`).
 """
 import collections
 import dataclasses
 
 import numpy as np
 
-from . import _derivcheck, _engine, _integrate, _stability, _validate, forces
+from .._model import _derivcheck, _validate
+from .. import _engine, forces
+from . import _integrate, _stability
 from ._trajectory import Counts
 
 __all__ = ["Integrator", "State"]

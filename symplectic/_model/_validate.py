@@ -38,7 +38,8 @@ import types
 
 import numpy as np
 
-from . import _engine, _registry
+from .. import _engine
+from . import _registry
 
 #: The symmetry tolerance relative to the largest entry (module docstring):
 #: the C core's SYM_SYMMETRY_RTOL, whose sym_symmetric is the one rule (the
@@ -273,7 +274,7 @@ def initial_momentum(system, q, p, qdot, pname="p", vname="qdot", qname="q"):
 def constrained_state(system, method, q, p, qname="q0", pname="p0", check=True):
     """A constrained system's initial state (nothing to check without
     constraints): the method supports constraints, G(q) has full rank, |g(q)|
-    and |G M^-1 p| are at rounding level (symplectic._constraints.check_state,
+    and |G M^-1 p| are at rounding level (symplectic._model._constraints.check_state,
     which also checks the user's constraint derivatives on first use unless
     ``check`` is False)."""
     if system.n_constraints == 0:
@@ -287,7 +288,7 @@ def chart(system, q, p, force=None):
     None, or the reason to refuse the run before its first step (the C
     core's failure text and what the check found).  ``systems.lagrange_top``:
     the exact motion from (q, p) comes within |sin(theta)| < 0.01 of a pole
-    of its ZXZ angles (symplectic._topchart), which steps can jump over
+    of its ZXZ angles (symplectic._model._topchart), which steps can jump over
     unrefused by the core's pointwise check.  Other systems: None.  Not
     applied under a force (``force``, or the system's own damping): the
     check reads the unforced motion's conserved quantities."""
@@ -616,7 +617,7 @@ def memory(nbytes, what, hint="integrate in chunks (start each from the last sta
 class RunSpec:
     """One run's arguments, checked once (:func:`run_spec`) and read by every
     entry point -- step, integrate, each member of integrate_many, an
-    Integrator's pieces -- and by symplectic._integrate.run.  It holds what
+    Integrator's pieces -- and by symplectic._run._integrate.run.  It holds what
     is the same for every member of an ensemble; the system, its state and
     its force are each member's.  Adding a keyword to a run means a field
     here, its check in :func:`run_spec`, its use in _integrate.run and the C

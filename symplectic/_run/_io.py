@@ -11,7 +11,8 @@ import warnings
 
 import numpy as np
 
-from . import _engine, _registry, forces
+from .. import _engine, forces
+from .._model import _registry
 
 #: The ``format`` key of every trajectory file.
 FORMAT = "symplectic.Trajectory"
@@ -57,7 +58,7 @@ def save(traj, path, derived=True):
 
 
 def _version():
-    from . import __version__
+    from .. import __version__
     return __version__
 
 
@@ -84,7 +85,7 @@ def _system_arrays(system, n):
         for k, v in system.params.items():
             a[_PARAM + k] = np.asarray(v)
     if kind == "sympy":
-        from .symbolic import _spectext
+        from ..symbolic import _spectext
         try:
             a["system_text"] = np.array(_spectext.dumps(system))
         except TypeError:       # an object the text cannot hold: load will say it
@@ -136,7 +137,7 @@ def read(path, system=None, *, rebuild=True):
     """The contents of a trajectory file as :func:`symplectic.load` describes
     them: ``(args, attrs)`` -- the arguments of the Trajectory to make
     (``counts`` as a tuple) and the attributes to set on it (``_energy``,
-    ``_saved_arrays``, ``saved``).  :func:`symplectic._trajectory.load` makes
+    ``_saved_arrays``, ``saved``).  :func:`symplectic._run._trajectory.load` makes
     the Trajectory, so that this module never imports the class."""
     with np.load(path, allow_pickle=False) as z:
         a = {k: z[k] for k in z.files}
@@ -210,7 +211,7 @@ def _rebuild(info, a):
             if not _same_bits(system._flat, a["system_flat"]):
                 raise ValueError("its factory gives other C parameters than the saved ones")
         elif kind == "sympy":
-            from .symbolic import _spectext
+            from ..symbolic import _spectext
             system = _spectext.rebuild(info["text"])
         else:
             return None

@@ -1,5 +1,5 @@
 """What a wrong derivative looks like, in words, for DerivativeError's message
-(symplectic._derivcheck): the axis permutation, sign or factor a supplied
+(symplectic._model._derivcheck): the axis permutation, sign or factor a supplied
 tensor matches (:func:`layout_hint`) and the name of the entry that was
 compared (:func:`index_text`)."""
 import functools
@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-from ._derivcompare import amax, generic
+from ._compare import amax, generic
 
 LABELS = {"mass_grad": ("k", "i", "j"), "mass_hess": ("k", "l", "i", "j")}
 

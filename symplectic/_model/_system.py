@@ -1,7 +1,8 @@
 """The System class: a Lagrangian L = 1/2 qdot^T M(q) qdot - V(q)."""
 import numpy as np
 
-from . import _constraints, _derivcheck, _engine, _fd, _validate
+from . import _constraints, _derivcheck, _fd, _validate
+from .. import _engine
 from ._addresses import _address_of, _data_address
 
 _M, _A, _H, _V, _DV, _D2V = (_engine.NEED_M, _engine.NEED_A, _engine.NEED_H, _engine.NEED_V,

@@ -9,14 +9,16 @@ system takes its closed form (one-step matrices that the C core applies),
 it computed, failure included,
 :func:`convergence_error` turns a failure into the one ConvergenceError,
 :func:`make_trajectory` the arrays into a Trajectory.  Inputs are checked by
-:mod:`symplectic._validate` before any of this runs.
+:mod:`symplectic._model._validate` before any of this runs.
 """
 import collections
 
 import numpy as np
 
-from . import _derivcheck, _docs, _engine, _events, _progress, _stability, _validate, forces, linear
-from ._errors import ConvergenceError
+from .._model import _derivcheck, _validate
+from .. import _docs, _engine, forces, linear
+from . import _events, _progress, _stability
+from .._model._errors import ConvergenceError
 from ._trajectory import Counts, Trajectory
 
 __all__ = ["step", "integrate"]
@@ -312,7 +314,7 @@ def force_outputs(force, n_steps, n, every=1):
 
 
 def observer_of(spec, system, q0, p0, force=None, t_start=None):
-    """The :class:`symplectic._events.Observer` of a run from (q0, p0) at
+    """The :class:`symplectic._run._events.Observer` of a run from (q0, p0) at
     ``t_start`` (default spec.t0) -- its events and output times -- or None
     when the spec asks for neither."""
     if not spec.events and spec.times is None:
@@ -324,13 +326,13 @@ def observer_of(spec, system, q0, p0, force=None, t_start=None):
 
 def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
         force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None)):
-    """Run validated inputs by ``spec`` (a :class:`symplectic._validate.RunSpec`:
+    """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
     the C core's run, on the closed form's workspace when ``closed`` is the
     closed form from :func:`linear_stepper`.  A failed step is returned in ``Run.failure``; an
     exception from a callback (or Ctrl-C, or ``cancel.is_set()``) propagates
     with the partial arrays attached by the binding.  ``observer`` (an
-    :class:`symplectic._events.Observer`) is called after the steps it asks
+    :class:`symplectic._run._events.Observer`) is called after the steps it asks
     for, ``report(steps_done)`` with the periodic Ctrl-C check.  The arrays
     hold ``Run.rows`` valid rows.  ``force`` (a symplectic.forces.Force, or
     None) rides along, its work and impulse at the stored rows going to
@@ -440,7 +442,7 @@ def run_step(system, q, p, spec, closed=None, force=None):
 
 def _refused(system, q0, p0, method, t0, force=None):
     """The Run of a run that the system's own pre-run check
-    (:func:`symplectic._validate.chart`) refuses: no step done, the initial
+    (:func:`symplectic._model._validate.chart`) refuses: no step done, the initial
     state alone, a Failure at step 0 whose reason is the check's (status
     SYM_ECHART, ``refused`` true); None when the check passes (or the system has none, or a
     force -- ``force`` or the system's own damping -- drives the motion, which
@@ -538,7 +540,7 @@ _RUN_OFF = 1e100
 
 def unstable_reason(system, method, h, status, reason, state, q0=None):
     """The reason of a failed step, completed by the stability estimate at the
-    state (q, p) where it started (symplectic._stability): for the core's
+    state (q, p) where it started (symplectic._run._stability): for the core's
     "unstable step size" the step's omega_max h and h_max; a failure that
     could not confirm the root, a non-finite value or Newton's divergence,
     when the step is at or beyond the method's limit there or the state has

@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from . import _registry
+from .._model import _registry
 
 
 def _lagrange_values(c, theta):

@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from ._errors import StabilityWarning
+from .._model._errors import StabilityWarning
 
 #: What :func:`estimate` returns: omega_max (rad/s; 0 when no mode
 #: oscillates), omega_max |h|, the method's limit on omega |h| (inf: none) and

@@ -1,5 +1,5 @@
 """How the derivative check compares a supplied derivative with finite
-differences at one point -- the machinery behind symplectic._derivcheck, whose
+differences at one point -- the machinery behind symplectic._model._derivcheck, whose
 docstring gives the method and the tolerances.
 
 - :class:`Evaluator`: M, A(q, g), H(q, g), V, grad V, hess V at a batch of
@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from . import _engine
+from ... import _engine
 
 _M, _A, _H, _V, _DV, _D2V = (_engine.NEED_M, _engine.NEED_A, _engine.NEED_H, _engine.NEED_V,
                              _engine.NEED_DV, _engine.NEED_D2V)
