@@ -10,7 +10,7 @@ bearing its name and registered with ``@_registry.builtin``; a named
 configuration of a built-in is registered with ``@_registry.preset(name)``.
 The test suite requires a factory for every C built-in
 (:func:`symplectic._model._registry.missing_factories`) and an independently
-written Python twin of each in tests/test_registry.py.
+written Python twin of each in tests/model/test_registry.py.
 """
 import math
 
@@ -342,7 +342,7 @@ def lagrange_top_quaternion(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3[
     mostly the spin Omega3 = p_psi / I3 on a fast top), which the ZXZ form
     never has to resolve (psi is cyclic there).  The schemes keep their order
     once h Omega3 is below about 0.2 ... 0.4 rad (measured,
-    tests/test_quaternion_top.py): on TOP Table 3's top (Omega3 = 257 rad/s)
+    tests/model/test_quaternion_top.py): on TOP Table 3's top (Omega3 = 257 rad/s)
     only from N = 1280 steps per nutation period (h Omega3 = 0.37), not at
     the papers' N = 40 ... 320 (h Omega3 = 5.9 ... 0.74: Newton fails or the
     axis is off by up to 1.7 rad); on a top spinning at 20 rad/s whose axis

@@ -5,7 +5,7 @@ The built-in's C evaluation refuses |sin theta| < ``MIN_SIN`` (= 0.01, the
 core's ``SYM_TOP_MIN_SIN``, read from ``_engine.TOP_MIN_SIN``) with SYM_ECHART,
 but only at the points it evaluates: a step whose nodes straddle the 10 mrad
 disc round the vertical passes unrefused, and the run returns the axis wrong
-by about half a radian (tests/test_quaternion_top.py).  The exact motion is
+by about half a radian (tests/model/test_quaternion_top.py).  The exact motion is
 known in advance, though.  The heavy symmetric top with no other force
 conserves the energy E, p_phi and p_psi, and u = cos theta obeys
 

@@ -16,7 +16,7 @@ step's own (q_j, p_j) (the polynomial matches q_j and M(q_j)^-1 p_j).  qdot
 and p lose one order to the differentiation: order min(s, 2s - 2) where q
 has min(s + 1, 2s - 2) (rk4: the cubic Hermite through (q, qdot) at both
 ends, q of order 4, qdot and p of order 3); measured in
-tests/test_timespans.py.
+tests/run/test_timespans.py.
 """
 import functools
 

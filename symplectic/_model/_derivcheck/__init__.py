@@ -52,7 +52,7 @@ near-singular point (the Lagrange top at theta ~ 0, where every entry of dM
 is O(theta)) the floor, not rtol, decides, so correct derivatives pass.  On
 the test systems correct derivatives stay more than 20 times below the
 tolerance (36 in the last run), at random, near-singular and large-|q|
-states (tests/test_derivcheck.py).
+states (tests/model/test_derivcheck.py).
 
 The first-use check runs at the initial q and at a perturbed q + dq
 (|dq_c| between 0.05 and 0.1 max(1, |q_c|), fixed mixed signs; dq/10 and

@@ -24,7 +24,7 @@ import pytest
 import symplectic as sp
 from support import cbuild
 from support.models import fitted_order
-from twins import cartesian_pendulum_callables, four_bar_callables, four_bar_closure
+from support.twins import cartesian_pendulum_callables, four_bar_callables, four_bar_closure
 
 M_P, L_P, G = 1.3, 0.7, 9.81                 # the Cartesian pendulum
 TH0 = math.pi / 2                           # its amplitude

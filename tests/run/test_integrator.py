@@ -184,7 +184,7 @@ def test_method_options_are_checked_per_method():
 
 def test_failure_keeps_the_last_completed_state():
     """qdd = 4 q^3 blows up in finite time: the implicit steps stop having a
-    solution (tests/test_failures.py); the same failure, at the same time, as
+    solution (tests/run/test_failures.py); the same failure, at the same time, as
     one integrate call, and the state stays at the last completed step."""
     system = sp.System(1, np.eye(1), lambda q: -q[0] ** 4, potential_grad=lambda q: -4 * q ** 3,
                        potential_hess=lambda q: np.array([[-12 * q[0] ** 2]]))
@@ -216,10 +216,10 @@ def test_an_exception_in_a_callback_moves_the_state_to_the_partial_end():
 
 
 def test_the_pre_run_check_refuses_the_start_of_the_run():
-    """lagrange_top's pre-run check (tests/test_topchart.py): a motion through
+    """lagrange_top's pre-run check (tests/model/test_topchart.py): a motion through
     theta = pi is refused at the run's start -- by propagate and by step, as
     by integrate -- and nothing moves."""
-    # a slow top (a 5 cm disc on a 2 cm stem: tests/test_quaternion_top.py's SLOW)
+    # a slow top (a 5 cm disc on a 2 cm stem: tests/model/test_quaternion_top.py's SLOW)
     slow = dict(m=0.1, I=0.1 * (0.05 ** 2 / 4 + 0.02 ** 2), I3=0.1 * 0.05 ** 2 / 2, l=0.02, g=9.81)
     q0 = np.array([0.0, 2 * math.pi / 3, 0.0])
     p_psi = slow["I3"] * 20.0

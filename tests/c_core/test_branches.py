@@ -2,7 +2,7 @@
 implicit method is the root of its step equations continued from h -> 0, or
 the run raises ConvergenceError.
 
-The judge is tests/branch_check.py: its own continuation in h, in NumPy,
+The judge is tests/support/branch_check.py: its own continuation in h, in NumPy,
 with smaller continuation steps than the core's (factor 1.25, 5 % from the
 predictor), over the step equations' residual and Jacobian -- independent of
 the rule (csrc/sym_galerkin.c, branch_check) that decides which roots the
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from branch_check import is_continued
+from support.branch_check import is_continued
 
 pytest.importorskip("sympy")
 
-from models_cart import Q0_TRIAL_CART, TRIAL_Q0, TRIAL_QDOT0, cart_pendulum3, \
+from support.models_cart import Q0_TRIAL_CART, TRIAL_Q0, TRIAL_QDOT0, cart_pendulum3, \
     cart_pendulum3_trial  # noqa: E402
 
 IMPLICIT = [m for m, d in sp.methods(details=True).items() if d["symplectic"]]
@@ -121,7 +121,7 @@ def test_chains_of_2_to_5_links_return_only_continued_roots(case, h, method, pre
 @pytest.mark.parametrize("method", IMPLICIT)
 @pytest.mark.parametrize("h", [0.05, 0.15, 0.3, 0.5])
 def test_the_earlier_trials_cart_returns_only_continued_roots(h, method, predictor):
-    """The 3-link cart pendulum of the earlier trust issue (tests/models_cart.py,
+    """The 3-link cart pendulum of the earlier trust issue (tests/support/models_cart.py,
     omega_max = 8.9 rad/s), from its trial state."""
     S = cart_pendulum3()
     assert_continued_or_failed(S, Q0_TRIAL_CART, np.zeros(4), h, 12, method,

@@ -5,7 +5,7 @@ refreshed when they contract poorly; sym_newton.c) solves the same discrete equa
 newton="full" to the Newton tolerance, so the states agree to ~1e-13 relative over runs short
 enough that the dynamics have not amplified rounding; its errors against the exact pendulum
 give the registered orders.  (The unrolled small LU kernels are bitwise the plain ones:
-tests/test_lu_kernels.py; the default path is bitwise main's: benchmarks/bitwise_check.py.)
+tests/c_core/test_lu_kernels.py; the default path is bitwise main's: benchmarks/bitwise_check.py.)
 No timing here: speed is measured in benchmarks/speed_check.py.
 """
 import math

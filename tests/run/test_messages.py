@@ -109,7 +109,7 @@ def test_compiled_system_repr(pendulum_lib):
 def test_step_failure_reason_comes_from_the_core():
     # M(q) = 1 - q stops being positive definite at q = 1, which the step from
     # q = 0.95 crosses (M at the start is an input, refused before the step:
-    # tests/test_mass_validation.py)
+    # tests/model/test_mass_validation.py)
     sys = sp.System(1, lambda q: np.array([[1.0 - q[0]]]), lambda q: 0.0,
                     mass_grad=lambda q: np.array([[[-1.0]]]),
                     potential_grad=lambda q: np.zeros(1))

@@ -10,7 +10,7 @@ import pytest
 import symplectic as sp
 from symplectic import _core
 
-CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
+CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
 
 
 def _source(name):

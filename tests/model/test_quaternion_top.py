@@ -3,7 +3,7 @@ its coordinate singularity.
 
 - the model of systems.lagrange_top_quaternion: M(Q) = 4 E^T J E + 4 I Q Q^T
   against the rigid body's kinetic energy written from the quaternion
-  kinematics in tests/rigid_body_ref.py, its documented spectrum, V = m g l
+  kinematics in tests/support/rigid_body_ref.py, its documented spectrum, V = m g l
   (axis z-component), the constraint |Q|^2 - 1 and its derivatives;
 - QuaternionTop.from_euler / to_euler / axis: round trips, P = M(Q) Qdot with
   Qdot from the Euler rates through the reference's own ZXZ composition,
@@ -14,7 +14,7 @@ its coordinate singularity.
 - the ZXZ top near the vertical: a motion whose axis passes within 2 mrad of
   it is refused before the first step (every method; the core's pointwise
   check, through the binding, at the approach); the papers' motions
-  (closest approach 47 mrad) are not (tests/test_topchart.py: the range);
+  (closest approach 47 mrad) are not (tests/model/test_topchart.py: the range);
 - the constrained quaternion top (acceptance of issue 17): its axis against
   exact.LagrangeTop.axis on TOP Table 3's motion and against the rigid-body
   reference on the 2 mrad motion, fitted orders at the papers' step sizes
@@ -40,7 +40,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from rigid_body_ref import EZ, RigidBodyTop, euler_zxz, qconj, qmul, rotate
+from support.rigid_body_ref import EZ, RigidBodyTop, euler_zxz, qconj, qmul, rotate
 from support.cases import method_cases
 from support.models import TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0, fitted_order, top_callables
 from support.top import SLOW, SLOW_OMEGA3, near_vertical_momenta, slow_momenta
@@ -394,7 +394,7 @@ def near_vertical():
     """The 2 mrad motion in both forms, its period, and the spin-frame reference's
     axis on the finest grid (one nutation period)."""
     pytest.importorskip("scipy")
-    from rigid_body_ref import SpinFrameTop
+    from support.rigid_body_ref import SpinFrameTop
     top, qt = sp.systems.lagrange_top(**TOP), sp.systems.lagrange_top_quaternion(**TOP)
     p0 = near_vertical_momenta(0.002)
     T = sp.exact.LagrangeTop(TOP_Q0, p0, **TOP).period
@@ -410,7 +410,7 @@ def test_spin_frame_reference():
     against the plain reference on the 2 mrad motion (whose DOP853 error the
     fast spin limits to about 2e-9)."""
     pytest.importorskip("scipy")
-    from rigid_body_ref import SpinFrameTop
+    from support.rigid_body_ref import SpinFrameTop
     top = sp.systems.lagrange_top(**TOP)
     rb = SpinFrameTop(**TOP)
     ex = sp.exact.LagrangeTop(TOP_Q0, top.momentum(TOP_Q0, TOP_QDOT0), **TOP)

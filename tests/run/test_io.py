@@ -5,7 +5,7 @@ NumPy reads without symplectic and without pickle, the documented layout, the
 system rebuilt where it can be (built-in, SymPy -- without evaluating the
 file's text) and a clear error where it cannot.  Pickling: a SymPy system with
 forces and its trajectory travel to a spawned process and back, bitwise.
-(The energy of partial trajectories: tests/test_partial_energy.py.)"""
+(The energy of partial trajectories: tests/run/test_partial_energy.py.)"""
 import concurrent.futures
 import json
 import math

@@ -13,8 +13,14 @@ shows the same table).  Checked:
   ``Python.h`` or NumPy's headers, directly or through a header of csrc/;
 - every module of the package has a layer, and every name in the table is a
   module (a new module without a layer fails here);
+- every private module stands in the folder of its layer (``FOLDERS``),
+  except those that ``LOOSE`` names, with the reason;
 - ``benchmarks/`` imports no private module of the package, except those
-  that ``BENCH_PRIVATE`` names, with the reason.
+  that ``BENCH_PRIVATE`` names, with the reason;
+- the tests' folders: each test module's file name is unique (pytest imports
+  them by name: the folders have no ``__init__.py``), helpers live in
+  ``tests/support/``, and no test module imports ``conftest`` or another test
+  module.
 """
 import ast
 import pathlib
@@ -22,10 +28,11 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PKG = ROOT / "symplectic"
 CSRC = ROOT / "csrc"
 BENCH = ROOT / "benchmarks"
+TESTS = pathlib.Path(__file__).resolve().parents[1]
 
 #: The layers, lowest first.  A module may import modules of its own layer
 #: and of the layers below it, never one above.  Names are the package's
@@ -358,7 +365,7 @@ def test_every_module_has_one_layer():
     assert not doubled, f"modules in more than one layer: {doubled}"
     none = sorted(n for n in MODULES if layer_of(n) is None)
     assert not none, (f"modules without a layer (add each to LAYERS in "
-                      f"tests/test_layering.py and to docs/architecture.md): {none}")
+                      f"tests/layout/test_layering.py and to docs/architecture.md): {none}")
     ghosts = sorted(n for n in table if n not in MODULES)
     assert not ghosts, f"LAYERS names modules that do not exist: {ghosts}"
 
@@ -518,3 +525,37 @@ def test_benchmarks_use_the_public_api():
                      "BENCH_PRIVATE):\n  " + "\n  ".join(bad))
     stale = sorted(set(BENCH_PRIVATE) - seen)
     assert not stale, f"BENCH_PRIVATE names uses that are gone: {stale}"
+
+
+# ---------------------------------------------------------------- the tests' folders
+
+def _imported_top_names(path):
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_tests_folders():
+    files = sorted(p for p in TESTS.rglob("*.py") if "__pycache__" not in p.parts)
+    rel = [p.relative_to(TESTS) for p in files]
+    tests = [r for r in rel if r.name.startswith("test_")]
+    assert len(tests) > 40, "the walk does not see the test modules"
+    seen = {}
+    for r in tests:
+        seen.setdefault(r.name, []).append(r.as_posix())
+    twice = {k: v for k, v in seen.items() if len(v) > 1}
+    assert not twice, f"test modules of the same name in two folders: {twice}"
+    inits = [r.as_posix() for r in rel if r.name == "__init__.py" and r.parts[0] != "support"]
+    assert not inits, f"a test folder is a package (pytest then imports by package): {inits}"
+    helpers = [r.as_posix() for r in rel if not r.name.startswith("test_")
+               and r.as_posix() != "conftest.py" and r.parts[0] != "support"]
+    assert not helpers, f"helpers outside tests/support/: {helpers}"
+    mods = {r.stem for r in tests}
+    bad = [f"tests/{r.as_posix()} imports {n}" for r, p in zip(rel, files)
+           for n in sorted(_imported_top_names(p) & (mods | {"conftest"}))]
+    assert not bad, ("a test module or helper imports conftest or a test module (import "
+                     "helpers from tests/support/):\n  " + "\n  ".join(bad))

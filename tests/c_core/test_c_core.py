@@ -19,9 +19,9 @@ import pytest
 
 from support.cbuild import compiler_or_skip
 
-HERE = pathlib.Path(__file__).resolve().parent
-CSRC = HERE.parent / "csrc"
-PROGRAM = HERE / "c" / "test_schemes.c"
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+CSRC = TESTS.parent / "csrc"
+PROGRAM = TESTS / "c" / "test_schemes.c"
 FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wpedantic"]
 WRAP = ["-DSYM_COUNT_ALLOC", "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"]
 KINDS_EXACT = ("pendulum", "energy", "linear")

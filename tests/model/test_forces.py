@@ -332,8 +332,8 @@ def test_force_none_is_the_unforced_path_bitwise():
     """Every method on five systems, integrate and step: bitwise the arrays
     the build before forces saved (tests/data/unforced_base.npz); skipped on
     another platform (libm may differ in the last bit)."""
-    from unforced_cases import platform_tag, runs
-    saved = np.load(pathlib.Path(__file__).parent / "data" / "unforced_base.npz")
+    from support.unforced_cases import platform_tag, runs
+    saved = np.load(pathlib.Path(__file__).resolve().parents[1] / "data" / "unforced_base.npz")
     if str(saved["platform"]) != platform_tag():
         pytest.skip(f"saved on {saved['platform']}, this is {platform_tag()}")
     now = runs(sp, force=None)

@@ -16,7 +16,7 @@ import pytest
 
 from support.cbuild import compiler_or_skip
 
-CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
+CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
 
 # compiles the C sources on its own (independent of the installed package and
 # of NumPy): the README's run covers it; .ci/run's run of the installed wheel (NumPy 1.24)

@@ -28,7 +28,7 @@ import symplectic as sp
 from symplectic._model import _derivcheck
 from support import cbuild
 from support.models import L_DP, TOP, dp_callables, top_callables
-from twins import builtin_twins, chain_callables, pendulum_callables
+from support.twins import builtin_twins, chain_callables, pendulum_callables
 
 Q0 = np.array([0.785, 1.047])
 P0 = np.array([0.0, 0.0])
@@ -393,7 +393,7 @@ def test_compiled_callback(layout_lib, entry):
 # ====================================================================== correct derivatives pass
 def builtin_models():
     """Every built-in system, written independently as Python callables
-    (tests/twins.py), with a random-state generator; and a 20-link chain."""
+    (tests/support/twins.py), with a random-state generator; and a 20-link chain."""
     rng = np.random.default_rng(21)
     models = {name: (t.n, t.callables, t.draw) for name, t in builtin_twins(rng).items()}
     models["pendulum_chain_20"] = (20, chain_callables(20, np.linspace(0.5, 2, 20),

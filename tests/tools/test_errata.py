@@ -13,7 +13,7 @@ import pytest
 import symplectic as sp
 from symplectic import papers, reproduce
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 ERRATA = ROOT / "docs" / "errata.md"
 pytestmark = pytest.mark.skipif(not ERRATA.exists(), reason="needs the repository's docs/")
 

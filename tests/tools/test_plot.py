@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import symplectic as sp  # noqa: E402
 from symplectic import plot  # noqa: E402
-from figcheck import axis_labels, has_unit, legend_overlaps, legends  # noqa: E402
+from support.figcheck import axis_labels, has_unit, legend_overlaps, legends  # noqa: E402
 
 
 @pytest.fixture(scope="module")

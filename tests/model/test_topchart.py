@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from rigid_body_ref import RigidBodyTop, euler_zxz, rotate
+from support.rigid_body_ref import RigidBodyTop, euler_zxz, rotate
 from support.models import TOP, TOP_Q0, TOP_QDOT0
 from support.top import SLOW, near_vertical_momenta, slow_momenta, turning_point_roots
 from symplectic._model import _topchart

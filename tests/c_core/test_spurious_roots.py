@@ -10,7 +10,7 @@ checked by continuation in h (csrc/sym_galerkin.c): the continued root
 replaces it, or the run stops with ConvergenceError naming a wrong branch
 (or an unstable step size).  The measure is recomputed here in NumPy from
 the System's public evaluators, independently of the C code; that the
-returned steps are the continued roots is tests/test_branches.py's.
+returned steps are the continued roots is tests/c_core/test_branches.py's.
 """
 import math
 
@@ -21,7 +21,7 @@ import symplectic as sp
 
 pytest.importorskip("sympy")
 
-from models_cart import CART, cart_pendulum3, linearised_MK   # noqa: E402
+from support.models_cart import CART, cart_pendulum3, linearised_MK   # noqa: E402
 
 IMPLICIT = ["midpoint", "lobatto2", "simpson", "lobatto3", "lobatto4", "lobatto5"]
 GAIN = 10.0                              # the threshold documented in sym_galerkin.c

@@ -269,7 +269,7 @@ def test_counts_of_a_run():
     rk = sp.integrate(dp, q0, [0.0, 0.0], 0.05, 300, method="rk4").counts
     assert rk == (300, 8 * 300, 0, 0, 0, 0)                 # 4 stages x (M, grad V) + A
     # the default checks the suspicious roots by continuation in h: their
-    # solves are counted with the rest (tests/test_branches.py)
+    # solves are counted with the rest (tests/c_core/test_branches.py)
     auto = sp.integrate(dp, q0, [0.0, 0.0], 0.05, 300).counts
     assert auto.newton_iterations == c.newton_iterations and auto.branch_fixes == 0
     assert auto.factorizations - c.factorizations >= 3 * auto.branch_checks

@@ -6,7 +6,7 @@ editing a list here -- and fails until it is right.
   (the pendulum at 115 degrees of amplitude, sp.exact.pendulum) against the
   order it registers;
 - every C built-in system has a Python factory in symplectic.systems, and an
-  independently written Python twin (tests/twins.py) that passes the
+  independently written Python twin (tests/support/twins.py) that passes the
   derivative check and agrees with it;
 - the parametrisations come from functions of the registry (support/cases.py), and
   test_registry_driven_tests_pick_up_new_rows shows that they pick up a row
@@ -20,7 +20,7 @@ import pytest
 import symplectic as sp
 from symplectic._model import _registry
 from support.cases import builtin_cases, method_cases
-from twins import builtin_twins
+from support.twins import builtin_twins
 
 # ---------------------------------------------------------------- orders
 # The pendulum V = m w^2 (1 - cos q) (m = 1, w = 2 pi) released at q0 = 2.0 rad (period
@@ -84,7 +84,7 @@ def close(a, b, rel):
 def test_builtin_agrees_with_its_independent_twin(name):
     rng = np.random.default_rng(11)
     twins = builtin_twins(rng)
-    assert name in twins, f"write an independent Python twin of the built-in {name!r} in tests/twins.py"
+    assert name in twins, f"write an independent Python twin of the built-in {name!r} in tests/support/twins.py"
     twin = twins[name]
     builtin = _registry.builtin_factory(name)(**twin.kwargs)
     assert builtin.builtin == name and builtin.n == twin.n

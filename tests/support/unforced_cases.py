@@ -10,11 +10,11 @@ pendulum and a linear system on the Newton path, plus one step of each.
 The initial states use Python's math (libm), not NumPy's ufuncs, whose last
 bit differs between NumPy versions (SIMD kernels): the comparison must not
 depend on the NumPy the tests run with.
-``force=None`` must reproduce them bitwise (tests/test_forces.py).
+``force=None`` must reproduce them bitwise (tests/model/test_forces.py).
 
 Regenerate (only with a build whose unforced path is trusted on the path):
 
-    PYTHONPATH=/path/to/base/build python tests/unforced_cases.py tests/data/unforced_base.npz
+    PYTHONPATH=/path/to/base/build python tests/support/unforced_cases.py tests/data/unforced_base.npz
 """
 import math
 import platform

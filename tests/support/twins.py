@@ -1,7 +1,7 @@
 """Every C built-in system written again, independently, as Python callables
 (test helper): the models come from the papers' formulas and from the bodies'
 positions (here and in support/models.py), never from the C code.  ``builtin_twins`` is keyed by the
-built-in's registry name; tests/test_registry.py requires a twin for every
+built-in's registry name; tests/model/test_registry.py requires a twin for every
 built-in the C core registers."""
 import collections
 import math
@@ -70,7 +70,7 @@ def quaternion_top_callables(m, I, I3, l, g):
     i.e. M = 4 E^T J E + c Q Q^T; V = m g l z(Q), z(Q) the third component of
     Q e3 Q* (a quadratic form z = Q^T B Q, B by polarisation).  Derivatives
     from the linearity of E: dE/dQ_k = E(e_k)."""
-    from rigid_body_ref import qconj, qmul, rotate   # the quaternion product, written there
+    from support.rigid_body_ref import qconj, qmul, rotate   # the quaternion product, written there
     J, c, Id = np.diag([I, I, I3]), 4.0 * I, np.eye(4)
 
     def E(Q):

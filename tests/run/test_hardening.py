@@ -1,6 +1,6 @@
 """Robustness of a run as a whole: Ctrl-C on the C path, thread safety, and no
 reference leaks on the success and error paths.  (Bad input, misbehaving
-callbacks and failures mid-run: tests/test_inputs_*.py, tests/test_failures.py.)"""
+callbacks and failures mid-run: tests/test_inputs_*.py, tests/run/test_failures.py.)"""
 import gc
 import os
 import signal
