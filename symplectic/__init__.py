@@ -17,8 +17,8 @@ from ._run._integrator import Integrator, State
 from ._model._registry import methods
 from ._model._system import System
 from ._run._trajectory import Trajectory, load
+from ._version import __version__
 
-__version__ = "0.1.0"
 
 
 def __getattr__(name):

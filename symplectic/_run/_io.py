@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import _engine, forces
+from .._version import __version__
 from .._model import _registry
 
 #: The ``format`` key of every trajectory file.
@@ -29,7 +30,7 @@ _PARAM = "system_param_"
 def save(traj, path, derived=True):
     """Write ``traj`` to ``path`` (see :meth:`Trajectory.save`)."""
     a = {"format": np.array(FORMAT), "format_version": np.array(FORMAT_VERSION, np.int64),
-         "symplectic_version": np.array(_version()), "method": np.array(traj.method),
+         "symplectic_version": np.array(__version__), "method": np.array(traj.method),
          "h": np.array(traj.h, np.float64),
          "t0": np.array(np.nan if traj.t0 is None else traj.t0, np.float64),
          "status": np.array(traj.status, np.int64), "message": np.array(str(traj.message)),
@@ -55,11 +56,6 @@ def save(traj, path, derived=True):
     a.update({k: v for k, v in kept.items() if k.startswith("force_")} if traj.force is None
              and kept else _force_arrays(traj.force, traj.system))
     np.savez(path, **{k: np.asarray(v) for k, v in a.items()})
-
-
-def _version():
-    from .. import __version__
-    return __version__
 
 
 def _kind(system):

@@ -41,7 +41,8 @@ TESTS = pathlib.Path(__file__).resolve().parents[1]
 #: module's layer is the layer of the folder it stands in.  (docs/architecture.md,
 #: "Layers", mirrors this table.)
 LAYERS = [
-    ("engine", ["_engine"]),             # the one importer of the C extension _core
+    ("engine", ["_engine", "_version"]), # the one importer of the C extension _core;
+                                         # the package's version
     ("model", [                          # what is integrated, and the checks of it
         "_model", "forces", "systems", "linear", "symbolic"]),
     ("run", [                            # runs and their results
@@ -71,8 +72,6 @@ LOOSE = {
 #: Imports that run up a layer, each made inside a function (never at module
 #: level) and each with its reason.  (importer, imported): reason.
 UPWARD = {
-    ("_run._io", "__init__"): "a saved file records symplectic.__version__, which the face "
-                              "defines; read when a file is written",
     ("_model._system", "__init__"): "System.from_sympy reaches symbolic through the face "
                                     "(symplectic.__getattr__), so that _system never "
                                     "imports symbolic (tests/model/test_symbolic.py::"
