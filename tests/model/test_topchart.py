@@ -1,4 +1,4 @@
-"""The ZXZ top's pre-run check (symplectic/_topchart.py): the nutation range
+"""The ZXZ top's pre-run check (symplectic/_model/_topchart.py): the nutation range
 it computes from (q0, p0) against exact.LagrangeTop's turning points and
 against the rigid-body reference (DOP853 at 1e-13, its extremes of theta
 located as the roots of d(axis_z)/dt), and its decisions on the edge cases:
