@@ -459,7 +459,7 @@ def scenarios():
         # the per-step hook (events, t_eval), the thinned C loop, the progress report
         import io
         import contextlib
-        from symplectic import _progress
+        from symplectic._run import _progress
         pend = sp.systems.pendulum()
 
         def g(t, q, p):

@@ -10,15 +10,15 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 (1001, 2)
 """
 from . import analysis, exact, forces, linear, papers, systems
-from ._errors import ConvergenceError, DerivativeError, StabilityWarning
-from ._ensemble import Ensemble, integrate_many
-from ._integrate import integrate, step
-from ._integrator import Integrator, State
-from ._registry import methods
-from ._system import System
-from ._trajectory import Trajectory, load
+from ._model._errors import ConvergenceError, DerivativeError, StabilityWarning
+from ._run._ensemble import Ensemble, integrate_many
+from ._run._integrate import integrate, step
+from ._run._integrator import Integrator, State
+from ._model._registry import methods
+from ._model._system import System
+from ._run._trajectory import Trajectory, load
+from ._version import __version__
 
-__version__ = "0.1.0"
 
 
 def __getattr__(name):

@@ -69,7 +69,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _factories():
-    from . import _registry, systems  # noqa: F401  (importing systems registers its factories)
+    from ._model import _registry
+    from . import systems  # noqa: F401  (importing systems registers its factories)
     return _registry.factories()
 
 

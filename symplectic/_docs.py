@@ -4,7 +4,7 @@ share, written once, and the method list written from the registry.
 A docstring names a shared description by a line holding only ``{{name}}``;
 :func:`fill` replaces that line by the description, indented as the line was.
 """
-from . import _registry
+from ._model import _registry
 
 
 def _method_list():

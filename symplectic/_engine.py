@@ -2,7 +2,7 @@
 
 No other module of the package imports ``_core``; they import this module,
 which hands on exactly the names of the binding that the package uses
-(tests/test_layering.py checks both: no other importer, and no name here that
+(tests/layout/test_layering.py checks both: no other importer, and no name here that
 the package does not use, none it uses that is not here).  What the binding
 has beyond these (``newton_system``, ``strerror``, the ``Work`` type) serves
 its tests and benchmarks, which import ``symplectic._core`` directly.

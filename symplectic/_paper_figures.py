@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from . import exact, papers, systems
-from ._integrate import integrate
+from ._run._integrate import integrate
 from ._paper_tables import (reduced_top, top_dp, top_errors, top_table3, top_table6_convergence,
                             write_csv)
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from . import exact, papers, systems
-from ._integrate import integrate
+from ._run._integrate import integrate
 
 
 def _note(notes, table, entry):

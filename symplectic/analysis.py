@@ -30,9 +30,10 @@ import time
 
 import numpy as np
 
-from . import _integrate, _stability, _validate
-from ._integrate import integrate, step
-from ._trajectory import Trajectory
+from ._run import _integrate, _stability
+from ._model import _validate
+from ._run._integrate import integrate, step
+from ._run._trajectory import Trajectory
 
 __all__ = ["energy_error", "energy_error_norm", "energy_balance", "EnergyBalance",
            "momentum_balance", "MomentumBalance", "cyclic_coordinates", "conserved_momenta",

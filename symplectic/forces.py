@@ -43,8 +43,9 @@ import inspect
 
 import numpy as np
 
-from . import _engine, _validate
-from ._addresses import _address_of, _data_address
+from . import _engine
+from ._model import _validate
+from ._model._addresses import _address_of, _data_address
 
 __all__ = ["Force", "linear_damping", "from_callable", "from_cfunc", "zero_order_hold",
            "builtin_terms"]

@@ -46,7 +46,7 @@ import warnings
 
 import numpy as np
 
-from . import _errors, _validate
+from ._model import _errors, _validate
 
 __all__ = ["propagator", "simpson_first_variant", "conserved_form",
            "quadratic_form", "energy", "frequencies", "stability_limit", "spectral_radius",

@@ -322,7 +322,7 @@ def run(out=None, quick=False, stream=None, progress=None, docs=None):
     import sys
     import time
 
-    from . import _progress
+    from ._run import _progress
     stream = stream or sys.stdout
     bar = None
     if progress is True or progress is False:

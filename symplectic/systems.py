@@ -9,15 +9,16 @@ Each C built-in (a row of ``csrc/sym_systems.c``) has its factory here,
 bearing its name and registered with ``@_registry.builtin``; a named
 configuration of a built-in is registered with ``@_registry.preset(name)``.
 The test suite requires a factory for every C built-in
-(:func:`symplectic._registry.missing_factories`) and an independently
-written Python twin of each in tests/test_registry.py.
+(:func:`symplectic._model._registry.missing_factories`) and an independently
+written Python twin of each in tests/model/test_registry.py.
 """
 import math
 
 import numpy as np
 
-from . import _registry, _topchart, _validate, forces
-from ._system import System
+from ._model import _registry, _topchart, _validate
+from . import forces
+from ._model._system import System
 
 __all__ = ["pendulum", "linear", "double_pendulum", "lagrange_top", "lagrange_top_quaternion",
            "pendulum_chain", "pendulum_cartesian", "spherical_pendulum_cartesian", "four_bar",
@@ -341,7 +342,7 @@ def lagrange_top_quaternion(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3[
     mostly the spin Omega3 = p_psi / I3 on a fast top), which the ZXZ form
     never has to resolve (psi is cyclic there).  The schemes keep their order
     once h Omega3 is below about 0.2 ... 0.4 rad (measured,
-    tests/test_quaternion_top.py): on TOP Table 3's top (Omega3 = 257 rad/s)
+    tests/model/test_quaternion_top.py): on TOP Table 3's top (Omega3 = 257 rad/s)
     only from N = 1280 steps per nutation period (h Omega3 = 0.37), not at
     the papers' N = 40 ... 320 (h Omega3 = 5.9 ... 0.74: Newton fails or the
     axis is off by up to 1.7 rad); on a top spinning at 20 rad/s whose axis

@@ -25,7 +25,7 @@ def full_run(tmp_path_factory):
     import matplotlib
     matplotlib.use("Agg")
     from symplectic import plot
-    from figcheck import axis_labels, legend_overlaps, legends
+    from support.figcheck import axis_labels, legend_overlaps, legends
 
     out_dir = tmp_path_factory.mktemp("results")
     figures = {}
@@ -82,7 +82,7 @@ def test_readme_states_the_number_of_files_written(full_run):
 
 
 def test_every_figure_axis_has_a_name_and_a_unit(full_run):
-    from figcheck import has_unit
+    from support.figcheck import has_unit
     figs = full_run["figures"]
     assert set(figs) == {f for f in full_run["files"] if f.endswith(".png")}
     for name, info in figs.items():

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from .._system import System
+from .._model._system import System
 from . import _forces
 from ._ccache import CompilerError
 from ._inputs import finite_value

@@ -8,6 +8,13 @@
 - ``clibs``: C callbacks compiled by fixtures that several test modules share.
 - ``forms_dp``: the double pendulum in the fast system forms (vectorised, combined, compiled).
 - ``top``: near-vertical states of the heavy top.
+- ``twins``: an independent Python twin of every built-in system (from the physics, not the C).
+- ``rigid_body_ref``: the heavy top as a rigid body, written from the physics (the tops' reference).
+- ``models_cart``: a 3-link pendulum on a cart, from ``symplectic.symbolic``.
+- ``unforced_cases``: the runs whose arrays tests/data/unforced_base.npz holds (and the script
+  that wrote it).
+- ``branch_check``: an independent continuation in h of a step's root (wrong-branch judge).
+- ``figcheck``: what a Matplotlib figure shows (axis labels and units, legends off the data).
 
 Test modules import from here, never from conftest.py (which holds only fixtures and hooks)
 nor from another test module.

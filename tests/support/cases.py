@@ -6,7 +6,7 @@ the systems are symplectic.System objects.
 import pytest
 
 import symplectic as sp
-from symplectic import _registry
+from symplectic._model import _registry
 from support import cbuild
 from support.forms_dp import compiled_system, dp_combined, dp_vectorized
 from support.models import L_DP, dp_callables
@@ -14,13 +14,13 @@ from support.models import L_DP, dp_callables
 
 # ---------------------------------------------------------------- registry-driven cases
 def method_cases():
-    """Every method of the registry (symplectic._registry.METHODS), in its order:
+    """Every method of the registry (symplectic._model._registry.METHODS), in its order:
     the parametrisation of the tests that must cover every method."""
     return list(_registry.METHODS)
 
 
 def builtin_cases():
-    """Every C built-in system of the registry (symplectic._registry.BUILTINS)."""
+    """Every C built-in system of the registry (symplectic._model._registry.BUILTINS)."""
     return list(_registry.BUILTINS)
 
 

@@ -1,0 +1,627 @@
+"""step and integrate, and the one place where the package runs the C core.
+
+Every run -- :func:`step`, :func:`integrate`, each member of
+:func:`symplectic.integrate_many`, the tangent map of
+:func:`symplectic.analysis.tangent_map` -- goes through the functions of the
+second half of this module: :func:`linear_stepper` decides whether a linear
+system takes its closed form (one-step matrices that the C core applies),
+:func:`run` and :func:`run_step` run the C core's one driver and return what
+it computed, failure included,
+:func:`convergence_error` turns a failure into the one ConvergenceError,
+:func:`make_trajectory` the arrays into a Trajectory.  Inputs are checked by
+:mod:`symplectic._model._validate` before any of this runs.
+"""
+import collections
+
+import numpy as np
+
+from .._model import _derivcheck, _validate
+from .. import _docs, _engine, forces, linear
+from . import _events, _progress, _stability
+from .._model._errors import ConvergenceError
+from ._trajectory import Counts, Trajectory
+
+__all__ = ["step", "integrate"]
+
+
+@_docs.fill
+def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
+         closed_form=True, check=True, force=None, force_jac=None, t=0.0, t_span=None,
+         branch_check="auto"):
+    """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
+
+    The states are bitwise those of row 1 of :func:`integrate` run for one
+    step from ``(q, p)`` at ``t0 = t`` with the same options.
+
+    Parameters
+    ----------
+    system : symplectic.System
+    q, p : array_like (n,)
+        Coordinates and canonical momenta p = M(q) qdot.
+    qdot : array_like (n,), optional
+        Velocities instead of ``p`` (exactly one of the two): p = M(q) qdot.
+    {{h}}
+    {{method}}
+    {{newton_tolerances}}
+    {{branch_check}}
+    {{closed_form}}
+    {{check}}
+    {{force}}
+        An array is one row (n,) or (1, n) here: the force held over this
+        step (a sampled controller calls ``step`` in a loop).
+    t : float
+        The time of ``(q, p)`` (default 0), for a time-dependent force.
+    t_span : tuple of two floats, optional
+        The step as a time span ``(t, t1)`` instead of ``h`` and ``t``: h = t1 - t (a
+        given h must agree to 1e-9 relative, a nonzero ``t`` must equal
+        t_span[0]).  The other words of :func:`integrate` (``t_eval``,
+        ``store_every``, ``events``, ``progress``) describe runs of many
+        steps; one step has its state at t + h only.
+
+    Returns
+    -------
+    q1, p1 : ndarray (n,)
+
+    Raises
+    ------
+    ConvergenceError
+        Newton failed, a value became non-finite, or M stopped being positive
+        definite within the step.
+    ValueError
+        M(q) is not symmetric positive definite at the given q (before the
+        step; the message names q, the eigenvalues and the callback or the
+        system's parameters).
+    DerivativeError
+        A supplied derivative disagrees with finite differences (first use only).
+    """
+    system = _validate.system(system)
+    spec = _validate.run_spec(method, h, 1, t, t_span, one_step=True, closed_form=closed_form,
+                              check=check, options=dict(rtol=rtol, max_iter=max_iter,
+                                                        branch_check=branch_check))
+    m, h = spec.method, spec.h
+    q = _validate.state("q", q, system.n)
+    p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
+    _validate.constrained_state(system, m, q, p, "q", "p", check)
+    f = forces._resolve(system, force, force_jac, None)
+    _derivcheck.ensure(system, q, check)
+    if system.builtin == "linear":      # (other systems: integrate warns, once per run)
+        _stability.warn(system, q, p, h, m)
+    closed = linear_stepper(system, m, h, closed_form and f is None)
+    q1, p1, failure = run_step(system, q, p, spec, closed, f)
+    if failure is not None:
+        raise convergence_error(m, h, failure, system=system)
+    return q1, p1
+
+
+@_docs.fill
+def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
+              t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
+              rtol=None, max_iter=None, predictor=True, newton="full", closed_form=True,
+              check=True, force=None, force_jac=None, branch_check="auto"):
+    """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
+    or over ``t_span``.
+
+    The steps are fixed (a variational integrator keeps its long-time
+    behaviour only at a constant step: docs/theory.md, *Why fixed steps*);
+    ``t_span``, ``t_eval``, ``store_every``, ``events`` and ``progress``
+    work around the fixed step, never change it.
+
+    Parameters
+    ----------
+    system : symplectic.System
+        A built-in system (:mod:`symplectic.systems`), a compiled C callback
+        (:meth:`System.from_cfunc`) or a SymPy Lagrangian compiled to C
+        (:meth:`System.from_sympy`) -- these run in C without the GIL -- or
+        one made of Python callables (:class:`System`,
+        :meth:`System.combined`, :meth:`System.vectorized`).
+    q0, p0 : array_like (n,)
+        Initial coordinates and canonical momenta p = M(q) qdot.
+    {{h}}
+        With ``t_span``: the largest step, adjusted down so that a whole
+        number of steps spans it (the step used is ``traj.h``).
+    n_steps : int
+        Number of steps (>= 0); the trajectory has n_steps + 1 points.
+        With ``t_span`` instead of h: h = (tf - t0) / n_steps.
+    {{method}}
+    qdot0 : array_like (n,), optional
+        Initial velocities instead of ``p0`` (exactly one of the two):
+        p0 = M(q0) qdot0.
+    t0 : float
+        Initial time (default 0; with ``t_span``, ``t_span[0]``: a nonzero
+        t0 must then equal it).
+    t_span : (t0, tf), optional
+        The interval to integrate, instead of ``n_steps``: n = ceil(|tf -
+        t0| / |h|) steps of h = (tf - t0) / n, so that the last time is tf
+        exactly.  Given with both h and n_steps, they must agree with it
+        (ValueError otherwise).  tf < t0 integrates backward (h < 0).
+    t_eval : array_like, optional
+        Return the states at these times instead of the step nodes: sorted
+        in the direction of integration, inside the interval.  q, qdot and
+        p come from each step's Hermite dense polynomial (p = M(q) qdot;
+        see :meth:`Trajectory.dense_state` for the orders); only these
+        states are kept.
+    store_every : int, optional
+        Keep every k-th step and the last one (memory for those rows only:
+        the C loop keeps nothing else); ``traj.newton_iterations`` then
+        sums the steps between rows.  Not with ``t_eval``.
+    events : callable or list of callables, optional
+        Functions g(t, q, p) -> float whose zeros are located (as in
+        scipy.integrate.solve_ivp): attribute ``terminal`` (True, or the
+        number of occurrences that stop the run) and ``direction`` (> 0:
+        only upward crossings, < 0: downward, 0: both).  Each is evaluated
+        once per step at the step's end; a sign change is located on the
+        step's dense polynomial by Brent's method to 1e-12 in t (4 ulp of t
+        beyond |t| = 1e3).  Results in ``traj.t_events``, ``q_events``,
+        ``p_events``; a terminal event ends the trajectory at the end of
+        the step that contains it (``status`` 1, the event state in the
+        ``*_events`` lists; ``t_eval`` times after it are dropped).
+    progress : bool
+        Show a progress bar with the rate and the time left (tqdm when
+        installed, else one line on stderr).  Off by default; it costs
+        nothing when off and under 2 % when on (+0.2 % by median on a
+        quiet machine, on the cheapest step there is:
+        benchmarks/RESULTS_progress.md).
+    {{newton_tolerances}}
+    predictor : bool
+        Start Newton from the extrapolated interpolating polynomial of the
+        previous step (default); False starts every step from a Taylor
+        predictor (slower, same result to the Newton tolerance).
+    {{newton}}
+    {{branch_check}}
+    {{closed_form}}
+    {{check}}
+    {{force}}
+
+    Returns
+    -------
+    Trajectory
+        with ``t``, ``q``, ``p``, ``qdot``, ``y``, ``q_mid`` (None, (N, n)
+        or (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
+        ``energy``, ``status``, ``message``, ``counts``, the ``work`` and
+        ``impulse`` of the forces, with events ``t_events``, ``q_events``,
+        ``p_events``, and for a constrained system ``multipliers``.
+
+    Raises
+    ------
+    ConvergenceError
+        If a step fails; ``err.trajectory`` holds the states computed so far
+        and the message names the step, the time and the residual.
+    ValueError
+        M(q0) is not symmetric positive definite (before the first step; the
+        message names q0, the eigenvalues and the callback or the system's
+        parameters).
+    DerivativeError
+        A supplied derivative disagrees with finite differences (first use
+        only; the message names the callback, the entry, both values and the
+        layout it looks like).
+    Exception from a callback or an event function, KeyboardInterrupt
+        Propagate unchanged, with a note naming the step and time, and the
+        steps completed before it in ``exc.trajectory``.
+    MemoryError
+        Before allocating, if the output arrays cannot fit in the available
+        memory.
+    """
+    system = _validate.system(system)
+    spec = _validate.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval,
+                              store_every=store_every, events=events, progress=progress,
+                              options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
+                                           predictor=predictor, branch_check=branch_check),
+                              closed_form=closed_form, check=check)
+    m, h, n_steps = spec.method, spec.h, spec.n_steps
+    q0 = _validate.state("q0", q0, system.n)
+    p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
+    _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+    f = forces._resolve(system, force, force_jac, n_steps)
+    _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
+                     f"integrate(n_steps={n_steps}) with n = {system.n}")
+    _derivcheck.ensure(system, q0, check)
+    if n_steps > 0:
+        _stability.warn(system, q0, p0, h, m)
+    closed = linear_stepper(system, m, h, closed_form and f is None)
+    return run_trajectory(system, q0, p0, spec, closed, f, f"integrate ({m.name})")
+
+
+def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, start=(0.0, None),
+                   t_start=None, advance=None):
+    """The Trajectory of a run by ``spec`` from validated inputs (integrate, an
+    Integrator's piece): its observer (events, output times), the progress bar
+    (labelled ``what``), the partial trajectory of an exception (in
+    ``exc.trajectory``), the ConvergenceError of a failed step.  ``kept``,
+    ``start`` as for :func:`run`; ``t_start`` the time of (q0, p0) (default
+    spec.t0); ``advance(r)`` (an Integrator's) is called with the Run of the
+    steps done -- also before a failure or an exception propagates."""
+    m, h, every = spec.method, spec.h, spec.every
+    outputs = force_outputs(force, spec.n_steps, system.n, every)
+    observer = observer_of(spec, system, q0, p0, force, t_start)
+    bar = _progress.bar(spec.progress, spec.n_steps, what)
+    try:
+        r = run(system, q0, p0, spec, closed, observer=observer,
+                report=bar.report if bar else None, force=force, outputs=outputs,
+                multipliers=spec.times is None, kept=kept, start=start)
+        if bar:
+            bar.report(r.done)
+    except BaseException as exc:
+        # a callback raised, or Ctrl-C: keep the steps completed before it
+        part = getattr(exc, "__dict__", {}).pop("_symplectic_partial", None)
+        if part is not None:
+            pr = _partial_run(part, outputs)
+            exc.trajectory = make_trajectory(system, m, h, pr, part[5], every=every,
+                                             observer=observer, force=force)
+            if advance is not None:
+                advance(pr)
+            ran_off = ran_off_error(exc, system, m, h, q0)
+            if ran_off is not None:
+                raise ran_off from exc
+        raise
+    finally:
+        if bar:
+            bar.close()
+    if advance is not None:
+        advance(r)
+    if spec.tf is not None and r.failure is None and not r.stopped and spec.n_steps > 0:
+        r.t[-1] = spec.tf                  # t0 + n h is tf to rounding: the span's end exactly
+    if r.failure is None:
+        return make_trajectory(system, m, h, r, every=every, observer=observer,
+                               h_req=spec.h_req, force=force)
+    raise convergence_error(m, h, r.failure, trajectory=make_trajectory(
+        system, m, h, r, r.done, every=every, observer=observer, force=force), system=system)
+
+
+# ---------------------------------------------------------------- running
+#: What one run computed: the arrays (t (N+1,), q, p (N+1, n), q_mid
+#: (N, n_mid, n) or None, iterations (N,)), the steps done, the failure
+#: (None, or a Failure), the rows filled, whether a hook stopped the run, its
+#: counts, with a force its accumulated work (N+1,) and impulse (N+1, n)
+#: (None without one), and for a constrained system the multipliers
+#: (rows - 1, s, m) at the nodes of the step ending at each stored row (or None).
+Run = collections.namedtuple(
+    "Run", "t q p q_mid iterations done failure rows stopped counts work impulse multipliers",
+    defaults=(None, False, None, None, None, None))
+
+#: A failed step, as the binding reports it: the C core's status (an int) and
+#: its text (sym_strerror; ``_engine.ECHART_REASON`` for the one failure
+#: found in Python: the pre-run check's refusal, whose reason the check
+#: completes); ``refused``: no step was
+#: taken, the system's pre-run check refused the initial state.
+Failure = collections.namedtuple(
+    "Failure", "status reason step t iterations residual residual_rel refused",
+    defaults=(False,))
+
+
+def linear_stepper(system, method, h, closed_form):
+    """The one decision about the closed form: for a ``systems.linear`` system,
+    when ``closed_form`` is true and the method has one (``"simpson"``,
+    ``"midpoint"``), the closed form's one-step matrices ``(h, D, A)``
+    (:func:`symplectic.linear.step_matrices`), which ``_engine.work(...,
+    linear=...)`` steps in the C driver; None for every other system, method
+    or choice."""
+    if system.builtin != "linear":
+        return None
+    M, K = system.params["M"], system.params["K"]
+    if not closed_form or method.name not in ("simpson", "midpoint"):
+        return None
+    return (h, *linear.step_matrices(M, K, h, method.name))
+
+
+def force_outputs(force, n_steps, n, every=1):
+    """The arrays a forced run fills with its work and impulse at its stored
+    rows (every ``every``-th step and the last), (None, None) without a
+    force."""
+    if force is None:
+        return None, None
+    rows = _stored_rows(n_steps, every)
+    return np.zeros(rows), np.zeros((rows, n))
+
+
+def observer_of(spec, system, q0, p0, force=None, t_start=None):
+    """The :class:`symplectic._run._events.Observer` of a run from (q0, p0) at
+    ``t_start`` (default spec.t0) -- its events and output times -- or None
+    when the spec asks for neither."""
+    if not spec.events and spec.times is None:
+        return None
+    t = spec.t0 if t_start is None else t_start
+    return _events.Observer(system, spec.method, t, spec.h, spec.n_steps, q0, p0, spec.events,
+                            spec.times, forced=force is not None)
+
+
+def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
+        force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None)):
+    """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
+    the method, h, n_steps, t0, Newton's options, the thinning ``every``):
+    the C core's run, on the closed form's workspace when ``closed`` is the
+    closed form from :func:`linear_stepper`.  A failed step is returned in ``Run.failure``; an
+    exception from a callback (or Ctrl-C, or ``cancel.is_set()``) propagates
+    with the partial arrays attached by the binding.  ``observer`` (an
+    :class:`symplectic._run._events.Observer`) is called after the steps it asks
+    for, ``report(steps_done)`` with the periodic Ctrl-C check.  The arrays
+    hold ``Run.rows`` valid rows.  ``force`` (a symplectic.forces.Force, or
+    None) rides along, its work and impulse at the stored rows going to
+    ``outputs`` (from :func:`force_outputs`; the C loop sums them over the
+    steps between the rows).  ``multipliers``: keep a constrained system's
+    multipliers (appended to the partial arrays of an exception too).  A
+    state the built-in's own pre-run check refuses (:func:`_refused`) at the
+    run's start (k0 = 0) returns a Run of the initial state alone.
+
+    ``kept``: a run kept across calls (``_engine.work``, :class:`symplectic.Integrator`)
+    that holds the system, method, options and force; the steps are steps
+    ``spec.k0 ..`` of its run from the origin ``spec.t0`` (node 0 at t0 + k0 h),
+    and ``start`` the force's accumulated (work, impulse) at node 0."""
+    h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
+    k0 = spec.k0
+    if k0 == 0:         # the built-in's pre-run check, at the run's start
+        refused = _refused(system, q0, p0, method, t0, force)
+        if refused is not None:
+            return refused
+    hook = observer.hook if observer is not None else None
+    if closed is not None and kept is None:     # the closed form's workspace, for this run
+        kept = _engine.work(system, q0, p0, method.name, linear=closed)
+    kw = {}
+    if store_every > 1:
+        kw["store_every"] = store_every
+    if hook is not None:
+        kw.update(hook=hook, hook_buf=observer.buf, hook_steps=observer.hook_steps)
+        if force is not None and observer.fbuf is not None:
+            kw["hook_force"] = observer.fbuf
+    if report is not None:
+        kw["report"] = report
+    work = impulse = None
+    if force is not None:
+        work, impulse = outputs if outputs is not None else force_outputs(
+            force, n_steps, system.n, store_every)
+        if kept is None:
+            kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
+        else:
+            kw.update(work=work, impulse=impulse, work0=start[0], impulse0=start[1])
+    lam = None
+    if multipliers and system.n_constraints:
+        rows_max = _stored_rows(n_steps, store_every)
+        lam = np.zeros((rows_max - 1, len(method.nodes), system.n_constraints))
+        kw["multipliers"] = lam
+    try:
+        if kept is None:
+            t, q, p, qm, iters, done, fail, extras = _engine.integrate(
+                system, q0, p0, h, n_steps, method.name, t0=t0, cancel=cancel,
+                **spec.options, **kw)
+        else:
+            t, q, p, qm, iters, done, fail, extras = kept.integrate(
+                q0, p0, h, n_steps, t0=t0, k0=k0, cancel=cancel, **kw)
+    except BaseException as exc:
+        part = getattr(exc, "__dict__", {}).get("_symplectic_partial")
+        if part is not None and lam is not None:
+            exc._symplectic_partial = tuple(part) + (lam,)
+        raise
+    rows, stopped, counts = extras
+    if rows < len(t):                      # stopped early: the rows filled
+        t, q, p, iters = t[:rows], q[:rows], p[:rows], iters[:rows - 1]
+        if qm is not None:
+            qm = qm[:rows - 1]
+        if work is not None:
+            work, impulse = work[:rows], impulse[:rows]
+    if lam is not None:
+        lam = lam[:rows - 1]
+    return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), rows,
+               bool(stopped), Counts(*counts), work, impulse, lam)
+
+
+#: Rows of a run that keeps every ``every``-th state and the last: the C
+#: core's sym_stored_rows, the one place that counts them.
+_stored_rows = _engine.stored_rows
+
+
+def _partial_run(part, outputs=(None, None)):
+    """The Run of the partial arrays an exception carries (py_integrate.c
+    attach_partial: t, q, p, q_mid, iters, done, (rows, stopped, counts)),
+    with the force's work and impulse arrays (``outputs``), and the
+    multipliers when :func:`run` appended them."""
+    t, q, p, qm, iters, done, (rows, stopped, counts), *lam = part
+    return Run(t, q, p, qm, iters, done, None, rows, bool(stopped), Counts(*counts), *outputs,
+               lam[0] if lam else None)
+
+
+def run_step(system, q, p, spec, closed=None, force=None):
+    """One step from validated inputs by ``spec`` (a one-step RunSpec: its t0
+    the step's time): (q1, p1, failure)."""
+    h, method, t = spec.h, spec.method, spec.t0
+    refused = _refused(system, q, p, method, t, force)      # the built-in's pre-run check
+    if refused is not None:
+        return q.copy(), p.copy(), refused.failure
+    if closed is not None:
+        q1, p1, _, status, iters, res, res_rel, _upd, reason = _engine.work(
+            system, q, p, method.name, linear=closed).step(q, p, h, t)
+    else:
+        kw = dict(spec.options)
+        if force is not None:
+            kw["force"] = force.spec(system.n)
+        if t != 0.0:
+            kw["t"] = t
+        q1, p1, _, status, iters, res, res_rel, _upd, reason = _engine.step(
+            system, q, p, h, method.name, **kw)
+    failure = None if status == 0 else Failure(status, reason, 0, t, iters, res, res_rel)
+    return q1, p1, failure
+
+
+def _refused(system, q0, p0, method, t0, force=None):
+    """The Run of a run that the system's own pre-run check
+    (:func:`symplectic._model._validate.chart`) refuses: no step done, the initial
+    state alone, a Failure at step 0 whose reason is the check's (status
+    SYM_ECHART, ``refused`` true); None when the check passes (or the system has none, or a
+    force -- ``force`` or the system's own damping -- drives the motion, which
+    the check's conserved quantities then do not describe)."""
+    reason = _validate.chart(system, q0, p0, force)
+    if reason is None:
+        return None
+    n = len(q0)
+    q_mid = np.empty((0, method.n_mid, n)) if method.n_mid > 0 else None
+    fail = Failure(_engine.ECHART, reason, 0, float(t0), 0, float("nan"), float("nan"), True)
+    return Run(t=np.array([float(t0)]), q=q0[None, :].copy(), p=p0[None, :].copy(),
+               q_mid=q_mid, iterations=np.zeros(0, dtype=np.intc), done=0, failure=fail,
+               rows=1, stopped=False, counts=Counts(0, 0, 0, 0))
+
+
+def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, force_jac=None,
+                 t=0.0):
+    """One step and its exact tangent map: (q1, p1, D), D = d(q1, p1)/d(q, p)
+    (2n, 2n) in (q, p) ordering (the implicit function theorem on the
+    discrete Euler-Lagrange equations, with the force's terms dF/dq, dF/dqdot
+    when there is one; the linearised stages for RK4).  ``force``,
+    ``force_jac`` and ``t`` as for :func:`step`; the system's own force
+    (``System.force``) is included.  Inputs are checked as :func:`step`
+    checks them; a failed step raises the binding's RuntimeError
+    ("step_tangent failed: <reason> (residual r)")."""
+    system = _validate.system(system)
+    spec = _validate.run_spec(method, h, 1, t, one_step=True, check=check)
+    m, h, t = spec.method, spec.h, spec.t0
+    q = _validate.state("q", q, system.n)
+    p = _validate.state("p", p, system.n)
+    _validate.start_mass(system, q, "q")
+    f = forces._resolve(system, force, force_jac, None)
+    _derivcheck.ensure(system, q, check)
+    if f is None:
+        return _engine.step_tangent(system, q, p, h, m.name)
+    return _engine.step_tangent(system, q, p, h, m.name, force=f.spec(system.n), t=t)
+
+
+# ---------------------------------------------------------------- results
+def convergence_error(method, h, failure, *, member=None, trajectory=None, system=None,
+                      state=None):
+    """The ConvergenceError of a failed step (``failure`` a :class:`Failure`),
+    for a run (with the trajectory up to the failing step), an ensemble member
+    or a single step.  ``state`` (q, p) is where the failing step started
+    (default: the trajectory's last row), for the stability estimate that
+    completes the reason of an unstable step (:func:`unstable_reason`)."""
+    who = method.name if member is None else f"{method.name} (ensemble member {member})"
+    f = failure
+    reason = f.reason
+    if f.status == _engine.ESINGULAR and getattr(system, "n_constraints", None):
+        # with constraints, the saddle-point matrix is singular when G(q) loses rank
+        reason += (" (this system has holonomic constraints: their Jacobian G(q) may have "
+                   "lost rank, a singular configuration)")
+    if state is None and trajectory is not None and len(trajectory.q):
+        state = (trajectory.q[-1], trajectory.p[-1])
+    if system is not None and state is not None:
+        reason = unstable_reason(system, method, h, f.status, reason, state,
+                                 None if trajectory is None else trajectory.q[0])
+    if f.refused:                  # by the system's pre-run check: no step taken
+        msg = f"{who} refused the initial state (t = {f.t:.17g}, h = {h:g}): {reason}"
+    else:
+        msg = (f"{who} failed at step {f.step} (t = {f.t:.17g}, h = {h:g}): {reason}; "
+               f"{f.iterations} Newton iterations, residual {f.residual:.3g} "
+               f"(relative {f.residual_rel:.3g})")
+    if trajectory is not None:
+        msg += f"; the trajectory up to t = {f.t:.17g} is in .trajectory"
+    return ConvergenceError(msg, step=f.step, t=f.t, residual=f.residual,
+                            iterations=f.iterations, reason=reason, trajectory=trajectory)
+
+
+def ran_off_error(exc, system, method, h, q0):
+    """A ConvergenceError ("unstable step size") for a callback's complaint
+    about a non-finite value at a state the integrator produced -- the run
+    had run off (or its step was beyond the stability limit) -- or None when
+    the complaint may be the system's own.  ``exc.trajectory`` holds the
+    steps before it."""
+    traj = getattr(exc, "trajectory", None)
+    if not isinstance(exc, ValueError) or traj is None or not len(traj.q):
+        return None
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if "returned a non-finite value" not in text:
+        return None
+    done = len(traj.t) - 1 if traj.store_every == 1 else traj.counts.steps
+    f = Failure(_engine.ENONFINITE, "the system was evaluated at a state the integrator "
+                "produced and gave a non-finite value there (that message is this error's "
+                "__cause__)", done, float(traj.t[-1]), 0, float("nan"), float("nan"))
+    err = convergence_error(method, h, f, trajectory=traj, system=system)
+    return err if err.reason.startswith("unstable step size") else None
+
+
+#: Beyond this factor over the initial |q| (and 1) a state has run off: values
+#: the integrator produced, not the system's.
+_RUN_OFF = 1e100
+
+
+def unstable_reason(system, method, h, status, reason, state, q0=None):
+    """The reason of a failed step, completed by the stability estimate at the
+    state (q, p) where it started (symplectic._run._stability): for the core's
+    "unstable step size" the step's omega_max h and h_max; a failure that
+    could not confirm the root, a non-finite value or Newton's divergence,
+    when the step is at or beyond the method's limit there or the state has
+    run off (|q| beyond 1e100 (1 + |q0|)), is named an unstable step size."""
+    q, p = (np.asarray(x, dtype=float) for x in state)
+    run_off = (q0 is not None and np.all(np.isfinite(q))
+               and np.max(np.abs(q)) > _RUN_OFF * (1.0 + np.max(np.abs(q0))))
+    est = None
+    if np.all(np.isfinite(q)) and np.all(np.isfinite(p)) and not run_off:
+        with np.errstate(all="ignore"):
+            try:
+                est = _stability.estimate(system, q, h, method, p)
+            except Exception:                # a callback that raises there: no estimate
+                est = None
+    words = _stability.describe(est, method.name, "at the step's start")
+    if status == _engine.EUNSTABLE:
+        return f"{reason}: {words}" if words else reason
+    beyond = est is not None and est.omega_h >= est.limit
+    if status in (_engine.EBRANCH, _engine.ENONFINITE, _engine.ENOCONV) and (beyond or run_off):
+        where = (words if words else
+                 f"the state ran off to |q| = {np.max(np.abs(q)):.3g}")
+        return f"unstable step size: {where} ({reason})"
+    return f"{reason}; {words}" if words and status == _engine.EBRANCH else reason
+
+
+def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, h_req=None,
+                    force=None):
+    """The Trajectory of a Run: all of it, or (``done``) the steps before a
+    failure or an exception (copies, so that the full arrays can go).  With
+    an observer: its events, and with ``t_eval`` its states as the rows."""
+    q_mid = r.q_mid
+    if q_mid is not None and q_mid.shape[1] == 1:
+        q_mid = q_mid[:, 0, :]                  # one internal node: (N, n)
+    partial = done is not None
+    rows = r.rows if r.rows is not None else (len(r.t) if done is None else done + 1)
+    if every == 1 and partial:
+        rows = done + 1
+    t, q, p, iters = r.t[:rows], r.q[:rows], r.p[:rows], r.iterations[:rows - 1]
+    lam = None if r.multipliers is None else r.multipliers[:rows - 1]
+    if q_mid is not None:
+        q_mid = q_mid[:rows - 1]
+    if partial:
+        t, q, p, iters = t.copy(), q.copy(), p.copy(), iters.copy()
+        q_mid = None if q_mid is None else q_mid.copy()
+        lam = None if lam is None else lam.copy()
+    events = qdot = None
+    store = every
+    if observer is not None:
+        if observer.events:
+            events = observer.events_found()
+        if observer.t_eval is not None:
+            t, q, p, qdot = observer.samples()
+            iters, q_mid, store, lam = None, None, None, None
+            if r.work is not None:             # the work and impulse at the t_eval times
+                sw, si = observer.force_samples()
+                r = r._replace(work=sw, impulse=si)
+                rows = len(t)
+    status, message = _status(r, partial, observer, h, h_req, method)
+    counts = r.counts if r.counts is not None else Counts(r.done, 0, 0, 0)
+    work = None if r.work is None else r.work[:rows]
+    impulse = None if r.impulse is None else r.impulse[:rows]
+    if partial and work is not None:
+        work, impulse = work.copy(), impulse.copy()
+    return Trajectory(system, method.name, h, t, q, p, q_mid, iters, status=status,
+                      message=message, counts=counts, store_every=store, events=events,
+                      qdot=qdot, work=work, impulse=impulse, force=force, multipliers=lam,
+                      t0=observer.t0 if observer is not None else None)
+
+
+def _status(r, partial, observer, h, h_req, method):
+    """(status, message) of a run."""
+    if partial:
+        f = r.failure
+        why = f.reason if f is not None else "interrupted (an exception)"
+        return -1, f"the steps before a failure at step {r.done}: {why}"
+    if r.stopped and observer is not None and observer.stop is not None:
+        i, te = observer.stop
+        name = getattr(observer.events[i].fn, "__name__", "event")
+        return 1, (f"stopped by terminal event {i} ({name}) at t = {te:.17g}, in the step "
+                   f"ending at t = {float(r.t[-1]):.17g}")
+    msg = f"completed: {r.done} {method.name} steps of h = {h:.17g}"
+    if h_req is not None and h != h_req:
+        msg += f" (adjusted from h = {h_req:.17g} so that whole steps span t_span)"
+    return 0, msg

@@ -1,0 +1,259 @@
+"""sp.Integrator: a run kept as an object.
+
+An :class:`Integrator` owns the C workspace of one run (``_engine.work``: the
+system, the method, its options, the force, the predictor history and the
+counts) and the current state.  Its :meth:`~Integrator.step` and
+:meth:`~Integrator.propagate` continue that one run: step k of it goes from
+t0 + k h, so that a run taken in pieces of any size gives bitwise the states
+of one :func:`symplectic.integrate` call from the same start (the predictor
+history carries over, a force sees the same times and step indices, and its
+accumulated work and impulse continue).  The pieces run through the same
+function as :func:`symplectic.integrate` (:func:`symplectic._run._integrate.run`).
+"""
+import collections
+import dataclasses
+
+import numpy as np
+
+from .._model import _derivcheck, _validate
+from .. import _engine, forces
+from . import _integrate, _stability
+from ._trajectory import Counts
+
+__all__ = ["Integrator", "State"]
+
+State = collections.namedtuple("State", "t q p")
+State.__doc__ = ("The state of an :class:`Integrator`: time t (s), coordinates q and canonical "
+                 "momenta p = M(q) qdot (copies).")
+
+def _held_rows(force):
+    """Rows of an array force (n_steps, n) given to an Integrator, else None
+    (a callable, a Force or None)."""
+    if force is None or callable(force) or isinstance(force, (forces.Force, str, bytes, dict)):
+        return None
+    return len(force) if np.ndim(force) == 2 else None
+
+
+class Integrator:
+    """One run of fixed step ``h`` kept as an object: step it, propagate it in
+    pieces, reset its state.
+
+    Parameters
+    ----------
+    system : symplectic.System
+    h : float
+        The step (nonzero; negative integrates backward).
+    q0, p0 : array_like (n,)
+        The initial state (coordinates, canonical momenta p = M(q) qdot).
+    method : str
+        A name of :func:`symplectic.methods` (default ``"simpson"``).
+    t0 : float
+        The time of ``(q0, p0)``, the run's origin: step k goes from
+        t0 + k h to t0 + (k+1) h.
+    qdot0 : array_like (n,), optional
+        Initial velocities instead of ``p0``.
+    force, force_jac :
+        As for :func:`symplectic.integrate`; an array force (rows, n) holds
+        row k over step k, so the run has at most ``rows`` steps.
+    check : bool
+        Check the system's derivatives once (as :func:`symplectic.integrate`).
+    closed_form : bool
+        A ``systems.linear`` system with simpson or midpoint takes its
+        closed form (as :func:`symplectic.integrate`).
+    **method_options :
+        Newton's options of an implicit method (``rtol``, ``max_iter``,
+        ``predictor``, ``newton``, ``branch_check``, as for
+        :func:`symplectic.integrate`); an explicit method (rk4) takes none,
+        and an unknown name is a TypeError.
+
+    Notes
+    -----
+    The state (:attr:`~symplectic.Integrator.state`,
+    :attr:`~symplectic.Integrator.t`, :attr:`~symplectic.Integrator.q`,
+    :attr:`~symplectic.Integrator.p`), the steps taken
+    (:attr:`~symplectic.Integrator.steps`) and the work so far
+    (:attr:`~symplectic.Integrator.counts`) are properties.
+
+    Examples
+    --------
+    >>> import symplectic as sp
+    >>> sys = sp.systems.double_pendulum()
+    >>> it = sp.Integrator(sys, 0.01, [1.0, 0.5], [0.0, 0.0])
+    >>> a = it.propagate(n_steps=300)          # 0 .. 3 s
+    >>> b = it.propagate(t_end=5.0)            # 3 .. 5 s, continuing the same run
+    >>> q1, p1 = it.step()                     # one more step
+    >>> full = sp.integrate(sys, [1.0, 0.5], [0.0, 0.0], 0.01, 501)
+    >>> bool((full.q[-1] == q1).all())
+    True
+    """
+
+    def __init__(self, system, h, q0=None, p0=None, *, method="simpson", t0=0.0, qdot0=None,
+                 force=None, force_jac=None, check=True, closed_form=True, **method_options):
+        system = _validate.system(system)
+        # the run's spec (its pieces' copies carry their own n_steps and output)
+        spec = _validate.run_spec(method, h, 0, t0, options=method_options,
+                                  closed_form=closed_form, check=check)
+        m, self._h, self._t0 = spec.method, spec.h, spec.t0
+        q0 = _validate.state("q0", _validate.required("q0", q0), system.n)
+        p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
+        _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+        f = forces._resolve(system, force, force_jac, _held_rows(force))
+        _derivcheck.ensure(system, q0, check)
+        _stability.warn(system, q0, p0, self._h, m)
+        self.system, self.method, self.force = system, m.name, f
+        self._m, self._check, self._spec = m, check, spec
+        self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
+        self._closed = _integrate.linear_stepper(system, m, self._h, closed_form and f is None)
+        if self._closed is not None:     # the closed form's workspace (no Newton, no force)
+            self._kept = _engine.work(system, q0, p0, m.name, linear=self._closed)
+        else:
+            fspec = f.spec(system.n) if f is not None else None
+            self._kept = _engine.work(system, q0, p0, m.name, force=fspec, **spec.options)
+        self._set(q0, p0)
+
+    # ------------------------------------------------------------ state
+    def _set(self, q, p):
+        """A run's start: (q, p) at its origin, no step taken, no work done."""
+        self._q, self._p, self._k = q, p, 0
+        self._work0 = 0.0
+        self._impulse0 = np.zeros(self.system.n) if self.force is not None else None
+
+    def _time(self, k):
+        # the C driver's node time t0 + k h (sym_node_time), the same rounding
+        return _engine.node_time(self._t0, k, self._h)
+
+    @property
+    def h(self):
+        """The step."""
+        return self._h
+
+    @property
+    def t(self):
+        """The time now: t0 + steps * h."""
+        return self._time(self._k)
+
+    @property
+    def q(self):
+        """The coordinates now (a copy)."""
+        return self._q.copy()
+
+    @property
+    def p(self):
+        """The canonical momenta now, p = M(q) qdot (a copy)."""
+        return self._p.copy()
+
+    @property
+    def state(self):
+        """(t, q, p) now, as a :class:`State` of copies."""
+        return State(self.t, self._q.copy(), self._p.copy())
+
+    @property
+    def steps(self):
+        """Steps taken since the origin or the last :meth:`reset`."""
+        return self._k
+
+    @property
+    def counts(self):
+        """The work of all steps so far (:class:`symplectic.Trajectory` ``counts``)."""
+        return Counts(*self._kept.counts())
+
+    def reset(self, q, p=None, t=None, *, qdot=None):
+        """Start again from ``(q, p)`` (or ``qdot``) at time ``t`` (default: the
+        time now), a new origin: the predictor history is forgotten and the
+        step count starts at 0; a force's accumulated work and impulse start
+        at 0; an array force starts again at its row 0.  The counts go on."""
+        system, m = self.system, self._m
+        q = _validate.state("q", q, system.n)
+        p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot", "q")
+        _validate.constrained_state(system, m, q, p, "q", "p", self._check)
+        t0 = self.t if t is None else _validate.real("t", t)
+        self._kept.reset()
+        self._t0 = t0
+        self._set(q, p)
+
+    # ------------------------------------------------------------ running
+    def _need_rows(self, n_steps):
+        if self._hold_rows is not None and self._k + n_steps > self._hold_rows:
+            raise ValueError(f"force: the held force array has {self._hold_rows} rows (one per "
+                             f"step), but steps {self._k} .. {self._k + n_steps - 1} were asked "
+                             f"for")
+
+    def _advance(self, r):
+        """Move the state to the last row of the Run r (r.done steps later)."""
+        rows = r.rows if r.rows is not None else len(r.t)
+        if r.done == 0:
+            return
+        work = r.work[rows - 1] if r.work is not None else 0.0
+        impulse = r.impulse[rows - 1].copy() if r.impulse is not None else None
+        self._q, self._p = r.q[rows - 1].copy(), r.p[rows - 1].copy()
+        self._k += r.done
+        self._work0, self._impulse0 = work, impulse
+
+    def step(self):
+        """Take one step: returns ``(q1, p1)`` (copies) and moves the state there.
+
+        Raises ConvergenceError (the state stays) as :func:`symplectic.step`."""
+        self._need_rows(1)
+        if self.force is None and self._k > 0:
+            # the lean path of an unforced run after its start (the pre-run check is the
+            # start's): the same driver for one step, no Run, no Trajectory
+            _, q, p, _, _, _, fail, _ = self._kept.integrate(
+                self._q, self._p, self._h, 1, t0=self._t0, k0=self._k)
+            if fail is None:
+                self._q, self._p, self._k = q[1], p[1], self._k + 1
+                return q[1].copy(), p[1].copy()
+            raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
+                                               system=self.system, state=(self._q, self._p))
+        spec = dataclasses.replace(self._spec, n_steps=1, k0=self._k)
+        r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=self.force,
+                           kept=self._kept, start=(self._work0, self._impulse0))
+        if r.failure is not None:
+            raise _integrate.convergence_error(self._m, self._h, r.failure, system=self.system,
+                                               state=(self._q, self._p))
+        self._advance(r)
+        return self._q.copy(), self._p.copy()
+
+    def propagate(self, n_steps=None, *, t_end=None, t_eval=None, store_every=None,
+                  events=None, progress=False):
+        """Continue the run: ``n_steps`` steps, or the fewest whole steps that
+        reach ``t_end``; returns the :class:`symplectic.Trajectory` of this
+        piece (its first row the state before it) and moves the state to its
+        end.
+
+        ``t_eval``, ``store_every``, ``events`` and ``progress`` as for
+        :func:`symplectic.integrate`, on this piece.  The step never changes:
+        with ``t_end`` off the grid t0 + k h the piece ends up to one step
+        beyond it (``t_eval=[t_end]`` gives the state at t_end itself).
+
+        Raises ConvergenceError with the piece up to the failing step in
+        ``.trajectory``; the state moves to the last completed step.
+        """
+        if (n_steps is None) == (t_end is None):
+            raise TypeError("give n_steps or t_end (exactly one)")
+        t_start = self.t
+        if n_steps is not None:
+            n_steps = _validate.step_count(n_steps)
+        else:
+            t_end = _validate.real("t_end", t_end)
+            span = (t_end - t_start) / self._h
+            if span < -1e-9:
+                raise ValueError(f"t_end = {t_end!r} is behind the state (t = {t_start!r}, "
+                                 f"h = {self._h!r})")
+            n_steps = max(0, int(np.ceil(span - 1e-9 * max(1.0, abs(span)))))
+        self._need_rows(n_steps)
+        system, m, h, f = self.system, self._m, self._h, self.force
+        # this piece's output, checked as integrate checks it, on the run's origin
+        piece = _validate.run_spec(m.name, h, n_steps, t_start, t_eval=t_eval,
+                                   store_every=store_every, events=events, progress=progress)
+        spec = dataclasses.replace(piece, t0=self._t0, k0=self._k, options=self._spec.options,
+                                   closed_form=self._spec.closed_form)
+        _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
+                         f"propagate(n_steps={n_steps}) with n = {system.n}")
+        return _integrate.run_trajectory(system, self._q, self._p, spec, self._closed, f,
+                                         f"propagate ({m.name})", kept=self._kept,
+                                         start=(self._work0, self._impulse0), t_start=t_start,
+                                         advance=self._advance)
+
+    def __repr__(self):
+        return (f"<symplectic.Integrator {self.method} h={self._h!r} t={self.t!r} "
+                f"steps={self._k} n={self.system.n}>")

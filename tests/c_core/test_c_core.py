@@ -1,0 +1,200 @@
+"""The C core on its own, driven by its registries.
+
+tests/c/test_schemes.c is compiled with csrc/sym_*.c (no Python binding) by the system's C
+compiler and run; it integrates every built-in system with every method of the registry
+(sym_method_at / sym_builtin_at, so a new row is picked up without a change to any test) and
+prints fitted convergence orders against exact solutions (the pendulum over one period, its
+energy, the linear oscillator's modal solution) and self-convergence orders for each built-in's
+example, and the allocator calls made inside sym_step (malloc/calloc/realloc/free wrapped at
+link time) for the n-link chain up to n = 300, where every implicit method's Newton system is
+larger than 512 (the blocked LU; n = 513 for the 2-node schemes). Skipped without a C compiler or without csrc/ next to the
+tests (a run against an installed package).
+"""
+import math
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from support.cbuild import compiler_or_skip
+
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+CSRC = TESTS.parent / "csrc"
+PROGRAM = TESTS / "c" / "test_schemes.c"
+FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wpedantic"]
+WRAP = ["-DSYM_COUNT_ALLOC", "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"]
+KINDS_EXACT = ("pendulum", "energy", "linear")
+
+# compiles the C sources on its own (independent of the installed package and
+# of NumPy): the README's run covers it; .ci/run's run of the installed wheel (NumPy 1.24)
+# and the sanitizer run leave it out
+pytestmark = pytest.mark.cbuild
+
+
+def tolerance(order):
+    """How far a fitted order may be from the registered one: 0.25, or 6 % for orders above 4
+    (the asymptotic range above rounding narrows as the order grows)."""
+    return max(0.25, 0.06 * order)
+
+
+def compiler():
+    cc = compiler_or_skip()
+    if not (CSRC / "symplectic.h").is_file() or not PROGRAM.is_file():
+        pytest.skip("the C sources are not next to the tests (installed-package run)")
+    return cc
+
+
+def build_and_run(csrc, tmp):
+    """Compile test_schemes.c with csrc/sym_*.c; returns (parsed output, compiler messages,
+    whether allocations are counted)."""
+    cc = compiler()
+    exe = tmp / "test_schemes"
+    cmd = [cc, *FLAGS, f"-I{csrc}", str(PROGRAM), *sorted(map(str, csrc.glob("sym_*.c"))),
+           "-o", str(exe), "-lm"]
+    res = subprocess.run(cmd + WRAP, capture_output=True, text=True)
+    counting = res.returncode == 0
+    if not counting:   # a linker without --wrap (not GNU ld / lld): no allocation counts
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines and lines[-1] == "done", out.stdout[-2000:]
+    assert not [ln for ln in lines if ln.startswith("error")], out.stdout
+    parsed = {}
+    for ln in lines:
+        word, *rest = ln.split()
+        parsed.setdefault(word, []).append(rest)
+    return parsed, res.stderr, counting
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory):
+    return build_and_run(CSRC, tmp_path_factory.mktemp("c_core"))
+
+
+def methods(parsed):
+    return {m[0]: dict(order=int(m[1]), symplectic=int(m[2]), s=int(m[3]), n_mid=int(m[4]),
+                       unknowns=int(m[5])) for m in parsed["method"]}
+
+
+def orders(parsed):
+    return {(kind, m, system): (int(reg), float(fit), int(pts))
+            for kind, m, system, reg, fit, pts in parsed["order"]}
+
+
+def test_core_compiles_without_warnings(core):
+    _, messages, _ = core
+    assert "warning" not in messages, messages
+
+
+def test_registries_match_the_binding(core):
+    sp = pytest.importorskip("symplectic")
+    parsed, _, _ = core
+    assert list(methods(parsed)) == [m[0] for m in sp._core.methods()]
+    assert [b[0] for b in parsed["builtin"]] == list(sp.systems.available())
+    for name, m in methods(parsed).items():
+        implicit = m["unknowns"] > 0   # Newton on (s - 1) n unknowns; rk4: none
+        assert m["n_mid"] == (m["s"] - 2 if implicit else 0), name
+        assert m["unknowns"] == (m["s"] - 1 if implicit else 0), name
+
+
+def test_every_method_on_every_problem(core):
+    parsed, _, _ = core
+    got = orders(parsed)
+    refused = {(m, system): int(st) for m, system, st in parsed.get("refused", [])}
+    constrained = {b[0] for b in parsed["builtin"] if int(b[2]) > 0}
+    builtins = [b[0] for b in parsed["builtin"]]
+    for name in methods(parsed):
+        for kind in KINDS_EXACT:
+            assert (kind, name, "pendulum" if kind != "linear" else "linear") in got
+        for system in builtins:
+            # a method without constraint support refuses a constrained system
+            # (SYM_ENOTCONSTRAINED = -13); every other pair has its order
+            assert ("self", name, system) in got or refused.get((name, system)) == -13
+    assert all(system in constrained and not methods(parsed)[m]["symplectic"]
+               for m, system in refused), refused
+
+
+def test_fitted_orders_equal_the_registered_orders(core):
+    parsed, _, _ = core
+    bad = {key: v for key, v in orders(parsed).items()
+           if not (v[2] >= 3 and math.isfinite(v[1]) and abs(v[1] - v[0]) <= tolerance(v[0]))}
+    assert not bad, bad
+
+
+def test_energy_function_is_the_written_out_energy(core):
+    parsed, _, _ = core
+    (system, diff), = parsed["energy_fn"]
+    assert float(diff) <= 1e-15
+
+
+def test_no_allocation_inside_a_step(core):
+    parsed, _, counting = core
+    if not counting:
+        pytest.skip("the linker cannot wrap malloc (no --wrap): allocations not counted")
+    ms = methods(parsed)
+    seen = {}
+    for name, n, newton, work, steps, nsteps, iters in parsed["alloc"]:
+        n, work, steps, nsteps, iters = map(int, (n, work, steps, nsteps, iters))
+        assert steps == 0, (name, n, newton, steps)          # nothing allocated by sym_step
+        assert work == 1, (name, n, newton, work)            # one block per workspace
+        assert nsteps >= 2 and (iters >= nsteps if ms[name]["unknowns"] else iters == 0)
+        seen.setdefault(name, set()).add((n, newton))
+    for name, m in ms.items():
+        sizes = {n for n, _ in seen[name]}
+        assert {(n, nw) for n in sizes for nw in ("full", "chord", "step")} == seen[name]
+        assert min(sizes) == 1 and max(sizes) >= 300
+        if m["unknowns"]:   # the blocked LU with Newton systems beyond 512 unknowns
+            assert m["unknowns"] * max(sizes) > 512
+
+
+# A 6-node Lobatto row (order 10) and a second pendulum row, written into a copy of the
+# sources as the recipes say (one row each): the registry-driven test must pick both up.
+def lobatto6_row():
+    r7 = math.sqrt(7.0)
+    x = [-1.0, -math.sqrt(1 / 3 + 2 * r7 / 21), -math.sqrt(1 / 3 - 2 * r7 / 21)]
+    x += [-v for v in reversed(x)]
+    w = [1 / 15, (14 - r7) / 30, (14 + r7) / 30]
+    w += list(reversed(w))
+    c = ", ".join(repr((1 + v) / 2) for v in x)
+    b = ", ".join(repr(v / 2) for v in w)
+    return ('    {"lobatto6", "6-node Lobatto (test row)", 10, 1, 4,\n'
+            f'     &(const sym_galerkin_table){{6, 6, {{{c}}}, {{{c}}}, {{{b}}}}}, 0,\n'
+            '     &sym_galerkin_ops, 0.0},\n')
+
+
+BUILTIN_ROW = ('    {"pendulum_again", "the pendulum once more (test row)", "m, omega", sym_sys_pendulum,\n'
+               '     EXAMPLE(1, pendulum_ex, pendulum_q0, pendulum_p0)},\n')
+
+
+def test_new_rows_are_picked_up(tmp_path):
+    compiler()
+    src = tmp_path / "csrc"
+    src.mkdir()
+    for f in list(CSRC.glob("sym_*.[ch]")) + [CSRC / "symplectic.h"]:
+        shutil.copy(f, src)
+    for name, marker, row in (("sym_methods.c", "static const sym_method registry[] = {\n",
+                               lobatto6_row()),
+                              ("sym_systems.c", "static const sym_builtin builtins[] = {\n",
+                               BUILTIN_ROW)):
+        text = (src / name).read_text()
+        assert text.count(marker) == 1, (name, marker)
+        (src / name).write_text(text.replace(marker, marker + row))
+    parsed, messages, counting = build_and_run(src, tmp_path)
+    assert "warning" not in messages, messages
+    assert methods(parsed)["lobatto6"] == dict(order=10, symplectic=1, s=6, n_mid=4, unknowns=5)
+    assert "pendulum_again" in [b[0] for b in parsed["builtin"]]
+    got = orders(parsed)
+    for kind in KINDS_EXACT:
+        reg, fit, pts = got[(kind, "lobatto6", "pendulum" if kind != "linear" else "linear")]
+        assert pts >= 3 and abs(fit - 10) <= tolerance(10), (kind, fit)
+    for system in [b[0] for b in parsed["builtin"]]:
+        assert math.isfinite(got[("self", "lobatto6", system)][1])
+        reg, fit, pts = got[("self", "simpson", system)]
+        if system == "pendulum_again":
+            assert pts >= 3 and abs(fit - 4) <= tolerance(4)
+    if counting:
+        rows = [a for a in parsed["alloc"] if a[0] == "lobatto6"]
+        assert rows and all(int(a[4]) == 0 and int(a[3]) == 1 for a in rows)
