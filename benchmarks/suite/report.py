@@ -302,11 +302,12 @@ def section6(cfg, ens):
 
 
 def section7(cfg, small):
-    out = []
-    for name, title in (("pendulum", "Pendulum (FVCA): q(0) = π/2, p(0) = 0, ω = 2π, T = 100 s"),
-                        ("lagrange_top", "Lagrange top (TOP Table 3), T = 10 nutation periods")):
+    out = ["## 7. Pendulum and Lagrange top: work-precision\n"]
+    for k, (name, title) in enumerate((("pendulum", "Pendulum (FVCA): q(0) = π/2, p(0) = 0, ω = 2π, T = 100 s"),
+                                       ("lagrange_top", "Lagrange top (TOP Table 3), T = 10 nutation periods")),
+                                      1):
         res = small[name]
-        out += [f"## 7. {title}\n",
+        out += [f"### 7.{k} {title}\n",
                 f"Reference for the final-state error: {res['problem'].ref_note}. Search cap "
                 f"{cfg['small_cap']:g} s per run.\n", wp_table(res), ""]
         line = [f"e_H ≤ {t:.0e}: DOP853 / Simpson {fmt_x(ratio(res['rows'], 'simpson', 'DOP853', t))}, "
@@ -322,10 +323,18 @@ def files(rel):
             "work_precision.png, long_horizon.png.\n"]
 
 
+def _took(parts, seconds):
+    """A section's paragraphs with its run time after the heading."""
+    return parts[:1] + [f"Run time of this section: {seconds:.0f} s.\n"] + parts[1:]
+
+
 def classic_report(cfg, info, meta, R, rel, pngs):
-    """The Markdown of sections 1-7 (R: the results of the classic sections by name)."""
+    """The Markdown of sections 1-7 (R: the results of the classic sections by name, R["seconds"]: the
+    run time of each)."""
+    s = R["seconds"]
     parts = header(cfg, info, meta) + targets(cfg, R)
-    parts += section1(cfg, R["dp"], rel, pngs) + section2(cfg, R["perstep"])
-    parts += section3(cfg, R["horizon"], rel, pngs) + section4(cfg, R["forms"]) + section5(cfg, R["chain"])
-    parts += section6(cfg, R["ens"]) + section7(cfg, R["small"]) + files(rel)
+    parts += _took(section1(cfg, R["dp"], rel, pngs), s["dp"]) + _took(section2(cfg, R["perstep"]), s["perstep"])
+    parts += _took(section3(cfg, R["horizon"], rel, pngs), s["horizon"])
+    parts += _took(section4(cfg, R["forms"]), s["forms"]) + _took(section5(cfg, R["chain"]), s["chain"])
+    parts += _took(section6(cfg, R["ens"]), s["ens"]) + _took(section7(cfg, R["small"]), s["small"]) + files(rel)
     return "\n".join(parts) + "\n"
