@@ -225,7 +225,7 @@ def main(argv=None):
     say(f"machine: {info['model']}, {info['cpus']} CPUs; {meta['date']}; out: {out}")
     tmp = tempfile.mkdtemp(prefix="symplectic-bench-")
     try:
-        ctx = context(tmp)
+        ctx = dict(context(tmp), out=out)
         if "classic" in keys:
             finish_classic(cfg, info, dict(meta), meter, run_classic(cfg, ctx), out, md)
         run_peers(keys, cfg, ctx, out, md, info, meta)

@@ -63,8 +63,8 @@ FULL = dict(
     top_quick=False, top_rounds=5,
     closed_rounds=7, closed_steps=(100, 100_000),
     deriv_rounds=21, deriv_steps=1000,
-    plaus_quick=False,
-    branch_quick=False, branch_rounds=9,
+    plaus_quick=True, plaus_thin=1,      # the shorter lists of the former plausibility.py --quick
+    branch_quick=False, branch_rounds=15,
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -90,6 +90,6 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     top_quick=True, top_rounds=2,
     closed_rounds=3, closed_steps=(100, 10_000),
     deriv_rounds=3, deriv_steps=1000,
-    plaus_quick=True,
+    plaus_quick=True, plaus_thin=6,
     branch_quick=True, branch_rounds=3,
 )

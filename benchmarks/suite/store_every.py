@@ -1,29 +1,18 @@
-"""What store_every=k costs in memory: the process's peak resident size, measured.
+"""Section 16: what store_every=k costs in memory: the process's peak resident size, measured.
 
-    python benchmarks/bench_store_every.py [--steps N] [--out FILE]
-
-Each run is a fresh Python process (so that one run's peak does not hide the
-next's) that imports symplectic, integrates the built-in pendulum (Simpson,
-h = 1e-3, q0 = 1 rad, n = 1) for N = 10^7 steps with ``store_every=k`` and
-reports its peak resident set size (``resource.getrusage(...).ru_maxrss``)
-and the peak of the memory traced by ``tracemalloc`` (the NumPy arrays).  A
-run of 0 steps gives the baseline of the interpreter and the imports.  The
-expected size of the kept arrays is written next to each measurement:
-t, q, p (8 bytes each per row, n = 1), the Newton iterations (4 bytes per
-row, the sums between rows), and with k = 1 Simpson's q_mid (8 bytes per
-step).
-
-Writes a Markdown report (default benchmarks/RESULTS_store_every.md).
+Each run is a fresh Python process (so that one run's peak does not hide the next's) that imports
+symplectic, integrates the built-in pendulum (Simpson, h = 1e-3, q0 = 1 rad, n = 1) for N steps
+with ``store_every=k`` and reports its peak resident set size (``resource.getrusage(...).ru_maxrss``)
+and the peak of the memory traced by ``tracemalloc`` (the NumPy arrays).  A run of 0 steps gives
+the baseline of the interpreter and the imports.  The expected size of the kept arrays is written
+next to each measurement: t, q, p (8 bytes each per row, n = 1), the Newton iterations (4 bytes per
+row, the sums between rows), and with k = 1 Simpson's q_mid (8 bytes per step).
 """
-import argparse
-import datetime
 import json
-import os
-import platform
 import subprocess
 import sys
 
-import numpy as np
+from .common import md_table
 
 CHILD = r"""
 import json, resource, sys, tracemalloc
@@ -53,53 +42,26 @@ def expected_bytes(n_steps, k):
     return rows, b
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=10 ** 7)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__),
-                                                  "RESULTS_store_every.md"))
-    args = ap.parse_args(argv)
-    N = args.steps
+def run_section(cfg, ctx):
+    N = cfg["store_steps"]
     base = child(0, None)
-    lines = [
-        "# store_every: memory of a thinned run, measured",
-        "",
-        f"`python benchmarks/bench_store_every.py --steps {N}` on {datetime.date.today()}: "
-        f"{platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}, NumPy {np.__version__}. Each row is a fresh "
-        "process; peak RSS is `ru_maxrss`, the baseline (0 steps: interpreter + imports) "
-        f"is {base['maxrss_kib'] / 1024:.1f} MiB.",
-        "",
-        f"Built-in pendulum (n = 1), Simpson, h = 1e-3, {N:.0e} steps:",
-        "",
-        "| store_every | rows kept | arrays expected MB | tracemalloc peak MB "
-        "| peak RSS − baseline MB |",
-        "|---|---|---|---|---|",
-    ]
-    results = {}
+    rows, res = [], {}
     for k in (1000, 100, 10, 1):
         r = child(N, k)
-        rows, exp = expected_bytes(N, k)
-        assert r["rows"] == rows, (r, rows)
+        kept, exp = expected_bytes(N, k)
+        if r["rows"] != kept:
+            raise RuntimeError(f"store_every={k}: {r['rows']} rows kept, {kept} expected")
         rss = (r["maxrss_kib"] - base["maxrss_kib"]) * 1024
-        results[k] = (rows, exp, r["traced"], rss)
-        lines.append(f"| {k} | {rows} | {exp / 1e6:.1f} | {r['traced'] / 1e6:.1f} "
-                     f"| {rss / 1e6:.1f} |")
-        print(lines[-1], flush=True)
-    r10, r1 = results.get(10), results.get(1)
-    lines += [
-        "",
-        f"store_every=10 keeps {r10[0]} states ({N // 10:.0e} + 1): its peak RSS above the "
-        f"baseline is {r10[3] / 1e6:.1f} MB against {r10[1] / 1e6:.1f} MB of kept arrays, "
-        f"and {r1[3] / r10[3]:.1f} times less than every step's {r1[3] / 1e6:.1f} MB. The C "
-        "loop writes only the kept rows: nothing proportional to the number of steps is "
-        "allocated. (tests/test_timespans.py checks the tracemalloc peak of the same "
-        "10^7-step run against the kept arrays' size.)",
-    ]
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-    print("wrote", args.out)
-
-
-if __name__ == "__main__":
-    main()
+        res[k] = (kept, exp, rss)
+        rows.append([k, kept, f"{exp / 1e6:.1f}", f"{r['traced'] / 1e6:.1f}", f"{rss / 1e6:.1f}"])
+    r10, r1 = res[10], res[1]
+    return "\n".join([
+        f"Built-in pendulum (n = 1), Simpson, h = 1e-3, {N:.0e} steps. Each row is a fresh process; peak RSS is "
+        f"`ru_maxrss`, the baseline (0 steps: interpreter + imports) is {base['maxrss_kib'] / 1024:.1f} MiB.\n",
+        md_table(["store_every", "rows kept", "arrays expected MB", "tracemalloc peak MB",
+                  "peak RSS − baseline MB"], rows),
+        f"\nstore_every=10 keeps {r10[0]} states: its peak RSS above the baseline is {r10[2] / 1e6:.1f} MB against "
+        f"{r10[1] / 1e6:.1f} MB of kept arrays, and {r1[2] / max(r10[2], 1):.1f} times less than every step's "
+        f"{r1[2] / 1e6:.1f} MB. The C loop writes only the kept rows: nothing proportional to the number of "
+        "steps is allocated (tests/test_timespans.py checks the tracemalloc peak of a 10^7-step run against "
+        "the kept arrays' size)."]) + "\n"
