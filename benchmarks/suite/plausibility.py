@@ -374,7 +374,7 @@ def summary(rows, trial, gen, fal, gain):
             [f"roots reached by continuation in h ({len(gen)} sampled large-h step equations)",
              f"max {max(d['GW'] for *_, d in gen):.3g}"],
             ["the trial's first non-genuine steps (midpoint, cart, h = 0.2 / 0.3)",
-             " / ".join(f"{x:.3g}" for x in trial_gw) or "–"],
+             " / ".join(f"{x:.3g}" for x in trial_gw) or "none: the build measured stops those runs first"],
             [f"{len(fal)} false roots of sampled step equations (Newton from scattered starts)",
              f"percentiles 1/10/50 %: {_pct(fal_gw)}"]]
     out = [md_table(["population", "GW"], body)]
