@@ -1,6 +1,6 @@
 """A/B timing of the n-link chain (and the double pendulum) between two revisions of the C core, in one run.
 
-    python benchmarks/ab_chain.py OLD_REV [NEW_REV] [--rounds 9] [--out benchmarks/RESULTS_chain_ab.md]
+    python benchmarks/ab_chain.py OLD_REV [NEW_REV] [--rounds 9] [--out FILE]
 
 Builds each revision (``git worktree`` in a temporary directory, ``setup.py build_ext
 --inplace``), then times ``sp.integrate(pendulum_chain(n), ...)`` (Simpson, h = 0.01, the
@@ -10,6 +10,8 @@ median and min–max of the per-round best-of-3 wall times per step and the rati
 checks that both revisions give bitwise the same trajectory. NEW_REV defaults to the working
 tree. The double-pendulum per-step cost (h = 0.01, Simpson and lobatto5) is measured in the
 same rounds (Simpson's is the machine calibration point against benchmarks/RESULTS.md).
+Prints a Markdown report (and writes it to FILE with --out): its place is the commit message or
+the issue's notes, not a committed file.
 """
 import argparse
 import datetime
@@ -73,7 +75,7 @@ def main(argv=None):
     ap.add_argument("old")
     ap.add_argument("new", nargs="?", default=None)
     ap.add_argument("--rounds", type=int, default=9)
-    ap.add_argument("--out", default=os.path.join(HERE, "RESULTS_chain_ab.md"))
+    ap.add_argument("--out", default=None, help="also write the report to this file")
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="symplectic-ab-")
     wts = []
@@ -142,8 +144,9 @@ def main(argv=None):
     except (OSError, StopIteration, KeyError, ValueError):
         pass
     text = "\n".join(lines) + "\n"
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(text)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
     print(text)
 
 

@@ -4,7 +4,7 @@
     python benchmarks/bitwise_check.py compare OLD.npz
 
 ``save`` integrates every built-in system (and the SymPy cart pendulum of
-tests/models_cart.py) with every method, predictor on/off, full, chord and per-step
+tests/support/models_cart.py) with every method, predictor on/off, full, chord and per-step
 Newton, at the papers' step sizes and at large ones, and stores t, q, p,
 q_mid, the Newton iteration counts and the failure (step, reason) of runs that
 raise.  ``compare`` repeats the runs with the build on the path and reports
@@ -46,7 +46,7 @@ def cases():
          [0.01, 1.0], 100),
     ]
     try:
-        from models_cart import cart_pendulum3
+        from support.models_cart import cart_pendulum3
         out.append(("cart", cart_pendulum3(), [0, 0.3, -0.2, 0.1], [0, 0, 0, 0],
                     [0.01, 0.1, 0.2], 100))
     except ImportError:      # pragma: no cover

@@ -23,7 +23,11 @@ Sections (numbers in the CSVs of the out directory, the summary in RESULTS.md):
 9. per-step cost against a hand-written C Simpson step (the yardstick in
    ../shared/bench/limit/, compiled at run time; skipped when absent);
 10. the n-link chain and an arm-like chain (non-uniform masses and lengths), n = 4 ... 32,
-   against heyoka.py (Lagrangian helper) and GSL rk8pd with an LU right-hand side.
+   against heyoka.py (Lagrangian helper) and GSL rk8pd with an LU right-hand side;
+11-21. the focused sections, one module each (suite/KEY.py, listed in FOCUSED below): the forms
+   of force=, systems from SymPy, constraints, the Integrator loop, progress/events/t_eval,
+   store_every's memory, the top's two forms, the linear closed form, the derivative check,
+   the plausibility rule and the branch rule.
 
 Timing: wall-clock time (time.perf_counter) of the integration call alone
 (energies and errors are computed outside the timed region), median of
@@ -51,8 +55,24 @@ from .common import HERE, LoadMeter, load_module, machine_info, say, write_csv  
 from .config import FULL, QUICK  # noqa: E402
 from . import results_md  # noqa: E402
 
-GROUPS = {"classic": ("classic",), "peers": ("peers_dp", "yardstick", "peers_chain")}
-KEYS = ("classic", "peers_dp", "yardstick", "peers_chain")
+# Sections 11-21, in order: (key = the module suite/KEY.py, whose run_section(cfg, ctx) returns the
+# Markdown of the section, title).
+FOCUSED = (
+    ("forces", "Forces: cost per step of each `force=` form"),
+    ("symbolic", "Systems from SymPy: cost per step"),
+    ("constraints", "Constrained schemes: cost per step"),
+    ("integrator", "A closed loop of 100 steps: `Integrator.step()` against `sp.step`"),
+    ("progress", "`progress=True`, events and `t_eval`: what they cost"),
+    ("store_every", "`store_every`: the memory of a thinned run"),
+    ("top_forms", "The Lagrange top in ZXZ Euler angles and in a unit quaternion"),
+    ("closed_form", "The linear closed form against Newton"),
+    ("derivcheck", "The first-use derivative check: what it costs"),
+    ("plausibility", "The plausibility rule: genuine steps against false roots"),
+    ("branch", "The branch rule: what it catches, what it costs"),
+)
+GROUPS = {"classic": ("classic",), "peers": ("peers_dp", "yardstick", "peers_chain"),
+          "focused": tuple(k for k, _ in FOCUSED)}
+KEYS = ("classic", "peers_dp", "yardstick", "peers_chain") + GROUPS["focused"]
 
 
 def parse(argv):
@@ -63,8 +83,9 @@ def parse(argv):
     ap.add_argument("--results-md", default=None, help="where to write the summary (default "
                     "benchmarks/RESULTS.md for a full run into the default directory, else OUT/RESULTS.md)")
     ap.add_argument("--only", default=None, help="comma-separated sections to run: classic (1-7), "
-                    "peers (8-10), peers_dp (8), yardstick (9), peers_chain (10); default all. "
-                    "RESULTS.md keeps the recorded text of the sections not run")
+                    "peers (8-10), peers_dp (8), yardstick (9), peers_chain (10), focused (11-21), "
+                    + ", ".join(f"{k} ({n})" for n, (k, _) in enumerate(FOCUSED, 11))
+                    + "; default all. RESULTS.md keeps the recorded text of the sections not run")
     args = ap.parse_args(argv)
     keys = KEYS
     if args.only:
@@ -97,10 +118,13 @@ def context(tmp):
     return ctx
 
 
-def timed_section(fn, *a):
+def timed_section(fn, *a, seconds=None):
     t0 = time.perf_counter()
     out_ = fn(*a)
-    say(f"  [{fn.__name__}: {time.perf_counter() - t0:.1f} s]")
+    dt = time.perf_counter() - t0
+    say(f"  [{fn.__name__}: {dt:.1f} s]")
+    if seconds is not None:
+        seconds[fn.__name__] = dt
     return out_
 
 
@@ -111,13 +135,16 @@ def run_classic(cfg, ctx):
     from .per_step import section_perstep
     from .python_forms import section_forms
     from .work_precision import section_dp, section_small
-    R = dict(dp=timed_section(section_dp, cfg, ctx))
-    R["perstep"] = timed_section(section_perstep, cfg)
-    R["horizon"] = timed_section(section_horizon, cfg, R["dp"], ctx)
-    R["forms"] = timed_section(section_forms, cfg, ctx)
-    R["chain"] = timed_section(section_chain, cfg)
-    R["ens"] = timed_section(section_ensemble, cfg)
-    R["small"] = timed_section(section_small, cfg, ctx)
+    s = {}
+    R = dict(dp=timed_section(section_dp, cfg, ctx, seconds=s))
+    R["perstep"] = timed_section(section_perstep, cfg, seconds=s)
+    R["horizon"] = timed_section(section_horizon, cfg, R["dp"], ctx, seconds=s)
+    R["forms"] = timed_section(section_forms, cfg, ctx, seconds=s)
+    R["chain"] = timed_section(section_chain, cfg, seconds=s)
+    R["ens"] = timed_section(section_ensemble, cfg, seconds=s)
+    R["small"] = timed_section(section_small, cfg, ctx, seconds=s)
+    R["seconds"] = {k: s[f"section_{k}"] for k in ("dp", "perstep", "horizon", "forms", "chain", "small")}
+    R["seconds"]["ens"] = s["section_ensemble"]
     return R
 
 
@@ -152,6 +179,20 @@ def run_peers(keys, cfg, ctx, out, md, info, stamp):
             results_md.update(md, None, {key: block})
 
 
+def run_focused(keys, cfg, ctx, md, info, stamp):
+    """Sections 11-21, each written into RESULTS.md as soon as it is done."""
+    import importlib
+    from .report_peers import stamp_lines
+    for number, (key, title) in enumerate(FOCUSED, 11):
+        if key in keys:
+            say(f"== {number}. {title}")
+            meter = LoadMeter()
+            body = importlib.import_module(f".{key}", __package__).run_section(cfg, ctx)
+            head = [f"## {number}. {title}\n"] + stamp_lines(info, dict(stamp, meter=meter), "this section")
+            say(f"  [{key}: {meter.stop()['elapsed']:.1f} s]")
+            results_md.update(md, None, {key: "\n".join(head) + "\n" + body})
+
+
 def finish_classic(cfg, info, meta, meter, R, out, md):
     """CSVs, PNGs and the text of sections 1-7 in RESULTS.md (the later sections' blocks kept)."""
     from .plots import plot
@@ -184,10 +225,11 @@ def main(argv=None):
     say(f"machine: {info['model']}, {info['cpus']} CPUs; {meta['date']}; out: {out}")
     tmp = tempfile.mkdtemp(prefix="symplectic-bench-")
     try:
-        ctx = context(tmp)
+        ctx = dict(context(tmp), out=out)
         if "classic" in keys:
             finish_classic(cfg, info, dict(meta), meter, run_classic(cfg, ctx), out, md)
         run_peers(keys, cfg, ctx, out, md, info, meta)
+        run_focused(keys, cfg, ctx, md, info, meta)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     say(f"done in {time.perf_counter() - meter.t0:.0f} s: {md}, {out}")

@@ -97,6 +97,15 @@ def summarize(samples):
     return dict(wall=med(w), wall_min=min(w), wall_max=max(w), cpu=med(c), samples=len(w))
 
 
+def timed_rounds(fns, rounds):
+    """{key: summarize()} of the functions ``fns`` {key: fn()} timed in ``rounds`` interleaved rounds,
+    and {key: [wall of round r / wall of the first key in round r]} (the paired ratios)."""
+    samples = interleave({k: timer(fn) for k, fn in fns.items()}, rounds)
+    first = samples[next(iter(fns))]
+    paired = {k: [a[0] / b[0] for a, b in zip(v, first)] for k, v in samples.items()}
+    return {k: summarize(v) for k, v in samples.items()}, paired
+
+
 def per_unit(t, k, scale=1e6):
     """Median, min, max and cpu of a summarize() dict divided by k units (µs per unit by default)."""
     return dict(us=t["wall"] / k * scale, us_min=t["wall_min"] / k * scale, us_max=t["wall_max"] / k * scale,

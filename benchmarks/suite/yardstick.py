@@ -22,10 +22,15 @@ import models as M
 
 from .common import REPO, med, say, write_csv
 
-# (method, h, newton mode): the default full Newton, and Simpson's per-step mode (one matrix and LU
-# a step, started from the two-step predictor)
+# (method, h, newton mode): the default full Newton, and the per-step mode (one matrix and LU a step,
+# started from the two-step predictor); Lobatto-5 at its step sizes of section 8, ours only (the
+# yardstick has Simpson and the midpoint rule)
 CASES = (("simpson", 0.1, "full"), ("simpson", 0.01, "full"), ("simpson", 0.1, "step"),
-         ("simpson", 0.01, "step"), ("midpoint", 0.1, "full"), ("midpoint", 0.01, "full"))
+         ("simpson", 0.01, "step"), ("midpoint", 0.1, "full"), ("midpoint", 0.01, "full"),
+         ("lobatto5", 0.05, "full"), ("lobatto5", 0.05, "step"), ("lobatto5", 0.03, "full"),
+         ("lobatto5", 0.03, "step"))
+YARD_METHODS = ("simpson", "midpoint")
+NAN = float("nan")
 
 
 def find_source():
@@ -81,18 +86,21 @@ def measure(cfg, exe):
                          e_H=float(np.max(np.abs(E - E[0])) / abs(E[0])), ours=[], bare=[], yard=[]))
     for r in range(cfg["yard_rounds"]):
         for row in (rows if r % 2 == 0 else rows[::-1]):
-            y = run_yardstick(exe, row["method"], row["h"], N, cfg["yard_budget"])
-            row["yard"].append(y["t_min"])
-            row.update(yard_newton=y["it"], yard_e_H=y["e_H"])
+            if row["method"] in YARD_METHODS:
+                y = run_yardstick(exe, row["method"], row["h"], N, cfg["yard_budget"])
+                row["yard"].append(y["t_min"])
+                row.update(yard_newton=y["it"], yard_e_H=y["e_H"])
             row["ours"].append(ours_min(dp, row["method"], row["h"], N, cfg["yard_budget"], row["mode"]))
             row["bare"].append(ours_min(dp, row["method"], row["h"], N, cfg["yard_budget"], row["mode"],
                                         store=False))
     for row in rows:
-        ratios = [a / b for a, b in zip(row["ours"], row["yard"])]
-        bare = [a / b for a, b in zip(row["bare"], row["yard"])]
+        ratios = [a / b for a, b in zip(row["ours"], row["yard"])] or [NAN]
+        bare = [a / b for a, b in zip(row["bare"], row["yard"])] or [NAN]
+        row.setdefault("yard_newton", NAN)
+        row.setdefault("yard_e_H", NAN)
         row.update(us_ours=med(row["ours"]) / N * 1e6, us_bare=med(row["bare"]) / N * 1e6,
                    us_yard=med(row["yard"]) / N * 1e6,
-                   ratio=med(ratios), ratio_min=min(ratios), ratio_max=max(ratios), rounds=len(ratios),
+                   ratio=med(ratios), ratio_min=min(ratios), ratio_max=max(ratios), rounds=len(row["ours"]),
                    ratio_bare=med(bare), ratio_bare_min=min(bare), ratio_bare_max=max(bare))
         say(f"  {row['method']:9s} {row['mode']:4s} h={row['h']:<5g} ours {row['us_ours']:.3f} µs/step ({row['newton']:.2f} it), "
             f"not stored {row['us_bare']:.3f}, yardstick {row['us_yard']:.3f} µs/step ({row['yard_newton']:.2f} it): "

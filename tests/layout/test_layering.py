@@ -82,12 +82,12 @@ UPWARD = {
 #: benchmark uses the public API only.  (file under benchmarks/, module named
 #: relative to the package): reason.
 BENCH_PRIVATE = {
-    ("plausibility.py", "_core"): "the binding's newton_system (residual and Jacobian of "
-                                  "the Newton system at a state): no public function has it",
-    ("bench_derivcheck.py", "_model._derivcheck"): "measures the first-use check itself "
+    ("suite/plausibility.py", "_core"): "the binding's newton_system (residual and Jacobian of "
+                                        "the Newton system at a state): no public function has it",
+    ("suite/derivcheck.py", "_model._derivcheck"): "measures the first-use check itself "
                                                    "(_derivcheck.ensure, what integrate() "
                                                    "runs)",
-    ("bench_progress.py", "_run._progress"): "measures one report of the progress bar "
+    ("suite/progress.py", "_run._progress"): "measures one report of the progress bar "
                                              "(_progress.Bar.report) apart from a run",
 }
 

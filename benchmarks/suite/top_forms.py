@@ -1,8 +1,6 @@
-"""The Lagrange top in ZXZ Euler angles and in a unit quaternion (issue 17).
+"""Section 17: the Lagrange top in ZXZ Euler angles and in a unit quaternion (issue 17).
 
-    python benchmarks/bench_top_forms.py [--quick] [--out benchmarks/RESULTS_top_forms.md]
-
-Part A -- the ZXZ singularity (runs today).  A top of TOP Table 3 started at
+Part A -- the ZXZ singularity.  A top of TOP Table 3 started at
 theta = pi/3 with thetadot = 0 and the papers' p_psi, whose p_phi is tuned
 (p_phi ~ p_psi) so that the nutation brings the axis within theta_min of the
 vertical.  The ZXZ equations are integrated by Simpson as Python callables
@@ -10,7 +8,7 @@ vertical.  The ZXZ equations are integrated by Simpson as Python callables
 guards against can be measured), over three nutation periods, for theta_min
 from 47 mrad (the papers' own motion) down to 0.1 mrad and h = 0.05 ... 0.001;
 reported: max over the run of |axis - axis_ref|, the reference being the
-rigid body of tests/rigid_body_ref.py (unit quaternion + Euler's equations,
+rigid body of tests/support/rigid_body_ref.py (unit quaternion + Euler's equations,
 DOP853 at rtol = atol = 1e-13).  Then what the built-in lagrange_top does on
 the same motions (runs, or refuses with SYM_ECHART at time t), and the
 smallest |sin theta| that any evaluation (Newton iterates included) sees on
@@ -28,22 +26,19 @@ alone and replaces it in the results file.
 
 No assertions: this measures.  The results are written as Markdown.
 """
-import argparse
-import datetime
 import math
 import os
-import platform
 import statistics
 import sys
-import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+import symplectic as sp
 
-import symplectic as sp                              # noqa: E402
-from rigid_body_ref import RigidBodyTop, euler_zxz   # noqa: E402
+from .common import REPO, interleave, say, summarize, timer
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from support.rigid_body_ref import RigidBodyTop, euler_zxz   # noqa: E402
 
 TOP = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)   # TOP Table 3
 Q0 = np.array([0.0, math.pi / 3, 0.0])
@@ -108,7 +103,7 @@ def part_a(quick):
     hs = [0.05, 0.02, 0.01, 0.005, 0.001] if not quick else [0.02, 0.01]
     if quick:
         thetas = [0.047, 0.01, 0.002, 0.0005]
-    lines = ["## A. The ZXZ top near the vertical", "",
+    lines = ["### A. The ZXZ top near the vertical", "",
              "Simpson on the ZXZ equations (Python callables, no refusal) over three nutation "
              "periods; max |axis - axis_ref| against the rigid-body reference (DOP853, 1e-13). "
              "p_phi < p_psi; `fail` = Newton did not converge.", ""]
@@ -141,7 +136,7 @@ def part_a(quick):
             row.append(f"refuses at t = {e.t:.2f} s" if "coordinate singularity" in str(e)
                        else "fails: " + e.reason[:40])
         lines.append("| " + " | ".join(row) + " |")
-        print(lines[-1], flush=True)
+        say(lines[-1])
     base = thetas[1]
     lines += ["", f"The same errors relative to those of the motion passing at {1e3 * base:g} mrad "
               "(the growth of the error constant as the axis passes closer):", "",
@@ -169,7 +164,7 @@ def part_a(quick):
             f = zxz_combined(prm["I"], prm["I3"], prm["m"] * prm["g"] * prm["l"], seen)
             sp.integrate(sp.System.combined(3, f), q0, p0, h, N, method)
             lines.append(f"| {label} | {method} | {seen[0]:.4f} | {seen[0] / THRESHOLD:.2f} |")
-            print(lines[-1], flush=True)
+            say(lines[-1])
     return lines
 
 
@@ -184,12 +179,10 @@ def constrained(system):
 
 
 def timed(system, q0, p0, h, N, method, repeats):
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        tr = sp.integrate(system, q0, p0, h, N, method)
-        ts.append(time.perf_counter() - t0)
-    return tr, statistics.median(ts)
+    """(the trajectory, the median wall time of ``repeats`` runs)."""
+    tr = sp.integrate(system, q0, p0, h, N, method)
+    fn = timer(lambda: sp.integrate(system, q0, p0, h, N, method))
+    return tr, summarize(interleave({0: fn}, repeats)[0])["wall"]
 
 
 ZXZ_NS = (20, 40, 80, 160, 320, 640)
@@ -197,29 +190,26 @@ NOTE_B = ("Reading: a quaternion step is a constrained step on four coordinates 
           "(s-1)(n+m) unknowns, n = 4, m = 1) against an unconstrained one on three angles; the "
           "ratio at equal accuracy is far larger because the quaternion form must resolve the spin "
           "(h Omega3 < 0.4 where its error is asymptotic) while the ZXZ form reaches the same error"
-          " at N = 40 ... 320.  The machine was shared (2 cores, other jobs running): per-step "
-          "times vary by up to 2x between rows; the ratios come from interleaved runs.")
+          " at N = 40 ... 320.  The ratios come from interleaved runs.")
 QUAT_NS = (320, 640, 1280, 2560, 5120, 10240)
 
 
-def part_b(quick, qt=None):
+def part_b(quick, repeats, qt=None):
     """``qt``: the quaternion top (default: the built-in with TOP's parameters)."""
     qt = sp.systems.lagrange_top_quaternion(**TOP) if qt is None else qt
     if not constrained(qt):
-        msg = ("## B. Cost per step at equal accuracy\n\nSkipped: "
+        msg = ("### B. Cost per step at equal accuracy\n\nSkipped: "
                "systems.lagrange_top_quaternion does not carry its constraint |Q|^2 = 1 yet "
                "(holonomic constraints, issue 17); rerun this script once it does.")
-        print(msg)
         return msg.splitlines()
-    from rigid_body_ref import SpinFrameTop
+    from support.rigid_body_ref import SpinFrameTop
     top = sp.systems.lagrange_top(**TOP)
     p0 = papers_momenta()
     ex = sp.exact.LagrangeTop(Q0, p0, **TOP)
     QQ0, PP0 = qt.from_euler(Q0, p0)
     periods = 3 if quick else 10
-    repeats = 3 if quick else 7
     w3 = p0[2] / TOP["I3"]
-    lines = ["## B. Cost per step at equal accuracy", "",
+    lines = ["### B. Cost per step at equal accuracy", "",
              f"TOP Table 3 over {periods} nutation periods (t_bar = {ex.period:.4f} s), "
              "h = t_bar/N; axis error: max over the run against exact.LagrangeTop.axis; time "
              f"per step: median of {repeats} repeats, the two forms' runs interleaved "
@@ -300,7 +290,7 @@ def part_b(quick, qt=None):
     QQ2, PP2 = qt.from_euler(Q0, p2)
     lines += ["", f"The motion passing 2 mrad from the vertical (three nutation periods, "
               f"t_bar = {T2:.4f} s; the ZXZ form refuses it): the quaternion form against the "
-              "rigid-body reference integrated in the spin frame (tests/rigid_body_ref.py, "
+              "rigid-body reference integrated in the spin frame (tests/support/rigid_body_ref.py, "
               "SpinFrameTop).", "",
               "| method | N per period | axis error | us/step |", "|---|---|---|---|"]
     for method in ("midpoint", "simpson", "lobatto4"):
@@ -314,34 +304,10 @@ def part_b(quick, qt=None):
             Q, _ = rb.solve_spin(Qr0, W0, tr.t)
             e = float(np.max(np.linalg.norm(qt.axis(tr.q) - rb.axis(Q), axis=1)))
             lines.append(f"| {method} | {N} | {e:.2e} | {1e6 * dt / n:.2f} |")
-            print(lines[-1], flush=True)
+            say(lines[-1])
     return lines
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=os.path.join(HERE, "RESULTS_top_forms.md"))
-    ap.add_argument("--only-b", action="store_true",
-                    help="rerun part B only and replace it in --out (part A kept as recorded)")
-    args = ap.parse_args()
-    if args.only_b:
-        with open(args.out) as fh:
-            old = fh.read()
-        keep = old[:old.index("## B. ")] if "## B. " in old else old + "\n"
-        with open(args.out, "w") as fh:
-            fh.write(keep + "\n".join(part_b(args.quick)) + "\n")
-        print("wrote", args.out)
-        return
-    head = ["# The Lagrange top: ZXZ Euler angles and the unit quaternion", "",
-            f"`python benchmarks/bench_top_forms.py{' --quick' if args.quick else ''}`, "
-            f"{datetime.date.today()}, {platform.machine()} {platform.python_version()}, "
-            f"NumPy {np.__version__}, {os.cpu_count()} CPUs.", ""]
-    lines = head + part_a(args.quick) + [""] + part_b(args.quick)
-    with open(args.out, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print("wrote", args.out)
-
-
-if __name__ == "__main__":
-    main()
+def run_section(cfg, ctx):
+    quick = cfg["top_quick"]
+    return "\n".join(part_a(quick) + [""] + part_b(quick, cfg["top_rounds"])) + "\n"

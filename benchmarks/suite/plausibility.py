@@ -1,10 +1,7 @@
-"""Statistics of step-plausibility measures on genuine steps and on false roots.
+"""Section 20: statistics of step-plausibility measures on genuine steps and on false roots.
 
-    python benchmarks/plausibility.py [--quick] [--out benchmarks/RESULTS_plausibility.md]
-
-Run it against the build whose roots you want to measure (e.g. an unmodified
-build first: the rule of csrc/sym_galerkin.c then does not stop any run).
-For one step (q, p) -> nodes Q_a = q + X_a, (q1, p1), with T = 1/2 p^T M^-1 p:
+The rule of csrc/sym_galerkin.c ("Plausibility of a root") rejects a converged step when
+T_{j+1} > PLAUS_GAIN (T_j + |W|).  For one step (q, p) -> nodes Q_a = q + X_a, (q1, p1), with T = 1/2 p^T M^-1 p:
 
 * ``GW = T1 / (T0 + |W|)``, W = h sum_i b_i grad V(q_i) . g_i the discrete
   work of the potential along the step -- the rule of the C core
@@ -19,7 +16,7 @@ Every measure is computed here in NumPy from the System's public evaluators
 * genuine steps: every step of integrations on the built-in systems (the
   papers' step sizes, large h up to and past the stability limits, the n-link
   chain, the Lagrange top, stiff linear systems) and on the 3-link cart
-  pendulum of tests/models_cart.py; the runs whose relative energy error
+  pendulum of tests/support/models_cart.py; the runs whose relative energy error
   stays below 1 are the reference;
 * false roots: other solutions of the same step equations, found by Newton
   from scattered starting points (on the Newton system exposed by
@@ -27,18 +24,19 @@ Every measure is computed here in NumPy from the System's public evaluators
   h from h -> 0 (the branch that tends to the exact flow); and the trial's
   midpoint runs on the cart, classified step by step the same way.
 """
-import argparse
 import math
 import os
+import re
 import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+import symplectic as sp
+from symplectic import _core
 
-import symplectic as sp                        # noqa: E402
-from symplectic import _core                   # noqa: E402
+from .common import REPO, md_table, say, write_csv
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
 
 IMPLICIT = ["midpoint", "lobatto2", "simpson", "lobatto3", "lobatto4", "lobatto5"]
 NODES = {m: sp.methods(True)[m]["nodes"] for m in IMPLICIT}
@@ -144,7 +142,7 @@ def rel_energy_error(tr):
 
 # ------------------------------------------------------------------ genuine runs
 def genuine_cases(quick):
-    from models_cart import cart_pendulum3
+    from support.models_cart import cart_pendulum3
     sy = sp.systems
     cases = []
     # FVCA pendulum: h = T/N of Table 1 and large h (Simpson's limit 2 sqrt 2/omega = 0.45)
@@ -190,9 +188,9 @@ def genuine_cases(quick):
 KEYS = ("rho", "G", "GW", "GWm")
 
 
-def run_genuine(quick):
+def run_genuine(quick, thin=1):
     rows = []
-    for name, S, q0, p0, h, T in genuine_cases(quick):
+    for name, S, q0, p0, h, T in genuine_cases(quick)[::thin]:
         n = max(1, int(round(T / h)))
         for m in IMPLICIT:
             for pred in (True, False):
@@ -294,8 +292,8 @@ def state_samples(S, q0, p0, T, every, h_ref=0.005):
     return [(tr.q[i], tr.p[i]) for i in idx]
 
 
-def run_false(quick):
-    from models_cart import cart_pendulum3
+def run_false(quick, thin=1):
+    from support.models_cart import cart_pendulum3
     rng = np.random.default_rng(20240611)
     cart = cart_pendulum3()
     L = 9.81 / (2 * math.pi) ** 2
@@ -309,7 +307,7 @@ def run_false(quick):
     methods = ["midpoint", "lobatto2", "simpson", "lobatto4"] + ([] if quick else ["lobatto5"])
     genuine, false, no_branch = [], [], 0
     for name, S, q0, p0, T, every, hs in sets:
-        for q, p in state_samples(S, q0, p0, T, every):
+        for q, p in state_samples(S, q0, p0, T, every * thin):
             for h in hs:
                 for m in methods:
                     g, fs = false_roots(S, q, p, h, m, rng)
@@ -326,7 +324,7 @@ def trial_runs():
     predictor returned a trajectory with huge energy errors.  Every step is
     classified by continuation: the first step whose accepted root is not the
     continuation root is a false root."""
-    from models_cart import cart_pendulum3
+    from support.models_cart import cart_pendulum3
     cart = cart_pendulum3()
     out = []
     for m, h, pred in (("midpoint", 0.2, True), ("midpoint", 0.3, True)):
@@ -350,52 +348,83 @@ def fmt(d):
     return ", ".join(f"{k} = {d[k]:.3g}" for k in KEYS)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    lines = []
+def plaus_gain():
+    """PLAUS_GAIN as csrc/sym_galerkin.c defines it (None without the C sources)."""
+    try:
+        with open(os.path.join(REPO, "csrc", "sym_galerkin.c")) as fh:
+            m = re.search(r"#define PLAUS_GAIN ([0-9.eE+-]+)", fh.read())
+    except OSError:
+        return None
+    return float(m.group(1)) if m else None
 
-    def say(s=""):
-        print(s, flush=True)
-        lines.append(s)
 
-    say("## Trial runs (cart, q0 = (0, 0.8, 0.5, -0.4), p0 = 0): steps up to the first non-genuine one")
-    for m, h, k, kind, d in trial_runs():
-        if kind != "genuine" or k % 5 == 0:
-            say(f"- {m} h = {h} step {k} {kind}: {fmt(d)}, T0 = {d['T0']:.3g}, T1 = {d['T1']:.3g}, "
-                f"dV = {d['dV']:.3g}, dH = {d['dH']:.3g}")
-    say()
-    say("## Genuine steps of integrations (max over each run's accepted steps)")
-    rows = run_genuine(args.quick)
-    say("| system | method | predictor | h | outcome | steps | " + " | ".join(f"max {k}" for k in KEYS)
-        + " | rel. energy error |")
-    say("|---|---|---|---|---|---|" + "---|" * len(KEYS) + "---|")
-    for name, m, pred, h, status, n, mx, e in rows:
-        if n:
-            say(f"| {name} | {m} | {pred} | {h:.4g} | {status} | {n} | "
-                + " | ".join(f"{mx[k]:.3g}" for k in KEYS) + f" | {e:.2g} |")
-    say()
+def _pct(xs):
+    return " / ".join(f"{np.percentile(xs, q):.3g}" for q in (1, 10, 50))
+
+
+def summary(rows, trial, gen, fal, gain):
+    """The table of GW by population, and the threshold's margins."""
+    ok = [(mx["GW"], name, m, h) for (name, m, _, h, _, n, mx, e) in rows if n > 0 and e < 1]
+    top = max(ok)
+    fal_gw = [d["GW"] for *_, d in fal]
+    trial_gw = [d["GW"] for (m, h, k, kind, d) in trial if kind != "genuine"]
+    body = [[f"every step of the {len(ok)} integrations with relative energy error < 1 (all implicit methods, "
+             "predictor on and off; h from the papers' to past the stability limits)",
+             f"max {top[0]:.3g} ({top[2]}, {top[1]}, h = {top[3]:.3g})"],
+            [f"roots reached by continuation in h ({len(gen)} sampled large-h step equations)",
+             f"max {max(d['GW'] for *_, d in gen):.3g}"],
+            ["the trial's first non-genuine steps (midpoint, cart, h = 0.2 / 0.3)",
+             " / ".join(f"{x:.3g}" for x in trial_gw) or "none: the build measured stops those runs first"],
+            [f"{len(fal)} false roots of sampled step equations (Newton from scattered starts)",
+             f"percentiles 1/10/50 %: {_pct(fal_gw)}"]]
+    out = [md_table(["population", "GW"], body)]
+    if gain is not None:
+        out.append(f"\nPLAUS_GAIN = {gain:g} (csrc/sym_galerkin.c): {gain / top[0]:.2g}× the largest genuine value; "
+                   f"the median false root is {np.median(fal_gw) / gain:.3g}× PLAUS_GAIN; "
+                   f"{100 * np.mean(np.array(fal_gw) <= gain):.0f} % of the sampled false roots lie at or below it "
+                   "(other solutions that change the energy moderately: no measure tried separates those from "
+                   "genuine large-h steps).")
+    return out
+
+
+def measure_lines(gen, fal):
+    out = []
     for key in KEYS:
-        b = [mx[key] for (*_, n, mx, e) in rows if n > 0 and e < 1]
-        say(f"max {key} over runs with relative energy error < 1: {max(b):.3g} ({len(b)} runs)")
-    say()
-    say("## Roots of sampled step equations: continuation root vs other roots")
-    gen, fal, nob = run_false(args.quick)
-    say(f"- step equations with no continuation branch up to h (fold): {nob}")
-    for key in KEYS:
-        say(f"- {key}: continuation roots ({len(gen)}) max {max(d[key] for *_, d in gen):.3g}; "
-            f"false roots ({len(fal)}) min {min(d[key] for *_, d in fal):.3g}, percentiles 1/10/50 % "
-            + "/".join(f"{np.percentile([d[key] for *_, d in fal], q):.3g}" for q in (1, 10, 50)))
+        out.append(f"- {key}: continuation roots ({len(gen)}) max {max(d[key] for *_, d in gen):.3g}; false roots "
+                   f"({len(fal)}) min {min(d[key] for *_, d in fal):.3g}, percentiles 1/10/50 % "
+                   + _pct([d[key] for *_, d in fal]))
     for m in sorted({m for _, m, _, _ in fal}):
-        say(f"  - {m}: " + "; ".join(
+        out.append(f"  - {m}: " + "; ".join(
             f"{key} genuine max {max(d[key] for _, mm, _, d in gen if mm == m):.3g}, false min "
             f"{min(d[key] for _, mm, _, d in fal if mm == m):.3g}" for key in KEYS))
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+    return out
 
 
-if __name__ == "__main__":
-    main()
+def run_section(cfg, ctx):
+    quick, thin = cfg["plaus_quick"], cfg["plaus_thin"]
+    say("  the trial's runs")
+    trial = trial_runs()
+    say("  genuine runs")
+    rows = run_genuine(quick, thin)
+    write_csv(os.path.join(ctx["out"], "plausibility_runs.csv"),
+              [dict(system=name, method=m, predictor=pred, h=h, outcome=st, steps=n, rel_energy_error=e,
+                    **{f"max_{k}": mx.get(k) for k in KEYS}) for (name, m, pred, h, st, n, mx, e) in rows if n])
+    say("  roots of sampled step equations")
+    gen, fal, nob = run_false(quick, thin)
+    ok = [mx for (*_, n, mx, e) in rows if n > 0 and e < 1]
+    return "\n".join([
+        "GW = T1 / (T0 + |W|), W = h Σ b_i ∇V(q_i)·g_i the discrete work of the potential along the step "
+        "(the rule's measure); for comparison rho = max_a |X_a| / (|h| |v| + h²/2 |a|), G = T1 / (T0 + |V1 − V0|), "
+        "GWm = T1 / (T0 + max(−W, 0)). Every measure is computed in NumPy from the System's public evaluators, "
+        "independently of the C code. Genuine steps: every step of integrations on the built-in systems (the "
+        "papers' step sizes, large h up to and past the stability limits, the n-link chain, the Lagrange top, "
+        "stiff linear systems) and the 3-link cart pendulum of tests/support/models_cart.py"
+        + (f" (every {thin}th case of the list)" if thin > 1 else "") + "; false roots: other solutions of the "
+        "same step equations, found by Newton from scattered starts (`_core.newton_system`), that are not the "
+        "root reached by continuation in h from h → 0.\n",
+        *summary(rows, trial, gen, fal, plaus_gain()),
+        "\nMaxima over the runs with relative energy error < 1: "
+        + ", ".join(f"{k} {max(mx[k] for mx in ok):.3g}" for k in KEYS) + f" ({len(ok)} runs; each run's maxima: "
+        f"`plausibility_runs.csv` in the output directory). Step equations with no continuation branch up to h "
+        f"(fold): {nob}.\n",
+        *measure_lines(gen, fal)]) + "\n"

@@ -1,4 +1,4 @@
-/* The generalized force of benchmarks/bench_forces.py as a compiled callback
+/* The generalized force of benchmarks/suite/forces.py as a compiled callback
  * (sym_force_fn of csrc/sym_force_api.h): joint friction of the double pendulum
  * plus a pivot drive,
  *     F = -D qdot + (A cos(W t), 0),   D = [[c1 + c2, -c2], [-c2, c2]],
