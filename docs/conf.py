@@ -208,7 +208,7 @@ def _keep_public_functions(app, what, name, obj, skip, options):
 
 def _public_bases(app, name, obj, options, bases):
     # Name base classes by their public names (symplectic.System, not its defining
-    # module symplectic._system); drop the C type symplectic._core.System behind System.
+    # module symplectic._model._system); drop the C type symplectic._core.System behind System.
     public = {id(getattr(symplectic, n)): f"symplectic.{n}" for n in symplectic.__all__
               if isinstance(getattr(symplectic, n, None), type)}
     out = []

@@ -4,7 +4,7 @@ The double pendulum of benchmarks/models.py (TOP Section 3, q0 = (pi/4, pi/3), p
 h = 0.01) in every form with user-supplied derivatives: plain Python callables with and without
 Hessians, the combined and the vectorized callable, and a compiled C callback (skipped without a
 compiler).  Per round and form, interleaved: the check alone (exactly the call integrate() makes,
-symplectic._derivcheck.ensure, on a fresh System), an integration with check=False on another
+symplectic._model._derivcheck.ensure, on a fresh System), an integration with check=False on another
 fresh System, and a first integration with the check on a third (the total a user sees); each
 System is made outside the timed call.  Reported: medians, the ratio check / integration, and the
 number of callback calls the check makes (counted separately, once, for the Python forms).
@@ -102,7 +102,7 @@ def run_section(cfg, ctx):
         f"The double pendulum of `benchmarks/models.py` (TOP Section 3), q0 = (π/4, π/3), p0 = 0, Simpson, h = {H}, "
         f"{N} steps, in every form whose derivatives the user supplies (the compiled callback: "
         "`benchmarks/cfunc_dp.c`). \"check\" is the call `integrate` makes before its first step "
-        "(`symplectic._derivcheck.ensure` on a fresh System: initial state and one perturbed state); "
+        "(`symplectic._model._derivcheck.ensure` on a fresh System: initial state and one perturbed state); "
         f"\"integrate, check=False\" is the {N}-step run alone; \"first integrate, check on\" is what a user "
         "sees: one `integrate` call on a third fresh System, check and run together. Medians of "
         f"{cfg['deriv_rounds']} interleaved rounds. The last column counts the callback calls of the check.\n",

@@ -11,7 +11,7 @@ docs/guide/sympy.md, docs/theory.md; ``BLOCKS`` says which block lives where) st
 This module writes each block's text from the CSVs that ``python benchmarks/run.py`` records in
 ``benchmarks/results/`` and from the headers of ``benchmarks/RESULTS.md`` (which commit and date each
 section was measured at); the SymPy figures come from section 12 of ``benchmarks/RESULTS.md`` once a
-run has written it, until then from ``benchmarks/RESULTS_symbolic.md``.  tests/test_readme_figures.py checks
+run has written it, until then from ``benchmarks/RESULTS_symbolic.md``.  tests/docs/test_readme_figures.py checks
 that the blocks are what this module writes, so a figure that disagrees with the recorded results
 fails the tests; after a benchmark run, ``--write`` brings the text in line.
 
@@ -190,7 +190,9 @@ def symbolic_table(results_text, older=None):
     rows = {}
     for m in re.finditer(r"^\| ([^|]+?) \| ([^|]+?) \| ([\d.]+) \| ([\d.]+) \|", text, re.M):
         rows[(m.group(1), m.group(2))] = (float(m.group(3)), float(m.group(4)))
-    return dict(date=(date.group(2) if stamp else date.group(1)) if date else "?", rows=rows)
+    source = "section 12 of `benchmarks/RESULTS.md`" if stamp else "`benchmarks/RESULTS_symbolic.md`"
+    return dict(date=(date.group(2) if stamp else date.group(1)) if date else "?", rows=rows,
+                source=source)
 
 
 # ------------------------------------------------------------------ notes on particular runs
@@ -391,7 +393,7 @@ def forms_table(R):
     lines = ["  | form | µs/step | × built-in | use it when |", "  |---|---|---|---|"]
     for key, name, when in FORMS:
         if key is None and dp_sym is not None:
-            lines.append(f"  | {name} | – | {dp_sym[1]:.2f} (another run: `benchmarks/RESULTS_symbolic.md`, "
+            lines.append(f"  | {name} | – | {dp_sym[1]:.2f} (another run: {sym['source']}, "
                          f"{sym['date']}) | {when} |")
         elif key in rows:
             r = rows[key]
@@ -484,9 +486,8 @@ def sympy_cost(R):
     top = sym["rows"].get(("Lagrange top (h = T/40)", "SymPy -> C"))
     return para(
         f"A compiled SymPy system cost {dp[1]:.2f}× the built-in double pendulum and {top[1]:.2f}× the "
-        f"built-in Lagrange top per Simpson step in the run recorded in `benchmarks/RESULTS_symbolic.md` "
-        f"({sym['date']}, by `benchmarks/bench_symbolic.py`, which `python benchmarks/run.py` does not "
-        f"run: rerun it for the current core's figure).")
+        f"built-in Lagrange top per Simpson step in the run recorded in {sym['source']} "
+        f"({sym['date']}; `python benchmarks/run.py --only symbolic` measures it again).")
 
 
 def method_cost(R):

@@ -63,5 +63,5 @@ def run_section(cfg, ctx):
         f"\nstore_every=10 keeps {r10[0]} states: its peak RSS above the baseline is {r10[2] / 1e6:.1f} MB against "
         f"{r10[1] / 1e6:.1f} MB of kept arrays, and {r1[2] / max(r10[2], 1):.1f} times less than every step's "
         f"{r1[2] / 1e6:.1f} MB. The C loop writes only the kept rows: nothing proportional to the number of "
-        "steps is allocated (tests/test_timespans.py checks the tracemalloc peak of a 10^7-step run against "
+        "steps is allocated (tests/run/test_timespans.py checks the tracemalloc peak of a 10^7-step run against "
         "the kept arrays' size)."]) + "\n"

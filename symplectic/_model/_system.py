@@ -92,7 +92,7 @@ class System(_engine.System):
     The check costs 5n + 1 evaluations at each of the two points (21 for
     n > 16, where it uses fixed generic directions) -- 1 to 2 % of a
     1000-step integration of the double pendulum in plain callables
-    (``benchmarks/RESULTS_derivcheck.md``); a pass is remembered on this
+    (``benchmarks/RESULTS.md`` section 19); a pass is remembered on this
     System object.  Turn it off with ``check=False`` on the call or
     ``derivative_check=False`` here.  Built-in and SymPy-generated systems
     are not checked (their derivatives are not hand-written);

@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._model import _derivcheck, _validate
-from .. import _docs, forces
-from . import _integrate, _progress, _stability
+from .. import forces
+from . import _docs, _integrate, _progress, _stability
 
 
 @dataclasses.dataclass(repr=False)

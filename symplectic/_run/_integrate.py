@@ -16,8 +16,8 @@ import collections
 import numpy as np
 
 from .._model import _derivcheck, _validate
-from .. import _docs, _engine, forces, linear
-from . import _events, _progress, _stability
+from .. import _engine, forces, linear
+from . import _docs, _events, _progress, _stability
 from .._model._errors import ConvergenceError
 from ._trajectory import Counts, Trajectory
 
@@ -160,7 +160,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         installed, else one line on stderr).  Off by default; it costs
         nothing when off and under 2 % when on (+0.2 % by median on a
         quiet machine, on the cheapest step there is:
-        benchmarks/RESULTS_progress.md).
+        benchmarks/RESULTS.md section 15).
     {{newton_tolerances}}
     predictor : bool
         Start Newton from the extrapolated interpolating polynomial of the

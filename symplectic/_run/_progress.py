@@ -9,7 +9,7 @@ Cost: nothing when off (no object, no call: the C loop's Ctrl-C check runs as
 before).  When on, the C loop's periodic Ctrl-C check -- every 1 to 512
 steps, about every 0.1 ms of work -- also calls :meth:`Bar.report`, which
 does one subtraction and one clock read unless a redraw is due
-(``benchmarks/bench_progress.py`` measures the overhead on 10^7 steps).
+(section 15 of ``benchmarks/RESULTS.md`` measures the overhead on 10^7 steps).
 """
 import sys
 import threading

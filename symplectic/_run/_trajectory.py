@@ -52,7 +52,7 @@ class Trajectory:
         rod tension lambda l of ``systems.pendulum_cartesian``.  Both
         neighbouring steps give a value at t_k (lambda_{s-1} of step k - 1
         and lambda_0 of step k): two approximations of lambda(t_k) of the
-        scheme's order or lower (README, "Constraints").  With
+        scheme's order or lower (docs/guide/constraints.md).  With
         ``store_every=k``: those of the step that ends at each stored row
         after the first (rows - 1 of them).  None without constraints, and
         with ``t_eval``.

@@ -131,7 +131,7 @@ def test_the_earlier_trials_cart_returns_only_continued_roots(h, method, predict
 # ---------------------------------------------------------------- the option
 def test_branch_check_modes_agree_on_an_ordinary_run():
     """At h = 0.01 on the double pendulum the default checks next to no root
-    (a count, not a time: the cost is in benchmarks/RESULTS_branch.md) and
+    (a count, not a time: the cost is in benchmarks/RESULTS.md section 21) and
     returns bitwise what checking every root returns."""
     L = 9.81 / (2 * math.pi) ** 2
     S = sp.systems.double_pendulum(1.0, 1.0, L, L, 9.81)

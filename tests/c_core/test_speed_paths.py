@@ -1,4 +1,4 @@
-"""The fast paths of the Newton engine against the plain one (benchmarks/RESULTS_speed.md).
+"""The fast paths of the Newton engine against the plain one (benchmarks/NOTES.md, sections 1-5).
 
 newton="step" (one Newton matrix and LU per step, reused by the step's iterations and
 refreshed when they contract poorly; sym_newton.c) solves the same discrete equations as
@@ -6,7 +6,7 @@ newton="full" to the Newton tolerance, so the states agree to ~1e-13 relative ov
 enough that the dynamics have not amplified rounding; its errors against the exact pendulum
 give the registered orders.  (The unrolled small LU kernels are bitwise the plain ones:
 tests/c_core/test_lu_kernels.py; the default path is bitwise main's: benchmarks/bitwise_check.py.)
-No timing here: speed is measured in benchmarks/speed_check.py.
+No timing here: speed is measured in section 9 of benchmarks/run.py (--only yardstick).
 """
 import math
 

@@ -46,7 +46,7 @@ LAYERS = [
     ("model", [                          # what is integrated, and the checks of it
         "_model", "forces", "systems", "linear", "symbolic"]),
     ("run", [                            # runs and their results
-        "_run", "_docs"]),
+        "_run"]),
     ("tools", [                          # analysis, references, plots, the papers
         "analysis", "exact", "plot", "_optional", "papers", "_paper_tables",
         "_paper_figures", "reproduce"]),
@@ -63,11 +63,7 @@ FOLDERS = {"model": "_model", "run": "_run"}
 
 #: Private modules of a layer with a folder that stand outside it, each with
 #: its reason.  module: reason.
-LOOSE = {
-    "_docs": "the shared sections of the run functions' docstrings; held at the top "
-             "while the README and docs work of issue 32 rewrites them (then it moves "
-             "into _run/ and this row goes)",
-}
+LOOSE = {}
 
 #: Imports that run up a layer, each made inside a function (never at module
 #: level) and each with its reason.  (importer, imported): reason.
@@ -548,6 +544,8 @@ def test_the_tests_folders():
         seen.setdefault(r.name, []).append(r.as_posix())
     twice = {k: v for k, v in seen.items() if len(v) > 1}
     assert not twice, f"test modules of the same name in two folders: {twice}"
+    loose = [r.as_posix() for r in tests if len(r.parts) == 1]
+    assert not loose, f"test modules outside a folder of tests/: {loose}"
     inits = [r.as_posix() for r in rel if r.name == "__init__.py" and r.parts[0] != "support"]
     assert not inits, f"a test folder is a package (pytest then imports by package): {inits}"
     helpers = [r.as_posix() for r in rel if not r.name.startswith("test_")

@@ -284,7 +284,7 @@ def test_zxz_top_near_the_vertical_raises(method):
     coordinate singularity and naming the approach in mrad; the core's pointwise
     check (run here through the binding, which has no pre-run check) refuses
     at the approach itself (measured without either refusal,
-    benchmarks/RESULTS_top_forms.md: Simpson's axis error after three periods
+    benchmarks/RESULTS.md section 17: Simpson's axis error after three periods
     at h = 0.01 is 4.9e-3, 110 times that of the same top passing at 20 mrad;
     5.2e-2 at 1 mrad, 1.2 at 0.2 mrad)."""
     top = sp.systems.lagrange_top(**TOP)
@@ -371,7 +371,7 @@ def test_zxz_evaluation_refuses_the_vertical():
 # rad/s, so at the papers' steps h = T/40 ... T/320 (T = 1.85 s) Q turns by
 # h Omega3 / 2 = 5.9 ... 0.74 rad per step -- not resolved by a polynomial in R^4
 # (measured: Newton fails at T/40, axis errors 1.5 ... 0.01 rad at T/80 ... T/320;
-# benchmarks/RESULTS_top_forms.md).  The orders are fitted where the spin is
+# benchmarks/RESULTS.md section 17).  The orders are fitted where the spin is
 # resolved, N = 1280 ... 10240 steps per nutation period (h Omega3 = 0.37 ... 0.046
 # rad per step on Table 3).
 K = np.array([0.0, 0.0, 0.0, 1.0])       # the unit quaternion of the z axis

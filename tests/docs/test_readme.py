@@ -1,12 +1,12 @@
 """The README is a front page: short, with the two set-up commands CI extracts, and links that
-resolve to the pages of the documentation (its Python examples run in tests/test_docs_pages.py)."""
+resolve to the pages of the documentation (its Python examples run in tests/docs/test_docs_pages.py)."""
 import pathlib
 import re
 import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import symplectic as sp
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 API_OVERVIEW = "sp.methods(details=False)"          # the one block that is not run
 
 
@@ -177,7 +177,7 @@ def test_event_spacing_orders(method, order, Ns):
         pytest.skip("docs/ is not in this tree")
     text = " ".join(page.read_text(encoding="utf-8").split())
     assert ("converges with order 2 for the midpoint rule, 4 for Simpson and 5 for `lobatto4` "
-            "(`tests/test_docs_pages.py` measures them at h = T/(N + 0.37), N = 40 … 320 for "
+            "(`tests/docs/test_docs_pages.py` measures them at h = T/(N + 0.37), N = 40 … 320 for "
             "`lobatto4`") in text
     assert "and `lobatto4`'s spacing converges with the order of its nodes, 6." in text
     assert abs(_spacing_order(method, lambda T: [T / (N + 0.37) for N in Ns]) - order) < 0.1

@@ -4,7 +4,7 @@ share, written once, and the method list written from the registry.
 A docstring names a shared description by a line holding only ``{{name}}``;
 :func:`fill` replaces that line by the description, indented as the line was.
 """
-from ._model import _registry
+from .._model import _registry
 
 
 def _method_list():
@@ -61,7 +61,7 @@ branch_check : {"auto", "always", "never"}
     whose energy jumped raises ConvergenceError ("wrong branch"); one
     whose continued root itself gains energy as only an unstable step can,
     "unstable step size".  Costs nothing measurable at ordinary step sizes
-    (benchmarks/RESULTS_branch.md).  ``"always"``: check every root (about
+    (benchmarks/RESULTS.md section 21).  ``"always"``: check every root (about
     6 times the cost of a step; a guarantee where ``"auto"``'s tests can
     miss: roots that conserve the energy, such as a pendulum's step rotated
     by nearly a full turn at omega h >= 2.5).  ``"never"``: no check (the

@@ -8,7 +8,7 @@ import pytest
 
 from symplectic import papers, reproduce
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "results.md"
 if not PAGE.is_file():
     pytest.skip("docs/ is not in this tree", allow_module_level=True)

@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "suite" / "readme_figures.py"
 if not SCRIPT.exists():
     pytest.skip("benchmarks/ is not in this tree (the tests of an installed sdist)",

@@ -15,7 +15,7 @@ from symplectic import papers, reproduce
 
 pytest.importorskip("matplotlib")
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
