@@ -6,11 +6,11 @@
  * A built-in is a parameter struct, an evaluation (eval, optionally split
  * into prep and eval_prep; a constraint callback for a constrained one), a
  * fill function turning the flat parameters into the struct, and a make
- * function that is one call of sym_builtin_new (SYM_BUILTIN_MAKE).  Each evaluation is one
- * combined callback, so that sines and cosines are shared between M, A, H,
- * V and their derivatives (symplectic.h defines A and H).  Parameters are
- * read-only during integration, so one system may be integrated by several
- * threads at once.
+ * function that is one call of sym_builtin_new (SYM_BUILTIN_MAKE).  Each
+ * evaluation is one combined callback, so that sines and cosines are shared
+ * between M, A, H, V and their derivatives (symplectic.h defines A and H).
+ * Parameters are read-only during integration, so one system may be
+ * integrated by several threads at once.
  */
 #ifndef SYM_SYSDEF_H
 #define SYM_SYSDEF_H
@@ -62,8 +62,8 @@ static inline void sym_zero(double *x, size_t k)
     memset(x, 0, sizeof(double) * k);
 }
 
-/* A constant mass matrix: A = d(M g)/dq and H = d(A^T g)/dq are zero (n x n
- * each), as far as `need` asks for them. */
+/* A constant mass matrix: A = d(M g)/dq and H = d^2(1/2 g^T M g)/dq^2 are
+ * zero (n x n each), as far as `need` asks for them. */
 static inline void sym_zero_AH(unsigned need, const sym_eval_out *o, int n)
 {
     if (need & SYM_NEED_A) sym_zero(o->A, (size_t)n * (size_t)n);
