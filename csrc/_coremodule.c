@@ -15,55 +15,67 @@
 
 #include <limits.h>
 
+/* ------------------------------------------------------------------ */
+/* The registries: methods, built-in systems, built-in force terms      */
+/* ------------------------------------------------------------------ */
+/* [row(0), ..., row(count - 1)]: a registry as a list of tuples (NULL with
+ * an exception). */
+static PyObject *registry_list(int count, PyObject *(*row)(int i))
+{
+    PyObject *lst = PyList_New(0);
+    for (int i = 0; lst && i < count; i++) {
+        PyObject *r = row(i);
+        if (!r || PyList_Append(lst, r) < 0) { Py_XDECREF(r); Py_CLEAR(lst); break; }
+        Py_DECREF(r);
+    }
+    return lst;
+}
+
+static PyObject *method_row(int i)
+{
+    const sym_method *m = sym_method_at(i);
+    double c[SYM_MAX_NODES];
+    const int s = sym_method_nodes(m, c);
+    PyObject *nodes = PyTuple_New(s);
+    for (int a = 0; nodes && a < s; a++) {
+        PyObject *v = PyFloat_FromDouble(c[a]);
+        if (!v) { Py_CLEAR(nodes); break; }
+        PyTuple_SET_ITEM(nodes, a, v);
+    }
+    if (!nodes) return NULL;
+    return Py_BuildValue("(ssiiiNiidi)", m->name, m->doc, m->order, m->symplectic, m->n_mid,
+                         nodes, sym_method_constrained(m), sym_method_force_points(m),
+                         m->stability, sym_method_unknowns(m, 1) > 0);
+}
+
+static PyObject *builtin_row(int i)
+{
+    const sym_builtin *b = sym_builtin_at(i);
+    return Py_BuildValue("(sss)", b->name, b->doc, b->params_doc);
+}
+
+static PyObject *force_builtin_row(int i)
+{
+    const sym_force_builtin *b = sym_force_builtin_at(i);
+    return Py_BuildValue("(ssii)", b->name, b->doc, b->n, b->npar);
+}
+
 static PyObject *mod_methods(PyObject *module, PyObject *unused)
 {
     (void)module; (void)unused;
-    PyObject *lst = PyList_New(0);
-    for (int i = 0; lst && i < sym_method_count(); i++) {
-        const sym_method *m = sym_method_at(i);
-        double c[SYM_MAX_NODES];
-        const int s = sym_method_nodes(m, c);
-        PyObject *nodes = PyTuple_New(s);
-        for (int a = 0; nodes && a < s; a++) {
-            PyObject *v = PyFloat_FromDouble(c[a]);
-            if (!v) { Py_CLEAR(nodes); break; }
-            PyTuple_SET_ITEM(nodes, a, v);
-        }
-        if (!nodes) { Py_CLEAR(lst); break; }
-        PyObject *row = Py_BuildValue("(ssiiiNiidi)", m->name, m->doc, m->order, m->symplectic,
-                                      m->n_mid, nodes, sym_method_constrained(m),
-                                      sym_method_force_points(m), m->stability,
-                                      sym_method_unknowns(m, 1) > 0);
-        if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
-        Py_DECREF(row);
-    }
-    return lst;
+    return registry_list(sym_method_count(), method_row);
 }
 
 static PyObject *mod_builtins(PyObject *module, PyObject *unused)
 {
     (void)module; (void)unused;
-    PyObject *lst = PyList_New(0);
-    for (int i = 0; lst && i < sym_builtin_count(); i++) {
-        const sym_builtin *b = sym_builtin_at(i);
-        PyObject *row = Py_BuildValue("(sss)", b->name, b->doc, b->params_doc);
-        if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
-        Py_DECREF(row);
-    }
-    return lst;
+    return registry_list(sym_builtin_count(), builtin_row);
 }
 
 static PyObject *mod_force_builtins(PyObject *module, PyObject *unused)
 {
     (void)module; (void)unused;
-    PyObject *lst = PyList_New(0);
-    for (int i = 0; lst && i < sym_force_builtin_count(); i++) {
-        const sym_force_builtin *b = sym_force_builtin_at(i);
-        PyObject *row = Py_BuildValue("(ssii)", b->name, b->doc, b->n, b->npar);
-        if (!row || PyList_Append(lst, row) < 0) { Py_XDECREF(row); Py_CLEAR(lst); break; }
-        Py_DECREF(row);
-    }
-    return lst;
+    return registry_list(sym_force_builtin_count(), force_builtin_row);
 }
 
 /* stored_rows(n_steps, every) -> the rows a run keeps (sym_stored_rows) */

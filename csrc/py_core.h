@@ -114,6 +114,7 @@ void *py_state_new(SystemObject *S, size_t size, int nrefs);
 int py_state_traverse(SystemObject *S, visitproc visit, void *arg);
 void py_state_free(SystemObject *S);
 int py_check_callable(PyObject *o, const char *name, int required);
+void py_gc_dealloc(PyObject *self, inquiry clear);
 PyObject *py_new_array(int nd, const npy_intp *dims, int zero);
 double *py_data_of(PyObject *a);
 

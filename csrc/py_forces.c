@@ -197,13 +197,97 @@ static int term_flags(PyObject *o, unsigned *flags)
     return 0;
 }
 
-/* One term tuple into pf->f.term[i]. */
-static int parse_term(py_force *pf, int i, PyObject *t, int n)
+/* ("python", f, jac or None, flags) into pf->f.term[i] */
+static int python_term_of(py_force *pf, int i, PyObject *t)
 {
     sym_force_term *tm = &pf->f.term[i];
     py_fterm *pt = &pf->pt[i];
+    PyObject *fn = PyTuple_GET_ITEM(t, 1), *jac = PyTuple_GET_ITEM(t, 2);
+    if (py_check_callable(fn, "force", 1) < 0 || py_check_callable(jac, "force_jac", 0) < 0 ||
+        term_flags(PyTuple_GET_ITEM(t, 3), &tm->flags) < 0)
+        return -1;
+    tm->flags &= SYM_FORCE_NO_Q | SYM_FORCE_NO_V;
+    Py_INCREF(fn);
+    pt->fn = fn;
+    if (jac != Py_None) {
+        Py_INCREF(jac);
+        pt->jac = jac;
+        tm->provides = SYM_FORCE_DQ | SYM_FORCE_DV;
+    }
+    tm->fn = python_term;
+    tm->params = pt;
+    pf->python = 1;
+    return 0;
+}
+
+/* ("cfunc", address, user_data address or None, provides, flags) into
+ * pf->f.term[i] */
+static int cfunc_term_of(py_force *pf, int i, PyObject *t)
+{
+    sym_force_term *tm = &pf->f.term[i];
+    py_fterm *pt = &pf->pt[i];
+    void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, 1));
+    if (!fp) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "force: a compiled term needs a nonzero "
+                                              "function address");
+        return -1;
+    }
+    void *data = NULL;
+    if (PyTuple_GET_ITEM(t, 2) != Py_None) {
+        data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, 2));
+        if (!data && PyErr_Occurred()) return -1;
+    }
+    unsigned provides, flags;
+    if (term_flags(PyTuple_GET_ITEM(t, 3), &provides) < 0 ||
+        term_flags(PyTuple_GET_ITEM(t, 4), &flags) < 0)
+        return -1;
+    /* converting a data pointer to a function pointer: as for System.from_cfunc */
+    memcpy(&pt->cfn, &fp, sizeof fp);
+    pt->data = data;
+    tm->fn = cfunc_term;
+    tm->params = pt;
+    tm->provides = provides & (SYM_FORCE_DQ | SYM_FORCE_DV);
+    tm->flags = flags & (SYM_FORCE_NO_Q | SYM_FORCE_NO_V);
+    return 0;
+}
+
+/* ("builtin", name, params array) into pf->f.term[i] (its parameters held
+ * in pf->pars[i]) */
+static int builtin_term_of(py_force *pf, int i, PyObject *t, int n)
+{
+    sym_force_term *tm = &pf->f.term[i];
+    const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 1));
+    if (!name) return -1;
+    const sym_force_builtin *b = sym_force_builtin_find(name);
+    if (!b) {
+        PyErr_Format(PyExc_ValueError, "force: unknown built-in force term '%s'", name);
+        return -1;
+    }
+    if (b->n && b->n != n) {
+        PyErr_Format(PyExc_ValueError, "force: the built-in term '%s' applies to n = %d, "
+                     "not %d", name, b->n, n);
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(PyTuple_GET_ITEM(t, 2), NPY_DOUBLE,
+                                                         NPY_ARRAY_IN_ARRAY);
+    if (!a) return -1;
+    pf->pars[i] = a;
+    if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != b->npar || b->check(n, PyArray_DATA(a))) {
+        PyErr_Format(PyExc_ValueError, "force: bad parameters for the built-in term '%s'",
+                     name);
+        return -1;
+    }
+    *tm = b->term;
+    tm->params = PyArray_DATA(a);
+    return 0;
+}
+
+/* One term tuple into pf->f.term[i], by its kind. */
+static int parse_term(py_force *pf, int i, PyObject *t, int n)
+{
     const char *kind;
-    pt->n = n;
+    pf->pt[i].n = n;
     if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 1 ||
         !(kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 0)))) {
         PyErr_Clear();
@@ -211,77 +295,9 @@ static int parse_term(py_force *pf, int i, PyObject *t, int n)
         return -1;
     }
     const Py_ssize_t len = PyTuple_GET_SIZE(t);
-    if (strcmp(kind, "python") == 0 && len == 4) {
-        PyObject *fn = PyTuple_GET_ITEM(t, 1), *jac = PyTuple_GET_ITEM(t, 2);
-        if (py_check_callable(fn, "force", 1) < 0 || py_check_callable(jac, "force_jac", 0) < 0 ||
-            term_flags(PyTuple_GET_ITEM(t, 3), &tm->flags) < 0)
-            return -1;
-        tm->flags &= SYM_FORCE_NO_Q | SYM_FORCE_NO_V;
-        Py_INCREF(fn);
-        pt->fn = fn;
-        if (jac != Py_None) {
-            Py_INCREF(jac);
-            pt->jac = jac;
-            tm->provides = SYM_FORCE_DQ | SYM_FORCE_DV;
-        }
-        tm->fn = python_term;
-        tm->params = pt;
-        pf->python = 1;
-        return 0;
-    }
-    if (strcmp(kind, "cfunc") == 0 && len == 5) {
-        void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, 1));
-        if (!fp) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "force: a compiled term needs a nonzero "
-                                                  "function address");
-            return -1;
-        }
-        void *data = NULL;
-        if (PyTuple_GET_ITEM(t, 2) != Py_None) {
-            data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, 2));
-            if (!data && PyErr_Occurred()) return -1;
-        }
-        unsigned provides, flags;
-        if (term_flags(PyTuple_GET_ITEM(t, 3), &provides) < 0 ||
-            term_flags(PyTuple_GET_ITEM(t, 4), &flags) < 0)
-            return -1;
-        /* converting a data pointer to a function pointer: as for System.from_cfunc */
-        memcpy(&pt->cfn, &fp, sizeof fp);
-        pt->data = data;
-        tm->fn = cfunc_term;
-        tm->params = pt;
-        tm->provides = provides & (SYM_FORCE_DQ | SYM_FORCE_DV);
-        tm->flags = flags & (SYM_FORCE_NO_Q | SYM_FORCE_NO_V);
-        return 0;
-    }
-    if (strcmp(kind, "builtin") == 0 && len == 3) {
-        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 1));
-        if (!name) return -1;
-        const sym_force_builtin *b = sym_force_builtin_find(name);
-        if (!b) {
-            PyErr_Format(PyExc_ValueError, "force: unknown built-in force term '%s'", name);
-            return -1;
-        }
-        if (b->n && b->n != n) {
-            PyErr_Format(PyExc_ValueError, "force: the built-in term '%s' applies to n = %d, "
-                         "not %d", name, b->n, n);
-            return -1;
-        }
-        PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(PyTuple_GET_ITEM(t, 2), NPY_DOUBLE,
-                                                             NPY_ARRAY_IN_ARRAY);
-        if (!a) return -1;
-        pf->pars[i] = a;
-        if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != b->npar ||
-            b->check(n, PyArray_DATA(a))) {
-            PyErr_Format(PyExc_ValueError, "force: bad parameters for the built-in term '%s'",
-                         name);
-            return -1;
-        }
-        *tm = b->term;
-        tm->params = PyArray_DATA(a);
-        return 0;
-    }
+    if (strcmp(kind, "python") == 0 && len == 4) return python_term_of(pf, i, t);
+    if (strcmp(kind, "cfunc") == 0 && len == 5) return cfunc_term_of(pf, i, t);
+    if (strcmp(kind, "builtin") == 0 && len == 3) return builtin_term_of(pf, i, t, n);
     PyErr_Format(PyExc_ValueError, "force: unknown term %R", t);
     return -1;
 }

@@ -35,19 +35,15 @@ static void System_release(SystemObject *self)
     memset(&self->sys, 0, sizeof(self->sys));
 }
 
-static int System_clear(SystemObject *self)
+static int System_clear(PyObject *self)
 {
-    System_release(self);
+    System_release((SystemObject *)self);
     return 0;
 }
 
-static void System_dealloc(SystemObject *self)
+static void System_dealloc(PyObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    System_release(self);
-    tp->tp_free((PyObject *)self);
-    Py_DECREF(tp);
+    py_gc_dealloc(self, System_clear);
 }
 
 static int System_init(SystemObject *self, PyObject *args, PyObject *kw)
@@ -93,7 +89,52 @@ void py_call_end(py_call *call)
 }
 
 /* ------------------------------------------------------------------ */
-/* _eval and energy                                                     */
+/* _eval and _constraint: one evaluation into fresh arrays              */
+/* ------------------------------------------------------------------ */
+/* What one direct evaluation holds until direct_end: its call, its input
+ * vectors (q; g or mu), up to six results (NULL: not requested) with their
+ * data, and the core's scratch.  Zeroed before use. */
+typedef struct {
+    py_call call;
+    PyArrayObject *q, *v;
+    PyObject *res[6];
+    double *data[6];
+    double *scratch;
+} direct;
+
+/* d->res[k] (and d->data[k]) a new float64 array of nd[k] dimensions
+ * dims[k] for each bit k < count set in need (nd[k] = 0: not an array);
+ * -1 with an exception. */
+static int direct_arrays(direct *d, unsigned need, int count, const int *nd,
+                         const npy_intp (*dims)[2])
+{
+    for (int k = 0; k < count; k++) {
+        if (!(need & (1u << k)) || !nd[k]) continue;
+        if (!(d->res[k] = PyArray_SimpleNew(nd[k], (npy_intp *)dims[k], NPY_DOUBLE))) return -1;
+        d->data[k] = PyArray_DATA((PyArrayObject *)d->res[k]);
+    }
+    return 0;
+}
+
+/* d->scratch of `doubles` doubles; -1 with MemoryError. */
+static int direct_scratch(direct *d, size_t doubles)
+{
+    if ((d->scratch = malloc(sizeof(double) * doubles))) return 0;
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* Release everything d holds; returns ret (the tuple, or NULL). */
+static PyObject *direct_end(direct *d, PyObject *ret)
+{
+    py_call_end(&d->call);
+    for (int k = 0; k < 6; k++) Py_XDECREF(d->res[k]);
+    free(d->scratch);
+    Py_XDECREF(d->q);
+    Py_XDECREF(d->v);
+    return ret;
+}
+
 /* A tuple of the k results, None where one was not requested (NULL). */
 static PyObject *results_tuple(PyObject *const *res, int k)
 {
@@ -106,51 +147,43 @@ static PyObject *results_tuple(PyObject *const *res, int k)
     return t;
 }
 
-/* ------------------------------------------------------------------ */
 /* _eval(q, g, need) -> (M, A, H, V, dV, d2V), None where not requested */
 static PyObject *System_eval(SystemObject *self, PyObject *args)
 {
-    PyObject *qo, *go = Py_None, *res[6] = {NULL}, *ret = NULL;
+    static const int nd[6] = {2, 2, 2, 0, 1, 2};   /* by need bit; V is a float */
+    PyObject *qo, *go = Py_None, *ret = NULL;
     unsigned int need;
-    PyArrayObject *q = NULL, *g = NULL;
-    double V = 0.0, *scratch = NULL, *data[6] = {NULL};
-    py_call call;
-    if (py_call_begin(self, &call) < 0 || !PyArg_ParseTuple(args, "OOI", &qo, &go, &need))
+    double V = 0.0;
+    direct d;
+    memset(&d, 0, sizeof d);
+    if (py_call_begin(self, &d.call) < 0 || !PyArg_ParseTuple(args, "OOI", &qo, &go, &need))
         goto done;
     const int n = self->sys.n;
-    if (!(q = py_as_vector(qo, n, "q"))) goto done;
+    if (!(d.q = py_as_vector(qo, n, "q"))) goto done;
     if (need & (SYM_NEED_A | SYM_NEED_H)) {
         if (go == Py_None) {
             PyErr_SetString(PyExc_ValueError, "g is required for A and H");
             goto done;
         }
-        if (!(g = py_as_vector(go, n, "g"))) goto done;
+        if (!(d.v = py_as_vector(go, n, "g"))) goto done;
     }
-    npy_intp dims[2] = {n, n};
-    for (int k = 0; k < 6; k++) {          /* by need bit; V is a float */
-        if (!(need & (1u << k)) || k == 3) continue;
-        if (!(res[k] = PyArray_SimpleNew(k == 4 ? 1 : 2, dims, NPY_DOUBLE))) goto done;
-        data[k] = PyArray_DATA((PyArrayObject *)res[k]);
-    }
-    sym_eval_out out = {data[0], data[1], data[2], &V, data[4], data[5]};
-    if (!(scratch = malloc(sizeof(double) * sym_eval_scratch_size(&call.sys)))) {
-        PyErr_NoMemory();
+    const npy_intp dims[6][2] = {{n, n}, {n, n}, {n, n}, {0, 0}, {n, 0}, {n, n}};
+    if (direct_arrays(&d, need, 6, nd, dims) < 0 ||
+        direct_scratch(&d, sym_eval_scratch_size(&d.call.sys)) < 0)
         goto done;
-    }
-    const int st = sym_eval(&call.sys, PyArray_DATA(q), g ? PyArray_DATA(g) : NULL, need & 63u,
-                            &out, scratch);
-    if (st) { py_raise_status(st, &call, NULL, NULL); goto done; }
-    if ((need & SYM_NEED_V) && !(res[3] = PyFloat_FromDouble(V))) goto done;
-    ret = results_tuple(res, 6);
+    sym_eval_out out = {d.data[0], d.data[1], d.data[2], &V, d.data[4], d.data[5]};
+    const int st = sym_eval(&d.call.sys, PyArray_DATA(d.q), d.v ? PyArray_DATA(d.v) : NULL,
+                            need & 63u, &out, d.scratch);
+    if (st) { py_raise_status(st, &d.call, NULL, NULL); goto done; }
+    if ((need & SYM_NEED_V) && !(d.res[3] = PyFloat_FromDouble(V))) goto done;
+    ret = results_tuple(d.res, 6);
 done:
-    py_call_end(&call);
-    for (int k = 0; k < 6; k++) Py_XDECREF(res[k]);
-    free(scratch);
-    Py_XDECREF(q);
-    Py_XDECREF(g);
-    return ret;
+    return direct_end(&d, ret);
 }
 
+/* ------------------------------------------------------------------ */
+/* energy                                                               */
+/* ------------------------------------------------------------------ */
 /* H at one state.  A finite state whose energy overflows the double range
  * gives the IEEE result (+inf, or -inf for a potential that overflows
  * downwards) rather than an error.  sym_energy reports any non-finite H as
@@ -283,12 +316,11 @@ static PyObject *System_get_n_constraints(SystemObject *self, void *closure)
  * bits g = 1, G = 2, S = 4 (S needs mu). */
 static PyObject *System_constraint(SystemObject *self, PyObject *args)
 {
-    PyObject *qo, *muo, *res[3] = {NULL}, *ret = NULL;
+    static const int nd[3] = {1, 2, 2};
+    PyObject *qo, *muo, *ret = NULL;
     unsigned int need;
-    PyArrayObject *q = NULL, *mu = NULL;
-    double *scratch = NULL;
-    py_call call;
-    memset(&call, 0, sizeof call);
+    direct d;
+    memset(&d, 0, sizeof d);
     if (py_system_ready(self) < 0 || !PyArg_ParseTuple(args, "OOI", &qo, &muo, &need))
         goto done;
     if (self->sys.m == 0) {
@@ -296,34 +328,22 @@ static PyObject *System_constraint(SystemObject *self, PyObject *args)
         goto done;
     }
     const int n = self->sys.n;
-    if (!(q = py_as_vector(qo, n, "q"))) goto done;
-    if (py_constraint_resolve(self, PyArray_DATA(q)) < 0) goto done;
+    if (!(d.q = py_as_vector(qo, n, "q"))) goto done;
+    if (py_constraint_resolve(self, PyArray_DATA(d.q)) < 0) goto done;
     const int m = self->sys.m;
-    if ((need & SYM_CNEED_HESS) && !(mu = py_as_vector(muo, m, "mu"))) goto done;
+    if ((need & SYM_CNEED_HESS) && !(d.v = py_as_vector(muo, m, "mu"))) goto done;
     const npy_intp dims[3][2] = {{m, 0}, {m, n}, {n, n}};
-    double *data[3] = {NULL};
-    for (int k = 0; k < 3; k++) {
-        if (!(need & (1u << k))) continue;
-        if (!(res[k] = PyArray_SimpleNew(k ? 2 : 1, (npy_intp *)dims[k], NPY_DOUBLE))) goto done;
-        data[k] = PyArray_DATA((PyArrayObject *)res[k]);
-    }
-    if (py_call_begin(self, &call) < 0) goto done;
-    if (!(scratch = malloc(sizeof(double) * sym_constraint_scratch_size(&call.sys)))) {
-        PyErr_NoMemory();
+    if (direct_arrays(&d, need, 3, nd, dims) < 0 || py_call_begin(self, &d.call) < 0 ||
+        direct_scratch(&d, sym_constraint_scratch_size(&d.call.sys)) < 0)
         goto done;
-    }
-    sym_constraint_out out = {data[0], data[1], data[2]};
-    const int st = sym_constraint_eval(&call.sys, PyArray_DATA(q), mu ? PyArray_DATA(mu) : NULL,
-                                       need & 7u, &out, scratch);
-    if (st) { py_raise_status(st, &call, NULL, NULL); goto done; }
-    ret = results_tuple(res, 3);
+    sym_constraint_out out = {d.data[0], d.data[1], d.data[2]};
+    const int st = sym_constraint_eval(&d.call.sys, PyArray_DATA(d.q),
+                                       d.v ? PyArray_DATA(d.v) : NULL, need & 7u, &out,
+                                       d.scratch);
+    if (st) { py_raise_status(st, &d.call, NULL, NULL); goto done; }
+    ret = results_tuple(d.res, 3);
 done:
-    py_call_end(&call);
-    for (int k = 0; k < 3; k++) Py_XDECREF(res[k]);
-    free(scratch);
-    Py_XDECREF(q);
-    Py_XDECREF(mu);
-    return ret;
+    return direct_end(&d, ret);
 }
 
 static PyMethodDef System_methods[] = {

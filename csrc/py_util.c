@@ -225,6 +225,18 @@ void py_state_free(SystemObject *S)
     S->nrefs = 0;
 }
 
+/* The tp_dealloc of the binding's garbage-collected heap types (System,
+ * Work): untrack self, drop what it holds by `clear` (the type's tp_clear),
+ * free it and release the reference each instance holds on its heap type. */
+void py_gc_dealloc(PyObject *self, inquiry clear)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
 /* 1 if o is callable, 0 if it is None and not required; else -1 with a
  * TypeError naming the argument. */
 int py_check_callable(PyObject *o, const char *name, int required)

@@ -24,8 +24,9 @@ static int Work_traverse(WorkObject *self, visitproc visit, void *arg)
     return py_force_traverse(&self->r.force, visit, arg);
 }
 
-static int Work_clear(WorkObject *self)
+static int Work_clear(PyObject *op)
 {
+    WorkObject *self = (WorkObject *)op;
     if (self->busy) return 0;   /* (a running call holds a reference: not reached) */
     if (self->ready) py_run_end(&self->r);
     self->ready = 0;
@@ -34,13 +35,9 @@ static int Work_clear(WorkObject *self)
     return 0;
 }
 
-static void Work_dealloc(WorkObject *self)
+static void Work_dealloc(PyObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    Work_clear(self);
-    tp->tp_free((PyObject *)self);
-    Py_DECREF(tp);
+    py_gc_dealloc(self, Work_clear);
 }
 
 /* Enter a call: -1 (with RuntimeError) when not prepared or busy; clears

@@ -247,18 +247,14 @@ int sym_gcon_setup(sym_gwork *g, double *block)
     for (int a = 0; a < s; a++)
         if (!(con->w[a] > 0.0)) return SYM_ENOTCONSTRAINED;   /* a node without weight */
     sym_lu_pick(con->N, &con->lu_factor, &con->lu_solve);
-    /* Newton runs on [X | Lambda]: the kernels see the first nu entries */
+    /* Newton runs on [X | Lambda] (its arrays: these, sym_galerkin_setup);
+     * the kernels see the first nu entries */
     g->X = con->X;
     g->dX = con->dX;
     g->R = con->R;
     g->prev_X = con->prevX;
-    sym_newton *nw = &g->newton;
-    nw->nu = con->N;
-    nw->nu_x = g->nu;
-    nw->X = con->X;
-    nw->dX = con->dX;
-    nw->R = con->R;
-    nw->X0 = con->prevX;
+    g->newton.nu = con->N;
+    g->newton.nu_x = g->nu;
     g->con = con;
     return SYM_OK;
 }

@@ -227,15 +227,20 @@ int sym_galerkin_setup(sym_work *w, double *block)
     g->kinetic = sym_kinetic_pick(g->n);
     sym_newton *nw = &g->newton;
     nw->nu = g->nu;
-    nw->X = g->X;
-    nw->dX = g->dX;
-    nw->R = g->R;
-    nw->X0 = g->prev_X;
     nw->rtol = w->opt.rtol;
     nw->max_iter = w->opt.max_iter;
     nw->mode = (enum sym_newton_mode)w->opt.newton;   /* checked by sym_driver.c */
     nw->n_q = g->n;   /* q_ref: each step's q_j (sym_galerkin_step) */
     g->con = NULL;
-    /* a constrained system: the constraint slice (sym_constraints.c) */
-    return w->sys->m > 0 ? sym_gcon_setup(g, w->cblock) : SYM_OK;
+    /* a constrained system: the constraint slice (sym_constraints.c), which
+     * moves X, dX, R and prev_X into [X | Lambda] and sets Newton's nu */
+    if (w->sys->m > 0) {
+        const int st = sym_gcon_setup(g, w->cblock);
+        if (st) return st;
+    }
+    nw->X = g->X;
+    nw->dX = g->dX;
+    nw->R = g->R;
+    nw->X0 = g->prev_X;
+    return SYM_OK;
 }

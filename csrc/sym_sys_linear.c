@@ -22,8 +22,7 @@ static int linear_eval(const double *q, const double *g, unsigned need,
     const size_t nn = (size_t)n * (size_t)n;
     (void)g; (void)scratch;
     if (need & SYM_NEED_M) memcpy(o->M, P->M, sizeof(double) * nn);
-    if (need & SYM_NEED_A) sym_zero(o->A, nn);
-    if (need & SYM_NEED_H) sym_zero(o->H, nn);
+    sym_zero_AH(need, o, n);
     if (need & SYM_NEED_D2V) memcpy(o->d2V, P->K, sizeof(double) * nn);
     if (need & (SYM_NEED_V | SYM_NEED_DV)) {
         double v = 0.0;
@@ -62,13 +61,9 @@ static int linear_fill(int n, const double *par, void *params)
     return SYM_OK;
 }
 
-/* 1 <= n <= SYM_MAX_DOF */
-int sym_sys_linear(int n, const double *par, size_t npar, sym_system *out)
-{
-    const size_t nn = (size_t)n * (size_t)n;
-    const sym_builtin_spec spec = {
-        .n_min = 1, .n_max = SYM_MAX_DOF, .npar = 2 * nn, .check = linear_check,
-        .bytes = sizeof(linear_par) + 3 * nn * sizeof(double), .fill = linear_fill,
-        .eval = linear_eval, .flags = SYM_SYS_CONSTANT_MASS};
-    return sym_builtin_new(&spec, n, par, npar, out);
-}
+/* 1 <= n <= SYM_MAX_DOF; the block holds M, K and the factor (3 n^2 doubles) */
+SYM_BUILTIN_MAKE(sym_sys_linear,
+                 .n_min = 1, .n_max = SYM_MAX_DOF, .npar = 2 * (size_t)n * (size_t)n,
+                 .check = linear_check, .fill = linear_fill,
+                 .bytes = sizeof(linear_par) + 3 * (size_t)n * (size_t)n * sizeof(double),
+                 .eval = linear_eval, .flags = SYM_SYS_CONSTANT_MASS)

@@ -29,20 +29,15 @@ static int cpend_eval(const double *q, const double *g, unsigned need,
 {
     const cpend_par *P = params;
     const int n = P->n;
-    const size_t nn = (size_t)n * (size_t)n;
     (void)g; (void)scratch;
-    if (need & SYM_NEED_M) {
-        sym_zero(o->M, nn);
-        for (int i = 0; i < n; i++) o->M[i * n + i] = P->m;
-    }
-    if (need & SYM_NEED_A) sym_zero(o->A, nn);
-    if (need & SYM_NEED_H) sym_zero(o->H, nn);
+    if (need & SYM_NEED_M) sym_scaled_identity(o->M, n, P->m);
+    sym_zero_AH(need, o, n);
     if (need & SYM_NEED_V) o->V[0] = P->mg * q[n - 1];
     if (need & SYM_NEED_DV) {
         sym_zero(o->dV, (size_t)n);
         o->dV[n - 1] = P->mg;
     }
-    if (need & SYM_NEED_D2V) sym_zero(o->d2V, nn);
+    if (need & SYM_NEED_D2V) sym_zero(o->d2V, (size_t)n * (size_t)n);
     return 0;
 }
 
@@ -57,10 +52,7 @@ static int cpend_constraint(const double *q, const double *mu, unsigned need,
         o->g[0] = 0.5 * (r2 - P->l2);
     }
     if (need & SYM_CNEED_JAC) memcpy(o->G, q, sizeof(double) * (size_t)n);
-    if (need & SYM_CNEED_HESS) {
-        sym_zero(o->S, (size_t)n * (size_t)n);
-        for (int i = 0; i < n; i++) o->S[i * n + i] = mu[0];
-    }
+    if (need & SYM_CNEED_HESS) sym_scaled_identity(o->S, n, mu[0]);
     return 0;
 }
 
@@ -79,9 +71,9 @@ static int cpend_make_n(int want, int n, const double *par, size_t npar, sym_sys
 {
     const sym_builtin_spec spec = {
         .n_min = want, .n_max = want, .npar = 3, .npos = 2,
-        .bytes = sizeof(cpend_par), .fill = cpend_fill,
-        .eval = cpend_eval, .flags = SYM_SYS_CONSTANT_MASS | SYM_SYS_CONSTRAINT_HESS, .m = 1,
-        .constraint = cpend_constraint};
+        .bytes = sizeof(cpend_par), .fill = cpend_fill, .eval = cpend_eval,
+        .m = 1, .constraint = cpend_constraint,
+        .flags = SYM_SYS_CONSTANT_MASS | SYM_SYS_CONSTRAINT_HESS};
     return sym_builtin_new(&spec, n, par, npar, out);
 }
 
@@ -213,12 +205,7 @@ static int fourbar_fill(int n, const double *par, void *params)
 }
 
 /* n = 3; the masses, lengths and d > 0; two constraints */
-int sym_sys_four_bar(int n, const double *par, size_t npar, sym_system *out)
-{
-    const sym_builtin_spec spec = {
-        .n_min = 3, .n_max = 3, .npar = 8, .npos = 7,
-        .bytes = sizeof(fourbar_par), .fill = fourbar_fill,
-        .eval = fourbar_eval, .flags = SYM_SYS_CONSTRAINT_HESS, .m = 2,
-        .constraint = fourbar_constraint};
-    return sym_builtin_new(&spec, n, par, npar, out);
-}
+SYM_BUILTIN_MAKE(sym_sys_four_bar,
+                 .n_min = 3, .n_max = 3, .npar = 8, .npos = 7,
+                 .bytes = sizeof(fourbar_par), .fill = fourbar_fill, .eval = fourbar_eval,
+                 .m = 2, .constraint = fourbar_constraint, .flags = SYM_SYS_CONSTRAINT_HESS)

@@ -42,14 +42,10 @@ static int pendulum_fill(int n, const double *par, void *params)
 }
 
 /* n = 1; m > 0 */
-int sym_sys_pendulum(int n, const double *par, size_t npar, sym_system *out)
-{
-    const sym_builtin_spec spec = {
-        .n_min = 1, .n_max = 1, .npar = 2, .npos = 1,
-        .bytes = sizeof(pendulum_par), .fill = pendulum_fill,
-        .eval = pendulum_eval, .flags = SYM_SYS_CONSTANT_MASS};
-    return sym_builtin_new(&spec, n, par, npar, out);
-}
+SYM_BUILTIN_MAKE(sym_sys_pendulum,
+                 .n_min = 1, .n_max = 1, .npar = 2, .npos = 1,
+                 .bytes = sizeof(pendulum_par), .fill = pendulum_fill,
+                 .eval = pendulum_eval, .flags = SYM_SYS_CONSTANT_MASS)
 
 /* ------------------------------------------------------------------ */
 /* double_pendulum (TOP Section 3.1): absolute angles from the downward */
@@ -113,14 +109,7 @@ static int dp_eval_prep(const double *c, const double *g, unsigned need,
     return 0;
 }
 
-static int dp_eval(const double *q, const double *g, unsigned need,
-                   const sym_eval_out *o, void *params, double *scratch)
-{
-    double c[DP_PREP];
-    (void)scratch;
-    dp_prep(q, c, params);
-    return dp_eval_prep(c, g, need, o, params);
-}
+SYM_EVAL_FROM_PREP(dp_eval, dp_prep, dp_eval_prep, DP_PREP)
 
 static int dp_fill(int n, const double *par, void *params)
 {
@@ -136,14 +125,10 @@ static int dp_fill(int n, const double *par, void *params)
 }
 
 /* n = 2; m1, m2, l1, l2 > 0 */
-int sym_sys_double_pendulum(int n, const double *par, size_t npar, sym_system *out)
-{
-    const sym_builtin_spec spec = {
-        .n_min = 2, .n_max = 2, .npar = 5, .npos = 4,
-        .bytes = sizeof(dp_par), .fill = dp_fill,
-        .eval = dp_eval, .prep = dp_prep, .eval_prep = dp_eval_prep, .prep_size = DP_PREP};
-    return sym_builtin_new(&spec, n, par, npar, out);
-}
+SYM_BUILTIN_MAKE(sym_sys_double_pendulum,
+                 .n_min = 2, .n_max = 2, .npar = 5, .npos = 4,
+                 .bytes = sizeof(dp_par), .fill = dp_fill,
+                 .eval = dp_eval, .prep = dp_prep, .eval_prep = dp_eval_prep, .prep_size = DP_PREP)
 
 /* ------------------------------------------------------------------ */
 /* pendulum_chain: planar chain of n point masses m_i on massless rods */
@@ -257,13 +242,11 @@ static int chain_fill(int n, const double *par, void *params)
     return SYM_OK;
 }
 
-/* 1 <= n <= 4096; the masses and lengths > 0.  The block holds l, mu and C. */
-int sym_sys_pendulum_chain(int n, const double *par, size_t npar, sym_system *out)
-{
-    const size_t nn = (size_t)n * (size_t)n;
-    const sym_builtin_spec spec = {
-        .n_min = 1, .n_max = 4096, .npar = 2 * (size_t)n + 1, .npos = 2 * (size_t)n,
-        .bytes = sizeof(chain_par) + (2 * (size_t)n + nn) * sizeof(double), .fill = chain_fill,
-        .eval = chain_eval, .scratch_size = 2 * (size_t)n + 2 * nn};
-    return sym_builtin_new(&spec, n, par, npar, out);
-}
+/* 1 <= n <= 4096; the masses and lengths > 0.  The block holds l, mu and C
+ * (2n + n^2 doubles); the scratch sin, cos of the angles and of their
+ * differences (2n + 2n^2). */
+SYM_BUILTIN_MAKE(sym_sys_pendulum_chain,
+                 .n_min = 1, .n_max = 4096, .npar = 2 * (size_t)n + 1, .npos = 2 * (size_t)n,
+                 .bytes = sizeof(chain_par) + (2 + (size_t)n) * (size_t)n * sizeof(double),
+                 .fill = chain_fill, .eval = chain_eval,
+                 .scratch_size = 2 * (size_t)n + 2 * (size_t)n * (size_t)n)

@@ -84,14 +84,7 @@ static int top_eval_prep(const double *sc, const double *g, unsigned need,
     return 0;
 }
 
-static int top_eval(const double *q, const double *g, unsigned need,
-                    const sym_eval_out *o, void *params, double *scratch)
-{
-    double sc[2];
-    (void)scratch;
-    top_prep(q, sc, params);
-    return top_eval_prep(sc, g, need, o, params);
-}
+SYM_EVAL_FROM_PREP(top_eval, top_prep, top_eval_prep, 2)
 
 static int top_fill(int n, const double *par, void *params)
 {
@@ -105,14 +98,10 @@ static int top_fill(int n, const double *par, void *params)
 }
 
 /* n = 3; m, I, I3 > 0 */
-int sym_sys_lagrange_top(int n, const double *par, size_t npar, sym_system *out)
-{
-    const sym_builtin_spec spec = {
-        .n_min = 3, .n_max = 3, .npar = 5, .npos = 3,
-        .bytes = sizeof(top_par), .fill = top_fill,
-        .eval = top_eval, .prep = top_prep, .eval_prep = top_eval_prep, .prep_size = 2};
-    return sym_builtin_new(&spec, n, par, npar, out);
-}
+SYM_BUILTIN_MAKE(sym_sys_lagrange_top,
+                 .n_min = 3, .n_max = 3, .npar = 5, .npos = 3,
+                 .bytes = sizeof(top_par), .fill = top_fill,
+                 .eval = top_eval, .prep = top_prep, .eval_prep = top_eval_prep, .prep_size = 2)
 
 /* ------------------------------------------------------------------ */
 /* lagrange_top_quaternion: the same top in a unit quaternion          */
@@ -240,10 +229,7 @@ static int qtop_constraint(const double *q, const double *mu, unsigned need,
         o->g[0] = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0;
     if (need & SYM_CNEED_JAC)
         for (int i = 0; i < 4; i++) o->G[i] = 2.0 * q[i];
-    if (need & SYM_CNEED_HESS) {
-        sym_zero(o->S, 16);
-        for (int i = 0; i < 4; i++) o->S[5 * i] = 2.0 * mu[0];
-    }
+    if (need & SYM_CNEED_HESS) sym_scaled_identity(o->S, 4, 2.0 * mu[0]);
     return 0;
 }
 
@@ -259,12 +245,7 @@ static int qtop_fill(int n, const double *par, void *params)
 }
 
 /* n = 4; m, I, I3 > 0; one constraint */
-int sym_sys_lagrange_top_quaternion(int n, const double *par, size_t npar, sym_system *out)
-{
-    const sym_builtin_spec spec = {
-        .n_min = 4, .n_max = 4, .npar = 5, .npos = 3,
-        .bytes = sizeof(qtop_par), .fill = qtop_fill,
-        .eval = qtop_eval, .flags = SYM_SYS_CONSTRAINT_HESS, .m = 1,
-        .constraint = qtop_constraint};
-    return sym_builtin_new(&spec, n, par, npar, out);
-}
+SYM_BUILTIN_MAKE(sym_sys_lagrange_top_quaternion,
+                 .n_min = 4, .n_max = 4, .npar = 5, .npos = 3,
+                 .bytes = sizeof(qtop_par), .fill = qtop_fill, .eval = qtop_eval,
+                 .m = 1, .constraint = qtop_constraint, .flags = SYM_SYS_CONSTRAINT_HESS)

@@ -6,11 +6,11 @@
  * A built-in is a parameter struct, an evaluation (eval, optionally split
  * into prep and eval_prep; a constraint callback for a constrained one), a
  * fill function turning the flat parameters into the struct, and a make
- * function that is one call of sym_builtin_new.  Each evaluation is one
- * combined callback, so that sines and cosines are shared between M, A, H,
- * V and their derivatives (symplectic.h defines A and H).  Parameters are
- * read-only during integration, so one system may be integrated by several
- * threads at once.
+ * function that is one call of sym_builtin_new (SYM_BUILTIN_MAKE).  Each
+ * evaluation is one combined callback, so that sines and cosines are shared
+ * between M, A, H, V and their derivatives (symplectic.h defines A and H).
+ * Parameters are read-only during integration, so one system may be
+ * integrated by several threads at once.
  */
 #ifndef SYM_SYSDEF_H
 #define SYM_SYSDEF_H
@@ -61,6 +61,46 @@ static inline void sym_zero(double *x, size_t k)
 {
     memset(x, 0, sizeof(double) * k);
 }
+
+/* A constant mass matrix: A = d(M g)/dq and H = d^2(1/2 g^T M g)/dq^2 are
+ * zero (n x n each), as far as `need` asks for them. */
+static inline void sym_zero_AH(unsigned need, const sym_eval_out *o, int n)
+{
+    if (need & SYM_NEED_A) sym_zero(o->A, (size_t)n * (size_t)n);
+    if (need & SYM_NEED_H) sym_zero(o->H, (size_t)n * (size_t)n);
+}
+
+/* X = a Id (n x n) */
+static inline void sym_scaled_identity(double *X, int n, double a)
+{
+    sym_zero(X, (size_t)n * (size_t)n);
+    for (int i = 0; i < n; i++) X[(size_t)i * (size_t)n + (size_t)i] = a;
+}
+
+/* A built-in's make function `make` (the make signature of sym_builtin):
+ * one call of sym_builtin_new with the spec whose designated initialisers
+ * follow, e.g.
+ *     SYM_BUILTIN_MAKE(sym_sys_x, .n_min = 1, .n_max = 1, .npar = 2, ...)
+ * The initialisers may use the arguments n and par (sizes that grow with n). */
+#define SYM_BUILTIN_MAKE(make, ...)                                      \
+    int make(int n, const double *par, size_t npar, sym_system *out)    \
+    {                                                                    \
+        const sym_builtin_spec spec_ = {__VA_ARGS__};                    \
+        return sym_builtin_new(&spec_, n, par, npar, out);               \
+    }
+
+/* The eval of a built-in split into prep and eval_prep (symplectic.h): the
+ * k prepared values of this q on the stack, then eval_prep on them -- the
+ * same operations as the split, so the two give bitwise the same results. */
+#define SYM_EVAL_FROM_PREP(eval, prep, eval_prep, k)                        \
+    static int eval(const double *q, const double *g, unsigned need,        \
+                    const sym_eval_out *o, void *params, double *scratch)   \
+    {                                                                       \
+        double prepared_[k];                                                \
+        (void)scratch;                                                      \
+        prep(q, prepared_, params);                                         \
+        return eval_prep(prepared_, g, need, o, params);                    \
+    }
 
 /* The families' make functions (the registry's rows; the make signature of
  * sym_builtin). */

@@ -41,17 +41,11 @@ int sym_builtin_new(const sym_builtin_spec *spec, int n, const double *par, size
         free(P);
         return st;
     }
-    out->n = n;
-    out->params = P;
-    out->eval = spec->eval;
-    out->prep = spec->prep;
-    out->eval_prep = spec->eval_prep;
-    out->prep_size = spec->prep_size;
-    out->scratch_size = spec->scratch_size;
-    out->flags = spec->flags;
-    out->m = spec->m;
-    out->constraint = spec->constraint;
-    out->constraint_params = spec->m ? P : NULL;
+    *out = (sym_system){.n = n, .params = P, .eval = spec->eval, .prep = spec->prep,
+                        .eval_prep = spec->eval_prep, .prep_size = spec->prep_size,
+                        .scratch_size = spec->scratch_size, .flags = spec->flags,
+                        .m = spec->m, .constraint = spec->constraint,
+                        .constraint_params = spec->m ? P : NULL};
     return SYM_OK;
 }
 
