@@ -203,12 +203,12 @@ static int module_exec(PyObject *module)
         PyModule_AddIntConstant(module, "NEED_DV", SYM_NEED_DV) < 0 ||
         PyModule_AddIntConstant(module, "NEED_D2V", SYM_NEED_D2V) < 0)
         return -1;
-    /* lagrange_top's refusal, for the pre-run check of symplectic/_topchart.py:
+    /* lagrange_top's refusal, for the pre-run check of symplectic/_model/_topchart.py:
      * its threshold on |sin theta| and the core's text of SYM_ECHART */
     if (PyModule_AddIntConstant(module, "ECHART", SYM_ECHART) < 0 ||
         PyModule_AddStringConstant(module, "ECHART_REASON", sym_strerror(SYM_ECHART)) < 0)
         return -1;
-    /* the statuses whose failures symplectic/_integrate.py completes with the
+    /* the statuses whose failures symplectic/_run/_integrate.py completes with the
      * step's stability estimate */
     PyObject *srtol = PyFloat_FromDouble(SYM_SYMMETRY_RTOL);
     if (!srtol) return -1;

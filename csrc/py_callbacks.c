@@ -16,7 +16,7 @@
  * exception stops the core at once (the thunk returns nonzero, the core
  * returns SYM_ECALLBACK) and propagates unchanged.
  *
- * HOW TO ADD A CALLBACK FORM (this file, symplectic/_system.py, tests):
+ * HOW TO ADD A CALLBACK FORM (this file, symplectic/_model/_system.py, tests):
  *  1. New keyword arguments of System(): append them to `enum arg` and to
  *     `arg_names` (the enum order is the positional order).
  *  2. A section in this file with
@@ -38,7 +38,7 @@
  *  3. A row in `forms` at the bottom: the argument that selects the form
  *     (first match wins), init, begin (and release, for what lives outside
  *     the state block, as the built-in's parameters).
- *  4. symplectic/_system.py: a classmethod that checks its input and calls
+ *  4. symplectic/_model/_system.py: a classmethod that checks its input and calls
  *     _core.System.__init__(obj, n, <key>=...).
  * A new SLOT of the core (a force f(t, q, qdot)) taken as a separate
  * callable: its argument (step 1), a row in `fslot` (checked and stored from

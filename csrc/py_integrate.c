@@ -20,7 +20,7 @@ typedef struct {
 /* The report rides every 16th Ctrl-C check: the checks come every ~0.1 ms of
  * work on the cheapest systems, the bar redraws at most every 0.2 s, and the
  * C-to-Python call per report is then well below 1 % of the run
- * (benchmarks/RESULTS_progress.md).  The caller reports the final count. */
+ * (benchmarks/RESULTS.md section 15).  The caller reports the final count. */
 #define REPORT_EVERY 16
 
 /* Signals (Ctrl-C, in the main thread) and an optional cancellation event

@@ -21,7 +21,7 @@ extern "C" {
 /* lagrange_top's eval returns SYM_ECHART where |sin theta| < SYM_TOP_MIN_SIN
  * (the axis within 10 mrad of the vertical or of theta = pi; the reasons are
  * in sym_sys_tops.c).  The Python package refuses before the first step any
- * motion whose exact nutation range comes that close (symplectic/_topchart.py
+ * motion whose exact nutation range comes that close (symplectic/_model/_topchart.py
  * reads this value as symplectic._core.TOP_MIN_SIN). */
 #define SYM_TOP_MIN_SIN 0.01
 

@@ -67,7 +67,7 @@
  * Orders: the Lobatto members are the Lobatto IIIA-IIIB pair in variational
  * form (Marsden & West 2001, Section 2.6), whose constrained version with
  * the hidden constraint keeps order 2s - 2 in q and p (Jay 1996); the
- * 2-node schemes are order 2.  Measured in tests/test_constraints.py.
+ * 2-node schemes are order 2.  Measured in tests/model/test_constraints.py.
  *
  * Convergence of Newton: the update test compares the increments with their
  * size and the impulses with the larger of their size and the residual's

@@ -118,7 +118,7 @@ int sym_galerkin_taylor(sym_gwork *g, const double *q, const double *p, double h
  * SYM_PRED_POLY (the constant of the extrapolation, not its order, rules at
  * omega h ~ 0.3; SYM_PRED_POLY1 is used there), and for the midpoint rule
  * (degree 2) it only wins at small h; measured in
- * benchmarks/RESULTS_speed.md section 13.2.
+ * benchmarks/NOTES.md section 2.
  *
  * SYM_PRED_POLY1, the same through fewer points, for s >= 5: the last
  * step's s nodes and q_{j-2} (degree s; E1), X_a = sum_p E1_ap Y_p with Y =
@@ -126,8 +126,8 @@ int sym_galerkin_taylor(sym_gwork *g, const double *q, const double *p, double h
  * SYM_PRED_POLY2.  It misses the converged nodes by less than SYM_PRED_POLY
  * and than the degree-8 SYM_PRED_POLY2 (the step ends are superconvergent,
  * the interior nodes are not, so fewer, better points win), and per-step
- * Newton needs fewer iterations; measured in benchmarks/RESULTS_speed.md
- * section 13.2.
+ * Newton needs fewer iterations; measured in benchmarks/NOTES.md
+ * section 2.
  */
 
 /*

@@ -35,7 +35,7 @@
  * the Lobatto quadrature at the nodes the forced scheme is the Lobatto
  * IIIA-IIIB partitioned Runge-Kutta method applied to qdot = M^-1 p,
  * pdot = -dH/dq + F, so the order 2s - 2 is kept for smooth forces; the
- * midpoint rule keeps order 2 (measured: tests/test_forces.py).
+ * midpoint rule keeps order 2 (measured: tests/model/test_forces.py).
  *
  * The discrete work of the forces over the step, with the same quadrature,
  *

@@ -46,7 +46,7 @@
  * between the two.  False roots that change the energy only moderately are
  * not caught (no threshold on this or the kinematic measures tried
  * separates them from genuine steps at such h).  Measured in
- * benchmarks/RESULTS_plausibility.md, section "The threshold PLAUS_GAIN".
+ * benchmarks/NOTES.md section 6 (the statistics: benchmarks/RESULTS.md section 20).
  *
  * Cost: one L D L^T factorisation of an n x n matrix per step, for T_{j+1}
  * (M(q_{j+1}) is the right node's, evaluated at the last Newton iterate, or
@@ -135,7 +135,7 @@ int sym_galerkin_plausible(sym_gwork *g)
  *     point) and its energy balance is off by more than BR_EJUMP2,
  *   - or it came from the second (Taylor) start.
  * The thresholds come from runs in which every root was checked; what they
- * catch and cost is benchmarks/RESULTS_branch.md.  The known blind spot:
+ * catch and cost is benchmarks/RESULTS.md section 21.  The known blind spot:
  * roots that conserve the energy and lie near the predictor, as the
  * one-link pendulum's step rotated by nearly a full turn under the midpoint
  * rule at omega h >= 2.5 (branch_check = "always" checks every root).

@@ -152,11 +152,11 @@ static void point_roles(sym_gwork *g)
  * buffers; the LU panel buffer, the pivots (nu ints) and the derived tables
  * (last: the arrays start right after the evaluation scratch, as before the
  * tables moved here); then the step before's increments (nu) and the branch
- * check's buffers (5 nu + n, sym_galerkin.c; a constrained system's are in
+ * check's buffers (5 nu + n, sym_galerkin_roots.c; a constrained system's are in
  * its slice).  The speed of the small dense kernels depends on where
  * the arrays fall relative to cache lines and pages; this order was kept
  * over the other placements tried because it stays closest to the previous
- * layout (benchmarks/RESULTS_speed.md section 13.3). */
+ * layout (benchmarks/NOTES.md section 3). */
 #define PARTS 28
 
 static void part_sizes(const sym_method *m, int n, double *c)

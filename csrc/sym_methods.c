@@ -62,7 +62,7 @@ static const sym_galerkin_table simpson_table = {
  * <= 1 for z = i omega h up to 2 sqrt 2; the trapezoidal (Stoermer-Verlet)
  * Lobatto-2 scheme's 2; those of Lobatto-4 and -5 measured as the first
  * omega h where an eigenvalue of the one-step map leaves the unit circle
- * (bisection on the exact tangent map; tests/test_stability.py checks each
+ * (bisection on the exact tangent map; tests/run/test_stability.py checks each
  * limit the same way, just below and above). */
 #define STAB_SIMPSON 2.8284271247461903
 #define STAB_RK4 2.8284271247461903

@@ -40,7 +40,7 @@
  * update at rate theta gains a factor 1/theta for the price of a residual;
  * a fresh one squares the error for the price of a residual, a matrix and
  * an LU, so a low threshold refuses the slow stale updates that a looser
- * one would keep; measured in benchmarks/RESULTS_speed.md section 13.1. */
+ * one would keep; measured in benchmarks/NOTES.md section 1. */
 #define STEP_THETA 0.01
 /* Per step: the second update, made with the factors of the start, contracts
  * at theta_2 = d_2 / d_1 ~ kc d_1 (the chord rate is proportional to the
@@ -49,7 +49,7 @@
  * solve at the same h predicts kc d_1 > STEP_THETA after its first update,
  * the factors are refreshed at once instead of after a stale update that
  * would be refused anyway (at large h every step did that; measured in
- * benchmarks/RESULTS_speed.md section 13.1).  Every
+ * benchmarks/NOTES.md section 1).  Every
  * STEP_KC_AGE + 1-th solve at the same h lets the second update be stale
  * again and renews kc. */
 #define STEP_KC_AGE 8

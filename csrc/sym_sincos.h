@@ -23,11 +23,11 @@
  * (pairs, then z^2, then z^4: a dependency chain of 4 multiply-adds
  * instead of Horner's 7: the midpoint rule evaluates one node per Newton
  * iteration and waits for each result, so the shorter chain shortens its
- * step; measured in benchmarks/RESULTS_speed.md section 13.4).  The
+ * step; measured in benchmarks/NOTES.md section 4).  The
  * quadrant k mod 4 then maps (sin r, cos r) to (sin x, cos x): 0: (s, c),
  * 1: (c, -s), 2: (-s, -c), 3: (-c, s).
  * Measured against 200-bit mpmath values: at most 0.78 ulp from the
- * correctly rounded result over the 8 400 arguments of tests/test_sincos.py
+ * correctly rounded result over the 8 400 arguments of tests/c_core/test_sincos.py
  * (1e-300 to 8e5, next to multiples of pi/4 among them), 0.86 ulp over
  * 92 000 more (the C library: < 1 ulp).
  * One difference from the C library: sin(-0) is +0.
@@ -37,12 +37,12 @@
  * call per angle with its own range reduction for any |x|.  Here two
  * lanes share one straight-line code path in the compiler's vector types,
  * one call for the double pendulum's prep: both angles and the difference
- * formulas (instruction counts: benchmarks/RESULTS_speed.md section 8).
+ * formulas (instruction counts: benchmarks/NOTES.md section 4).
  * Used by the built-in systems with several angles (double_pendulum,
  * pendulum_chain, four_bar); pendulum and lagrange_top, one angle each,
  * keep libm.
- * The time a step against libm's is in benchmarks/RESULTS_speed.md
- * sections 8 and 13.4; the results differ from libm's in the last bits.
+ * The time a step against libm's is in benchmarks/NOTES.md
+ * section 4; the results differ from libm's in the last bits.
  *
  * The fast path needs |x| < SYM_SINCOS_FAST_MAX (so that |k| < 2^19) and
  * doubles evaluated in double precision (FLT_EVAL_METHOD == 0: the

@@ -26,9 +26,9 @@
 /* 0.01 with SYM_ECHART (a chart without this singularity:               */
 /* lagrange_top_quaternion, below): at the onset of that growth and well */
 /* below the closest approach of the papers' runs; measured in           */
-/* benchmarks/RESULTS_top_forms.md section C.                            */
+/* benchmarks/NOTES.md section 7 (the runs: RESULTS.md section 17).      */
 /* This check sees only the evaluated points: steps whose nodes straddle */
-/* the disc pass it.  The Python package (symplectic/_topchart.py) also  */
+/* the disc pass it.  The Python package (symplectic/_model/_topchart.py) also  */
 /* refuses before the first step any motion whose exact nutation range   */
 /* (E, p_phi, p_psi conserved; the turning points are roots of the cubic */
 /* udot^2 = f(u), u = cos theta) reaches |sin theta| < TOP_MIN_SIN.       */

@@ -347,7 +347,7 @@ typedef struct sym_options {
                       for its iterations while they contract well        */
     int branch;    /* SYM_BRANCH_AUTO (default): an implicit scheme checks
                       a suspicious root by continuation in h
-                      (csrc/sym_galerkin.c); SYM_BRANCH_ALWAYS: every root;
+                      (csrc/sym_galerkin_roots.c); SYM_BRANCH_ALWAYS: every root;
                       SYM_BRANCH_NEVER: none                              */
 } sym_options;
 
@@ -454,7 +454,7 @@ typedef struct sym_counts {
     long evaluations;
     long iterations;
     long factorizations;
-    long branch_checks;  /* roots checked by continuation in h (sym_galerkin.c) */
+    long branch_checks;  /* roots checked by continuation in h (sym_galerkin_roots.c) */
     long branch_fixes;   /* ... found on a wrong branch, the step redone from
                             the continued root */
 } sym_counts;
@@ -471,7 +471,7 @@ typedef int (*sym_step_hook)(void *ctx, long k, const double *q, const double *p
 
 /* The one symmetry rule of a mass (or stiffness) matrix, wherever one is
  * checked (the built-in linear system, a mass(q) callable, the Python
- * checks of symplectic/_validate.py): |A_ij - A_ji| <= SYM_SYMMETRY_RTOL
+ * checks of symplectic/_model/_validate.py): |A_ij - A_ji| <= SYM_SYMMETRY_RTOL
  * max_kl |A_kl|, relative to the largest entry so that a matrix with large
  * and zero entries is judged on its scale.  Returns 1 when A (n x n,
  * row-major) is symmetric; else 0 with (*i, *j) (i < j; either may be NULL)

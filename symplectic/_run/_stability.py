@@ -14,7 +14,7 @@ tension makes its frequency).  The estimate is local: velocity-dependent
 (gyroscopic, centrifugal) stiffness is not included, and a nonlinear motion
 may visit stiffer states.  :func:`warn` uses it before a run; the core
 stops a run whose energy grows as only an unstable step can make it
-(sym_galerkin.c, track_balance), and :func:`describe` completes that error's
+(sym_galerkin_roots.c, track_balance), and :func:`describe` completes that error's
 message.
 """
 import collections

@@ -6,7 +6,7 @@ The core rejects a root whose final kinetic energy exceeds 10 (T_j + |W|)
 (W: the discrete work of the potential along the step) with
 SYM_EIMPLAUSIBLE; a root from the extrapolating predictor that fails or is
 rejected is retried once from the Taylor predictor; a rejected root is then
-checked by continuation in h (csrc/sym_galerkin.c): the continued root
+checked by continuation in h (csrc/sym_galerkin_roots.c): the continued root
 replaces it, or the run stops with ConvergenceError naming a wrong branch
 (or an unstable step size).  The measure is recomputed here in NumPy from
 the System's public evaluators, independently of the C code; that the
@@ -24,7 +24,7 @@ pytest.importorskip("sympy")
 from support.models_cart import CART, cart_pendulum3, linearised_MK   # noqa: E402
 
 IMPLICIT = ["midpoint", "lobatto2", "simpson", "lobatto3", "lobatto4", "lobatto5"]
-GAIN = 10.0                              # the threshold documented in sym_galerkin.c
+GAIN = 10.0                              # the threshold documented in sym_galerkin_roots.c
 Q0_TRIAL = [0.0, 0.8, 0.5, -0.4]         # cart at rest, links at 0.8, 0.5, -0.4 rad
 
 # Lobatto nodes/weights and the midpoint rule, from the formulas (not from the core)
