@@ -331,8 +331,8 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
     double scale = 0.0;
     SYM_UNROLL_SMALL
     for (int k = 0; k < n; k++) if (fabs(p[k]) > scale) scale = fabs(p[k]);
-    sym_v2d vs = {scale, scale};
-    const sym_v2d half = {0.5, 0.5}, vh = {h, h};
+    sym_v2d vs = sym_v2_splat(scale);
+    const sym_v2d half = sym_v2_splat(0.5), vh = sym_v2_splat(h);
     SYM_UNROLL_SMALL
     for (int i = 0; i < s; i++) {
         const double *M = Mp + i * nn, *A = Ap + i * nn;
@@ -340,48 +340,48 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c += 2) {
             sym_v2d x, sa, sm;
-            const sym_v2d g0 = {g[0], g[0]};
-            memcpy(&x, A + c, sizeof x);
+            const sym_v2d g0 = sym_v2_splat(g[0]);
+            x = sym_v2_load(A + c);
             sa = x * g0;
             sm = (sym_v2d){M[c * n], M[(c + 1) * n]} * g0;
             SYM_UNROLL_SMALL
             for (int k = 1; k < n; k++) {
-                const sym_v2d gk = {g[k], g[k]};
-                memcpy(&x, A + k * n + c, sizeof x);
+                const sym_v2d gk = sym_v2_splat(g[k]);
+                x = sym_v2_load(A + k * n + c);
                 sa += x * gk;
                 sm += (sym_v2d){M[c * n + k], M[(c + 1) * n + k]} * gk;
             }
-            memcpy(&x, dV + c, sizeof x);
+            x = sym_v2_load(dV + c);
             const sym_v2d fc = half * sa - x;
-            memcpy(f + (size_t)i * n + c, &fc, sizeof fc);
-            memcpy(P + (size_t)i * n + c, &sm, sizeof sm);
+            sym_v2_store(f + (size_t)i * n + c, fc);
+            sym_v2_store(P + (size_t)i * n + c, sm);
             const sym_v2d am = sym_v2_abs(sm), hf = sym_v2_abs(vh * fc);
             vs = sym_v2_select((sym_v2u)(am > vs), am, vs);
             vs = sym_v2_select((sym_v2u)(hf > vs), hf, vs);
         }
     }
     scale = vs[0] > vs[1] ? vs[0] : vs[1];
-    sym_v2d rv = {0.0, 0.0};
+    sym_v2d rv = sym_v2_splat(0.0);
     SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++) {
         const double cfa = h * tab->b[a];
-        const sym_v2d cf = {cfa, cfa};
+        const sym_v2d cf = sym_v2_splat(cfa);
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c += 2) {
             sym_v2d x, v;
-            memcpy(&x, f + (size_t)a * n + c, sizeof x);
+            x = sym_v2_load(f + (size_t)a * n + c);
             v = cf * x;
             if (a == 0) {
-                memcpy(&x, p + c, sizeof x);
+                x = sym_v2_load(p + c);
                 v = x + v;
             }
             SYM_UNROLL_SMALL
             for (int i = 0; i < s; i++) {
-                const sym_v2d b = {tab->bD[i][a], tab->bD[i][a]};
-                memcpy(&x, P + (size_t)i * n + c, sizeof x);
+                const sym_v2d b = sym_v2_splat(tab->bD[i][a]);
+                x = sym_v2_load(P + (size_t)i * n + c);
                 v += b * x;
             }
-            memcpy(R + (size_t)a * n + c, &v, sizeof v);
+            sym_v2_store(R + (size_t)a * n + c, v);
             const sym_v2d av = sym_v2_abs(v);
             rv = sym_v2_nanmax(rv, av);
         }
@@ -441,30 +441,30 @@ SYM_INLINE void jacobian_lob_pairs(const int s, const int n, const double h,
             const double cH = (a == b) ? h * tab->b[a] : 0.0;
             const double *cM = cMh + ((size_t)a * (SYM_MAX_NODES - 1) + (size_t)(b - 1)) * SYM_MAX_NODES;
             double *Jb = J + (size_t)a * n * nu + (size_t)(b - 1) * n;
-            const sym_v2d vA = {cA, cA}, vAT = {cAT, cAT}, vH = {cH, cH};
+            const sym_v2d vA = sym_v2_splat(cA), vAT = sym_v2_splat(cAT), vH = sym_v2_splat(cH);
             SYM_UNROLL_SMALL
             for (int g = 0; g < n; g++)
                 SYM_UNROLL_SMALL
                 for (int d = 0; d < n; d += 2) {
                     const size_t e = (size_t)g * n + d;
                     sym_v2d x, y, v;
-                    memcpy(&x, Ab + e, sizeof x);
+                    x = sym_v2_load(Ab + e);
                     v = vA * x;
                     SYM_UNROLL_SMALL
                     for (int i = 0; i < s; i++) {
                         if (s % 2 == 1 && 2 * i == s - 1 && (a == i || b == i)) continue;
-                        const sym_v2d c = {cM[i], cM[i]};
-                        memcpy(&x, Mp + i * nn + e, sizeof x);
+                        const sym_v2d c = sym_v2_splat(cM[i]);
+                        x = sym_v2_load(Mp + i * nn + e);
                         v += c * x;
                     }
                     if (a == b) {
-                        memcpy(&x, Ha + e, sizeof x);
-                        memcpy(&y, Ka + e, sizeof y);
+                        x = sym_v2_load(Ha + e);
+                        y = sym_v2_load(Ka + e);
                         v += vH * (x - y);
                     }
-                    memcpy(&x, &At[a][e], sizeof x);
+                    x = sym_v2_load(&At[a][e]);
                     v += vAT * x;
-                    memcpy(Jb + (size_t)g * nu + d, &v, sizeof v);
+                    sym_v2_store(Jb + (size_t)g * nu + d, v);
                 }
         }
     }
@@ -616,7 +616,7 @@ SYM_INLINE void correct_lob_pairs(const int s, const int n, const double ih,
                                   const double *restrict dX, double *restrict f)
 {
     const size_t nn = (size_t)n * (size_t)n;
-    const sym_v2d vih = {ih, ih};
+    const sym_v2d vih = sym_v2_splat(ih);
     SYM_UNROLL_SMALL
     for (int i = 0; i < s; i++) {
         const double *A = Ap + i * nn, *H = Hp + i * nn, *K = Kp + i * nn;
@@ -626,36 +626,36 @@ SYM_INLINE void correct_lob_pairs(const int s, const int n, const double ih,
         SYM_UNROLL_SMALL
         for (int k = 0; k < n; k += 2) {
             sym_v2d x, v;
-            const sym_v2d d1 = {tab->D[i][1], tab->D[i][1]};
-            memcpy(&x, dX + k, sizeof x);
+            const sym_v2d d1 = sym_v2_splat(tab->D[i][1]);
+            x = sym_v2_load(dX + k);
             v = d1 * x;
             SYM_UNROLL_SMALL
             for (int a = 2; a < s; a++) {
-                const sym_v2d da = {tab->D[i][a], tab->D[i][a]};
-                memcpy(&x, dX + (size_t)(a - 1) * n + k, sizeof x);
+                const sym_v2d da = sym_v2_splat(tab->D[i][a]);
+                x = sym_v2_load(dX + (size_t)(a - 1) * n + k);
                 v += da * x;
             }
             v = v * vih;
-            memcpy(dg + k, &v, sizeof v);
+            sym_v2_store(dg + k, v);
         }
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c += 2) {
             sym_v2d x, v;
             SYM_UNROLL_SMALL
             for (int k = 0; k < n; k++) {
-                const sym_v2d gk = {dg[k], dg[k]};
-                memcpy(&x, A + k * n + c, sizeof x);
+                const sym_v2d gk = sym_v2_splat(dg[k]);
+                x = sym_v2_load(A + k * n + c);
                 v = k ? v + x * gk : x * gk;
                 if (i) {
-                    const sym_v2d qk = {dq[k], dq[k]};
+                    const sym_v2d qk = sym_v2_splat(dq[k]);
                     const sym_v2d hk = {H[c * n + k], H[(c + 1) * n + k]};
                     const sym_v2d kk = {K[c * n + k], K[(c + 1) * n + k]};
                     v += (hk - kk) * qk;
                 }
             }
-            memcpy(&x, fi + c, sizeof x);
+            x = sym_v2_load(fi + c);
             x += v;
-            memcpy(fi + c, &x, sizeof x);
+            sym_v2_store(fi + c, x);
         }
     }
 }
@@ -737,14 +737,14 @@ SYM_INLINE void predict_combine(const int s, const int m, const double *restrict
     SYM_UNROLL_SMALL
     for (int a = 1; a < s; a++) {
         const double *E = E0 + (size_t)a * stride;
-        const sym_v2d e0 = {E[0], E[0]};
+        const sym_v2d e0 = sym_v2_splat(E[0]);
         sym_v2d v = e0 * Y[0];
         SYM_UNROLL_SMALL
         for (int q = 1; q < m; q++) {
-            const sym_v2d eq = {E[q], E[q]};
+            const sym_v2d eq = sym_v2_splat(E[q]);
             v += eq * Y[q];
         }
-        memcpy(X + (size_t)(a - 1) * n, &v, sizeof v);
+        sym_v2_store(X + (size_t)(a - 1) * n, v);
     }
 }
 
@@ -759,18 +759,18 @@ SYM_INLINE void predict_pairs(const int s, const int n, const int kind,
     SYM_UNROLL_SMALL
     for (int k = 0; k < n; k += 2) {
         sym_v2d x1e, x2e, x, Y[2 * SYM_MAX_NODES];
-        memcpy(&x1e, X1e + k, sizeof x1e);
+        x1e = sym_v2_load(X1e + k);
         if (kind == SYM_PRED_POLY) {
             Y[0] = -x1e;
             SYM_UNROLL_SMALL
             for (int b = 1; b < s - 1; b++) {
-                memcpy(&x, X1 + (size_t)(b - 1) * n + k, sizeof x);
+                x = sym_v2_load(X1 + (size_t)(b - 1) * n + k);
                 Y[b] = x - x1e;
             }
             predict_combine(s, s - 1, &tab->E[0][0], SYM_MAX_NODES, Y, X + k, n);
             continue;
         }
-        memcpy(&x2e, X2e + k, sizeof x2e);
+        x2e = sym_v2_load(X2e + k);
         const sym_v2d base = x2e + x1e;
         Y[0] = -base;
         /* the second block of Y starts at t: after q_(j-2)'s step's nodes
@@ -779,7 +779,7 @@ SYM_INLINE void predict_pairs(const int s, const int n, const int kind,
         if (two) {
             SYM_UNROLL_SMALL
             for (int b = 1; b < s; b++) {
-                memcpy(&x, X2 + (size_t)(b - 1) * n + k, sizeof x);
+                x = sym_v2_load(X2 + (size_t)(b - 1) * n + k);
                 Y[b] = x - base;
             }
         } else {
@@ -787,7 +787,7 @@ SYM_INLINE void predict_pairs(const int s, const int n, const int kind,
         }
         SYM_UNROLL_SMALL
         for (int b = 1; b < s - 1; b++) {
-            memcpy(&x, X1 + (size_t)(b - 1) * n + k, sizeof x);
+            x = sym_v2_load(X1 + (size_t)(b - 1) * n + k);
             Y[t + b - 1] = x - x1e;
         }
         if (two) predict_combine(s, 2 * s - 2, &tab->E2[0][0], 2 * SYM_MAX_NODES, Y, X + k, n);

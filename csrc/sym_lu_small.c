@@ -54,14 +54,14 @@ SYM_INLINE void lu_small_row_update(const int m, const int k, double *restrict r
         ri[j] -= l * rowp[j];
         j++;
     }
-    const sym_v2d lv = {l, l};
+    const sym_v2d lv = sym_v2_splat(l);
     SYM_UNROLL
     for (; j + 2 <= m; j += 2) {
         sym_v2d a, u;
-        memcpy(&a, ri + j, sizeof a);
-        memcpy(&u, rowp + j, sizeof u);
+        a = sym_v2_load(ri + j);
+        u = sym_v2_load(rowp + j);
         a -= lv * u;
-        memcpy(ri + j, &a, sizeof a);
+        sym_v2_store(ri + j, a);
     }
 #endif
     SYM_UNROLL
