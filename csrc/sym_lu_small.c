@@ -15,7 +15,7 @@
  *     branch;
  *   - with m known at compile time the loops unroll completely; the row
  *     updates run two columns at a time in the compiler's two-lane vectors
- *     (sym_util.h), in the fixed pairs (2t, 2t + 1) of the row;
+ *     (sym_simd.h), in the fixed pairs (2t, 2t + 1) of the row;
  *   - the pivots found by the previous factorisation (piv on entry, when it
  *     holds a pivot sequence) are tried first and checked (lu_small_k):
  *     the search and the exchanges leave the critical path.
