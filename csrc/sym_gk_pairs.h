@@ -50,20 +50,16 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
         const double *g = Gp + (size_t)i * n, *dV = dVp + (size_t)i * n;
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c += 2) {
-            sym_v2d x, sa, sm;
             const sym_v2d g0 = sym_v2_splat(g[0]);
-            x = sym_v2_load(A + c);
-            sa = x * g0;
-            sm = (sym_v2d){M[c * n], M[(c + 1) * n]} * g0;
+            sym_v2d sa = sym_v2_load(A + c) * g0;
+            sym_v2d sm = (sym_v2d){M[c * n], M[(c + 1) * n]} * g0;
             SYM_UNROLL_SMALL
             for (int k = 1; k < n; k++) {
                 const sym_v2d gk = sym_v2_splat(g[k]);
-                x = sym_v2_load(A + k * n + c);
-                sa += x * gk;
+                sa += sym_v2_load(A + k * n + c) * gk;
                 sm += (sym_v2d){M[c * n + k], M[(c + 1) * n + k]} * gk;
             }
-            x = sym_v2_load(dV + c);
-            const sym_v2d fc = half * sa - x;
+            const sym_v2d fc = half * sa - sym_v2_load(dV + c);
             sym_v2_store(f + (size_t)i * n + c, fc);
             sym_v2_store(P + (size_t)i * n + c, sm);
             const sym_v2d am = sym_v2_abs(sm), hf = sym_v2_abs(vh * fc);
@@ -75,26 +71,16 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
     sym_v2d rv = sym_v2_splat(0.0);
     SYM_UNROLL_SMALL
     for (int a = 0; a <= s - 2; a++) {
-        const double cfa = h * tab->b[a];
-        const sym_v2d cf = sym_v2_splat(cfa);
+        const sym_v2d cf = sym_v2_splat(h * tab->b[a]);
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c += 2) {
-            sym_v2d x, v;
-            x = sym_v2_load(f + (size_t)a * n + c);
-            v = cf * x;
-            if (a == 0) {
-                x = sym_v2_load(p + c);
-                v = x + v;
-            }
+            sym_v2d v = cf * sym_v2_load(f + (size_t)a * n + c);
+            if (a == 0) v = sym_v2_load(p + c) + v;
             SYM_UNROLL_SMALL
-            for (int i = 0; i < s; i++) {
-                const sym_v2d b = sym_v2_splat(tab->bD[i][a]);
-                x = sym_v2_load(P + (size_t)i * n + c);
-                v += b * x;
-            }
+            for (int i = 0; i < s; i++)
+                v += sym_v2_splat(tab->bD[i][a]) * sym_v2_load(P + (size_t)i * n + c);
             sym_v2_store(R + (size_t)a * n + c, v);
-            const sym_v2d av = sym_v2_abs(v);
-            rv = sym_v2_nanmax(rv, av);
+            rv = sym_v2_nanmax(rv, sym_v2_abs(v));
         }
     }
     *Rnorm = sym_nanmax(rv[0], rv[1]);
@@ -104,8 +90,8 @@ SYM_INLINE double residual_lob_pairs(const int s, const int n, const double h,
 /* The sums of jacobian_lob_x for an even n <= SYM_PAIR_MAX_N in the fixed
  * instances, two adjacent columns d, d + 1 of a block row at a time: each
  * lane does the scalar entry's multiplies and adds in its order, so J is
- * bitwise the same.  A_a^T's pairs are
- * columns of A_a, gathered once per node into At. */
+ * bitwise the same.  A_a^T's pairs are columns of A_a, gathered once per
+ * node into At. */
 SYM_INLINE void jacobian_lob_pairs(const int s, const int n, const double h,
                                    const sym_gtab *restrict tab, const double *restrict cMh,
                                    const double *restrict Mp, const double *restrict Ap,
@@ -137,23 +123,14 @@ SYM_INLINE void jacobian_lob_pairs(const int s, const int n, const double h,
                 SYM_UNROLL_SMALL
                 for (int d = 0; d < n; d += 2) {
                     const size_t e = (size_t)g * n + d;
-                    sym_v2d x, y, v;
-                    x = sym_v2_load(Ab + e);
-                    v = vA * x;
+                    sym_v2d v = vA * sym_v2_load(Ab + e);
                     SYM_UNROLL_SMALL
                     for (int i = 0; i < s; i++) {
                         if (s % 2 == 1 && 2 * i == s - 1 && (a == i || b == i)) continue;
-                        const sym_v2d c = sym_v2_splat(cM[i]);
-                        x = sym_v2_load(Mp + i * nn + e);
-                        v += c * x;
+                        v += sym_v2_splat(cM[i]) * sym_v2_load(Mp + i * nn + e);
                     }
-                    if (a == b) {
-                        x = sym_v2_load(Ha + e);
-                        y = sym_v2_load(Ka + e);
-                        v += vH * (x - y);
-                    }
-                    x = sym_v2_load(&At[a][e]);
-                    v += vAT * x;
+                    if (a == b) v += vH * (sym_v2_load(Ha + e) - sym_v2_load(Ka + e));
+                    v += vAT * sym_v2_load(&At[a][e]);
                     sym_v2_store(Jb + (size_t)g * nu + d, v);
                 }
         }
@@ -178,26 +155,18 @@ SYM_INLINE void correct_lob_pairs(const int s, const int n, const double ih,
         double dg[SYM_PAIR_MAX_N];
         SYM_UNROLL_SMALL
         for (int k = 0; k < n; k += 2) {
-            sym_v2d x, v;
-            const sym_v2d d1 = sym_v2_splat(tab->D[i][1]);
-            x = sym_v2_load(dX + k);
-            v = d1 * x;
+            sym_v2d v = sym_v2_splat(tab->D[i][1]) * sym_v2_load(dX + k);
             SYM_UNROLL_SMALL
-            for (int a = 2; a < s; a++) {
-                const sym_v2d da = sym_v2_splat(tab->D[i][a]);
-                x = sym_v2_load(dX + (size_t)(a - 1) * n + k);
-                v += da * x;
-            }
-            v = v * vih;
-            sym_v2_store(dg + k, v);
+            for (int a = 2; a < s; a++)
+                v += sym_v2_splat(tab->D[i][a]) * sym_v2_load(dX + (size_t)(a - 1) * n + k);
+            sym_v2_store(dg + k, v * vih);
         }
         SYM_UNROLL_SMALL
         for (int c = 0; c < n; c += 2) {
-            sym_v2d x, v;
+            sym_v2d v;
             SYM_UNROLL_SMALL
             for (int k = 0; k < n; k++) {
-                const sym_v2d gk = sym_v2_splat(dg[k]);
-                x = sym_v2_load(A + k * n + c);
+                const sym_v2d x = sym_v2_load(A + k * n + c), gk = sym_v2_splat(dg[k]);
                 v = k ? v + x * gk : x * gk;
                 if (i) {
                     const sym_v2d qk = sym_v2_splat(dq[k]);
@@ -206,9 +175,7 @@ SYM_INLINE void correct_lob_pairs(const int s, const int n, const double ih,
                     v += (hk - kk) * qk;
                 }
             }
-            x = sym_v2_load(fi + c);
-            x += v;
-            sym_v2_store(fi + c, x);
+            sym_v2_store(fi + c, sym_v2_load(fi + c) + v);
         }
     }
 }
@@ -221,13 +188,9 @@ SYM_INLINE void predict_combine(const int s, const int m, const double *restrict
     SYM_UNROLL_SMALL
     for (int a = 1; a < s; a++) {
         const double *E = E0 + (size_t)a * stride;
-        const sym_v2d e0 = sym_v2_splat(E[0]);
-        sym_v2d v = e0 * Y[0];
+        sym_v2d v = sym_v2_splat(E[0]) * Y[0];
         SYM_UNROLL_SMALL
-        for (int q = 1; q < m; q++) {
-            const sym_v2d eq = sym_v2_splat(E[q]);
-            v += eq * Y[q];
-        }
+        for (int q = 1; q < m; q++) v += sym_v2_splat(E[q]) * Y[q];
         sym_v2_store(X + (size_t)(a - 1) * n, v);
     }
 }
@@ -242,38 +205,29 @@ SYM_INLINE void predict_pairs(const int s, const int n, const int kind,
     const double *X1e = X1 + (size_t)(s - 2) * n, *X2e = X2 + (size_t)(s - 2) * n;
     SYM_UNROLL_SMALL
     for (int k = 0; k < n; k += 2) {
-        sym_v2d x1e, x2e, x, Y[2 * SYM_MAX_NODES];
-        x1e = sym_v2_load(X1e + k);
+        sym_v2d Y[2 * SYM_MAX_NODES];
+        const sym_v2d x1e = sym_v2_load(X1e + k);
         if (kind == SYM_PRED_POLY) {
             Y[0] = -x1e;
             SYM_UNROLL_SMALL
-            for (int b = 1; b < s - 1; b++) {
-                x = sym_v2_load(X1 + (size_t)(b - 1) * n + k);
-                Y[b] = x - x1e;
-            }
+            for (int b = 1; b < s - 1; b++) Y[b] = sym_v2_load(X1 + (size_t)(b - 1) * n + k) - x1e;
             predict_combine(s, s - 1, &tab->E[0][0], SYM_MAX_NODES, Y, X + k, n);
             continue;
         }
-        x2e = sym_v2_load(X2e + k);
-        const sym_v2d base = x2e + x1e;
+        const sym_v2d base = sym_v2_load(X2e + k) + x1e;
         Y[0] = -base;
         /* the second block of Y starts at t: after q_(j-2)'s step's nodes
          * (poly2) or after -X1e (poly1) */
         const int two = kind == SYM_PRED_POLY2, t = two ? s : 2;
         if (two) {
             SYM_UNROLL_SMALL
-            for (int b = 1; b < s; b++) {
-                x = sym_v2_load(X2 + (size_t)(b - 1) * n + k);
-                Y[b] = x - base;
-            }
+            for (int b = 1; b < s; b++) Y[b] = sym_v2_load(X2 + (size_t)(b - 1) * n + k) - base;
         } else {
             Y[1] = -x1e;
         }
         SYM_UNROLL_SMALL
-        for (int b = 1; b < s - 1; b++) {
-            x = sym_v2_load(X1 + (size_t)(b - 1) * n + k);
-            Y[t + b - 1] = x - x1e;
-        }
+        for (int b = 1; b < s - 1; b++)
+            Y[t + b - 1] = sym_v2_load(X1 + (size_t)(b - 1) * n + k) - x1e;
         if (two) predict_combine(s, 2 * s - 2, &tab->E2[0][0], 2 * SYM_MAX_NODES, Y, X + k, n);
         else predict_combine(s, s, &tab->E1[0][0], SYM_MAX_NODES + 1, Y, X + k, n);
     }
