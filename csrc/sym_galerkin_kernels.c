@@ -23,8 +23,7 @@
 #include "sym_gk_predict.h"
 
 /* ------------------------------------------------------------------ */
-/* The Lobatto kernels and the predictor: paired or one component at a  */
-/* time                                                                 */
+/* Lobatto kernels and predictor: in pairs where pairs_ok, else scalar  */
 /* ------------------------------------------------------------------ */
 SYM_INLINE double residual_lob_k(sym_gwork *w, const double *p, double h, double *Rnorm,
                                  const int s, const int n, const int fixed)
