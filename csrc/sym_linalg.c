@@ -1,6 +1,6 @@
 /*
  * sym_linalg.c -- dense linear algebra: LU with partial pivoting (unblocked
- * for small matrices, blocked with SSE2 / run-time AVX trailing updates for
+ * for small matrices, blocked with two-lane / run-time AVX trailing updates for
  * larger ones; the unrolled small sizes and the choice between them and
  * this code, sym_lu_pick, are sym_lu_small.c), Cholesky, and
  * instances of the kinetic energy by L D L^T.  Nothing here allocates except the public
@@ -11,23 +11,12 @@
 
 #include <math.h>
 #include <stdlib.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-/* AVX (256-bit, no FMA) for the LU trailing update, chosen at run time on
- * x86-64 with GCC or Clang: the binary stays baseline x86-64. */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(SYM_NO_AVX)
-#define SYM_AVX_DISPATCH 1
-#include <immintrin.h>
-#else
-#define SYM_AVX_DISPATCH 0
-#endif
 
 /*
  * Blocked right-looking LU for m > LU_BLOCK_MIN: factor a panel of LU_NB
  * columns, form the panel's rows of U, then update the trailing matrix four
  * rows at a time with all LU_NB pivots while the rows sit in registers (two
- * columns per SSE2 register, four per AVX register when the CPU has AVX:
+ * columns per two-lane vector (sym_simd.h), four per AVX vector when the CPU has AVX:
  * separate multiply and subtract, exactly the scalar operations).  Every
  * element receives the same updates in the same order as in the unblocked
  * kernel, so the factors are bitwise identical; only memory traffic and
@@ -41,104 +30,89 @@ size_t sym_lu_work_size(int m)
     return m > LU_BLOCK_MIN ? (size_t)m * LU_NB : 0;
 }
 
-#if SYM_AVX_DISPATCH
 /* Rows r0..r3 -= their panel multipliers (columns k0..k0+NB-1) times the
- * panel rows, for columns from j on in blocks of eight, then of four, while
- * a whole block remains; returns the first column not done.  Separate
- * multiply and subtract in the scalar order, so the results are bitwise
- * those of the SSE2 and scalar loops. */
-__attribute__((target("avx")))
-static int lu_update4_avx(double *restrict r0, double *restrict r1, double *restrict r2,
-                          double *restrict r3, const double *A, int m, int k0, int j)
+ * panel rows, for columns from j on in blocks of W (the lanes of VT, SPLAT
+ * its broadcast), while a whole block remains; j ends at the first column
+ * not done.  Each entry sees separate multiplies and subtractions in the
+ * scalar loop's order (lu_update_full), so the results are bitwise those
+ * of the scalar code whatever the width. */
+#define LU_UPDATE4_BLOCKS(VT, W, LOAD, STORE, SPLAT)                                    \
+    do {                                                                                \
+        VT L0[LU_NB], L1[LU_NB], L2[LU_NB], L3[LU_NB];                                  \
+        for (int k = 0; k < LU_NB; k++) {                                               \
+            L0[k] = SPLAT(r0[k0 + k]); L1[k] = SPLAT(r1[k0 + k]);                       \
+            L2[k] = SPLAT(r2[k0 + k]); L3[k] = SPLAT(r3[k0 + k]);                       \
+        }                                                                               \
+        for (; j + (W) - 1 < m; j += (W)) {                                             \
+            VT a0 = LOAD(r0 + j), a1 = LOAD(r1 + j), a2 = LOAD(r2 + j), a3 = LOAD(r3 + j); \
+            for (int k = 0; k < LU_NB; k++) {                                           \
+                const VT t = LOAD(A + (k0 + k) * m + j);                                \
+                a0 -= L0[k] * t;                                                    \
+                a1 -= L1[k] * t;                                                    \
+                a2 -= L2[k] * t;                                                    \
+                a3 -= L3[k] * t;                                                    \
+            }                                                                           \
+            STORE(r0 + j, a0); STORE(r1 + j, a1); STORE(r2 + j, a2); STORE(r3 + j, a3); \
+        }                                                                               \
+    } while (0)
+
+#if SYM_AVX_DISPATCH
+/* LU_UPDATE4_BLOCKS in four lanes, after a first pass over blocks of eight
+ * columns: 4 rows x 8 columns, eight accumulators stay in registers through
+ * the NB pivot rows, the multipliers broadcast from memory as needed. */
+SYM_AVX static int lu_update4_avx(double *restrict r0, double *restrict r1, double *restrict r2,
+                                  double *restrict r3, const double *A, int m, int k0, int j)
 {
-    /* 4 rows x 8 columns: eight accumulators stay in registers through the
-     * NB pivot rows; the multipliers are broadcast from memory as needed */
     for (; j + 7 < m; j += 8) {
-        __m256d a0 = _mm256_loadu_pd(r0 + j), b0 = _mm256_loadu_pd(r0 + j + 4);
-        __m256d a1 = _mm256_loadu_pd(r1 + j), b1 = _mm256_loadu_pd(r1 + j + 4);
-        __m256d a2 = _mm256_loadu_pd(r2 + j), b2 = _mm256_loadu_pd(r2 + j + 4);
-        __m256d a3 = _mm256_loadu_pd(r3 + j), b3 = _mm256_loadu_pd(r3 + j + 4);
+        sym_v4d a0 = sym_v4_load(r0 + j), b0 = sym_v4_load(r0 + j + 4);
+        sym_v4d a1 = sym_v4_load(r1 + j), b1 = sym_v4_load(r1 + j + 4);
+        sym_v4d a2 = sym_v4_load(r2 + j), b2 = sym_v4_load(r2 + j + 4);
+        sym_v4d a3 = sym_v4_load(r3 + j), b3 = sym_v4_load(r3 + j + 4);
         for (int k = 0; k < LU_NB; k++) {
             const double *t = A + (k0 + k) * m + j;
-            const __m256d t0 = _mm256_loadu_pd(t), t1 = _mm256_loadu_pd(t + 4);
-            __m256d l = _mm256_broadcast_sd(r0 + k0 + k);
-            a0 = _mm256_sub_pd(a0, _mm256_mul_pd(l, t0));
-            b0 = _mm256_sub_pd(b0, _mm256_mul_pd(l, t1));
-            l = _mm256_broadcast_sd(r1 + k0 + k);
-            a1 = _mm256_sub_pd(a1, _mm256_mul_pd(l, t0));
-            b1 = _mm256_sub_pd(b1, _mm256_mul_pd(l, t1));
-            l = _mm256_broadcast_sd(r2 + k0 + k);
-            a2 = _mm256_sub_pd(a2, _mm256_mul_pd(l, t0));
-            b2 = _mm256_sub_pd(b2, _mm256_mul_pd(l, t1));
-            l = _mm256_broadcast_sd(r3 + k0 + k);
-            a3 = _mm256_sub_pd(a3, _mm256_mul_pd(l, t0));
-            b3 = _mm256_sub_pd(b3, _mm256_mul_pd(l, t1));
+            const sym_v4d t0 = sym_v4_load(t), t1 = sym_v4_load(t + 4);
+            sym_v4d l = sym_v4_splat(r0[k0 + k]);
+            a0 -= l * t0;
+            b0 -= l * t1;
+            l = sym_v4_splat(r1[k0 + k]);
+            a1 -= l * t0;
+            b1 -= l * t1;
+            l = sym_v4_splat(r2[k0 + k]);
+            a2 -= l * t0;
+            b2 -= l * t1;
+            l = sym_v4_splat(r3[k0 + k]);
+            a3 -= l * t0;
+            b3 -= l * t1;
         }
-        _mm256_storeu_pd(r0 + j, a0); _mm256_storeu_pd(r0 + j + 4, b0);
-        _mm256_storeu_pd(r1 + j, a1); _mm256_storeu_pd(r1 + j + 4, b1);
-        _mm256_storeu_pd(r2 + j, a2); _mm256_storeu_pd(r2 + j + 4, b2);
-        _mm256_storeu_pd(r3 + j, a3); _mm256_storeu_pd(r3 + j + 4, b3);
+        sym_v4_store(r0 + j, a0); sym_v4_store(r0 + j + 4, b0);
+        sym_v4_store(r1 + j, a1); sym_v4_store(r1 + j + 4, b1);
+        sym_v4_store(r2 + j, a2); sym_v4_store(r2 + j + 4, b2);
+        sym_v4_store(r3 + j, a3); sym_v4_store(r3 + j + 4, b3);
     }
-    __m256d L0[LU_NB], L1[LU_NB], L2[LU_NB], L3[LU_NB];
-    for (int k = 0; k < LU_NB; k++) {
-        L0[k] = _mm256_set1_pd(r0[k0 + k]); L1[k] = _mm256_set1_pd(r1[k0 + k]);
-        L2[k] = _mm256_set1_pd(r2[k0 + k]); L3[k] = _mm256_set1_pd(r3[k0 + k]);
-    }
-    for (; j + 3 < m; j += 4) {
-        __m256d a0 = _mm256_loadu_pd(r0 + j), a1 = _mm256_loadu_pd(r1 + j);
-        __m256d a2 = _mm256_loadu_pd(r2 + j), a3 = _mm256_loadu_pd(r3 + j);
-        for (int k = 0; k < LU_NB; k++) {
-            const __m256d t = _mm256_loadu_pd(A + (k0 + k) * m + j);
-            a0 = _mm256_sub_pd(a0, _mm256_mul_pd(L0[k], t));
-            a1 = _mm256_sub_pd(a1, _mm256_mul_pd(L1[k], t));
-            a2 = _mm256_sub_pd(a2, _mm256_mul_pd(L2[k], t));
-            a3 = _mm256_sub_pd(a3, _mm256_mul_pd(L3[k], t));
-        }
-        _mm256_storeu_pd(r0 + j, a0); _mm256_storeu_pd(r1 + j, a1);
-        _mm256_storeu_pd(r2 + j, a2); _mm256_storeu_pd(r3 + j, a3);
-    }
+    LU_UPDATE4_BLOCKS(sym_v4d, 4, sym_v4_load, sym_v4_store, sym_v4_splat);
     return j;
 }
 
 /* Row i of the panel (k0 < i < k0 + NB), columns j, j+4, ...:
  * A_ij -= sum_{k0 <= k < i} l_ik U_kj, k ascending as in the scalar loop. */
-__attribute__((target("avx")))
-static int lu_panel_row_avx(double *restrict ri, const double *A, int m, int k0, int i, int j)
+SYM_AVX static int lu_panel_row_avx(double *restrict ri, const double *A, int m, int k0, int i,
+                                    int j)
 {
     for (; j + 3 < m; j += 4) {
-        __m256d a = _mm256_loadu_pd(ri + j);
-        for (int k = k0; k < i; k++)
-            a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_broadcast_sd(ri + k),
-                                               _mm256_loadu_pd(A + k * m + j)));
-        _mm256_storeu_pd(ri + j, a);
+        sym_v4d a = sym_v4_load(ri + j);
+        for (int k = k0; k < i; k++) a -= sym_v4_splat(ri[k]) * sym_v4_load(A + k * m + j);
+        sym_v4_store(ri + j, a);
     }
     return j;
 }
 #endif
 
-#if defined(__SSE2__)
-/* The same four-row update two columns at a time (the SSE2 baseline). */
-SYM_INLINE int lu_update4_sse2(double *restrict r0, double *restrict r1, double *restrict r2,
-                           double *restrict r3, const double *A, int m, int k0, int j)
+#if SYM_VEC2
+/* LU_UPDATE4_BLOCKS in two lanes (SSE2 on x86-64, the baseline). */
+SYM_INLINE int lu_update4_v2(double *restrict r0, double *restrict r1, double *restrict r2,
+                             double *restrict r3, const double *A, int m, int k0, int j)
 {
-    __m128d L0[LU_NB], L1[LU_NB], L2[LU_NB], L3[LU_NB];
-    for (int k = 0; k < LU_NB; k++) {
-        L0[k] = _mm_set1_pd(r0[k0 + k]); L1[k] = _mm_set1_pd(r1[k0 + k]);
-        L2[k] = _mm_set1_pd(r2[k0 + k]); L3[k] = _mm_set1_pd(r3[k0 + k]);
-    }
-    for (; j + 1 < m; j += 2) {
-        __m128d a0 = _mm_loadu_pd(r0 + j), a1 = _mm_loadu_pd(r1 + j);
-        __m128d a2 = _mm_loadu_pd(r2 + j), a3 = _mm_loadu_pd(r3 + j);
-        for (int k = 0; k < LU_NB; k++) {
-            const __m128d t = _mm_loadu_pd(A + (k0 + k) * m + j);
-            a0 = _mm_sub_pd(a0, _mm_mul_pd(L0[k], t));
-            a1 = _mm_sub_pd(a1, _mm_mul_pd(L1[k], t));
-            a2 = _mm_sub_pd(a2, _mm_mul_pd(L2[k], t));
-            a3 = _mm_sub_pd(a3, _mm_mul_pd(L3[k], t));
-        }
-        _mm_storeu_pd(r0 + j, a0); _mm_storeu_pd(r1 + j, a1);
-        _mm_storeu_pd(r2 + j, a2); _mm_storeu_pd(r3 + j, a3);
-    }
+    LU_UPDATE4_BLOCKS(sym_v2d, 2, sym_v2_load, sym_v2_store, sym_v2_splat);
     return j;
 }
 #endif
@@ -205,8 +179,8 @@ SYM_INLINE void lu_update_full(const int m, double *A, const int k0, const int k
 #if SYM_AVX_DISPATCH
         if (avx) j = lu_update4_avx(r0, r1, r2, r3, A, m, k0, j);
 #endif
-#if defined(__SSE2__)
-        j = lu_update4_sse2(r0, r1, r2, r3, A, m, k0, j);
+#if SYM_VEC2
+        j = lu_update4_v2(r0, r1, r2, r3, A, m, k0, j);
 #endif
         for (; j < m; j++) {
             double a0 = r0[j], a1 = r1[j], a2 = r2[j], a3 = r3[j];

@@ -15,7 +15,7 @@
  *     branch;
  *   - with m known at compile time the loops unroll completely; the row
  *     updates run two columns at a time in the compiler's two-lane vectors
- *     (sym_util.h), in the fixed pairs (2t, 2t + 1) of the row;
+ *     (sym_simd.h), in the fixed pairs (2t, 2t + 1) of the row;
  *   - the pivots found by the previous factorisation (piv on entry, when it
  *     holds a pivot sequence) are tried first and checked (lu_small_k):
  *     the search and the exchanges leave the critical path.
@@ -54,14 +54,14 @@ SYM_INLINE void lu_small_row_update(const int m, const int k, double *restrict r
         ri[j] -= l * rowp[j];
         j++;
     }
-    const sym_v2d lv = {l, l};
+    const sym_v2d lv = sym_v2_splat(l);
     SYM_UNROLL
     for (; j + 2 <= m; j += 2) {
         sym_v2d a, u;
-        memcpy(&a, ri + j, sizeof a);
-        memcpy(&u, rowp + j, sizeof u);
+        a = sym_v2_load(ri + j);
+        u = sym_v2_load(rowp + j);
         a -= lv * u;
-        memcpy(ri + j, &a, sizeof a);
+        sym_v2_store(ri + j, a);
     }
 #endif
     SYM_UNROLL

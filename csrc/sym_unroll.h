@@ -4,9 +4,9 @@
  * fixed-size kernel instances); it changes no operation or its order.
  * SYM_UNROLL: up to 16 iterations (the small LU, m <= 16).
  * SYM_UNROLL_SMALL: up to 5 (the Galerkin kernels' loops over s <= 5 nodes,
- * n <= 4 components and tiles of 4): the factor 16 there made gcc spend
- * 50 s on sym_galerkin_kernels.c (its runtime-size instances) for the same
- * code in the fixed ones; 5 compiles in 4 s.
+ * n <= 4 components and tiles of 4): the same code in the fixed instances
+ * as with 16, without gcc unrolling the runtime-size instances' loops 16
+ * times (a compile many times as long).
  */
 #ifndef SYM_UNROLL_H
 #define SYM_UNROLL_H

@@ -15,19 +15,6 @@
 #define SYM_INLINE static inline
 #endif
 
-/* Two doubles in one vector of the compiler's vector types (GCC, clang):
- * element-wise IEEE operations, each rounded as the scalar one, so that a
- * kernel written in pairs gives bitwise the scalar kernel's numbers.
- * SYM_VEC2 is 0 elsewhere, and the kernels then run one lane at a time. */
-#if defined(__GNUC__) || defined(__clang__)
-#define SYM_VEC2 1
-#include <stdint.h>
-typedef double sym_v2d __attribute__((vector_size(16)));
-typedef uint64_t sym_v2u __attribute__((vector_size(16)));
-#else
-#define SYM_VEC2 0
-#endif
-
 /* Functions and data shared between the core's files but not part of its
  * API: hidden from a shared object's dynamic symbols, so that calls to them
  * are direct and may be inlined (no interposition through the PLT). */
@@ -103,35 +90,8 @@ SYM_INLINE double sym_nanmax(double m, double v)
     return (m != m || v <= m) ? m : v;
 }
 
-#if SYM_VEC2
-/* lane-wise |x| (the sign bit cleared) */
-SYM_INLINE sym_v2d sym_v2_abs(sym_v2d x)
-{
-    const sym_v2u mask = {~(UINT64_C(1) << 63), ~(UINT64_C(1) << 63)};
-    sym_v2u u;
-    memcpy(&u, &x, sizeof u);
-    u &= mask;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-/* lane-wise select: x where the mask (a vector comparison's result) is set,
- * else y */
-SYM_INLINE sym_v2d sym_v2_select(sym_v2u m, sym_v2d x, sym_v2d y)
-{
-    sym_v2u ux, uy;
-    memcpy(&ux, &x, sizeof ux);
-    memcpy(&uy, &y, sizeof uy);
-    ux = (ux & m) | (uy & ~m);
-    memcpy(&x, &ux, sizeof x);
-    return x;
-}
-
-/* sym_nanmax lane by lane */
-SYM_INLINE sym_v2d sym_v2_nanmax(sym_v2d m, sym_v2d v)
-{
-    return sym_v2_select((sym_v2u)(m != m) | (sym_v2u)(v <= m), m, v);
-}
-#endif
+/* The vector types and their helpers (sym_v2d, SYM_VEC2, ...), for the
+ * files that use them through this header. */
+#include "sym_simd.h"
 
 #endif /* SYM_UTIL_H */

@@ -3,7 +3,8 @@
 
 The blocked factorisation (used for Newton systems larger than 32) reorders memory traffic
 only: it must give bitwise the same factors and pivots as the plain right-looking kernel,
-with and without the run-time AVX paths (-DSYM_NO_AVX), in both its forms (the public
+with and without the run-time AVX paths (-DSYM_NO_AVX) and without any vector types
+(-DSYM_NO_VEC, the scalar code of other compilers), in both its forms (the public
 sym_lu_factor, which allocates the panel buffer, and sym_lu_factor_ws, which the schemes call
 with a buffer from their workspace), and solve A x = b to rounding.
 Compiled here from the C sources with the system's C compiler.
@@ -86,7 +87,8 @@ def run(tmp_path, flags, driver=None, small_source=True):
     return np.array([[float(v) for v in line.split()] for line in out.splitlines()])
 
 
-@pytest.mark.parametrize("flags", [[], ["-DSYM_NO_AVX"]], ids=["dispatch", "no-avx"])
+@pytest.mark.parametrize("flags", [[], ["-DSYM_NO_AVX"], ["-DSYM_NO_VEC"]],
+                         ids=["dispatch", "no-avx", "no-vec"])
 def test_blocked_lu_is_bitwise_the_unblocked_kernel(tmp_path, flags):
     res = run(tmp_path, flags)
     m, status, equal, err = res.T
@@ -171,8 +173,9 @@ int main(void)
 SMALL_DRIVER = SMALL_DRIVER.replace("@RANDOM_MATRIX@", RANDOM_MATRIX)
 
 
-def test_small_lu_kernels_are_bitwise_the_plain_kernel(tmp_path):
-    res = run(tmp_path, [], SMALL_DRIVER)
+@pytest.mark.parametrize("flags", [[], ["-DSYM_NO_VEC"]], ids=["vec", "no-vec"])
+def test_small_lu_kernels_are_bitwise_the_plain_kernel(tmp_path, flags):
+    res = run(tmp_path, flags, SMALL_DRIVER)
     m, kind, count, bad, seen = res.T.astype(int)
     assert set(m) == set(range(1, 17)) and np.all(count == 400)
     assert np.all(bad == 0), f"small LU differs at (m, kind) = {list(zip(m[bad > 0], kind[bad > 0]))}"
