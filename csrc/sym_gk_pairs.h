@@ -4,7 +4,7 @@
  * compiler's two-lane vectors (sym_simd.h), for the fixed instances at an
  * even n <= SYM_PAIR_MAX_N.  Each lane does the scalar kernel's multiplies
  * and adds in the scalar order, so the results are bitwise those of the
- * scalar kernels (the bitwise check and tests/test_speed_paths.py).
+ * scalar kernels (the bitwise check and tests/c_core/test_speed_paths.py).
  * Internal to sym_galerkin_kernels.c, which instantiates these workers
  * (private).
  */

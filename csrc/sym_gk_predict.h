@@ -62,7 +62,7 @@ SYM_INLINE void predict_x(const int s, const int n, const int kind,
 }
 
 /* ------------------------------------------------------------------ */
-/* The step's outputs (sym_galerkin.c, step_outputs and plausible)      */
+/* The step's outputs (step_outputs; sym_galerkin_plausible)          */
 /* ------------------------------------------------------------------ */
 /* p_{j+1} = p_j + h sum_i b_i f_i,  q_{j+1} = q_j + X_{s-1},  the interior
  * nodes q_j + X_a (a = 1..s-2) when asked for; returns the discrete work

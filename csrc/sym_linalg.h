@@ -2,7 +2,7 @@
  * sym_linalg.h -- dense linear algebra of the core (private): the inline
  * kernels that the schemes instantiate for small fixed sizes, and the
  * workspace form of the LU factorisation (sym_linalg.c), the
- * self-allocating LU that tests call (tests/test_lu_kernels.py) and the
+ * self-allocating LU that tests call (tests/c_core/test_lu_kernels.py) and the
  * Cholesky factorisation of mass matrices.
  *
  * Matrices are dense, row-major.

@@ -7,7 +7,7 @@
  * The arithmetic is that of sym_lu_panel_k / sym_lu_solve_k (sym_linalg.h),
  * operation for operation and in the same order, so factors, pivots and
  * solutions are bitwise those of the plain kernels
- * (tests/test_lu_kernels.py); only the control flow differs:
+ * (tests/c_core/test_lu_kernels.py); only the control flow differs:
  *   - the pivot search is the sequential scan with selects instead of
  *     branches;
  *   - the rows k and p are exchanged unconditionally through registers
@@ -35,7 +35,7 @@
 #include <string.h>
 
 /* A test's hook on the outcome of the checked factorisation with given
- * pivots (tests/test_lu_kernels.py counts both outcomes); nothing here. */
+ * pivots (tests/c_core/test_lu_kernels.py counts both outcomes); nothing here. */
 #ifndef SYM_LU_SPEC_PROBE
 #define SYM_LU_SPEC_PROBE(ok) ((void)0)
 #endif
@@ -136,7 +136,7 @@ SYM_INLINE int lu_small_gepp_k(const int m, double *restrict A, int *restrict pi
  * When every step passes, factors and pivots are those of lu_small_gepp_k
  * bitwise; when one fails, A is restored and lu_small_gepp_k runs.  The
  * Newton matrices of successive iterations and steps keep their pivots
- * (counted in benchmarks/RESULTS_speed.md section 10).
+ * (counted in benchmarks/NOTES.md section 5).
  */
 SYM_INLINE int lu_small_k(const int m, double *restrict A, int *restrict piv)
 {
