@@ -1,6 +1,7 @@
 /*
- * py_run.c -- the run entry points step and integrate of symplectic._core,
- * and the prologue and epilogue shared by all run entry points (py_run.h).
+ * py_run.c -- the run entry point step of symplectic._core, and the
+ * prologue and epilogue shared by all run entry points (py_run.h; integrate's
+ * entry point is in py_integrate.c, Work's in py_work.c).
  *
  * Each parses its arguments and passes them through one prologue
  * (py_run_begin: the system, the method, h, the state (q, p), the options and
@@ -227,52 +228,6 @@ PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
     PyObject *ret = NULL;
     if (py_one_step_begin(module, args, kw, &r) == 0)
         ret = py_run_one_step(&r, r.q, r.p, r.h, r.t0, 0);
-    py_run_end(&r);
-    return ret;
-}
-
-/* ------------------------------------------------------------------ */
-/* integrate                                                            */
-/* ------------------------------------------------------------------ */
-/* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
- * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
- * report=None, force=None, multipliers=None, hook_force=None, branch=0) -> (t, q, p, q_mid, iters,
- * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
- * sym_stored_rows rows and q_mid is None (and so do a force's work and
- * impulse outputs); multipliers (a constrained system) is filled in place,
- * one row per stored row after the first. */
-PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
-                             "rtol", "max_iter", "predictor", "chord", "cancel",
-                             "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
-                             "multipliers", "hook_force", "branch", NULL};
-    run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
-    run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
-                  .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
-                  .hook_force = Py_None, .impulse0 = Py_None};
-    PyObject *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOi", kwlist, &r.system,
-                                     &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
-                                     &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
-                                     &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
-                                     &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch))
-        return NULL;
-    r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
-    r.force_rows = sym_stored_rows(r.force_steps, c.store_every);
-    /* memory before the workspace: a run whose arrays cannot be addressed allocates nothing */
-    if (py_run_begin(module, &r, "q0", "p0") < 0 ||
-        py_rows_fit(r.n_steps, r.S->sys.n, r.m->n_mid) < 0 || py_run_work(&r) < 0)
-        goto done;
-    c.q0 = r.q;
-    c.p0 = r.p;
-    c.h = r.h;
-    c.t0 = r.t0;
-    c.n_steps = r.n_steps;
-    c.work = r.force.work;
-    c.impulse = r.force.impulse;
-    ret = py_run_integrate(&r, &c);
-done:
     py_run_end(&r);
     return ret;
 }

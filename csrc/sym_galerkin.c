@@ -39,14 +39,16 @@
  * 4), the implicit midpoint rule (s = 2, one Gauss point; order 2) and the
  * Lobatto family are members: rows of the registry, sym_methods.c.  Newton's
  * method (full, chord or per step, its safeguards) is sym_newton.c; this
- * file gives it the residual, the Newton matrix and the predictors, and
- * forms the step's outputs.  Which root the step keeps (the plausibility of
- * a root, the branch check by continuation in h, the run's energy balance
- * at unstable step sizes) is sym_galerkin_roots.c.
+ * file gives it the residual, the Newton matrix and the predictors, forms
+ * the step's outputs and judges the plausibility of the root Newton
+ * returns.  The branch check by continuation in h and the run's energy
+ * balance at unstable step sizes are sym_galerkin_roots.c; one step, which
+ * runs both, is sym_galerkin_step.c.
  */
 #include "sym_forces.h"
 #include "sym_gwork.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -161,6 +163,106 @@ static int step_outputs(sym_gwork *g, int converged)
 }
 
 /* ------------------------------------------------------------------ */
+/* Plausibility of a root                                             */
+/* ------------------------------------------------------------------ */
+#define PLAUS_GAIN 10.0      /* plausible roots: T_{j+1} <= PLAUS_GAIN (T_j + |W|) */
+
+/*
+ * The step equations of an implicit scheme can have
+ * several solutions; at large h Newton may converge to one that is not the
+ * continuation of the h -> 0 branch (a "false root"), e.g. the implicit
+ * midpoint rule on a 3-link pendulum on a cart (omega_max = 8.9 rad/s) at
+ * h = 0.2 s: |dq| = 8 rad in one step and the kinetic energy jumping from
+ * 33 J to 4.2e4 J.  Such a root is rejected by an energy balance that needs
+ * neither V nor an energy zero.  Along the exact flow
+ *
+ *   T_{j+1} = T_j - (V(q_{j+1}) - V(q_j)) <= T_j + |V(q_{j+1}) - V(q_j)|,
+ *
+ * and the change of V along the step is approximated by the discrete work
+ * of the scheme's own interpolating polynomial and quadrature,
+ *
+ *   W = h sum_i b_i grad V(q_i) . g_i     (no cancellation at small amplitudes).
+ *
+ * The root is implausible when
+ *
+ *   T_{j+1} > PLAUS_GAIN (T_j + |W|),     T = 1/2 p^T M(q)^{-1} p,
+ *
+ * i.e. the step created kinetic energy that its start cannot supply (with a
+ * force, |W| + |W_F|, W_F = h sum_i b_i F_i . g_i its discrete work).  The
+ * ratio T_{j+1} / (T_j + |W|) is 1 + O(h^p) on the exact flow, so genuine
+ * steps keep it near 1 even past the stability limits, while the false
+ * roots that blow the energy up push it far beyond: PLAUS_GAIN = 10 lies
+ * between the two.  False roots that change the energy only moderately are
+ * not caught (no threshold on this or the kinematic measures tried
+ * separates them from genuine steps at such h).  Measured in
+ * benchmarks/NOTES.md section 6 (the statistics: benchmarks/RESULTS.md section 20).
+ *
+ * Cost: one L D L^T factorisation of an n x n matrix per step, for T_{j+1}
+ * (M(q_{j+1}) is the right node's, evaluated at the last Newton iterate, or
+ * for the midpoint rule one evaluation at q_{j+1}, kept as the next step's
+ * M(q)).  T_j is the previous step's T_{j+1} when the step starts where that
+ * one ended (q and p bitwise, as for the left-node cache), else computed
+ * from the cached M(q_j).  (After a final update Delta, the right node's M
+ * is that of the iterate before it: T_j then differs from T at q_j by
+ * O(|Delta|) < rtol relative, against a threshold of 10.)  Nothing changes
+ * in the numbers of an accepted step.
+ */
+static int plausible(sym_gwork *g)
+{
+    const int n = g->n;
+    const size_t nn = (size_t)n * (size_t)n;
+    const double *q = g->q, *p = g->p;
+    double work = g->work * g->h;   /* W, from step_outputs */
+    double T0, T1;
+    int st;
+    if (g->kin_known) {
+        T0 = g->kin;
+    } else {
+        st = sym_galerkin_left_cache(g, q);
+        if (st) return st;
+        st = g->kinetic(n, g->cache_M, p, g->Lm, g->tmp, g->v, &T0);
+        if (st) return st;
+    }
+    const double *M1 = g->cache_M;
+    if (g->right_point >= 0) {
+        M1 = g->Mp + (size_t)g->right_point * nn;
+    } else {
+        st = sym_galerkin_left_cache(g, g->q1);
+        if (st) return st;
+    }
+    st = g->kinetic(n, M1, g->p1, g->Lm, g->tmp, g->v, &T1);
+    if (st) return st;
+    g->kin_end = T1;   /* the next step's T_j if this root is accepted */
+    /* The step's energy balance (sym_galerkin_step's branch check): along the
+     * exact flow T_{j+1} - T_j + (V_{j+1} - V_j) = W_F (the forces' work), so
+     * with W for the change of V,
+     *   e = |T_{j+1} - T_j + W - W_F| / (T_j + T_{j+1} + |W| + |W_F|)
+     * is the step's energy error relative to the energy that flowed, of the
+     * scheme's order at small h and O(1) at a root that does not follow the
+     * flow (0 <= e <= 1): its numerator ebal and denominator eflow. */
+    const double wf = g->base.force ? g->base.force->work : 0.0;
+    g->step_T0 = T0;
+    g->ebal = T1 - T0 + work - wf;
+    g->eflow = T0 + T1 + fabs(work) + fabs(wf);
+    /* energies beyond the double range (|p| > 1e154): no verdict; the state
+     * itself reports SYM_ENONFINITE when it overflows.  Nor below it: a
+     * damped system settling at q = 0 reaches |q|, |p| ~ 1e-160 after ~1e3
+     * s, where T and W (products of two such numbers) are subnormal or zero
+     * and their ratio is rounding, not energy (T1 below DBL_MIN / eps). */
+    if (!isfinite(T0) || !isfinite(T1) || !isfinite(work)) {
+        g->ebal = isfinite(T0) ? 1.0 : 0.0;   /* e = 1 (an overflow), or no verdict */
+        g->eflow = 1.0;
+        return SYM_OK;
+    }
+    if (T1 < DBL_MIN / DBL_EPSILON) {
+        g->ebal = 0.0;
+        return SYM_OK;
+    }
+    if (g->base.force) work = fabs(work) + fabs(wf);
+    return T1 <= PLAUS_GAIN * (T0 + fabs(work)) ? SYM_OK : SYM_EIMPLAUSIBLE;
+}
+
+/* ------------------------------------------------------------------ */
 /* What Newton sees (sym_newton.h)                                      */
 /* ------------------------------------------------------------------ */
 static int nt_residual(void *ctx, double *rnorm, double *rscale)
@@ -201,7 +303,7 @@ static int nt_finish(void *ctx, int converged)
 {
     sym_gwork *g = ctx;
     const int st = step_outputs(g, converged);
-    return st ? st : sym_galerkin_plausible(g);
+    return st ? st : plausible(g);
 }
 
 static int nt_restart(void *ctx)
@@ -232,118 +334,3 @@ static int probe_restart(void *ctx)
  * root alone, no outputs, no second start */
 const sym_newton_ops sym_galerkin_probe_ops = {nt_residual, nt_factor, nt_solve, probe_finish,
                                                probe_restart};
-
-/* ------------------------------------------------------------------ */
-/* One step                                                             */
-/* ------------------------------------------------------------------ */
-static void report(sym_step_info *info, const sym_newton_out *o)
-{
-    if (!info) return;
-    info->iterations = o->iters;
-    info->residual = o->rnorm;
-    info->residual_rel = o->rnorm / o->rscale;
-    info->update = o->dk;
-}
-
-/* What the next step may reuse: the right point's M and grad V when they
- * were evaluated at the accepted q_{j+1} (residual test), the increments
- * for the predictor, the end state for the kinetic energy. */
-static void carry_over(sym_gwork *g, int converged)
-{
-    const int n = g->n;
-    g->left_here = 0;
-    if (g->right_point >= 0 && converged == 1 && !g->points_stale) {
-        const size_t nn = (size_t)n * (size_t)n;
-        const int i = g->right_point;
-        memcpy(g->cache_q, g->Qp + (size_t)i * n, sizeof(double) * (size_t)n);
-        memcpy(g->cache_M, g->Mp + i * nn, sizeof(double) * nn);
-        memcpy(g->cache_dV, g->dVp + (size_t)i * n, sizeof(double) * (size_t)n);
-        g->cache_valid = 1;
-        g->prep_valid = 0;   /* prepared on first use at the next step's left node */
-    }
-    memcpy(g->prev_X, g->X, sizeof(double) * (size_t)g->nu);
-    memcpy(g->prev_qend, g->q1, sizeof(double) * (size_t)n);
-    memcpy(g->prev_pend, g->p1, sizeof(double) * (size_t)n);
-    g->prev_h = g->h;
-    g->prev_valid = 1;
-    g->prev2_valid = g->prev2_pending;
-    g->kin = g->kin_end;
-}
-
-int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, double *q1,
-                      double *p1, double *qmid, sym_step_info *info)
-{
-    sym_gwork *g = (sym_gwork *)w;
-    sym_newton_out o = {0, 0, 0.0, 1.0, 0.0, 0};
-    int st = SYM_OK;
-    g->q = q;
-    g->p = p;
-    g->h = h;
-    g->newton.q_ref = q;
-    g->points_stale = 0;
-    g->q1 = q1;
-    g->p1 = p1;
-    g->qmid = qmid;
-    if (g->left_point >= 0) {
-        st = sym_galerkin_left_cache(g, q);
-        if (!st) sym_galerkin_left_here(g);
-    }
-    if (!st && g->con) st = sym_gcon_start(g);   /* G(q_j) */
-    /* does the step start where the last one ended? */
-    const size_t bytes = sizeof(double) * (size_t)g->n;
-    const int same_q = g->prev_valid && memcmp(g->prev_qend, q, bytes) == 0;
-    g->kin_known = same_q && memcmp(g->prev_pend, p, bytes) == 0;
-    const int extrapolated = !st && w->opt.predictor && same_q && g->prev_h == h;
-    g->prev2_pending = 0;
-    if (extrapolated) {
-        if (g->newton.mode == SYM_NEWTON_STEP) {
-            /* the two-step predictor once the history holds two steps; the
-             * last step's increments become the step-before's */
-            const int s = g->tab->s;
-            g->k.predict(g, !g->prev2_valid          ? SYM_PRED_POLY
-                            : (s == 3 || s == 4) ? SYM_PRED_POLY2
-                            : s >= 5             ? SYM_PRED_POLY1
-                                                 : SYM_PRED_POLY);
-            memcpy(g->prev2_X, g->prev_X, sizeof(double) * (size_t)g->nu);
-            g->prev2_pending = 1;
-        } else {
-            g->k.predict(g, SYM_PRED_POLY);
-        }
-    } else if (!st) {
-        st = sym_galerkin_taylor(g, q, p, h);
-    }
-    g->prev_valid = g->prev2_valid = 0;
-    if (!st) st = sym_newton_root(&g->newton, &sym_galerkin_newton_ops, g, h, extrapolated, &o);
-    if (!st || st == SYM_EIMPLAUSIBLE)
-        st = sym_galerkin_branch_check(g, &o, st, extrapolated);
-    else if (st == SYM_ENOCONV || st == SYM_ESINGULAR || st == SYM_ENONFINITE)
-        st = sym_galerkin_branch_rescue(g, &o, st);
-    report(info, &o);
-    if (st) {
-        g->cache_valid = g->prev_valid = g->prep_valid = g->left_here = 0;
-        g->newton.lu_valid = g->newton.kc_valid = 0;
-        g->miss = 0.0;
-        g->bal_steps = 0;
-        return st;
-    }
-    carry_over(g, o.converged);
-    return SYM_OK;
-}
-
-void sym_galerkin_reset(sym_work *w)
-{
-    sym_gwork *g = (sym_gwork *)w;
-    g->miss = 0.0;
-    g->bal_steps = 0;
-    g->cache_valid = g->prev_valid = g->prep_valid = g->prev2_valid = g->left_here = 0;
-    g->newton.kc_valid = 0;
-    if (g->con) sym_gcon_reset(g);
-}
-
-const sym_scheme_ops sym_galerkin_ops = {
-    .state_size = sizeof(sym_gwork), .work_size = sym_galerkin_work_size,
-    .setup = sym_galerkin_setup, .reset = sym_galerkin_reset, .step = sym_galerkin_step,
-    .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
-    .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
-    .multipliers = sym_gcon_multipliers, .forced = 1,
-};

@@ -17,6 +17,7 @@
  * numbers (only a -0.0 result may now stay -0.0), one dependent addition
  * fewer on each chain.
  */
+#include "sym_simd.h"
 #include "sym_gk_general.h"
 #include "sym_gk_lobatto.h"
 #include "sym_gk_pairs.h"

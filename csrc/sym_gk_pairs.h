@@ -12,6 +12,7 @@
 #define SYM_GK_PAIRS_H
 
 #include "sym_gwork.h"
+#include "sym_simd.h"
 #include "sym_unroll.h"
 
 #include <float.h>

@@ -1,7 +1,9 @@
 /*
  * sym_gwork.h -- the Galerkin engine's workspace (private), shared by
- * sym_galerkin_setup.c (tables, layout), sym_galerkin.c (the step),
- * sym_galerkin_roots.c (which root the step keeps),
+ * sym_galerkin_setup.c (tables, layout), sym_galerkin.c (the formulas,
+ * predictors, outputs, what Newton sees, the root's plausibility),
+ * sym_galerkin_roots.c (the branch check, the energy balance),
+ * sym_galerkin_step.c (one step),
  * sym_galerkin_eval.c (evaluation at the points, the left-node cache),
  * sym_galerkin_diag.c (tangent map, Newton system),
  * sym_galerkin_kernels.c (the inner loops), sym_galerkin_forces.c and
@@ -96,7 +98,7 @@ struct sym_gwork {
     const double *q, *p;
     double h;
     double *q1, *p1, *qmid;
-    double work;                     /* its W / h (sym_galerkin_plausible) */
+    double work;                     /* its W / h (plausible)               */
     double ebal, eflow;              /* its energy balance and the energy that
                                       * flowed (plausible) */
     double miss;                     /* the predictor's recent misses |X - X_start|
@@ -125,15 +127,15 @@ SYM_PRIVATE int sym_galerkin_left_cache(sym_gwork *g, const double *q);
 SYM_PRIVATE int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need);
 SYM_PRIVATE int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need);
 SYM_PRIVATE void sym_galerkin_left_here(sym_gwork *g);
-/* sym_galerkin.c */
+/* sym_galerkin_step.c */
 SYM_PRIVATE int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h,
                                   double *q1, double *p1, double *qmid, sym_step_info *info);
 SYM_PRIVATE void sym_galerkin_reset(sym_work *w);
+/* sym_galerkin.c */
 SYM_PRIVATE int sym_galerkin_taylor(sym_gwork *g, const double *q, const double *p, double h);
 /* what Newton sees of a step, and of a probe (the root alone) */
 extern SYM_PRIVATE const sym_newton_ops sym_galerkin_newton_ops, sym_galerkin_probe_ops;
 /* sym_galerkin_roots.c: the checks of a root (st0: Newton's status) */
-SYM_PRIVATE int sym_galerkin_plausible(sym_gwork *g);
 SYM_PRIVATE int sym_galerkin_branch_check(sym_gwork *g, sym_newton_out *o, int st0,
                                           int extrapolated);
 SYM_PRIVATE int sym_galerkin_branch_rescue(sym_gwork *g, sym_newton_out *o, int st0);

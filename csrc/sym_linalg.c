@@ -8,6 +8,7 @@
  * buffer from their workspace).
  */
 #include "sym_linalg.h"
+#include "sym_simd.h"
 
 #include <math.h>
 #include <stdlib.h>

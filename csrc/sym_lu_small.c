@@ -27,6 +27,7 @@
  * on the general code of sym_linalg.c, which knows nothing of this file.
  */
 #include "sym_linalg.h"
+#include "sym_simd.h"
 #include "sym_unroll.h"
 #include "sym_util.h"
 

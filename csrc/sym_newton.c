@@ -25,6 +25,7 @@
  * theta/(1 - theta) d_k (small_update with exact = 0).
  */
 #include "sym_newton.h"
+#include "sym_simd.h"
 
 #include "symplectic.h"
 #include "sym_unroll.h"

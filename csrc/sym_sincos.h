@@ -54,6 +54,7 @@
 #define SYM_SINCOS_H
 
 #include "sym_unroll.h"
+#include "sym_simd.h"
 #include "sym_util.h"
 
 #include <float.h>

@@ -90,8 +90,4 @@ SYM_INLINE double sym_nanmax(double m, double v)
     return (m != m || v <= m) ? m : v;
 }
 
-/* The vector types and their helpers (sym_v2d, SYM_VEC2, ...), for the
- * files that use them through this header. */
-#include "sym_simd.h"
-
 #endif /* SYM_UTIL_H */

@@ -23,7 +23,7 @@ static double now(void)
 }
 
 /* Parse the command line; 0 on success, else a usage message (naming `extra`) and -1. */
-static int parse_args(int argc, char **argv, const char *extra, double *T, double *tol, int *repeats,
+static int bench_args(int argc, char **argv, const char *extra, double *T, double *tol, int *repeats,
                       int *track)
 {
     *track = argc == 4;

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 {
     double T, tol;
     int repeats, track;
-    if (parse_args(argc, argv, " < params", &T, &tol, &repeats, &track) != 0) return 2;
+    if (bench_args(argc, argv, " < params", &T, &tol, &repeats, &track) != 0) return 2;
     chain_t C = {0};
     if (read_params(&C) != 0) {
         fprintf(stderr, "bad parameters on stdin (n g m_1..m_n l_1..l_n q(0) qd(0))\n");

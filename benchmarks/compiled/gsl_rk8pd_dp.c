@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 {
     double T, tol;
     int repeats, track;
-    if (parse_args(argc, argv, "", &T, &tol, &repeats, &track) != 0) return 2;
+    if (bench_args(argc, argv, "", &T, &tol, &repeats, &track) != 0) return 2;
     const double g = 9.81, w0 = 2 * acos(-1.0), l = g / (w0 * w0);
     dp_params P = {2 * l * l, l * l, l * l, 2 * g * l, g * l};
     long steps = 0;
