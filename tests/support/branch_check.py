@@ -13,7 +13,8 @@ genuine when its nodes equal that root's.
 """
 import numpy as np
 
-from symplectic import _core, _registry
+from symplectic import _core
+from symplectic._model import _registry
 
 
 def _newton(system, q, p, eta, X, method, max_iter=30):
