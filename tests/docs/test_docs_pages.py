@@ -189,13 +189,19 @@ LINK = re.compile(r"\]\(([^)#\s:]+\.(?:md|ipynb|png))(?:#[^)\s]*)?\)")
 
 
 def test_the_pages_links_to_files_resolve():
-    """Links between the pages name files that exist (GitHub shows the pages as they are)."""
+    """Links between the pages name files that exist (GitHub shows the pages as they are).
+    A link into a top-level folder that this tree does not have (the sdist carries no
+    benchmarks/) is not checked here; the repository's own run checks it."""
     if not (ROOT / "docs").is_dir():
         pytest.skip("docs/ is not in this tree")
     bad, n = [], 0
     for page in sorted((ROOT / "docs").rglob("*.md")):
         for target in LINK.findall(page.read_text(encoding="utf-8")):
+            path = (page.parent / target).resolve()
+            top = path.relative_to(ROOT.resolve()).parts[0]
+            if not (ROOT / top).exists():
+                continue
             n += 1
-            if not (page.parent / target).is_file():
+            if not path.is_file():
                 bad.append(f"{page.relative_to(ROOT)}: {target}")
     assert n > 20 and bad == []
