@@ -25,6 +25,8 @@ from support.models import L_DP, TOP, TOP_PERIOD, TOP_Q0, TOP_QDOT0
 sy = pytest.importorskip("sympy")
 symbolic = pytest.importorskip("symplectic.symbolic")
 from symplectic.symbolic import _ccache, _model  # noqa: E402
+from support.lagrangians import (  # noqa: E402
+    dp_from_positions, dp_lagrangian, top_lagrangian, top_rigid_body)
 
 DP_Q0 = [math.pi / 4, math.pi / 3]
 N_STEPS = 400
@@ -43,56 +45,6 @@ def cache(sympy_module_cache):
 def rel_diff(a, b):
     return max(np.max(np.abs(a.q - b.q)) / np.max(np.abs(a.q)),
                np.max(np.abs(a.p - b.p)) / np.max(np.abs(a.p)))
-
-
-# ---------------------------------------------------------------- the two Lagrangians
-def dp_lagrangian():
-    """The double pendulum of the TOP paper, Section 3 (absolute angles from the vertical)."""
-    q1, q2, u1, u2 = sy.symbols("q1 q2 u1 u2")
-    m1, m2, l1, l2, g = sy.symbols("m1 m2 l1 l2 g", positive=True)
-    T = ((m1 + m2) * l1 ** 2 * u1 ** 2 / 2 + m2 * l1 * l2 * sy.cos(q1 - q2) * u1 * u2
-         + m2 * l2 ** 2 * u2 ** 2 / 2)
-    V = -(m1 + m2) * g * l1 * sy.cos(q1) - m2 * g * l2 * sy.cos(q2)
-    params = {m1: 1.0, m2: 1.0, l1: L_DP, l2: L_DP, g: 9.81}
-    return T - V, [q1, q2], [u1, u2], params
-
-
-def dp_from_positions():
-    """The same pendulum from the positions of its two point masses."""
-    q1, q2, u1, u2 = sy.symbols("q1 q2 u1 u2")
-    m1, m2, l1, l2, g = sy.symbols("m1 m2 l1 l2 g", positive=True)
-    r1 = [l1 * sy.sin(q1), -l1 * sy.cos(q1)]
-    r2 = [r1[0] + l2 * sy.sin(q2), r1[1] - l2 * sy.cos(q2)]
-    bodies = [(m1, r1), (m2, r2)]
-    T = symbolic.kinetic_from_positions([q1, q2], [u1, u2], bodies)
-    V = symbolic.gravity_potential(bodies, g)
-    params = {"m1": 1.0, "m2": 1.0, "l1": L_DP, "l2": L_DP, "g": 9.81}
-    return T - V, [q1, q2], [u1, u2], params
-
-
-def top_lagrangian():
-    """The Lagrange top in ZXZ Euler angles (TOP paper, Section 4), textbook form."""
-    ph, th, ps = sy.symbols("phi theta psi")
-    dph, dth, dps = sy.symbols("phidot thetadot psidot")
-    m, I, I3, l, g = sy.symbols("m I I3 l g", positive=True)
-    L = (I / 2 * (dth ** 2 + dph ** 2 * sy.sin(th) ** 2) + I3 / 2 * (dps + dph * sy.cos(th)) ** 2
-         - m * g * l * sy.cos(th))
-    return L, [ph, th, ps], [dph, dth, dps], {m: TOP["m"], I: TOP["I"], I3: TOP["I3"],
-                                              l: TOP["l"], g: TOP["g"]}
-
-
-def top_rigid_body():
-    """The top as a rigid body: rotation matrix, centre of mass, inertia about it."""
-    ph, th, ps = sy.symbols("phi theta psi")
-    dph, dth, dps = sy.symbols("phidot thetadot psidot")
-    m, I, I3, l, g = sy.symbols("m I I3 l g", positive=True)
-    R = symbolic.rotation("z", ph) * symbolic.rotation("x", th) * symbolic.rotation("z", ps)
-    # I is about the fixed contact point; about the centre of mass it is I - m l^2
-    body = symbolic.RigidBody(m, R * sy.Matrix([0, 0, l]), [I - m * l ** 2, I - m * l ** 2, I3],
-                              rotation=R)
-    q, qd = [ph, th, ps], [dph, dth, dps]
-    L = symbolic.kinetic_from_positions(q, qd, [body]) - symbolic.gravity_potential([body], g)
-    return L, q, qd, {m: TOP["m"], I: TOP["I"], I3: TOP["I3"], l: TOP["l"], g: TOP["g"]}
 
 
 def dp_reference(n_steps=N_STEPS, method="simpson"):
