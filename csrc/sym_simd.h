@@ -22,9 +22,7 @@
 #ifndef SYM_SIMD_H
 #define SYM_SIMD_H
 
-/* SYM_INLINE (sym_util.h includes this header in turn, for the files that
- * use the vectors through it; the guards make either order work) */
-#include "sym_util.h"
+#include "sym_util.h"   /* SYM_INLINE */
 
 #include <stdint.h>
 #include <string.h>
