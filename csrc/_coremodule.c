@@ -149,7 +149,9 @@ static PyMethodDef module_methods[] = {
      "predictor=True, chord=False, cancel=None, force=None, multipliers=None) -> (t, q, p, "
      "q_mid, iterations, n_done, failure); force: a description made by symplectic._forces "
      "(py_forces.c); multipliers: for a constrained system, an array (stored rows - 1, s, m) "
-     "that receives the multipliers at the nodes of the step ending at each stored row"},
+     "that receives the multipliers at the nodes of the step ending at each stored row; "
+     "tangent: an array (stored rows, 2n, k) that receives d(q, p)/d(q0, p0) applied to "
+     "tangent0 ((2n, k); None: the identity, k = 2n)"},
     {"work", (PyCFunction)(void (*)(void))mod_work, METH_VARARGS | METH_KEYWORDS,
      "work(system, q, p, method='simpson', rtol=0, max_iter=0, predictor=True, chord=0, "
      "branch=0, force=None) -> Work: a run kept across calls (its integrate and step "

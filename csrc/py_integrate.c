@@ -147,6 +147,37 @@ static double *multipliers_out(const run *r, PyObject *o, npy_intp nrows)
     return PyArray_DATA(a);
 }
 
+/* The tangent's arrays (sym_run.tangent): out a writeable C-contiguous
+ * float64 array (rows, 2n, k), filled in place; at0 None (the identity,
+ * k = 2n) or a C-contiguous float64 array (2n, k). */
+static int tangent_args(const run *r, const run_call *c, sym_run *R, npy_intp nrows)
+{
+    if (c->tangent == Py_None) return 0;
+    const npy_intp m = 2 * (npy_intp)r->S->sys.n;
+    PyArrayObject *a = (PyArrayObject *)c->tangent, *a0 = (PyArrayObject *)c->tangent0;
+    int ok = PyArray_Check(c->tangent) && PyArray_TYPE(a) == NPY_DOUBLE &&
+             PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3 &&
+             PyArray_DIM(a, 0) == nrows && PyArray_DIM(a, 1) == m && PyArray_DIM(a, 2) >= 1 &&
+             PyArray_DIM(a, 2) <= m * 64;
+    const npy_intp k = ok ? PyArray_DIM(a, 2) : 0;
+    if (ok && c->tangent0 == Py_None)
+        ok = k == m;
+    else if (ok)
+        ok = PyArray_Check(c->tangent0) && PyArray_TYPE(a0) == NPY_DOUBLE &&
+             PyArray_IS_C_CONTIGUOUS(a0) && PyArray_NDIM(a0) == 2 &&
+             PyArray_DIM(a0, 0) == m && PyArray_DIM(a0, 1) == k;
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "tangent must be a writeable C-contiguous float64 array "
+                     "of shape (stored rows, 2n, k) = (%ld, %ld, k), k = 2n unless tangent0 "
+                     "(2n, k), C-contiguous float64, is given", (long)nrows, (long)m);
+        return -1;
+    }
+    R->tangent = PyArray_DATA(a);
+    R->tangent0 = c->tangent0 == Py_None ? NULL : PyArray_DATA(a0);
+    R->tangent_cols = (int)k;
+    return 0;
+}
+
 /* What a run reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
 static PyObject *extras_tuple(const sym_run *R)
@@ -323,6 +354,7 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
     const npy_intp rows = sym_stored_rows(N, c->store_every);
     if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
+    if (tangent_args(r, c, &R, rows) < 0) goto done;
     if (c->impulse0 != Py_None) {
         if (!(imp0 = py_as_vector(c->impulse0, (int)n, "impulse0"))) goto done;
         R.impulse0 = PyArray_DATA(imp0);
@@ -358,27 +390,32 @@ done:
 /* ------------------------------------------------------------------ */
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
- * report=None, force=None, multipliers=None, hook_force=None, branch=0) -> (t, q, p, q_mid, iters,
+ * report=None, force=None, multipliers=None, hook_force=None, branch=0, tangent=None,
+ * tangent0=None) -> (t, q, p, q_mid, iters,
  * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
  * sym_stored_rows rows and q_mid is None (and so do a force's work and
  * impulse outputs); multipliers (a constrained system) is filled in place,
- * one row per stored row after the first. */
+ * one row per stored row after the first, and so is tangent, one per stored
+ * row (tangent_args). */
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
-                             "multipliers", "hook_force", "branch", NULL};
+                             "multipliers", "hook_force", "branch", "tangent", "tangent0",
+                             NULL};
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
-                  .hook_force = Py_None, .impulse0 = Py_None};
+                  .hook_force = Py_None, .impulse0 = Py_None, .tangent = Py_None,
+                  .tangent0 = Py_None};
     PyObject *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOi", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
                                      &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
-                                     &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch))
+                                     &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch,
+                                     &c.tangent, &c.tangent0))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);

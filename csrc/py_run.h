@@ -47,6 +47,9 @@ typedef struct {
     PyObject *cancel, *hook, *hook_buf, *hook_steps, *report, *lam, *hook_force;
     PyArrayObject *work, *impulse;   /* a forced run's outputs, or NULL      */
     PyObject *impulse0;              /* None, or the impulse at node 0 (n)   */
+    PyObject *tangent, *tangent0;    /* None, or sym_run.tangent's output
+                                        (rows, 2n, k) and its value at node 0
+                                        (2n, k) (None: the identity)        */
 } run_call;
 
 /* ---- py_run.c: the prologue and epilogue, step ------------------- */

@@ -204,8 +204,18 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
     clear_info(info);
     if (!w || !q || !p || !q1 || !p1 || !D) return SYM_EINVAL;
     w->invalid = NULL;
-    const int st = step_args(w, q, p, h);   /* at the workspace's time (sym_work_set_time) */
-    return st ? st : w->ops->tangent(w, q, p, h, q1, p1, D, info);
+    int st = step_args(w, q, p, h);   /* at the workspace's time (sym_work_set_time) */
+    if (st) return st;
+    if (w->sys->m > 0) return SYM_ENOTCONSTRAINED;
+    const size_t m = 2 * (size_t)w->n;
+    double *I = calloc(m * m, sizeof(double));
+    if (!I) return SYM_ENOMEM;
+    for (size_t i = 0; i < m; i++) I[i * m + i] = 1.0;
+    sym_step_info local;
+    st = w->ops->step(w, q, p, h, q1, p1, NULL, info ? info : &local);
+    if (!st) st = w->ops->tangent(w, q, p, h, (int)m, I, D);
+    free(I);
+    return st;
 }
 
 int sym_newton_size(const sym_work *w)
@@ -249,6 +259,8 @@ typedef struct loop {
     double *mid;                   /* internal nodes for the hook, or NULL     */
     double *isum;                  /* with impulse: 2n doubles (running sum,
                                       the step's)                              */
+    double *phi, *phi1;            /* with a tangent: 2n x k each (the tangent
+                                      at the last node, the next one)          */
 } loop;
 
 double sym_node_time(double t0, long k, double h)
@@ -293,6 +305,10 @@ static void store_row(const sym_run *R, const loop *L, cursor *c, long j, const 
     double *qr = R->q + (size_t)(c->row + 1) * n, *pr = R->p + (size_t)(c->row + 1) * n;
     if (qr != qj) memcpy(qr, qj, sizeof(double) * n);
     if (pr != pj) memcpy(pr, pj, sizeof(double) * n);
+    if (L->phi) {
+        const size_t mk = 2 * n * (size_t)R->tangent_cols;
+        memcpy(R->tangent + (size_t)(c->row + 1) * mk, L->phi, sizeof(double) * mk);
+    }
     close_row(R, L, c, j, n);
 }
 
@@ -374,6 +390,19 @@ static int progress(sym_run *R)
     return SYM_OK;
 }
 
+/* The tangent after the step from (q, p) (sym_run.tangent): Phi_{k+1} =
+ * D_k Phi_k, kept in the next output row when the step's end is kept. */
+static int tangent_step(sym_work *w, const sym_run *R, const loop *L, const double *q,
+                        const double *p, const cursor *c, int keep)
+{
+    const size_t mk = 2 * (size_t)w->n * (size_t)R->tangent_cols;
+    const int st = w->ops->tangent(w, q, p, R->h, R->tangent_cols, L->phi, L->phi1);
+    if (st) return st;
+    memcpy(L->phi, L->phi1, sizeof(double) * mk);
+    if (keep) memcpy(R->tangent + (size_t)(c->row + 1) * mk, L->phi, sizeof(double) * mk);
+    return SYM_OK;
+}
+
 /*
  * The steps: node j+1 is written straight into the next output row when it
  * is kept, else into the ring (step_slot).  Every step starts where the
@@ -405,6 +434,7 @@ static int run_steps(sym_work *w, sym_run *R, const loop *L)
         st = w->ops->step(w, qk, pk, R->h, q1, p1, qm, &info);
         w->counts.iterations += info.iterations;
         if (L->every == 1 && R->iters) R->iters[k] = info.iterations;
+        if (!st && L->phi) st = tangent_step(w, R, L, qk, pk, &c, keep);
         if (st) {
             set_failure(&R->failure, k, node_time(R, k), &info);
             break;
@@ -484,6 +514,9 @@ static int run_check(const sym_work *w, sym_run *R)
     if (R->hook_steps && R->n_hook_steps < 0) return run_invalid(R, "n_hook_steps");
     if (R->impulse0 && !R->impulse) return run_invalid(R, "impulse0");
     if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
+    if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
+        return run_invalid(R, "tangent_cols");
+    if (R->tangent && w->sys->m > 0) return SYM_ENOTCONSTRAINED;
     for (int k = 0; k < w->n; k++)
         if (!isfinite(R->q0[k]) || !isfinite(R->p0[k])) return SYM_ENONFINITE;
     return SYM_OK;
@@ -506,11 +539,24 @@ int sym_integrate(sym_work *w, sym_run *R)
     const size_t nring = every > 1 ? 4 * n : 0;
     const size_t nm = R->hook && !R->qmid ? nmid : 0;
     const size_t ni = R->impulse ? 2 * n : 0;
+    const size_t mk = R->tangent ? 2 * n * (size_t)R->tangent_cols : 0;
     double *extra = NULL;
-    if (nring + nm + ni > 0 && !(extra = malloc(sizeof(double) * (nring + nm + ni))))
+    if (nring + nm + ni + 2 * mk > 0 &&
+        !(extra = malloc(sizeof(double) * (nring + nm + ni + 2 * mk))))
         return SYM_ENOMEM;
+    double *phi = mk ? extra + nring + nm + ni : NULL;
     const loop L = {every, nring ? extra : NULL, nm ? extra + nring : NULL,
-                    ni ? extra + nring + nm : NULL};
+                    ni ? extra + nring + nm : NULL, phi, mk ? phi + mk : NULL};
+    if (phi) {
+        /* the tangent at node 0: tangent0, or the identity */
+        if (R->tangent0) {
+            memcpy(phi, R->tangent0, sizeof(double) * mk);
+        } else {
+            memset(phi, 0, sizeof(double) * mk);
+            for (size_t i = 0; i < 2 * n; i++) phi[i * 2 * n + i] = 1.0;
+        }
+        memcpy(R->tangent, phi, sizeof(double) * mk);
+    }
     const sym_counts before = w->counts;
     memcpy(R->q, R->q0, sizeof(double) * n);
     memcpy(R->p, R->p0, sizeof(double) * n);

@@ -54,60 +54,85 @@ static double tangent_dp(const sym_gwork *g, double h, int c, const double *dq, 
     return acc;
 }
 
-/*
- * Tangent map of a converged step (implicit function theorem): with R_q as
- * above and dR_0/dp = I, dX = -J^{-1}(R_q dq + R_p dp), dq1 = dq + dX_{s-1},
- * dp1 = dp + (tangent_dp).  Column `col` of D is the image of the unit
- * perturbation (dq, dp) = e_col.
- */
-int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
-                         double *q1, double *p1, double *D, sym_step_info *info)
+/* Column of the step's equations moved by (dq, dp): v = R_q dq + e(dp),
+ * where dR_0/dp = I (R_0 = p + ...) and the other blocks do not see p. */
+static void tangent_rhs(const sym_gwork *g, const double *Rq, const double *dq,
+                        const double *dp, double *v)
 {
-    sym_gwork *g = (sym_gwork *)w;
-    const int n = g->n, s = g->tab->s, nu = g->nu, m = 2 * n;
-    if (g->con) return SYM_ENOTCONSTRAINED;
-    int st = sym_galerkin_step(w, q, p, h, q1, p1, NULL, info);
-    if (st) return st;
-    /* Full evaluation of every point at the converged increments (the
-     * left node needs H and K here, unlike in Newton). */
+    const int n = g->n, nu = g->nu;
+    for (int i = 0; i < nu; i++) {
+        double acc = i < n ? dp[i] : 0.0;
+        for (int d = 0; d < n; d++) acc += Rq[(size_t)i * n + d] * dq[d];
+        v[i] = -acc;
+    }
+}
+
+/* The step's Jacobians at its root X (every point evaluated with the second
+ * derivatives, the force's Jacobians at every point), the Newton matrix
+ * factorised in g->J, and R_q. */
+static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
+{
     g->k.form_points(g, q, h);
     const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
-    for (int i = 0; i < g->tab->r; i++) {
-        st = sym_galerkin_eval_point(g, i, all);
-        if (st) return st;
-    }
+    int st = SYM_OK;
+    for (int i = 0; i < g->tab->r && !st; i++) st = sym_galerkin_eval_point(g, i, all);
     const unsigned fall = SYM_FORCE_F | SYM_FORCE_DQ | SYM_FORCE_DV;
-    if (g->base.force && (st = sym_gforce_points(g, h, fall, 1))) return st;
-    g->newton.lu_valid = 0;
-    st = g->k.jacobian(g, h);
-    if (!st && g->base.force) sym_gforce_jacobian(g, h);
-    if (!st) {
-        g->base.counts.factorizations++;
-        st = g->lu_factor(nu, g->J, g->piv, g->lu_work);
-    }
+    if (!st && g->base.force) st = sym_gforce_points(g, h, fall, 1);
+    if (!st) st = g->k.jacobian(g, h);
     if (st) return st;
-    double *Rq = malloc(sizeof(double) * ((size_t)nu * n + (size_t)nu + (size_t)n));
-    if (!Rq) return SYM_ENOMEM;
-    double *dX = Rq + (size_t)nu * n, *dq = dX + nu;
+    if (g->base.force) sym_gforce_jacobian(g, h);
+    g->base.counts.factorizations++;
+    if ((st = g->lu_factor(g->nu, g->J, g->piv, g->lu_work))) return st;
     tangent_rq(g, h, Rq);
     if (g->base.force) sym_gforce_tangent_rq(g, h, Rq);
-    for (int col = 0; col < m; col++) {
-        for (int k = 0; k < n; k++) dq[k] = (col == k) ? 1.0 : 0.0;
-        for (int k = 0; k < nu; k++) {
-            double v = (col < n) ? Rq[(size_t)k * n + col] : 0.0;
-            if (col >= n && k == col - n) v += 1.0;    /* R_0 = p + ... */
-            dX[k] = -v;
+    return SYM_OK;
+}
+
+/*
+ * Tangent map of the step just taken (implicit function theorem on the
+ * converged step equations R(X; q, p) = 0): with R_q as above,
+ *   dX = -J^{-1} (R_q dq + e(dp)),  dq1 = dq + dX_{s-1},
+ *   dp1 = dp + (tangent_dp) [+ the force's term],
+ * applied to the k columns (dq, dp) of V.  J is the Newton matrix at the
+ * root itself (not the chord's, nor Newton's last iterate), so D is exact
+ * to the root's accuracy.  The Newton matrix the next step may reuse
+ * (chord) is saved and put back; the points' evaluations and the force
+ * values are the step's scratch, which the next step recomputes.
+ */
+int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h, int k,
+                         const double *V, double *out)
+{
+    sym_gwork *g = (sym_gwork *)w;
+    const int n = g->n, s = g->tab->s, nu = g->nu;
+    const size_t nnu = (size_t)nu * (size_t)nu;
+    (void)p;
+    if (g->con) return SYM_ENOTCONSTRAINED;
+    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + (size_t)nu + 2 * (size_t)n) +
+                         sizeof(int) * (size_t)nu);
+    if (!buf) return SYM_ENOMEM;
+    double *Jsave = buf, *Rq = Jsave + nnu, *dX = Rq + (size_t)nu * n, *dq = dX + nu,
+           *dp = dq + n;
+    int *pivsave = (int *)(dp + n);
+    memcpy(Jsave, g->J, sizeof(double) * nnu);
+    memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
+    const int st = tangent_setup(g, q, h, Rq);
+    for (int col = 0; col < k && !st; col++) {
+        for (int d = 0; d < n; d++) {
+            dq[d] = V[(size_t)d * k + col];
+            dp[d] = V[(size_t)(n + d) * k + col];
         }
+        tangent_rhs(g, Rq, dq, dp, dX);
         g->lu_solve(nu, g->J, g->piv, dX);
-        for (int k = 0; k < n; k++)
-            D[(size_t)k * m + col] = dq[k] + dX[(size_t)(s - 2) * n + k];
+        for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
         for (int c = 0; c < n; c++)
-            D[(size_t)(n + c) * m + col] =
-                ((col == n + c) ? 1.0 : 0.0) + h * tangent_dp(g, h, c, dq, dX) +
+            out[(size_t)(n + c) * k + col] =
+                dp[c] + h * tangent_dp(g, h, c, dq, dX) +
                 (g->base.force ? sym_gforce_tangent_dp(g, h, c, dq, dX) : 0.0);
     }
-    free(Rq);
-    return SYM_OK;
+    memcpy(g->J, Jsave, sizeof(double) * nnu);
+    memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);
+    free(buf);
+    return st;
 }
 
 int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, double h,

@@ -227,21 +227,23 @@ static int rhs_jacobian(rk4_work *w, double ts, const double *qs, const double *
     return SYM_OK;
 }
 
-/* D = I + h/6 (K1 + 2 K2 + 2 K3 + K4), K_s = JF(y_s) (I + c_s h K_{s-1}). */
-static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h, double *q1,
-                       double *p1, double *D, sym_step_info *info)
+/* The tangent map of the step just taken (its stages kq, kp in the
+ * workspace), applied to the k columns of V: out = D V with
+ * D = I + h/6 (K1 + 2 K2 + 2 K3 + K4), K_s = JF(y_s) (I + c_s h K_{s-1}),
+ * the linearised stages (exact for the scheme, not for the flow). */
+static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h, int kc,
+                       const double *V, double *out)
 {
     rk4_work *w = (rk4_work *)ws;
     const int n = ws->n, m = 2 * n;
     const size_t mm = (size_t)m * (size_t)m, nn = (size_t)n * (size_t)n;
     static const double cst[4] = {0.0, 0.5, 0.5, 1.0};
     static const double wgt[4] = {1.0, 2.0, 2.0, 1.0};
-    int st = rk4_step(ws, q, p, h, q1, p1, NULL, info);
-    if (st) return st;
-    double *buf = malloc(sizeof(double) * (4 * mm + 3 * nn));
+    int st = SYM_OK;
+    double *buf = malloc(sizeof(double) * (5 * mm + 3 * nn));
     if (!buf) return SYM_ENOMEM;
     double *JF = buf, *Y = JF + mm, *Ks = Y + mm, *Kprev = Ks + mm;
-    double *Minv = Kprev + mm, *Hb = Minv + nn, *Kb = Hb + nn;
+    double *Minv = Kprev + mm, *Hb = Minv + nn, *Kb = Hb + nn, *D = Kb + nn;
     for (size_t k = 0; k < mm; k++) D[k] = 0.0;
     for (int i = 0; i < m; i++) D[(size_t)i * m + i] = 1.0;
     for (int s = 0; s < 4; s++) {
@@ -265,6 +267,12 @@ static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h,
         for (size_t k = 0; k < mm; k++) D[k] += h / 6.0 * wgt[s] * Ks[k];
         memcpy(Kprev, Ks, sizeof(double) * mm);
     }
+    for (int i = 0; i < m && !st; i++)
+        for (int j = 0; j < kc; j++) {
+            double v = 0.0;
+            for (int l = 0; l < m; l++) v += D[(size_t)i * m + l] * V[(size_t)l * kc + j];
+            out[(size_t)i * kc + j] = v;
+        }
     free(buf);
     return st;
 }

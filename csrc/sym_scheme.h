@@ -59,9 +59,14 @@ typedef struct sym_scheme_ops {
     /* one step; info, when not NULL, starts zeroed */
     int (*step)(sym_work *w, const double *q, const double *p, double h, double *q1,
                 double *p1, double *qmid, sym_step_info *info);
-    /* one step and its tangent map (symplectic.h: sym_step_tangent) */
-    int (*tangent)(sym_work *w, const double *q, const double *p, double h, double *q1,
-                   double *p1, double *D, sym_step_info *info);
+    /* the tangent map D = d(q1, p1)/d(q, p) of the step just taken from
+     * (q, p) with size h (its root still in the workspace), applied to k
+     * columns: out = D V (V, out: 2n x k row-major, distinct).  Leaves what
+     * the next step reuses as the step left it, so that a run's states are
+     * the same with and without it (symplectic.h: sym_step_tangent,
+     * sym_run.tangent) */
+    int (*tangent)(sym_work *w, const double *q, const double *p, double h, int k,
+                   const double *V, double *out);
     /* the Newton system of an implicit scheme (NULL for an explicit one):
      * its size for n degrees of freedom, and R, J at increments X */
     int (*unknowns)(const sym_method *m, int n);

@@ -424,9 +424,11 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
 /* The exact tangent map of one step: takes the step (q, p) -> (q1, p1) and
  * fills D (2n x 2n, row-major) with d(q1, p1)/d(q, p), rows and columns
  * ordered (q, p).  For the variational schemes D follows from the implicit
- * function theorem on the converged Newton system; for rk4 from the
- * linearised stages.  A diagnostic (symplecticity, stability): it
- * allocates its own scratch.  SYM_ENOTCONSTRAINED for a constrained system. */
+ * function theorem on the converged step equations, with the Newton matrix
+ * at the root; for rk4 from the linearised stages; for the closed form it
+ * is the constant I + D.  It allocates its own scratch (a run propagates
+ * the same map: sym_run.tangent).  SYM_ENOTCONSTRAINED for a constrained
+ * system. */
 int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
                      double *q1, double *p1, double *D, sym_step_info *info);
 
@@ -530,6 +532,14 @@ typedef struct sym_run {
     double work0;            /* ... their values at node 0 (a continued run:
                                 the last run's final ones; impulse0 NULL: 0) */
     const double *impulse0;
+    /* the tangent (NULL: not wanted; unconstrained systems): rows x 2n x k,
+     * row j = Phi_j T0 with Phi_j = d(q_j, p_j)/d(q_0, p_0) (rows and
+     * columns ordered (q, p)) and T0 = tangent0 (2n x k), or the identity
+     * (tangent0 NULL, k = 2n); propagated with each step's exact tangent map
+     * (sym_step_tangent), the states unchanged by it */
+    double *tangent;
+    const double *tangent0;
+    int tangent_cols;        /* k >= 1                                       */
     double *multipliers;     /* constrained: (rows - 1) x s x m, the
                                 multipliers lambda_a at the s nodes of the
                                 step that ends at each stored row

@@ -637,6 +637,7 @@ class RunSpec:
     progress: bool = False
     closed_form: bool = True    # a linear system may take its closed form
     check: object = True        # check the system's derivatives once (_derivcheck.ensure)
+    tangent: bool = False       # propagate d(q, p)/d(q0, p0) with the steps (sym_run.tangent)
 
     @property
     def t_end(self):
@@ -647,7 +648,10 @@ class RunSpec:
         """The bytes of the arrays this run returns for n degrees of freedom."""
         if self.times is not None:
             return 8 * len(self.times) * (1 + 3 * n + (1 + n if forced else 0))
-        return output_bytes(self.n_steps, n, self.method, self.every, forced, n_constraints)
+        b = output_bytes(self.n_steps, n, self.method, self.every, forced, n_constraints)
+        if self.tangent:
+            b += 8 * _engine.stored_rows(self.n_steps, self.every) * 4 * n * n
+        return b
 
 
 #: The Newton options of a run and their defaults (the core's own).
@@ -685,13 +689,13 @@ def _is_default(v, default):
 
 def run_spec(method_name, h, n_steps, t0=0.0, t_span=None, *, t_eval=None, store_every=None,
              events=None, progress=False, options=None, closed_form=True,
-             check=True, one_step=False):
+             check=True, one_step=False, tangent=False):
     """The :class:`RunSpec` of a run from the entry point's arguments, each
     checked here once: the method, the time grid (:func:`time_grid`), the
     output (t_eval or store_every), the events, the progress flag, Newton's
-    options (``options``, a dict; :func:`method_options`).  ``one_step``: a
-    step (n_steps 1; t_eval, store_every, events and progress do not
-    apply)."""
+    options (``options``, a dict; :func:`method_options`), the tangent flag
+    (kept at the stored nodes: not with t_eval).  ``one_step``: a step
+    (n_steps 1; t_eval, store_every, events and progress do not apply)."""
     m = method(method_name)
     if one_step:
         if t_span is None:
@@ -705,7 +709,8 @@ def run_spec(method_name, h, n_steps, t0=0.0, t_span=None, *, t_eval=None, store
     every = min(store_every_(store_every), max(n_steps, 1))
     spec = RunSpec(m, h, n_steps, t0, tf=tf, h_req=h_req,
                    options=method_options(m, options or {}), every=every,
-                   closed_form=bool(closed_form), check=check)
+                   closed_form=bool(closed_form), check=check,
+                   tangent=flag("tangent", tangent))
     if one_step:
         return spec
     times = t_eval_(t_eval, t0, spec.t_end)
@@ -713,9 +718,22 @@ def run_spec(method_name, h, n_steps, t0=0.0, t_span=None, *, t_eval=None, store
         if store_every is not None:
             raise TypeError("give t_eval (states at those times) or store_every (every k-th "
                             "step), not both")
+        if spec.tangent:
+            raise TypeError("tangent=True keeps the tangent at the step nodes, which t_eval "
+                            "does not return: use store_every (or every step) with tangent")
         every = max(n_steps, 1)            # the C loop keeps the first and the last state only
     return dataclasses.replace(spec, every=every, times=times, events=tuple(events_(events)),
                                progress=flag("progress", progress))
+
+
+def tangent_system(system, spec):
+    """tangent=True needs an unconstrained system (the constrained tangent,
+    along the constraint manifold, is not there yet)."""
+    if spec.tangent and system.n_constraints:
+        raise NotImplementedError(
+            f"tangent=True: the system has {system.n_constraints} holonomic constraint(s); "
+            "the tangent of a constrained run is not implemented yet (unconstrained systems "
+            "only, with or without a force)")
 
 
 # ---------------------------------------------------------------- time spans, output, events

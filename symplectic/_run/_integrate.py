@@ -97,7 +97,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
               t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
               rtol=None, max_iter=None, predictor=True, newton="full", closed_form=True,
-              check=True, force=None, force_jac=None, branch_check="auto"):
+              check=True, force=None, force_jac=None, branch_check="auto", tangent=False):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
     or over ``t_span``.
 
@@ -171,6 +171,16 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     {{closed_form}}
     {{check}}
     {{force}}
+    tangent : bool
+        Also propagate the state-transition matrix d(q_k, p_k)/d(q_0, p_0)
+        (``traj.tangent``, (rows, 2n, 2n), rows and columns ordered (q, p)):
+        each step's exact derivative (implicit function theorem on the step
+        equations at the converged root, the Newton matrix refactorised
+        there; rk4: its linearised stages) times the last.  About one more
+        Newton iteration and 2n linear solves per step.  The states are the
+        same with and without it.  Every method and system form, with or
+        without a force (its Jacobians enter as in Newton); not with
+        ``t_eval``, nor yet for a constrained system (NotImplementedError).
 
     Returns
     -------
@@ -179,7 +189,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         or (N, s - 2, n): see :class:`Trajectory`), ``newton_iterations``,
         ``energy``, ``status``, ``message``, ``counts``, the ``work`` and
         ``impulse`` of the forces, with events ``t_events``, ``q_events``,
-        ``p_events``, and for a constrained system ``multipliers``.
+        ``p_events``, for a constrained system ``multipliers``, and with
+        ``tangent=True`` the ``tangent``.
 
     Raises
     ------
@@ -206,11 +217,12 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
                               store_every=store_every, events=events, progress=progress,
                               options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
                                            predictor=predictor, branch_check=branch_check),
-                              closed_form=closed_form, check=check)
+                              closed_form=closed_form, check=check, tangent=tangent)
     m, h, n_steps = spec.method, spec.h, spec.n_steps
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+    _validate.tangent_system(system, spec)
     f = forces._resolve(system, force, force_jac, n_steps)
     _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
                      f"integrate(n_steps={n_steps}) with n = {system.n}")
@@ -222,14 +234,15 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
 
 
 def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, start=(0.0, None),
-                   t_start=None, advance=None):
+                   t_start=None, advance=None, tangent0=None):
     """The Trajectory of a run by ``spec`` from validated inputs (integrate, an
     Integrator's piece): its observer (events, output times), the progress bar
     (labelled ``what``), the partial trajectory of an exception (in
     ``exc.trajectory``), the ConvergenceError of a failed step.  ``kept``,
     ``start`` as for :func:`run`; ``t_start`` the time of (q0, p0) (default
     spec.t0); ``advance(r)`` (an Integrator's) is called with the Run of the
-    steps done -- also before a failure or an exception propagates."""
+    steps done -- also before a failure or an exception propagates;
+    ``tangent0`` as for :func:`run`."""
     m, h, every = spec.method, spec.h, spec.every
     outputs = force_outputs(force, spec.n_steps, system.n, every)
     observer = observer_of(spec, system, q0, p0, force, t_start)
@@ -237,7 +250,7 @@ def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, star
     try:
         r = run(system, q0, p0, spec, closed, observer=observer,
                 report=bar.report if bar else None, force=force, outputs=outputs,
-                multipliers=spec.times is None, kept=kept, start=start)
+                multipliers=spec.times is None, kept=kept, start=start, tangent0=tangent0)
         if bar:
             bar.report(r.done)
     except BaseException as exc:
@@ -275,8 +288,8 @@ def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, star
 #: (None without one), and for a constrained system the multipliers
 #: (rows - 1, s, m) at the nodes of the step ending at each stored row (or None).
 Run = collections.namedtuple(
-    "Run", "t q p q_mid iterations done failure rows stopped counts work impulse multipliers",
-    defaults=(None, False, None, None, None, None))
+    "Run", "t q p q_mid iterations done failure rows stopped counts work impulse multipliers "
+    "tangent", defaults=(None, False, None, None, None, None, None))
 
 #: A failed step, as the binding reports it: the C core's status (an int) and
 #: its text (sym_strerror; ``_engine.ECHART_REASON`` for the one failure
@@ -325,7 +338,8 @@ def observer_of(spec, system, q0, p0, force=None, t_start=None):
 
 
 def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
-        force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None)):
+        force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None),
+        tangent0=None):
     """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
     the C core's run, on the closed form's workspace when ``closed`` is the
@@ -345,7 +359,11 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     ``kept``: a run kept across calls (``_engine.work``, :class:`symplectic.Integrator`)
     that holds the system, method, options and force; the steps are steps
     ``spec.k0 ..`` of its run from the origin ``spec.t0`` (node 0 at t0 + k0 h),
-    and ``start`` the force's accumulated (work, impulse) at node 0."""
+    and ``start`` the force's accumulated (work, impulse) at node 0.
+
+    ``spec.tangent``: the tangent d(q_k, p_k)/d(q_0, p_0) at the stored rows
+    in ``Run.tangent`` (rows, 2n, 2n), times ``tangent0`` (2n, 2n; a kept
+    run's tangent at node 0) when given."""
     h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
     k0 = spec.k0
     if k0 == 0:         # the built-in's pre-run check, at the run's start
@@ -377,6 +395,13 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         rows_max = _stored_rows(n_steps, store_every)
         lam = np.zeros((rows_max - 1, len(method.nodes), system.n_constraints))
         kw["multipliers"] = lam
+    tan = None
+    if spec.tangent:
+        m2 = 2 * system.n
+        tan = np.empty((_stored_rows(n_steps, store_every), m2, m2))
+        kw["tangent"] = tan
+        if tangent0 is not None:
+            kw["tangent0"] = np.ascontiguousarray(tangent0, dtype=float)
     try:
         if kept is None:
             t, q, p, qm, iters, done, fail, extras = _engine.integrate(
@@ -387,8 +412,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
                 q0, p0, h, n_steps, t0=t0, k0=k0, cancel=cancel, **kw)
     except BaseException as exc:
         part = getattr(exc, "__dict__", {}).get("_symplectic_partial")
-        if part is not None and lam is not None:
-            exc._symplectic_partial = tuple(part) + (lam,)
+        if part is not None:
+            exc._symplectic_partial = tuple(part) + ({"multipliers": lam, "tangent": tan},)
         raise
     rows, stopped, counts = extras
     if rows < len(t):                      # stopped early: the rows filled
@@ -399,8 +424,10 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
             work, impulse = work[:rows], impulse[:rows]
     if lam is not None:
         lam = lam[:rows - 1]
+    if tan is not None:
+        tan = tan[:rows]
     return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), rows,
-               bool(stopped), Counts(*counts), work, impulse, lam)
+               bool(stopped), Counts(*counts), work, impulse, lam, tan)
 
 
 #: Rows of a run that keeps every ``every``-th state and the last: the C
@@ -412,10 +439,11 @@ def _partial_run(part, outputs=(None, None)):
     """The Run of the partial arrays an exception carries (py_integrate.c
     attach_partial: t, q, p, q_mid, iters, done, (rows, stopped, counts)),
     with the force's work and impulse arrays (``outputs``), and the
-    multipliers when :func:`run` appended them."""
-    t, q, p, qm, iters, done, (rows, stopped, counts), *lam = part
+    multipliers and tangent that :func:`run` appended (a dict)."""
+    t, q, p, qm, iters, done, (rows, stopped, counts), *more = part
+    more = more[0] if more else {}
     return Run(t, q, p, qm, iters, done, None, rows, bool(stopped), Counts(*counts), *outputs,
-               lam[0] if lam else None)
+               more.get("multipliers"), more.get("tangent"))
 
 
 def run_step(system, q, p, spec, closed=None, force=None):
@@ -580,12 +608,14 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
         rows = done + 1
     t, q, p, iters = r.t[:rows], r.q[:rows], r.p[:rows], r.iterations[:rows - 1]
     lam = None if r.multipliers is None else r.multipliers[:rows - 1]
+    tan = None if r.tangent is None else r.tangent[:rows]
     if q_mid is not None:
         q_mid = q_mid[:rows - 1]
     if partial:
         t, q, p, iters = t.copy(), q.copy(), p.copy(), iters.copy()
         q_mid = None if q_mid is None else q_mid.copy()
         lam = None if lam is None else lam.copy()
+        tan = None if tan is None else tan.copy()
     events = qdot = None
     store = every
     if observer is not None:
@@ -607,7 +637,7 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
     return Trajectory(system, method.name, h, t, q, p, q_mid, iters, status=status,
                       message=message, counts=counts, store_every=store, events=events,
                       qdot=qdot, work=work, impulse=impulse, force=force, multipliers=lam,
-                      t0=observer.t0 if observer is not None else None)
+                      t0=observer.t0 if observer is not None else None, tangent=tan)
 
 
 def _status(r, partial, observer, h, h_req, method):

@@ -60,6 +60,12 @@ class Integrator:
     closed_form : bool
         A ``systems.linear`` system with simpson or midpoint takes its
         closed form (as :func:`symplectic.integrate`).
+    tangent : bool
+        Carry the state-transition matrix d(q, p)/d(q0, p0) from the origin
+        with the steps (as ``integrate(..., tangent=True)``):
+        :attr:`~symplectic.Integrator.tangent` now, ``traj.tangent`` of
+        each piece (from the origin, not from the piece's start); a
+        :meth:`reset` starts it again at the identity.
     **method_options :
         Newton's options of an implicit method (``rtol``, ``max_iter``,
         ``predictor``, ``newton``, ``branch_check``, as for
@@ -88,15 +94,17 @@ class Integrator:
     """
 
     def __init__(self, system, h, q0=None, p0=None, *, method="simpson", t0=0.0, qdot0=None,
-                 force=None, force_jac=None, check=True, closed_form=True, **method_options):
+                 force=None, force_jac=None, check=True, closed_form=True, tangent=False,
+                 **method_options):
         system = _validate.system(system)
         # the run's spec (its pieces' copies carry their own n_steps and output)
         spec = _validate.run_spec(method, h, 0, t0, options=method_options,
-                                  closed_form=closed_form, check=check)
+                                  closed_form=closed_form, check=check, tangent=tangent)
         m, self._h, self._t0 = spec.method, spec.h, spec.t0
         q0 = _validate.state("q0", _validate.required("q0", q0), system.n)
         p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
         _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+        _validate.tangent_system(system, spec)
         f = forces._resolve(system, force, force_jac, _held_rows(force))
         _derivcheck.ensure(system, q0, check)
         _stability.warn(system, q0, p0, self._h, m)
@@ -115,6 +123,7 @@ class Integrator:
     def _set(self, q, p):
         """A run's start: (q, p) at its origin, no step taken, no work done."""
         self._q, self._p, self._k = q, p, 0
+        self._phi = np.eye(2 * self.system.n) if self._spec.tangent else None
         self._work0 = 0.0
         self._impulse0 = np.zeros(self.system.n) if self.force is not None else None
 
@@ -146,6 +155,12 @@ class Integrator:
     def state(self):
         """(t, q, p) now, as a :class:`State` of copies."""
         return State(self.t, self._q.copy(), self._p.copy())
+
+    @property
+    def tangent(self):
+        """d(q, p)/d(q0, p0) now, from the origin (2n, 2n; rows and columns
+        ordered (q, p)), a copy; None unless made with ``tangent=True``."""
+        return None if self._phi is None else self._phi.copy()
 
     @property
     def steps(self):
@@ -186,6 +201,8 @@ class Integrator:
         work = r.work[rows - 1] if r.work is not None else 0.0
         impulse = r.impulse[rows - 1].copy() if r.impulse is not None else None
         self._q, self._p = r.q[rows - 1].copy(), r.p[rows - 1].copy()
+        if r.tangent is not None:
+            self._phi = r.tangent[rows - 1].copy()
         self._k += r.done
         self._work0, self._impulse0 = work, impulse
 
@@ -194,7 +211,7 @@ class Integrator:
 
         Raises ConvergenceError (the state stays) as :func:`symplectic.step`."""
         self._need_rows(1)
-        if self.force is None and self._k > 0:
+        if self.force is None and self._k > 0 and self._phi is None:
             # the lean path of an unforced run after its start (the pre-run check is the
             # start's): the same driver for one step, no Run, no Trajectory
             _, q, p, _, _, _, fail, _ = self._kept.integrate(
@@ -206,7 +223,8 @@ class Integrator:
                                                system=self.system, state=(self._q, self._p))
         spec = dataclasses.replace(self._spec, n_steps=1, k0=self._k)
         r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=self.force,
-                           kept=self._kept, start=(self._work0, self._impulse0))
+                           kept=self._kept, start=(self._work0, self._impulse0),
+                           tangent0=self._phi)
         if r.failure is not None:
             raise _integrate.convergence_error(self._m, self._h, r.failure, system=self.system,
                                                state=(self._q, self._p))
@@ -244,7 +262,8 @@ class Integrator:
         system, m, h, f = self.system, self._m, self._h, self.force
         # this piece's output, checked as integrate checks it, on the run's origin
         piece = _validate.run_spec(m.name, h, n_steps, t_start, t_eval=t_eval,
-                                   store_every=store_every, events=events, progress=progress)
+                                   store_every=store_every, events=events, progress=progress,
+                                   tangent=self._spec.tangent)
         spec = dataclasses.replace(piece, t0=self._t0, k0=self._k, options=self._spec.options,
                                    closed_form=self._spec.closed_form)
         _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
@@ -252,7 +271,7 @@ class Integrator:
         return _integrate.run_trajectory(system, self._q, self._p, spec, self._closed, f,
                                          f"propagate ({m.name})", kept=self._kept,
                                          start=(self._work0, self._impulse0), t_start=t_start,
-                                         advance=self._advance)
+                                         advance=self._advance, tangent0=self._phi)
 
     def __repr__(self):
         return (f"<symplectic.Integrator {self.method} h={self._h!r} t={self.t!r} "

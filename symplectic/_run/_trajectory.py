@@ -56,6 +56,14 @@ class Trajectory:
         ``store_every=k``: those of the step that ends at each stored row
         after the first (rows - 1 of them).  None without constraints, and
         with ``t_eval``.
+    tangent : ndarray (N+1, 2n, 2n) or None
+        With ``tangent=True``: the state-transition matrix
+        Phi_k = d(q_k, p_k)/d(q_0, p_0) at each stored row (rows and columns
+        ordered (q, p); row 0 the identity; an Integrator's pieces: from its
+        origin), propagated with the exact derivative of each step -- the
+        derivative of the discrete map, exact to Newton's tolerance, which
+        approximates the flow's at the method's order.  Thinned with
+        ``store_every`` like the states.  None otherwise.
     energy : ndarray (N+1,)
         H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).  On a
         partial trajectory (``status`` -1) it has a value for every row: a
@@ -135,7 +143,8 @@ class Trajectory:
 
     def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, status=0,
                  message="completed", counts=None, store_every=1, events=None, qdot=None,
-                 work=None, impulse=None, force=None, multipliers=None, t0=None):
+                 work=None, impulse=None, force=None, multipliers=None, t0=None,
+                 tangent=None):
         self.system = system
         self.method = method
         self.h = h
@@ -150,6 +159,7 @@ class Trajectory:
         self.store_every = store_every
         self.t_events, self.q_events, self.p_events = events if events else (None, None, None)
         self.multipliers = multipliers
+        self.tangent = tangent
         self._energy = None
         self._qdot = qdot
         self._work = work
