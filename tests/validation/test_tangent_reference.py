@@ -102,6 +102,25 @@ def test_reference_model_matches_the_docstrings():
         np.testing.assert_allclose(ref.damping(q), delta.T @ np.diag(cs) @ delta, atol=1e-16)
 
 
+def test_reference_from_m_and_v_agrees_with_the_position_built_one():
+    """variational_reference on the docstring's M(q), V(q), D of the damped double pendulum
+    (SymPy, written out here) against vr.double_pendulum (from the masses' positions): the
+    whole (q, p, Phi) at 21 times over T = 1.5 s."""
+    import sympy as sy
+    q1, q2 = sy.symbols("q1 q2", real=True)
+    m1, m2, l1, l2, g = 1.0, 1.0, L_DP, L_DP, G
+    c1, c2 = C_DP
+    k = m2 * l1 * l2 * sy.cos(q1 - q2)
+    M = sy.Matrix([[(m1 + m2) * l1 ** 2, k], [k, m2 * l2 ** 2]])
+    V = -(m1 + m2) * g * l1 * sy.cos(q1) - m2 * g * l2 * sy.cos(q2)
+    D = sy.Matrix([[c1 + c2, -c2], [-c2, c2]])
+    generic = vr.variational_reference(M, V, [q1, q2], D)
+    ref, _, q0, p0, T, _ = case("dp_damped")
+    t = np.linspace(0.0, T, 21)
+    for a, b in zip(generic(q0, p0, t), ref(q0, p0, t)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * np.max(np.abs(b)))
+
+
 @pytest.mark.parametrize("name", ["dp_moving", "dp_damped"])
 def test_reference_phi_against_central_differences(name):
     """Phi(T) against the 4-point central differences of the reference's own flow.
