@@ -58,7 +58,7 @@ class Reference:
         D = sy.zeros(n, n) if D is None else sy.Matrix(D)
         if M.shape != (n, n) or D.shape != (n, n):
             raise ValueError("M and D must be n x n for the n coordinates q")
-        v = list(sy.symbols(f"v0:{n}", real=True))
+        v = [sy.Dummy(f"v{i}", real=True) for i in range(n)]     # v = M^-1 p (no clash with q)
         vv = sy.Matrix(v)
         Mv = M * vv
         B = Mv.jacobian(q)                                        # column j: dM/dq_j v
