@@ -158,7 +158,7 @@ static int tangent_args(const run *r, const run_call *c, sym_run *R, npy_intp nr
     int ok = PyArray_Check(c->tangent) && PyArray_TYPE(a) == NPY_DOUBLE &&
              PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3 &&
              PyArray_DIM(a, 0) == nrows && PyArray_DIM(a, 1) == m && PyArray_DIM(a, 2) >= 1 &&
-             PyArray_DIM(a, 2) <= m * 64;
+             PyArray_DIM(a, 2) <= INT_MAX / m;
     const npy_intp k = ok ? PyArray_DIM(a, 2) : 0;
     if (ok && c->tangent0 == Py_None)
         ok = k == m;

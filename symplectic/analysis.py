@@ -352,16 +352,26 @@ def stability_estimate(system, q, h, method="simpson", p=None):
     return _stability.estimate(system, q, h, m, p)
 
 
-def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6):
+def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, *,
+                force=None, force_jac=None, t=0.0):
     """Jacobian D = d(q1, p1)/d(q, p) of one step, (2n, 2n), (q, p) ordering.
 
     ``tangent="exact"``: the core's exact tangent map (implicit function
-    theorem on the discrete Euler-Lagrange equations; linearised stages for
-    RK4).  ``tangent="fd"``: central finite differences of :func:`symplectic.step`
-    with increments ``delta * max(1, |y_k|)``.
+    theorem on the discrete Euler-Lagrange equations at the converged root;
+    linearised stages for RK4); the one each step of
+    ``integrate(..., tangent=True)`` applies.  ``tangent="fd"``: central
+    finite differences of :func:`symplectic.step` with increments
+    ``delta * max(1, |y_k|)``.  ``force``, ``force_jac`` and ``t`` (the
+    step's time) as for :func:`symplectic.step`: the force's Jacobians
+    dF/dq, dF/dqdot enter the exact map as they enter Newton's matrix.
+    Unconstrained systems (NotImplementedError otherwise).
     """
+    fkw = dict(force=force, force_jac=force_jac, t=t)
+    if system.n_constraints:
+        raise NotImplementedError("tangent_map: the system has holonomic constraints; the "
+                                  "tangent of a constrained step is not implemented yet")
     if _validate.choice("tangent", tangent, ("exact", "fd")) == "exact":
-        return _integrate.step_tangent(system, q, p, h, method)[2]
+        return _integrate.step_tangent(system, q, p, h, method, **fkw)[2]
     n = system.n
     y = np.concatenate([np.asarray(q, float).ravel(), np.asarray(p, float).ravel()])
     D = np.empty((2 * n, 2 * n))
@@ -371,21 +381,23 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6):
         for s in (1.0, -1.0):
             yy = y.copy()
             yy[k] += s * dk
-            q1, p1 = step(system, yy[:n], yy[n:], h, method)
+            q1, p1 = step(system, yy[:n], yy[n:], h, method, **fkw)
             out.append(np.concatenate([q1, p1]))
         D[:, k] = (out[0] - out[1]) / (2.0 * dk)
     return D
 
 
-def symplecticity_defect(system, q, p, h, method="simpson", tangent="exact", delta=1e-6):
+def symplecticity_defect(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, **kw):
     """``||D^T J D - J||_F / ||D||_F^2`` for the one-step map D at (q, p).
 
     Zero (to rounding) for a symplectic method; of the size of the local
     error for a non-symplectic one (RK4).  The tangent map comes from
     :func:`tangent_map` (``"exact"`` or ``"fd"``; finite differences add
-    about 1e-10 of truncation and cancellation error).
+    about 1e-10 of truncation and cancellation error); ``kw`` (``force``,
+    ``force_jac``, ``t``) as for :func:`tangent_map` -- a dissipative force
+    makes any method's map non-symplectic.
     """
-    D = tangent_map(system, q, p, h, method, tangent, delta)
+    D = tangent_map(system, q, p, h, method, tangent, delta, **kw)
     n = D.shape[0] // 2
     J = _J(n)
     return float(np.linalg.norm(D.T @ J @ D - J) / np.linalg.norm(D) ** 2)

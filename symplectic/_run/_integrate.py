@@ -362,8 +362,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     and ``start`` the force's accumulated (work, impulse) at node 0.
 
     ``spec.tangent``: the tangent d(q_k, p_k)/d(q_0, p_0) at the stored rows
-    in ``Run.tangent`` (rows, 2n, 2n), times ``tangent0`` (2n, 2n; a kept
-    run's tangent at node 0) when given."""
+    in ``Run.tangent`` (rows, 2n, k), times ``tangent0`` (2n, k; a kept
+    run's tangent at node 0) when given (else the identity, k = 2n)."""
     h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
     k0 = spec.k0
     if k0 == 0:         # the built-in's pre-run check, at the run's start
@@ -397,11 +397,12 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         kw["multipliers"] = lam
     tan = None
     if spec.tangent:
-        m2 = 2 * system.n
-        tan = np.empty((_stored_rows(n_steps, store_every), m2, m2))
-        kw["tangent"] = tan
+        cols = 2 * system.n
         if tangent0 is not None:
             kw["tangent0"] = np.ascontiguousarray(tangent0, dtype=float)
+            cols = kw["tangent0"].shape[1]
+        tan = np.empty((_stored_rows(n_steps, store_every), 2 * system.n, cols))
+        kw["tangent"] = tan
     try:
         if kept is None:
             t, q, p, qm, iters, done, fail, extras = _engine.integrate(

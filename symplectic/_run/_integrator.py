@@ -159,8 +159,30 @@ class Integrator:
     @property
     def tangent(self):
         """d(q, p)/d(q0, p0) now, from the origin (2n, 2n; rows and columns
-        ordered (q, p)), a copy; None unless made with ``tangent=True``."""
+        ordered (q, p)), a copy; None unless made with ``tangent=True``.
+
+        Settable (with ``tangent=True``) to any k >= 1 columns (2n, k): the
+        steps then carry those variations of the state -- the derivative of
+        the state now along them -- and the pieces' ``traj.tangent`` has k
+        columns (a Lyapunov basis re-orthonormalised between pieces, or a
+        few directions for less work: one linear solve per column and
+        step)."""
         return None if self._phi is None else self._phi.copy()
+
+    @tangent.setter
+    def tangent(self, value):
+        if self._phi is None:
+            raise ValueError("this Integrator carries no tangent: make it with tangent=True")
+        m2 = 2 * self.system.n
+        a = np.array(value, dtype=float)
+        if a.ndim == 1:
+            a = a[:, None]
+        if a.ndim != 2 or a.shape[0] != m2 or a.shape[1] < 1:
+            raise ValueError(f"tangent must have shape (2n, k) = ({m2}, k), k >= 1, got "
+                             f"{np.shape(value)}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError("tangent must be finite")
+        self._phi = np.ascontiguousarray(a)
 
     @property
     def steps(self):

@@ -15,6 +15,8 @@
   that wrote it).
 - ``branch_check``: an independent continuation in h of a step's root (wrong-branch judge).
 - ``figcheck``: what a Matplotlib figure shows (axis labels and units, legends off the data).
+- ``variational``: the continuous variational equations (SymPy, DOP853 at 1e-13): the
+  reference of the tangent (``integrate(..., tangent=True)``).
 
 Test modules import from here, never from conftest.py (which holds only fixtures and hooks)
 nor from another test module.

@@ -25,19 +25,15 @@ from support.models import G, L_DP
 pytest.importorskip("scipy")
 pytest.importorskip("sympy")
 
-from support import variational as vr
+from support import variational as vr  # noqa: E402
 
 
 def phi_of_run(system, q0, p0, h, n_steps, method):
-    """Phi_N = d(q_N, p_N)/d(q_0, p_0) of an ``n_steps`` run of step h, (2n, 2n).
-
-    Stand-in: the product of the one-step exact tangent maps along the run's states.
-    """
-    traj = sp.integrate(system, q0, p0, h, n_steps, method=method)
-    Phi = np.eye(2 * system.n)
-    for k in range(n_steps):
-        Phi = sp.analysis.tangent_map(system, traj.q[k], traj.p[k], h, method) @ Phi
-    return Phi
+    """Phi_N = d(q_N, p_N)/d(q_0, p_0) of an ``n_steps`` run of step h, (2n, 2n): the
+    run's own tangent (``integrate(..., tangent=True)``), its last row alone."""
+    traj = sp.integrate(system, q0, p0, h, n_steps, method=method, tangent=True,
+                        store_every=n_steps)
+    return traj.tangent[-1]
 
 
 # ---------------------------------------------------------------- cases
