@@ -43,7 +43,7 @@ def save(traj, path, derived=True):
             getattr(traj, name)
     optional = dict(qdot=traj._qdot, energy=traj._energy, q_mid=traj.q_mid,
                     newton_iterations=traj.newton_iterations, multipliers=traj.multipliers,
-                    work=traj._work, impulse=traj._impulse)
+                    work=traj._work, impulse=traj._impulse, tangent=traj.tangent)
     a.update({k: v for k, v in optional.items() if v is not None})
     if traj.t_events is not None:
         a["n_events"] = np.array(len(traj.t_events), np.int64)
@@ -165,7 +165,7 @@ def read(path, system=None, *, rebuild=True):
         store_every=int(a["store_every"]) or None, events=events, qdot=a.get("qdot"),
         work=a.get("work"), impulse=a.get("impulse"),
         force=_force(force_info, a, system), multipliers=a.get("multipliers"),
-        t0=None if np.isnan(t0) else t0)
+        t0=None if np.isnan(t0) else t0, tangent=a.get("tangent"))
     attrs = dict(_energy=a.get("energy"),
                  _saved_arrays={k: v for k, v in a.items() if k.startswith(("system_", "force_"))},
                  saved={"format_version": version,

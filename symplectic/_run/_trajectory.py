@@ -427,6 +427,7 @@ def load(path, system=None, *, rebuild=True):
         q_mid                (N, n) or (N, s-2, n)  float64  internal nodes [if any]
         newton_iterations    (N,)            int32    per step (C int)  [if any]
         multipliers          (N, s, m)       float64  constraints' lambda [if any]
+        tangent              (N+1, 2n, k)    float64  d(q, p)/d(q0, p0) [tangent=True]
         work                 (N+1,)          float64  work of the force [with a force]
         impulse              (N+1, n)        float64  its impulse       [with a force]
         n_events             ()              int64    event functions   [with events]

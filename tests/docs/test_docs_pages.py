@@ -56,6 +56,13 @@ CHECKS = {
          lambda ns: np.array_equal(ns["whole"].q[-1], ns["q1"])),
         ("the run is at t = 5.01", lambda ns: _close(ns["it"].state.t, 5.01, 1e-12)),
     ],
+    "docs/guide/sensitivity.md": [
+        ("Phi is symplectic to rounding", lambda ns: ns["defect"] < 1e-13),
+        ("one column carries Phi's first", lambda ns: np.allclose(ns["piece"].tangent[-1],
+                                                                  ns["Phi"][:, :1])),
+        ("the spectrum printed", lambda ns: np.allclose(np.round(ns["lam"], 3),
+                                                        [1.463, 0.003, -0.004, -1.462])),
+    ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),
     ],

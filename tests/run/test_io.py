@@ -33,7 +33,7 @@ def same_bits(a, b):
 
 
 ARRAYS = ("t", "q", "p", "q_mid", "newton_iterations", "multipliers", "_qdot", "_energy",
-          "_work", "_impulse")
+          "_work", "_impulse", "tangent")
 
 
 def assert_same_trajectory(a, b):
@@ -95,6 +95,8 @@ RUNS = {
     "constraints": lambda: sp.integrate(sp.systems.pendulum_cartesian(), [1.0, 0.0], [0, 0],
                                         0.01, 30),
     "Python force": lambda: sp.integrate(DP, [1.0, 2.0], [0, 0], 0.01, 20, force=drive),
+    "tangent": lambda: sp.integrate(sp.systems.double_pendulum(damping=0.1), [1.0, 2.0], [0, 0],
+                                    0.01, 30, tangent=True, store_every=4),
     "partial": lambda: partial_run(),
 }
 
