@@ -53,7 +53,7 @@ FULL = dict(
     pc_rounds=3,
     pc_round_budget=20.0,
     pc_default_max_compile=150.0,        # heyoka's default (non-compact) mode: compile budget (s)
-    # ---- 11-21. the focused sections
+    # ---- 11-22. the focused sections
     forces_steps=5000, forces_rounds=11, forces_methods=("midpoint", "simpson", "lobatto4", "rk4"),
     sym_steps=20_000, sym_rounds=11,
     con_steps=20_000, con_rounds=7,
@@ -65,6 +65,8 @@ FULL = dict(
     deriv_rounds=21, deriv_steps=1000,
     plaus_quick=True, plaus_thin=1,      # the shorter lists of the former plausibility.py --quick
     branch_quick=False, branch_rounds=15,
+    tan_cases=((2, 20_000), (8, 5000), (32, 1000)), tan_methods=("simpson", "lobatto5"),
+    tan_rounds=9,
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -83,8 +85,9 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     pc_default_max_compile=10.0,
     # the focused sections: 3 rounds each, 10x fewer steps, the short case lists
     **{k: 3 for k in ("forces_rounds", "sym_rounds", "con_rounds", "integ_rounds", "prog_rounds",
-                      "closed_rounds", "deriv_rounds", "branch_rounds")},
+                      "closed_rounds", "deriv_rounds", "branch_rounds", "tan_rounds")},
     forces_steps=1000, forces_methods=("midpoint", "simpson"), sym_steps=2000, con_steps=2000,
     prog_steps=10 ** 6, prog_hook_steps=10 ** 5, prog_hook_rounds=1, store_steps=10 ** 6,
     top_quick=True, top_rounds=2, closed_steps=(100, 10_000), plaus_thin=6, branch_quick=True,
+    tan_cases=((2, 2000), (8, 500), (32, 100)), tan_methods=("simpson",),
 )
