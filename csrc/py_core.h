@@ -187,5 +187,6 @@ extern PyType_Spec py_Work_spec;
 /* py_diag.c */
 PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw);
+PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw);
 
 #endif /* PY_CORE_H */

@@ -1,7 +1,8 @@
 /*
  * py_diag.c -- the diagnostics of symplectic._core: newton_system (the
  * residual and Jacobian of a method's Newton system) and step_tangent (a
- * step with its tangent map), on the run prologue of py_run.c.
+ * step with its tangent map), on the run prologue of py_run.c; and
+ * adjoint_sweep, the backward sweep over a run's step derivatives.
  */
 #include "py_run.h"
 
@@ -74,5 +75,56 @@ PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
 done:
     py_run_end(&r);
     for (int k = 0; k < 3; k++) Py_XDECREF(out[k]);
+    return ret;
+}
+
+/* adjoint_sweep(jacobians, lam_end, src=None) -> (lam0, grad_u or None):
+ * sym_adjoint_sweep over jacobians (N, 2n, 2n or 3n, as integrate's
+ * jacobians= fills it), lam_end (2n), src None or (N, 2n). */
+PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"jacobians", "lam_end", "src", NULL};
+    PyObject *jo, *lo, *so = Py_None, *lam0 = NULL, *gu = NULL, *ret = NULL;
+    PyArrayObject *jac = NULL, *lam = NULL, *src = NULL;
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O", kwlist, &jo, &lo, &so)) return NULL;
+    const int flags = NPY_ARRAY_IN_ARRAY;
+    jac = (PyArrayObject *)PyArray_FROM_OTF(jo, NPY_DOUBLE, flags);
+    lam = (PyArrayObject *)PyArray_FROM_OTF(lo, NPY_DOUBLE, flags);
+    if (!jac || !lam) goto done;
+    const npy_intp m = PyArray_NDIM(lam) == 1 ? PyArray_DIM(lam, 0) : 0, n = m / 2;
+    const npy_intp N = PyArray_NDIM(jac) == 3 ? PyArray_DIM(jac, 0) : -1;
+    const npy_intp c = N >= 0 ? PyArray_DIM(jac, 2) : 0;
+    if (m < 2 || m % 2 || m > INT_MAX || N < 0 || PyArray_DIM(jac, 1) != m ||
+        (c != m && c != 3 * n)) {
+        PyErr_SetString(PyExc_ValueError, "adjoint_sweep: lam_end must be (2n,) and jacobians "
+                        "(N, 2n, 2n) or (N, 2n, 3n)");
+        goto done;
+    }
+    if (so != Py_None) {
+        src = (PyArrayObject *)PyArray_FROM_OTF(so, NPY_DOUBLE, flags);
+        if (!src) goto done;
+        if (PyArray_NDIM(src) != 2 || PyArray_DIM(src, 0) != N || PyArray_DIM(src, 1) != m) {
+            PyErr_SetString(PyExc_ValueError, "adjoint_sweep: src must be (N, 2n)");
+            goto done;
+        }
+    }
+    const int with_u = c == 3 * n;
+    const npy_intp du[2] = {N, n};
+    if (!(lam0 = py_new_array(1, &m, 0)) || (with_u && !(gu = py_new_array(2, du, 0)))) goto done;
+    const int st = sym_adjoint_sweep((int)n, (long)N, with_u, PyArray_DATA(jac), PyArray_DATA(lam),
+                                     src ? PyArray_DATA(src) : NULL, py_data_of(lam0),
+                                     gu ? py_data_of(gu) : NULL);
+    if (st) {
+        py_raise_status(st, NULL, "adjoint_sweep failed: ", NULL);
+        goto done;
+    }
+    ret = Py_BuildValue("(OO)", lam0, gu ? gu : Py_None);
+done:
+    Py_XDECREF(jac);
+    Py_XDECREF(lam);
+    Py_XDECREF(src);
+    Py_XDECREF(lam0);
+    Py_XDECREF(gu);
     return ret;
 }

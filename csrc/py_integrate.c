@@ -178,6 +178,29 @@ static int tangent_args(const run *r, const run_call *c, sym_run *R, npy_intp nr
     return 0;
 }
 
+/* Each step's derivative (sym_run.jacobians): a writeable C-contiguous
+ * float64 array (n_steps, 2n, 2n), or (n_steps, 2n, 3n) with the columns of
+ * the force held over each step (a run with a force). */
+static int jacobians_arg(const run *r, const run_call *c, sym_run *R)
+{
+    if (c->jacobians == Py_None) return 0;
+    const npy_intp n = r->S->sys.n, N = c->n_steps < 0 ? 0 : c->n_steps;
+    PyArrayObject *a = (PyArrayObject *)c->jacobians;
+    const int ok = PyArray_Check(c->jacobians) && PyArray_TYPE(a) == NPY_DOUBLE &&
+                   PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3 &&
+                   PyArray_DIM(a, 0) == N && PyArray_DIM(a, 1) == 2 * n &&
+                   (PyArray_DIM(a, 2) == 2 * n || PyArray_DIM(a, 2) == 3 * n);
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "jacobians must be a writeable C-contiguous float64 array "
+                     "of shape (n_steps, 2n, 2n) or (n_steps, 2n, 3n) = (%ld, %ld, %ld or %ld)",
+                     (long)N, (long)(2 * n), (long)(2 * n), (long)(3 * n));
+        return -1;
+    }
+    R->jacobians = PyArray_DATA(a);
+    R->jac_u = PyArray_DIM(a, 2) == 3 * n;
+    return 0;
+}
+
 /* What a run reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
 static PyObject *extras_tuple(const sym_run *R)
@@ -354,7 +377,7 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
     const npy_intp rows = sym_stored_rows(N, c->store_every);
     if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
-    if (tangent_args(r, c, &R, rows) < 0) goto done;
+    if (tangent_args(r, c, &R, rows) < 0 || jacobians_arg(r, c, &R) < 0) goto done;
     if (c->impulse0 != Py_None) {
         if (!(imp0 = py_as_vector(c->impulse0, (int)n, "impulse0"))) goto done;
         R.impulse0 = PyArray_DATA(imp0);
@@ -391,31 +414,31 @@ done:
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
  * report=None, force=None, multipliers=None, hook_force=None, branch=0, tangent=None,
- * tangent0=None) -> (t, q, p, q_mid, iters,
+ * tangent0=None, jacobians=None) -> (t, q, p, q_mid, iters,
  * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
  * sym_stored_rows rows and q_mid is None (and so do a force's work and
  * impulse outputs); multipliers (a constrained system) is filled in place,
- * one row per stored row after the first, and so is tangent, one per stored
- * row (tangent_args). */
+ * one row per stored row after the first, and so are tangent, one per stored
+ * row (tangent_args), and jacobians, one per step (jacobians_arg). */
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", "hook_force", "branch", "tangent", "tangent0",
-                             NULL};
+                             "jacobians", NULL};
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
                   .hook_force = Py_None, .impulse0 = Py_None, .tangent = Py_None,
-                  .tangent0 = Py_None};
+                  .tangent0 = Py_None, .jacobians = Py_None};
     PyObject *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
                                      &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
                                      &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch,
-                                     &c.tangent, &c.tangent0))
+                                     &c.tangent, &c.tangent0, &c.jacobians))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);

@@ -50,6 +50,8 @@ typedef struct {
     PyObject *tangent, *tangent0;    /* None, or sym_run.tangent's output
                                         (rows, 2n, k) and its value at node 0
                                         (2n, k) (None: the identity)        */
+    PyObject *jacobians;             /* None, or sym_run.jacobians' output
+                                        (n_steps, 2n, 2n or 3n)             */
 } run_call;
 
 /* ---- py_run.c: the prologue and epilogue, step ------------------- */

@@ -117,7 +117,7 @@ static PyObject *Work_integrate(WorkObject *self, PyObject *args, PyObject *kw)
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
                   .hook_force = Py_None, .impulse0 = Py_None, .tangent = Py_None,
-                  .tangent0 = Py_None};
+                  .tangent0 = Py_None, .jacobians = Py_None};
     PyObject *q0, *p0, *wo = Py_None, *io = Py_None, *ret = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOdl|dlOlOOOOOOOOdOOO", kwlist, &q0, &p0, &c.h,
                                      &c.n_steps, &c.t0, &c.k0, &c.cancel, &c.store_every,

@@ -213,7 +213,7 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
     for (size_t i = 0; i < m; i++) I[i * m + i] = 1.0;
     sym_step_info local;
     st = w->ops->step(w, q, p, h, q1, p1, NULL, info ? info : &local);
-    if (!st) st = w->ops->tangent(w, q, p, h, (int)m, I, D);
+    if (!st) st = w->ops->tangent(w, q, p, h, (int)m, 0, I, D);
     free(I);
     return st;
 }
@@ -261,6 +261,7 @@ typedef struct loop {
                                       the step's)                              */
     double *phi, *phi1;            /* with a tangent: 2n x k each (the tangent
                                       at the last node, the next one)          */
+    double *eye;                   /* with jacobians: the identity, c x c      */
 } loop;
 
 double sym_node_time(double t0, long k, double h)
@@ -390,13 +391,21 @@ static int progress(sym_run *R)
     return SYM_OK;
 }
 
-/* The tangent after the step from (q, p) (sym_run.tangent): Phi_{k+1} =
- * D_k Phi_k, kept in the next output row when the step's end is kept. */
-static int tangent_step(sym_work *w, const sym_run *R, const loop *L, const double *q,
+/* The derivatives after step k from (q, p): its own (sym_run.jacobians),
+ * and the tangent (sym_run.tangent) Phi_{k+1} = D_k Phi_k, kept in the next
+ * output row when the step's end is kept. */
+static int tangent_step(sym_work *w, const sym_run *R, const loop *L, long k, const double *q,
                         const double *p, const cursor *c, int keep)
 {
-    const size_t mk = 2 * (size_t)w->n * (size_t)R->tangent_cols;
-    const int st = w->ops->tangent(w, q, p, R->h, R->tangent_cols, L->phi, L->phi1);
+    const size_t m = 2 * (size_t)w->n, mk = m * (size_t)R->tangent_cols;
+    int st = SYM_OK;
+    if (R->jacobians) {
+        const int cols = (int)m + (R->jac_u ? w->n : 0);
+        st = w->ops->tangent(w, q, p, R->h, cols, R->jac_u, L->eye,
+                             R->jacobians + (size_t)k * m * (size_t)cols);
+    }
+    if (st || !R->tangent) return st;
+    st = w->ops->tangent(w, q, p, R->h, R->tangent_cols, 0, L->phi, L->phi1);
     if (st) return st;
     memcpy(L->phi, L->phi1, sizeof(double) * mk);
     if (keep) memcpy(R->tangent + (size_t)(c->row + 1) * mk, L->phi, sizeof(double) * mk);
@@ -434,7 +443,7 @@ static int run_steps(sym_work *w, sym_run *R, const loop *L)
         st = w->ops->step(w, qk, pk, R->h, q1, p1, qm, &info);
         w->counts.iterations += info.iterations;
         if (L->every == 1 && R->iters) R->iters[k] = info.iterations;
-        if (!st && L->phi) st = tangent_step(w, R, L, qk, pk, &c, keep);
+        if (!st && (L->phi || L->eye)) st = tangent_step(w, R, L, k, qk, pk, &c, keep);
         if (st) {
             set_failure(&R->failure, k, node_time(R, k), &info);
             break;
@@ -516,7 +525,8 @@ static int run_check(const sym_work *w, sym_run *R)
     if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
     if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
         return run_invalid(R, "tangent_cols");
-    if (R->tangent && w->sys->m > 0) return SYM_ENOTCONSTRAINED;
+    if ((R->tangent || R->jacobians) && w->sys->m > 0) return SYM_ENOTCONSTRAINED;
+    if (R->jacobians && R->jac_u && !w->force) return run_invalid(R, "jac_u");
     for (int k = 0; k < w->n; k++)
         if (!isfinite(R->q0[k]) || !isfinite(R->p0[k])) return SYM_ENONFINITE;
     return SYM_OK;
@@ -540,13 +550,17 @@ int sym_integrate(sym_work *w, sym_run *R)
     const size_t nm = R->hook && !R->qmid ? nmid : 0;
     const size_t ni = R->impulse ? 2 * n : 0;
     const size_t mk = R->tangent ? 2 * n * (size_t)R->tangent_cols : 0;
+    const size_t cj = R->jacobians ? 2 * n + (R->jac_u ? n : 0) : 0;
+    const size_t nx = nring + nm + ni + 2 * mk + cj * cj;
     double *extra = NULL;
-    if (nring + nm + ni + 2 * mk > 0 &&
-        !(extra = malloc(sizeof(double) * (nring + nm + ni + 2 * mk))))
-        return SYM_ENOMEM;
-    double *phi = mk ? extra + nring + nm + ni : NULL;
+    if (nx > 0 && !(extra = calloc(nx, sizeof(double)))) return SYM_ENOMEM;
+    double *phi = mk ? extra + nring + nm + ni : NULL, *eye = NULL;
+    if (cj) {
+        eye = extra + nring + nm + ni + 2 * mk;
+        for (size_t i = 0; i < cj; i++) eye[i * cj + i] = 1.0;
+    }
     const loop L = {every, nring ? extra : NULL, nm ? extra + nring : NULL,
-                    ni ? extra + nring + nm : NULL, phi, mk ? phi + mk : NULL};
+                    ni ? extra + nring + nm : NULL, phi, mk ? phi + mk : NULL, eye};
     if (phi) {
         /* the tangent at node 0: tangent0, or the identity */
         if (R->tangent0) {

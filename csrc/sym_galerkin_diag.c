@@ -54,16 +54,26 @@ static double tangent_dp(const sym_gwork *g, double h, int c, const double *dq, 
     return acc;
 }
 
-/* Column of the step's equations moved by (dq, dp): v = R_q dq + e(dp),
- * where dR_0/dp = I (R_0 = p + ...) and the other blocks do not see p. */
-static void tangent_rhs(const sym_gwork *g, const double *Rq, const double *dq,
-                        const double *dp, double *v)
+/* Minus the column of the step's equations moved by (dq, dp, du):
+ * v = -(R_q dq + e(dp) + R_u du), where dR_0/dp = I (R_0 = p + ...) and the
+ * other blocks do not see p, and a force u held over the step (F_i = u at
+ * every point: sym_galerkin_forces.c) enters block a as h sum_i b_i B_ia u,
+ * so dR_a/du = h beta_a I, beta_a = sum_i b_i B_ia.  du NULL: no force
+ * variation. */
+static void tangent_rhs(const sym_gwork *g, double h, const double *Rq, const double *dq,
+                        const double *dp, const double *du, double *v)
 {
-    const int n = g->n, nu = g->nu;
-    for (int i = 0; i < nu; i++) {
-        double acc = i < n ? dp[i] : 0.0;
-        for (int d = 0; d < n; d++) acc += Rq[(size_t)i * n + d] * dq[d];
-        v[i] = -acc;
+    const int n = g->n, s = g->tab->s;
+    for (int a = 0; a <= s - 2; a++) {
+        double beta = 0.0;
+        for (int i = 0; du && i < g->tab->r; i++) beta += g->tab->b[i] * g->tab->B[i][a];
+        for (int c = 0; c < n; c++) {
+            const size_t row = (size_t)a * n + c;
+            double acc = a == 0 ? dp[c] : 0.0;
+            if (du) acc += h * beta * du[c];
+            for (int d = 0; d < n; d++) acc += Rq[row * n + d] * dq[d];
+            v[row] = -acc;
+        }
     }
 }
 
@@ -91,28 +101,30 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
 /*
  * Tangent map of the step just taken (implicit function theorem on the
  * converged step equations R(X; q, p) = 0): with R_q as above,
- *   dX = -J^{-1} (R_q dq + e(dp)),  dq1 = dq + dX_{s-1},
- *   dp1 = dp + (tangent_dp) [+ the force's term],
- * applied to the k columns (dq, dp) of V.  J is the Newton matrix at the
+ *   dX = -J^{-1} (R_q dq + e(dp) + R_u du),  dq1 = dq + dX_{s-1},
+ *   dp1 = dp + h du + (tangent_dp) [+ the force's term],
+ * applied to the k columns (dq, dp) of V, or (dq, dp, du) with with_u
+ * (du: a variation of the force held over the step; p1 = p + h sum_i b_i
+ * (f_i + F_i) gives the explicit h du, sum_i b_i = 1).  J is the Newton matrix at the
  * root itself (not the chord's, nor Newton's last iterate), so D is exact
  * to the root's accuracy.  The Newton matrix the next step may reuse
  * (chord) is saved and put back; the points' evaluations and the force
  * values are the step's scratch, which the next step recomputes.
  */
 int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h, int k,
-                         const double *V, double *out)
+                         int with_u, const double *V, double *out)
 {
     sym_gwork *g = (sym_gwork *)w;
     const int n = g->n, s = g->tab->s, nu = g->nu;
     const size_t nnu = (size_t)nu * (size_t)nu;
     (void)p;
     if (g->con) return SYM_ENOTCONSTRAINED;
-    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + (size_t)nu + 2 * (size_t)n) +
+    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + (size_t)nu + 3 * (size_t)n) +
                          sizeof(int) * (size_t)nu);
     if (!buf) return SYM_ENOMEM;
     double *Jsave = buf, *Rq = Jsave + nnu, *dX = Rq + (size_t)nu * n, *dq = dX + nu,
-           *dp = dq + n;
-    int *pivsave = (int *)(dp + n);
+           *dp = dq + n, *du = dp + n;
+    int *pivsave = (int *)(du + n);
     memcpy(Jsave, g->J, sizeof(double) * nnu);
     memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
     const int st = tangent_setup(g, q, h, Rq);
@@ -120,13 +132,14 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
         for (int d = 0; d < n; d++) {
             dq[d] = V[(size_t)d * k + col];
             dp[d] = V[(size_t)(n + d) * k + col];
+            du[d] = with_u ? V[(size_t)(2 * n + d) * k + col] : 0.0;
         }
-        tangent_rhs(g, Rq, dq, dp, dX);
+        tangent_rhs(g, h, Rq, dq, dp, with_u ? du : NULL, dX);
         g->lu_solve(nu, g->J, g->piv, dX);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
         for (int c = 0; c < n; c++)
             out[(size_t)(n + c) * k + col] =
-                dp[c] + h * tangent_dp(g, h, c, dq, dX) +
+                dp[c] + h * du[c] + h * tangent_dp(g, h, c, dq, dX) +
                 (g->base.force ? sym_gforce_tangent_dp(g, h, c, dq, dX) : 0.0);
     }
     memcpy(g->J, Jsave, sizeof(double) * nnu);

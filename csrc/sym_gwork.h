@@ -157,7 +157,7 @@ SYM_PRIVATE int sym_gcon_outputs(sym_gwork *g, int converged);
 SYM_PRIVATE int sym_gcon_multipliers(const sym_work *w, double *lambda);
 /* sym_galerkin_diag.c */
 SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
-                                     int k, const double *V, double *out);
+                                     int k, int with_u, const double *V, double *out);
 SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
                                            double h, const double *X, double *R, double *J);
 

@@ -228,49 +228,51 @@ static int rhs_jacobian(rk4_work *w, double ts, const double *qs, const double *
 }
 
 /* The tangent map of the step just taken (its stages kq, kp in the
- * workspace), applied to the k columns of V: out = D V with
- * D = I + h/6 (K1 + 2 K2 + 2 K3 + K4), K_s = JF(y_s) (I + c_s h K_{s-1}),
+ * workspace), applied to the k columns of V: out = T V with T = D, or
+ * (with_u) T = [D | B] for V's last n rows the variations du of a force
+ * held over the step (it adds u to pdot at every stage), where
+ *   T = [I | 0] + h/6 (K1 + 2 K2 + 2 K3 + K4),
+ *   K_s = JF(y_s) ([I | 0] + c_s h K_{s-1}) + [0 | E],  E = d(qdot, pdot)/du = [0; I],
  * the linearised stages (exact for the scheme, not for the flow). */
 static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h, int kc,
-                       const double *V, double *out)
+                       int with_u, const double *V, double *out)
 {
     rk4_work *w = (rk4_work *)ws;
-    const int n = ws->n, m = 2 * n;
-    const size_t mm = (size_t)m * (size_t)m, nn = (size_t)n * (size_t)n;
+    const int n = ws->n, m = 2 * n, c = m + (with_u ? n : 0);
+    const size_t mc = (size_t)m * (size_t)c, nn = (size_t)n * (size_t)n;
     static const double cst[4] = {0.0, 0.5, 0.5, 1.0};
     static const double wgt[4] = {1.0, 2.0, 2.0, 1.0};
     int st = SYM_OK;
-    double *buf = malloc(sizeof(double) * (5 * mm + 3 * nn));
+    double *buf = malloc(sizeof(double) * ((size_t)m * m + 4 * mc + 3 * nn));
     if (!buf) return SYM_ENOMEM;
-    double *JF = buf, *Y = JF + mm, *Ks = Y + mm, *Kprev = Ks + mm;
-    double *Minv = Kprev + mm, *Hb = Minv + nn, *Kb = Hb + nn, *D = Kb + nn;
-    for (size_t k = 0; k < mm; k++) D[k] = 0.0;
-    for (int i = 0; i < m; i++) D[(size_t)i * m + i] = 1.0;
-    for (int s = 0; s < 4; s++) {
+    double *JF = buf, *Y = JF + (size_t)m * m, *Ks = Y + mc, *Kprev = Ks + mc;
+    double *Minv = Kprev + mc, *Hb = Minv + nn, *Kb = Hb + nn, *T = Kb + nn;
+    for (size_t e = 0; e < mc; e++) T[e] = 0.0;
+    for (int i = 0; i < m; i++) T[(size_t)i * c + i] = 1.0;
+    for (int s = 0; s < 4 && !st; s++) {
         /* stage state y_s = y + c_s h k_{s-1}, exactly as in the step */
         for (int k = 0; k < n; k++) {
             w->qs[k] = s ? q[k] + cst[s] * h * w->kq[(size_t)(s - 1) * n + k] : q[k];
             w->ps[k] = s ? p[k] + cst[s] * h * w->kp[(size_t)(s - 1) * n + k] : p[k];
         }
         st = rhs_jacobian(w, ws->t + cst[s] * h, w->qs, w->ps, JF, Minv, Hb, Kb);
-        if (st) break;
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < m; j++)
-                Y[(size_t)i * m + j] =
-                    (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * m + j] : 0.0);
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < m; j++) {
-                double v = 0.0;
-                for (int k = 0; k < m; k++) v += JF[(size_t)i * m + k] * Y[(size_t)k * m + j];
-                Ks[(size_t)i * m + j] = v;
+        for (int i = 0; i < m && !st; i++)
+            for (int j = 0; j < c; j++)
+                Y[(size_t)i * c + j] =
+                    (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * c + j] : 0.0);
+        for (int i = 0; i < m && !st; i++)
+            for (int j = 0; j < c; j++) {
+                double v = (j >= m && i >= n && j - m == i - n) ? 1.0 : 0.0;
+                for (int k = 0; k < m; k++) v += JF[(size_t)i * m + k] * Y[(size_t)k * c + j];
+                Ks[(size_t)i * c + j] = v;
             }
-        for (size_t k = 0; k < mm; k++) D[k] += h / 6.0 * wgt[s] * Ks[k];
-        memcpy(Kprev, Ks, sizeof(double) * mm);
+        for (size_t e = 0; e < mc && !st; e++) T[e] += h / 6.0 * wgt[s] * Ks[e];
+        memcpy(Kprev, Ks, sizeof(double) * mc);
     }
     for (int i = 0; i < m && !st; i++)
         for (int j = 0; j < kc; j++) {
             double v = 0.0;
-            for (int l = 0; l < m; l++) v += D[(size_t)i * m + l] * V[(size_t)l * kc + j];
+            for (int l = 0; l < c; l++) v += T[(size_t)i * c + l] * V[(size_t)l * kc + j];
             out[(size_t)i * kc + j] = v;
         }
     free(buf);

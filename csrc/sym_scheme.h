@@ -61,11 +61,13 @@ typedef struct sym_scheme_ops {
                 double *p1, double *qmid, sym_step_info *info);
     /* the tangent map D = d(q1, p1)/d(q, p) of the step just taken from
      * (q, p) with size h (its root still in the workspace), applied to k
-     * columns: out = D V (V, out: 2n x k row-major, distinct).  Leaves what
-     * the next step reuses as the step left it, so that a run's states are
-     * the same with and without it (symplectic.h: sym_step_tangent,
-     * sym_run.tangent) */
-    int (*tangent)(sym_work *w, const double *q, const double *p, double h, int k,
+     * columns: out = D V (V, out: 2n x k row-major, distinct); with_u: V is
+     * 3n x k, its last n rows variations du of a force held over the step,
+     * and out = D V_qp + B du with B = d(q1, p1)/du (SYM_EINVAL where the
+     * scheme takes no force).  Leaves what the next step reuses as the step
+     * left it, so that a run's states are the same with and without it
+     * (symplectic.h: sym_step_tangent, sym_run.tangent, sym_run.jacobians) */
+    int (*tangent)(sym_work *w, const double *q, const double *p, double h, int k, int with_u,
                    const double *V, double *out);
     /* the Newton system of an implicit scheme (NULL for an explicit one):
      * its size for n degrees of freedom, and R, J at increments X */

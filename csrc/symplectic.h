@@ -432,6 +432,16 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
 int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
                      double *q1, double *p1, double *D, sym_step_info *info);
 
+/* The discrete adjoint sweep (sym_adjoint.c) over a run of n_steps steps
+ * whose derivatives sym_run.jacobians holds (jac: n_steps x 2n x c, c = 2n,
+ * or 3n with jac_u): lambda_N = lam_end (2n, the gradient of the terminal
+ * cost), lambda_k = D_k^T lambda_{k+1} + src_k (src: NULL, or n_steps x 2n,
+ * the gradients of the running cost at nodes 0 .. N-1); fills lam0 (2n)
+ * with lambda_0 = the gradient with respect to (q_0, p_0) and, with jac_u,
+ * grad_u (n_steps x n) with B_k^T lambda_{k+1}. */
+int sym_adjoint_sweep(int n, long n_steps, int jac_u, const double *jac, const double *lam_end,
+                      const double *src, double *lam0, double *grad_u);
+
 typedef int (*sym_progress_fn)(void *ctx, long steps_done);
 
 typedef struct sym_failure {
@@ -540,6 +550,13 @@ typedef struct sym_run {
     double *tangent;
     const double *tangent0;
     int tangent_cols;        /* k >= 1                                       */
+    /* each step's own derivative (NULL: not wanted; unconstrained):
+     * n_steps x 2n x c, step j's d(q_{j+1}, p_{j+1})/d(q_j, p_j) (c = 2n), or
+     * with jac_u (a run with a force) [that | d(q_{j+1}, p_{j+1})/du_j]
+     * (c = 3n), u_j a variation of the force held over step j: what a
+     * backward (adjoint) sweep needs (sym_adjoint_sweep) */
+    double *jacobians;
+    int jac_u;
     double *multipliers;     /* constrained: (rows - 1) x s x m, the
                                 multipliers lambda_a at the s nodes of the
                                 step that ends at each stored row

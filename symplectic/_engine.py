@@ -17,7 +17,8 @@ Runs
     ``work`` -- a workspace kept across calls (``sp.Integrator``, and every
     run of ``_integrate.run``); ``integrate`` -- a run of n steps; ``step``
     -- one step; ``step_tangent`` -- one step and its tangent map
-    (``analysis.tangent_map``).
+    (``analysis.tangent_map``); ``adjoint_sweep`` -- the backward sweep over
+    a run's step derivatives (``sensitivity.gradient``).
 
 Sizes and times of a run
     ``stored_rows`` -- the rows a thinned run stores; ``output_bytes`` --
@@ -46,13 +47,13 @@ Constants of the built-ins
 from ._core import (EBRANCH, ECHART, ECHART_REASON, ENOCONV, ENONFINITE, ESINGULAR, EUNSTABLE,
                     NEED_A, NEED_D2V, NEED_DV, NEED_H, NEED_M, NEED_V, SYMMETRY_RTOL,
                     TOP_MIN_SIN, System, asymmetry, builtins, force_builtins, integrate, methods,
-                    node_time, output_bytes, step, step_tangent, stored_rows, work)
+                    node_time, output_bytes, step, step_tangent, stored_rows, work, adjoint_sweep)
 
 __all__ = [
     # the system type
     "System",
     # runs
-    "work", "integrate", "step", "step_tangent",
+    "work", "integrate", "step", "step_tangent", "adjoint_sweep",
     # sizes and times of a run
     "stored_rows", "output_bytes", "node_time",
     # registries

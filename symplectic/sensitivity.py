@@ -11,6 +11,9 @@ Phi^T J Phi = J (J = [[0, I], [-I, 0]]), to rounding.
 
 This module builds on it:
 
+- :func:`gradient`: the gradient of a cost of the run with respect to its
+  start and to the forces held over its steps, by one backward (discrete
+  adjoint) sweep;
 - :func:`lyapunov`: the Lyapunov spectrum by QR re-orthonormalisation of the
   tangent flow.
 """
@@ -18,9 +21,147 @@ import collections
 
 import numpy as np
 
+from . import _engine, forces
+from ._model import _derivcheck, _validate
+from ._run import _integrate
 from ._run._integrator import Integrator
 
-__all__ = ["lyapunov", "LyapunovRun"]
+__all__ = ["gradient", "lyapunov", "LyapunovRun"]
+
+WRT = ("q0", "p0", "force", "params")
+
+
+def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, force_jac=None,
+             wrt=("q0", "p0", "force"), t0=0.0, check=True, **method_options):
+    """The value of a cost of a run and its gradient, by one backward sweep.
+
+    The run is ``integrate(system, q0, p0, h, n_steps, method=..., force=...)``
+    with states y_k = (q_k, p_k) at t_k = t0 + k h; the cost
+
+        C = phi(q_N, p_N) + h sum_{k=0}^{N-1} l(t_k, q_k, p_k)
+
+    (either part optional).  Its gradient comes from each step's exact
+    derivative -- d y_{k+1}/d y_k and, for a held force, d y_{k+1}/d u_k --
+    recorded during the run, and the discrete adjoint recursion
+    lambda_N = grad phi, lambda_k = D_k^T lambda_{k+1} + h grad l_k,
+    dC/du_k = B_k^T lambda_{k+1}, dC/dy_0 = lambda_0 (csrc/sym_adjoint.c):
+    the exact gradient of the discrete run (to the roots' accuracy), at a
+    cost that does not grow with the number of force rows.
+
+    Parameters
+    ----------
+    system, q0, p0, h, n_steps, method, force, force_jac, t0, check :
+        As for :func:`symplectic.integrate` (an unconstrained system).  For
+        ``"force"`` in ``wrt``, ``force`` is an array (n_steps, n) (or a
+        :class:`symplectic.forces.Force` with such a held part): row k is
+        held over step k (the controls), and the system may carry its own
+        force besides.
+    cost : dict
+        ``{"terminal": (phi, grad_phi), "running": (l, grad_l)}``, either
+        key optional: ``phi(q, p)`` and ``l(t, q, p)`` return floats,
+        ``grad_phi(q, p)`` and ``grad_l(t, q, p)`` the pair (dphi/dq,
+        dphi/dp), two arrays (n,).
+    wrt : sequence of str
+        What to differentiate with respect to: ``"q0"``, ``"p0"``,
+        ``"force"`` (``"params"`` is not implemented yet).
+    **method_options :
+        Newton's options, as for :func:`symplectic.integrate`.
+
+    Returns
+    -------
+    value : float
+        C.
+    grads : dict
+        Keyed by the names in ``wrt``: arrays of the shapes of q0, p0 and
+        the held force (n_steps, n).
+
+    Notes
+    -----
+    Memory: the run keeps each step's derivative, 2n x 3n numbers a step
+    with a held force (2n x 2n without).
+    """
+    system = _validate.system(system)
+    wrt = _wrt(wrt)
+    spec = _validate.run_spec(method, h, n_steps, t0, options=method_options, check=check)
+    m, h, n_steps, n = spec.method, spec.h, spec.n_steps, system.n
+    q0 = _validate.state("q0", q0, n)
+    p0 = _validate.state("p0", p0, n)
+    if system.n_constraints:
+        raise NotImplementedError("gradient: the system has holonomic constraints; the tangent "
+                                  "of a constrained run is not implemented yet")
+    terminal, running = _cost_parts(cost)
+    f = forces._resolve(system, force, force_jac, n_steps)
+    held = "force" in wrt
+    if held and (force is None or f is None or f.hold is None):
+        raise ValueError("gradient: wrt 'force' needs a held force, force=U with U of shape "
+                         f"(n_steps, n) = ({n_steps}, {n}) (row k held over step k)")
+    cols = 3 * n if held else 2 * n
+    _validate.memory(spec.output_bytes(n, f is not None) + 8.0 * n_steps * 2 * n * cols,
+                     f"gradient(n_steps={n_steps}) with n = {n}")
+    _derivcheck.ensure(system, q0, check)
+    jac = np.empty((n_steps, 2 * n, cols))
+    closed = _integrate.linear_stepper(system, m, h, spec.closed_form and f is None)
+    r = _integrate.run(system, q0, p0, spec, closed, force=f, jacobians=jac)
+    if r.failure is not None:
+        raise _integrate.convergence_error(m, h, r.failure, system=system, trajectory=(
+            _integrate.make_trajectory(system, m, h, r, r.done, force=f)))
+    value, lam_end, src = _cost_terms(terminal, running, r.t, r.q, r.p, h, n)
+    lam0, grad_u = _engine.adjoint_sweep(jac, lam_end, src)
+    out = {"q0": lam0[:n], "p0": lam0[n:], "force": grad_u}
+    return value, {k: out[k] for k in wrt}
+
+
+def _wrt(wrt):
+    names = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    bad = [w for w in names if w not in WRT]
+    if bad or not names:
+        raise ValueError(f"wrt: choose from {WRT}, got {wrt!r}")
+    if "params" in names:
+        raise NotImplementedError("gradient: wrt 'params' is not implemented yet (q0, p0 and "
+                                  "the held force are)")
+    return names
+
+
+def _cost_parts(cost):
+    if not isinstance(cost, dict) or not cost or set(cost) - {"terminal", "running"}:
+        raise ValueError("cost must be a dict with the keys 'terminal' and/or 'running', each "
+                         "a pair (function, gradient)")
+    parts = []
+    for key in ("terminal", "running"):
+        part = cost.get(key)
+        if part is not None and not (isinstance(part, (tuple, list)) and len(part) == 2
+                                     and all(callable(c) for c in part)):
+            raise ValueError(f"cost[{key!r}] must be a pair of callables (value, gradient)")
+        parts.append(part)
+    return parts
+
+
+def _pair(name, g, n):
+    """A gradient callable's answer as one vector (dq, dp) of 2n finite values."""
+    try:
+        dq, dp = g
+        v = np.concatenate([np.asarray(dq, float).reshape(n), np.asarray(dp, float).reshape(n)])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must return the pair (d/dq, d/dp) of two arrays of "
+                         f"shape ({n},)") from exc
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} returned a non-finite gradient")
+    return v
+
+
+def _cost_terms(terminal, running, t, q, p, h, n):
+    """(value, lambda_N, src) of the cost on the run's rows."""
+    N = len(t) - 1
+    value, lam_end, src = 0.0, np.zeros(2 * n), None
+    if terminal is not None:
+        value += float(terminal[0](q[N], p[N]))
+        lam_end = _pair("the terminal cost's gradient", terminal[1](q[N], p[N]), n)
+    if running is not None and N > 0:
+        src = np.empty((N, 2 * n))
+        for k in range(N):
+            value += h * float(running[0](t[k], q[k], p[k]))
+            src[k] = h * _pair("the running cost's gradient", running[1](t[k], q[k], p[k]), n)
+    return value, lam_end, src
 
 #: :func:`lyapunov` with ``running=True``: the final exponents (k,), the times
 #: of the re-orthonormalisations (m,) and the running estimates there (m, k),

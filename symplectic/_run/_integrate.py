@@ -339,7 +339,7 @@ def observer_of(spec, system, q0, p0, force=None, t_start=None):
 
 def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
         force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None),
-        tangent0=None):
+        tangent0=None, jacobians=None):
     """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
     the C core's run, on the closed form's workspace when ``closed`` is the
@@ -363,7 +363,10 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
 
     ``spec.tangent``: the tangent d(q_k, p_k)/d(q_0, p_0) at the stored rows
     in ``Run.tangent`` (rows, 2n, k), times ``tangent0`` (2n, k; a kept
-    run's tangent at node 0) when given (else the identity, k = 2n)."""
+    run's tangent at node 0) when given (else the identity, k = 2n).
+    ``jacobians``: an array (n_steps, 2n, 2n or 3n) that receives each step's
+    own derivative (with 3n columns also that with respect to the force held
+    over it: sym_run.jacobians), for an adjoint sweep."""
     h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
     k0 = spec.k0
     if k0 == 0:         # the built-in's pre-run check, at the run's start
@@ -403,6 +406,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
             cols = kw["tangent0"].shape[1]
         tan = np.empty((_stored_rows(n_steps, store_every), 2 * system.n, cols))
         kw["tangent"] = tan
+    if jacobians is not None:
+        kw["jacobians"] = jacobians
     try:
         if kept is None:
             t, q, p, qm, iters, done, fail, extras = _engine.integrate(

@@ -116,3 +116,151 @@ def test_lyapunov_refusals():
     for bad in (dict(every=0), dict(k=0), dict(every=2.5)):
         with pytest.raises(ValueError, match="integer >= 1"):
             sp.sensitivity.lyapunov(dp, *DP_CHAOS, 0.01, 10, **bad)
+
+
+# ---------------------------------------------------------------- gradient (discrete adjoint)
+H_G, N_G = 0.01, 1000
+Q_G, P_G = np.array([0.7, 1.1]), np.array([0.1, -0.2])
+TARGET = np.array([0.2, -0.3])
+
+
+def terminal_cost():
+    return (lambda q, p: 0.5 * np.sum((q - TARGET) ** 2) + 0.1 * p @ p,
+            lambda q, p: (q - TARGET, 0.2 * p))
+
+
+def running_cost():
+    return (lambda t, q, p: 0.5 * q @ q + math.sin(t) * p[0],
+            lambda t, q, p: (q, np.array([math.sin(t), 0.0])))
+
+
+def cost_of_ends(t, q, p, parts):
+    """The cost on a run's rows, written out independently of sensitivity.gradient."""
+    c = 0.0
+    if "terminal" in parts:
+        c += 0.5 * np.sum((q[-1] - TARGET) ** 2) + 0.1 * p[-1] @ p[-1]
+    if "running" in parts:
+        c += H_G * sum(0.5 * qk @ qk + math.sin(tk) * pk[0] for tk, qk, pk in zip(t[:-1], q[:-1],
+                                                                               p[:-1]))
+    return c
+
+
+def ensemble_costs(system, held):
+    """The terminal + running cost of the runs from (Q_G, P_G) under each held force of
+    ``held`` (K, N_G, 2), vectorised over the members (the formulas of cost_of_ends)."""
+    K = len(held)
+    ens = sp.integrate_many(system, np.tile(Q_G, (K, 1)), np.tile(P_G, (K, 1)), H_G, N_G,
+                            force=held)
+    q, p, t = ens.q, ens.p, ens.t[:-1]
+    end = 0.5 * np.sum((q[:, -1] - TARGET) ** 2, axis=1) + 0.1 * np.sum(p[:, -1] ** 2, axis=1)
+    run = H_G * np.sum(0.5 * np.sum(q[:, :-1] ** 2, axis=2) + np.sin(t) * p[:, :-1, 0], axis=1)
+    return end + run
+
+
+def controls(N=N_G):
+    return 0.2 * np.sin(np.outer(np.arange(N) * H_G, [1.3, 2.1]) + [0.0, 0.5])
+
+
+@pytest.mark.parametrize("parts", [("terminal",), ("running",), ("terminal", "running")])
+@pytest.mark.parametrize("method", ["simpson", "lobatto4", "rk4"])
+def test_gradient_in_the_start_equals_central_differences(parts, method):
+    dp = sp.systems.double_pendulum(damping=0.1)
+    U = controls()
+    cost = {k: (terminal_cost() if k == "terminal" else running_cost()) for k in parts}
+    value, g = sp.sensitivity.gradient(dp, Q_G, P_G, H_G, N_G, cost, method=method, force=U)
+
+    def C(q0, p0):
+        tr = sp.integrate(dp, q0, p0, H_G, N_G, method=method, force=U)
+        return cost_of_ends(tr.t, tr.q, tr.p, parts)
+
+    assert abs(value - C(Q_G, P_G)) <= 1e-12 * abs(value)
+    eps = 1e-6
+    fd = np.empty(4)
+    for j in range(4):
+        e = np.zeros(4)
+        e[j] = eps
+        fd[j] = (C(Q_G + e[:2], P_G + e[2:]) - C(Q_G - e[:2], P_G - e[2:])) / (2 * eps)
+    got = np.concatenate([g["q0"], g["p0"]])
+    assert np.max(np.abs(got - fd)) <= 1e-7 * np.max(np.abs(fd))
+
+
+@pytest.mark.slow
+def test_gradient_in_every_row_of_a_1000_row_held_force():
+    """All 2000 components of dC/dU against central differences (the four-point stencil,
+    (8 [C(u+e) - C(u-e)] - [C(u+2e) - C(u-2e)]) / 12e with e = 1e-4: its truncation error
+    O(e^4) and its rounding error 1e-15 C / e stay far below the tolerance, where the
+    two-point stencil's rounding, 1e-8 here, is of the size of the smallest rows' gradient
+    times 1e-6), the 8000 perturbed runs done as one ensemble (one held force per member)."""
+    dp = sp.systems.double_pendulum(damping=0.1)
+    U = controls()
+    cost = {"terminal": terminal_cost(), "running": running_cost()}
+    _, g = sp.sensitivity.gradient(dp, Q_G, P_G, H_G, N_G, cost, force=U, wrt=["force"])
+    assert set(g) == {"force"} and g["force"].shape == U.shape
+    eps = 1e-4
+    steps = (eps, -eps, 2 * eps, -2 * eps)
+    K = len(steps) * U.size
+    forces_ = np.repeat(U[None], K, axis=0)
+    for i, (k, c) in enumerate(np.ndindex(*U.shape)):
+        for j, d in enumerate(steps):
+            forces_[len(steps) * i + j, k, c] += d
+    C = np.concatenate([ensemble_costs(dp, forces_[i:i + 500]) for i in range(0, K, 500)])
+    C = C.reshape(-1, 4)
+    fd = ((8 * (C[:, 0] - C[:, 1]) - (C[:, 2] - C[:, 3])) / (12 * eps)).reshape(U.shape)
+    assert np.max(np.abs(g["force"] - fd)) <= 1e-7 * np.max(np.abs(fd))
+
+
+def test_gradient_of_a_sympy_system_with_its_own_force():
+    """A SymPy cart with a 3-link pendulum, joint damping on the system and held controls."""
+    pytest.importorskip("sympy")
+    from support.models_cart import cart_pendulum3
+    S = cart_pendulum3()
+    damping = sp.forces.linear_damping(np.diag([0.3, 0.05, 0.05, 0.05]))
+    N = 200
+    U = np.zeros((N, 4))
+    U[:, 0] = np.cos(np.arange(N) * 0.05)
+    q0, p0 = np.array([0.1, 0.3, -0.2, 0.4]), np.zeros(4)
+
+    def force(Uk):
+        return damping + sp.forces.Force(hold=Uk)
+
+    cost = {"terminal": (lambda q, p: q[1] ** 2 + p @ p, lambda q, p: (np.eye(4)[1] * 2 * q[1],
+                                                                      2 * p))}
+    _, g = sp.sensitivity.gradient(S, q0, p0, 0.01, N, cost, force=force(U))
+
+    def C(q0_, p0_, U_):
+        tr = sp.integrate(S, q0_, p0_, 0.01, N, force=force(U_), store_every=N)
+        return tr.q[-1][1] ** 2 + tr.p[-1] @ tr.p[-1]
+
+    eps = 1e-6
+    fd0 = np.empty(8)
+    for j in range(8):
+        e = np.zeros(8)
+        e[j] = eps
+        fd0[j] = (C(q0 + e[:4], p0 + e[4:], U) - C(q0 - e[:4], p0 - e[4:], U)) / (2 * eps)
+    got = np.concatenate([g["q0"], g["p0"]])
+    assert np.max(np.abs(got - fd0)) <= 1e-7 * np.max(np.abs(fd0))
+    for k, c in [(0, 0), (77, 0), (150, 2), (199, 3)]:
+        Up, Um = U.copy(), U.copy()
+        Up[k, c] += eps
+        Um[k, c] -= eps
+        fd = (C(q0, p0, Up) - C(q0, p0, Um)) / (2 * eps)
+        assert abs(g["force"][k, c] - fd) <= 1e-7 * np.max(np.abs(g["force"]))
+
+
+def test_gradient_refusals():
+    dp = sp.systems.double_pendulum()
+    cost = {"terminal": terminal_cost()}
+    with pytest.raises(NotImplementedError, match="params"):
+        sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost, wrt=["q0", "params"])
+    with pytest.raises(ValueError, match="held force"):
+        sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost)
+    with pytest.raises(ValueError, match="wrt"):
+        sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost, wrt=["mass"])
+    with pytest.raises(ValueError, match="cost must be a dict"):
+        sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, {"final": cost["terminal"]}, wrt="q0")
+    bad = {"terminal": (lambda q, p: 0.0, lambda q, p: q)}
+    with pytest.raises(ValueError, match="pair"):
+        sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, bad, wrt="q0")
+    with pytest.raises(NotImplementedError, match="constraints"):
+        sp.sensitivity.gradient(sp.systems.pendulum_cartesian(), [1.0, 0.0], [0.0, 0.0], 0.01,
+                                10, cost, wrt="q0")
