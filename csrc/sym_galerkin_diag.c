@@ -30,28 +30,29 @@ static void tangent_rq(const sym_gwork *g, double h, double *Rq)
     }
 }
 
-/* Component c of dp1 = h sum_i b_i [ (H_i - K_i) dq_i + A_i^T dg_i ] with
- * dq_i = dq + sum_a B_ia dX_a, dg_i = sum_a D_ia dX_a / h. */
-static double tangent_dp(const sym_gwork *g, double h, int c, const double *dq, const double *dX)
+/* The momentum row of the tangent: dp1 = dp + h du + P [dq; dX] with P
+ * (n x (n + nu)) from dp1 = h sum_i b_i [ (H_i - K_i) dq_i + A_i^T dg_i ],
+ * dq_i = dq + sum_a B_ia dX_a, dg_i = sum_a D_ia dX_a / h:
+ *   P_q = h sum_i b_i (H_i - K_i),
+ *   P_a = sum_i b_i [ h B_ia (H_i - K_i) + D_ia A_i^T ]   (a = 1..s-1). */
+static void tangent_p(const sym_gwork *g, double h, double *P)
 {
-    const int n = g->n, s = g->tab->s;
+    const int n = g->n, s = g->tab->s, w = n + g->nu;
     const size_t nn = (size_t)n * (size_t)n;
-    double acc = 0.0;
+    memset(P, 0, sizeof(double) * (size_t)n * w);
     for (int i = 0; i < g->tab->r; i++) {
-        const double *Ai = g->Ap + i * nn;
-        const double *Hc = g->Hp + i * nn + c * n, *Kc = g->Kp + i * nn + c * n;
-        double sum = 0.0;
-        for (int d = 0; d < n; d++) {
-            double dqd = dq[d], dgd = 0.0;
-            for (int a = 1; a < s; a++) {
-                dqd += g->tab->B[i][a] * dX[(size_t)(a - 1) * n + d];
-                dgd += g->tab->D[i][a] * dX[(size_t)(a - 1) * n + d];
+        const double *A = g->Ap + i * nn, *H = g->Hp + i * nn, *K = g->Kp + i * nn;
+        const double bi = g->tab->b[i];
+        for (int c = 0; c < n; c++)
+            for (int d = 0; d < n; d++) {
+                const double hk = H[c * n + d] - K[c * n + d], at = A[d * n + c];
+                double *row = P + (size_t)c * w;
+                row[d] += bi * h * hk;
+                for (int a = 1; a < s; a++)
+                    row[n + (a - 1) * n + d] += bi * (h * g->tab->B[i][a] * hk +
+                                                      g->tab->D[i][a] * at);
             }
-            sum += (Hc[d] - Kc[d]) * dqd + Ai[d * n + c] * dgd / h;
-        }
-        acc += g->tab->b[i] * sum;
     }
-    return acc;
 }
 
 /* Minus the column of the step's equations moved by (dq, dp, du):
@@ -79,8 +80,8 @@ static void tangent_rhs(const sym_gwork *g, double h, const double *Rq, const do
 
 /* The step's Jacobians at its root X (every point evaluated with the second
  * derivatives, the force's Jacobians at every point), the Newton matrix
- * factorised in g->J, and R_q. */
-static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
+ * factorised in g->J, R_q and P. */
+static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, double *P)
 {
     g->k.form_points(g, q, h);
     const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
@@ -94,7 +95,8 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
     g->base.counts.factorizations++;
     if ((st = g->lu_factor(g->nu, g->J, g->piv, g->lu_work))) return st;
     tangent_rq(g, h, Rq);
-    if (g->base.force) sym_gforce_tangent_rq(g, h, Rq);
+    tangent_p(g, h, P);
+    if (g->base.force) sym_gforce_tangent(g, h, Rq, P);
     return SYM_OK;
 }
 
@@ -102,7 +104,7 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
  * Tangent map of the step just taken (implicit function theorem on the
  * converged step equations R(X; q, p) = 0): with R_q as above,
  *   dX = -J^{-1} (R_q dq + e(dp) + R_u du),  dq1 = dq + dX_{s-1},
- *   dp1 = dp + h du + (tangent_dp) [+ the force's term],
+ *   dp1 = dp + h du + P [dq; dX]   (tangent_p, and the force's terms),
  * applied to the k columns (dq, dp) of V, or (dq, dp, du) with with_u
  * (du: a variation of the force held over the step; p1 = p + h sum_i b_i
  * (f_i + F_i) gives the explicit h du, sum_i b_i = 1).  J is the Newton matrix at the
@@ -119,15 +121,16 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
     const size_t nnu = (size_t)nu * (size_t)nu;
     (void)p;
     if (g->con) return SYM_ENOTCONSTRAINED;
-    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + (size_t)nu + 3 * (size_t)n) +
-                         sizeof(int) * (size_t)nu);
+    const size_t np = (size_t)n * (size_t)(n + nu);
+    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + (size_t)nu +
+                                           3 * (size_t)n) + sizeof(int) * (size_t)nu);
     if (!buf) return SYM_ENOMEM;
-    double *Jsave = buf, *Rq = Jsave + nnu, *dX = Rq + (size_t)nu * n, *dq = dX + nu,
-           *dp = dq + n, *du = dp + n;
+    double *Jsave = buf, *Rq = Jsave + nnu, *P = Rq + (size_t)nu * n, *dX = P + np,
+           *dq = dX + nu, *dp = dq + n, *du = dp + n;
     int *pivsave = (int *)(du + n);
     memcpy(Jsave, g->J, sizeof(double) * nnu);
     memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
-    const int st = tangent_setup(g, q, h, Rq);
+    const int st = tangent_setup(g, q, h, Rq, P);
     for (int col = 0; col < k && !st; col++) {
         for (int d = 0; d < n; d++) {
             dq[d] = V[(size_t)d * k + col];
@@ -137,10 +140,13 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
         tangent_rhs(g, h, Rq, dq, dp, with_u ? du : NULL, dX);
         g->lu_solve(nu, g->J, g->piv, dX);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
-        for (int c = 0; c < n; c++)
-            out[(size_t)(n + c) * k + col] =
-                dp[c] + h * du[c] + h * tangent_dp(g, h, c, dq, dX) +
-                (g->base.force ? sym_gforce_tangent_dp(g, h, c, dq, dX) : 0.0);
+        for (int c = 0; c < n; c++) {
+            const double *row = P + (size_t)c * (size_t)(n + nu);
+            double v = dp[c] + h * du[c];
+            for (int d = 0; d < n; d++) v += row[d] * dq[d];
+            for (int e = 0; e < nu; e++) v += row[n + e] * dX[e];
+            out[(size_t)(n + c) * k + col] = v;
+        }
     }
     memcpy(g->J, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);

@@ -163,45 +163,32 @@ void sym_gforce_work(sym_gwork *g, double h)
     fw->work = h * work;
 }
 
-/* The tangent map's force terms: Rq (nu x n) += h sum_i b_i B_ia Fq_i
- * (moving q moves every point), and component c of
- *   dp1 += h sum_i b_i [ Fq_i dq_i + Fv_i dg_i ]_c
- * with dq_i = dq + sum_a B_ia dX_a, dg_i = sum_a D_ia dX_a / h. */
-void sym_gforce_tangent_rq(const sym_gwork *g, double h, double *Rq)
+/* The tangent map's force terms (sym_galerkin_diag.c): R_q (nu x n) +=
+ * h sum_i b_i B_ia Fq_i (moving q moves every point), and the momentum row
+ * P (n x (n + nu)) of dp1 += h sum_i b_i [ Fq_i dq_i + Fv_i dg_i ] with
+ * dq_i = dq + sum_a B_ia dX_a, dg_i = sum_a D_ia dX_a / h:
+ *   P_q += h sum_i b_i Fq_i,   P_a += sum_i b_i [ h B_ia Fq_i + D_ia Fv_i ]. */
+void sym_gforce_tangent(const sym_gwork *g, double h, double *Rq, double *P)
 {
     const sym_fwork *fw = g->base.force;
     const sym_gtab *t = g->tab;
-    const int n = g->n, s = t->s, r = t->r;
+    const int n = g->n, s = t->s, r = t->r, w = n + g->nu;
     const size_t nn = (size_t)n * (size_t)n;
-    for (int i = 0; i < r; i++)
+    for (int i = 0; i < r; i++) {
+        const double *Fq = fw->Fq + i * nn, *Fv = fw->Fv + i * nn;
         for (int a = 0; a <= s - 2; a++) {
             const double c = h * t->b[i] * t->B[i][a];
             if (c == 0.0) continue;
             double *Ra = Rq + (size_t)a * nn;
-            for (size_t e = 0; e < nn; e++) Ra[e] += c * fw->Fq[i * nn + e];
+            for (size_t e = 0; e < nn; e++) Ra[e] += c * Fq[e];
         }
-}
-
-double sym_gforce_tangent_dp(const sym_gwork *g, double h, int c, const double *dq,
-                             const double *dX)
-{
-    const sym_fwork *fw = g->base.force;
-    const sym_gtab *t = g->tab;
-    const int n = g->n, s = t->s, r = t->r;
-    const size_t nn = (size_t)n * (size_t)n;
-    double acc = 0.0;
-    for (int i = 0; i < r; i++) {
-        const double *Fq = fw->Fq + i * nn + (size_t)c * n, *Fv = fw->Fv + i * nn + (size_t)c * n;
-        double sum = 0.0;
-        for (int d = 0; d < n; d++) {
-            double dqd = dq[d], dgd = 0.0;
-            for (int a = 1; a < s; a++) {
-                dqd += t->B[i][a] * dX[(size_t)(a - 1) * n + d];
-                dgd += t->D[i][a] * dX[(size_t)(a - 1) * n + d];
+        for (int c = 0; c < n; c++)
+            for (int d = 0; d < n; d++) {
+                double *row = P + (size_t)c * w;
+                const double fq = Fq[c * n + d], fv = Fv[c * n + d];
+                row[d] += h * t->b[i] * fq;
+                for (int a = 1; a < s; a++)
+                    row[n + (a - 1) * n + d] += t->b[i] * (h * t->B[i][a] * fq + t->D[i][a] * fv);
             }
-            sum += Fq[d] * dqd + Fv[d] * dgd / h;
-        }
-        acc += t->b[i] * sum;
     }
-    return h * acc;
 }

@@ -167,8 +167,6 @@ SYM_PRIVATE int sym_gforce_points(sym_gwork *g, double h, unsigned need, int all
 SYM_PRIVATE void sym_gforce_jacobian(sym_gwork *g, double h);
 SYM_PRIVATE void sym_gforce_correct(sym_gwork *g, double h);
 SYM_PRIVATE void sym_gforce_work(sym_gwork *g, double h);
-SYM_PRIVATE void sym_gforce_tangent_rq(const sym_gwork *g, double h, double *Rq);
-SYM_PRIVATE double sym_gforce_tangent_dp(const sym_gwork *g, double h, int c, const double *dq,
-                                         const double *dX);
+SYM_PRIVATE void sym_gforce_tangent(const sym_gwork *g, double h, double *Rq, double *P);
 
 #endif /* SYM_GWORK_H */

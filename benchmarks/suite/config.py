@@ -66,7 +66,7 @@ FULL = dict(
     plaus_quick=True, plaus_thin=1,      # the shorter lists of the former plausibility.py --quick
     branch_quick=False, branch_rounds=15,
     tan_cases=((2, 20_000), (8, 5000), (32, 1000)), tan_methods=("simpson", "lobatto5"),
-    tan_rounds=9,
+    tan_rounds=9, tan_grad_rows=(10, 1000),
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes

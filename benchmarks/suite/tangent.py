@@ -8,6 +8,10 @@ last row only, so that storing 4n^2 numbers per row does not enter), for the dou
 (n = 2) and the pendulum chain with n = 8 and 32; and the Lyapunov spectrum
 (``sensitivity.lyapunov``, every = 100) on the same steps, whose QR and Python loop come on top.
 The states are checked bitwise equal with and without the tangent.
+
+Then the discrete adjoint: ``sensitivity.gradient`` of a terminal cost with respect to the start
+and every row of a held force (10 and 1000 rows, one per step, the damped double pendulum)
+against one forward run, ``sp.integrate`` with the same held force, timed in the same rounds.
 """
 import numpy as np
 
@@ -49,6 +53,34 @@ def run_section(cfg, ctx):
                      f"{med(paired['tangent']):.2f}",
                      f"{us['lyapunov']['us']:.2f}", f"{med(paired['lyapunov']):.2f}",
                      "bitwise" if same else "DIFFERENT"])
+    return "\n".join([section_tangent_text(cfg, rows), section_gradient(cfg)])
+
+
+def section_gradient(cfg):
+    dp = sp.systems.double_pendulum(damping=0.1)
+    q0, p0, h = np.array([0.7, 1.1]), np.array([0.1, -0.2]), 0.01
+    target = np.array([0.2, -0.3])
+    cost = {"terminal": (lambda q, p: 0.5 * np.sum((q - target) ** 2) + 0.1 * p @ p,
+                         lambda q, p: (q - target, 0.2 * p))}
+    rows = []
+    for N in cfg["tan_grad_rows"]:
+        U = 0.2 * np.sin(np.outer(np.arange(N) * h, [1.3, 2.1]))
+        fns = {"forward": lambda: sp.integrate(dp, q0, p0, h, N, force=U),
+               "gradient": lambda: sp.sensitivity.gradient(dp, q0, p0, h, N, cost, force=U)}
+        for fn in fns.values():
+            fn()
+        t, paired = timed_rounds(fns, cfg["tan_rounds"])
+        rows.append([str(N), f"{1e3 * t['forward']['wall']:.3f}", f"{1e3 * t['gradient']['wall']:.3f}",
+                     f"{med(paired['gradient']):.2f}"])
+    return "\n".join([
+        "The discrete adjoint: `sensitivity.gradient` (value and gradient with respect to q0, p0 and "
+        "every row of the held force; the damped double pendulum, simpson, h = 0.01, N steps = N force "
+        f"rows, a terminal cost) against one `sp.integrate` call with the same force; median of "
+        f"{cfg['tan_rounds']} interleaved rounds, the ratio the median of the paired ratios.\n",
+        md_table(["force rows", "forward run (ms)", "gradient (ms)", "× forward run"], rows)]) + "\n"
+
+
+def section_tangent_text(cfg, rows):
     return "\n".join([
         f"Per step (µs): one `sp.integrate` call of N steps, `store_every=N`; median of "
         f"{cfg['tan_rounds']} interleaved rounds (min–max in brackets); the ratios are the medians "
