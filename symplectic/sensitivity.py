@@ -26,7 +26,7 @@ from ._model import _derivcheck, _validate
 from ._run import _integrate
 from ._run._integrator import Integrator
 
-__all__ = ["gradient", "lyapunov", "LyapunovRun"]
+__all__ = ["gradient", "sympy_cost", "lyapunov", "LyapunovRun"]
 
 WRT = ("q0", "p0", "force", "params")
 
@@ -60,7 +60,8 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         ``{"terminal": (phi, grad_phi), "running": (l, grad_l)}``, either
         key optional: ``phi(q, p)`` and ``l(t, q, p)`` return floats,
         ``grad_phi(q, p)`` and ``grad_l(t, q, p)`` the pair (dphi/dq,
-        dphi/dp), two arrays (n,).
+        dphi/dp), two arrays (n,).  :func:`sympy_cost` makes such a pair
+        from a SymPy expression.
     wrt : sequence of str
         What to differentiate with respect to: ``"q0"``, ``"p0"``,
         ``"force"`` (``"params"`` is not implemented yet).
@@ -109,6 +110,45 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     lam0, grad_u = _engine.adjoint_sweep(jac, lam_end, src)
     out = {"q0": lam0[:n], "p0": lam0[n:], "force": grad_u}
     return value, {k: out[k] for k in wrt}
+
+
+def sympy_cost(expr, q, p, t=None):
+    """A cost term of :func:`gradient` from a SymPy expression: the pair
+    (value, gradient) of ``expr`` in the coordinates ``q`` and momenta ``p``
+    (sequences of n SymPy symbols), its gradient (d/dq, d/dp) derived by
+    SymPy and both turned into NumPy functions (``sympy.lambdify``).
+    Without ``t`` the functions take ``(q, p)`` (a terminal cost); with the
+    time symbol ``t`` they take ``(t, q, p)`` (a running cost).  Every free
+    symbol of ``expr`` must be among q, p and t (numbers in place of
+    parameters).
+
+    >>> import sympy as sy, symplectic as sp
+    >>> q1, q2, p1, p2 = sy.symbols("q1 q2 p1 p2")
+    >>> phi = sp.sensitivity.sympy_cost((q1 - 1) ** 2 + p2 ** 2, [q1, q2], [p1, p2])
+    >>> phi[1]([2.0, 0.0], [0.0, 3.0])
+    (array([2., 0.]), array([0., 6.]))
+    """
+    import sympy as sy
+    q, p = list(q), list(p)
+    if len(q) != len(p) or not q:
+        raise ValueError(f"sympy_cost: q and p must be n symbols each, got {len(q)} and {len(p)}")
+    args = ([t] if t is not None else []) + [q, p]
+    extra = set(sy.sympify(expr).free_symbols) - set(q) - set(p) - ({t} if t is not None else set())
+    if extra:
+        raise ValueError(f"sympy_cost: the expression has free symbols that are not q, p or t: "
+                         f"{sorted(map(str, extra))} (substitute numbers for parameters)")
+    f = sy.lambdify(args, expr, "numpy")
+    gq = sy.lambdify(args, [sy.diff(expr, x) for x in q], "numpy")
+    gp = sy.lambdify(args, [sy.diff(expr, x) for x in p], "numpy")
+    n = len(q)
+
+    def value(*a):
+        return float(f(*a))
+
+    def grad(*a):
+        return (np.asarray(gq(*a), float).reshape(n), np.asarray(gp(*a), float).reshape(n))
+
+    return value, grad
 
 
 def _wrt(wrt):

@@ -62,6 +62,7 @@ CHECKS = {
                                                                   ns["Phi"][:, :1])),
         ("the spectrum printed", lambda ns: np.allclose(np.round(ns["lam"], 3),
                                                         [1.463, 0.003, -0.004, -1.462])),
+        ("one gradient row per force row", lambda ns: ns["grads"]["force"].shape == (500, 2)),
     ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),

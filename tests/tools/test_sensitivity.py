@@ -264,3 +264,24 @@ def test_gradient_refusals():
     with pytest.raises(NotImplementedError, match="constraints"):
         sp.sensitivity.gradient(sp.systems.pendulum_cartesian(), [1.0, 0.0], [0.0, 0.0], 0.01,
                                 10, cost, wrt="q0")
+
+
+def test_sympy_cost_gives_the_same_gradient_as_the_hand_written_one():
+    sy = pytest.importorskip("sympy")
+    q = sy.symbols("q1 q2")
+    p = sy.symbols("p1 p2")
+    t = sy.Symbol("t")
+    phi = sum((qi - c) ** 2 for qi, c in zip(q, TARGET)) / 2 + sum(pi ** 2 for pi in p) / 10
+    ell = sum(qi ** 2 for qi in q) / 2 + sy.sin(t) * p[0]
+    dp = sp.systems.double_pendulum(damping=0.1)
+    U = controls(200)
+    by_hand = {"terminal": terminal_cost(), "running": running_cost()}
+    by_sympy = {"terminal": sp.sensitivity.sympy_cost(phi, q, p),
+                "running": sp.sensitivity.sympy_cost(ell, q, p, t)}
+    va, ga = sp.sensitivity.gradient(dp, Q_G, P_G, H_G, 200, by_hand, force=U)
+    vb, gb = sp.sensitivity.gradient(dp, Q_G, P_G, H_G, 200, by_sympy, force=U)
+    assert abs(va - vb) <= 1e-13 * abs(va)
+    for k in ga:
+        assert np.allclose(ga[k], gb[k], rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="free symbols"):
+        sp.sensitivity.sympy_cost(phi * sy.Symbol("alpha"), q, p)
