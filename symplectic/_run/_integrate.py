@@ -393,21 +393,7 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
             kw["force"] = dict(force.spec(system.n), work=work, impulse=impulse)
         else:
             kw.update(work=work, impulse=impulse, work0=start[0], impulse0=start[1])
-    lam = None
-    if multipliers and system.n_constraints:
-        rows_max = _stored_rows(n_steps, store_every)
-        lam = np.zeros((rows_max - 1, len(method.nodes), system.n_constraints))
-        kw["multipliers"] = lam
-    tan = None
-    if spec.tangent:
-        cols = 2 * system.n
-        if tangent0 is not None:
-            kw["tangent0"] = np.ascontiguousarray(tangent0, dtype=float)
-            cols = kw["tangent0"].shape[1]
-        tan = np.empty((_stored_rows(n_steps, store_every), 2 * system.n, cols))
-        kw["tangent"] = tan
-    if jacobians is not None:
-        kw["jacobians"] = jacobians
+    lam, tan = _filled_outputs(kw, system, spec, multipliers, tangent0, jacobians)
     try:
         if kept is None:
             t, q, p, qm, iters, done, fail, extras = _engine.integrate(
@@ -434,6 +420,29 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         tan = tan[:rows]
     return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), rows,
                bool(stopped), Counts(*counts), work, impulse, lam, tan)
+
+
+def _filled_outputs(kw, system, spec, multipliers, tangent0, jacobians):
+    """The arrays the C run fills in place, added to its keywords ``kw``: a
+    constrained system's multipliers (when ``multipliers``), the tangent
+    (``spec.tangent``; from ``tangent0`` when given) and each step's
+    derivative (``jacobians``, the caller's).  Returns (multipliers, tangent),
+    each None when not asked for."""
+    rows = _stored_rows(spec.n_steps, spec.every)
+    lam = tan = None
+    if multipliers and system.n_constraints:
+        lam = np.zeros((rows - 1, len(spec.method.nodes), system.n_constraints))
+        kw["multipliers"] = lam
+    if spec.tangent:
+        cols = 2 * system.n
+        if tangent0 is not None:
+            kw["tangent0"] = np.ascontiguousarray(tangent0, dtype=float)
+            cols = kw["tangent0"].shape[1]
+        tan = np.empty((rows, 2 * system.n, cols))
+        kw["tangent"] = tan
+    if jacobians is not None:
+        kw["jacobians"] = jacobians
+    return lam, tan
 
 
 #: Rows of a run that keeps every ``every``-th state and the last: the C
