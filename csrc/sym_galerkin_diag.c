@@ -68,9 +68,9 @@ static void tangent_rhs(const sym_gwork *g, const double *Rq, const double *dq,
 }
 
 /* The step's Jacobians at its root X (every point evaluated with the second
- * derivatives, the force's Jacobians at every point), the Newton matrix
- * factorised in g->J, and R_q. */
-static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
+ * derivatives, the force's Jacobians at every point): the kernel's Newton
+ * matrix in g->J (not factorised), and R_q. */
+int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double h, double *Rq)
 {
     g->k.form_points(g, q, h);
     const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
@@ -81,11 +81,26 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
     if (!st) st = g->k.jacobian(g, h);
     if (st) return st;
     if (g->base.force) sym_gforce_jacobian(g, h);
-    g->base.counts.factorizations++;
-    if ((st = g->lu_factor(g->nu, g->J, g->piv, g->lu_work))) return st;
     tangent_rq(g, h, Rq);
     if (g->base.force) sym_gforce_tangent_rq(g, h, Rq);
     return SYM_OK;
+}
+
+/* dp_c + d(h sum_i b_i f_i)_c along (dq, dX), with the force's term. */
+double sym_galerkin_tangent_dp(const sym_gwork *g, double h, int c, double dpc,
+                               const double *dq, const double *dX)
+{
+    return dpc + h * tangent_dp(g, h, c, dq, dX) +
+           (g->base.force ? sym_gforce_tangent_dp(g, h, c, dq, dX) : 0.0);
+}
+
+/* The unconstrained root's Jacobians, the Newton matrix factorised. */
+static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
+{
+    const int st = sym_galerkin_tangent_root(g, q, h, Rq);
+    if (st) return st;
+    g->base.counts.factorizations++;
+    return g->lu_factor(g->nu, g->J, g->piv, g->lu_work);
 }
 
 /*
@@ -97,7 +112,8 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq)
  * root itself (not the chord's, nor Newton's last iterate), so D is exact
  * to the root's accuracy.  The Newton matrix the next step may reuse
  * (chord) is saved and put back; the points' evaluations and the force
- * values are the step's scratch, which the next step recomputes.
+ * values are the step's scratch, which the next step recomputes.  A
+ * constrained step's is sym_gcon_tangent (sym_constraints_tangent.c).
  */
 int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h, int k,
                          const double *V, double *out)
@@ -106,7 +122,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
     const int n = g->n, s = g->tab->s, nu = g->nu;
     const size_t nnu = (size_t)nu * (size_t)nu;
     (void)p;
-    if (g->con) return SYM_ENOTCONSTRAINED;
+    if (g->con) return sym_gcon_tangent(g, q, p, h, k, V, out);
     double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + (size_t)nu + 2 * (size_t)n) +
                          sizeof(int) * (size_t)nu);
     if (!buf) return SYM_ENOMEM;
@@ -125,9 +141,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
         g->lu_solve(nu, g->J, g->piv, dX);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
         for (int c = 0; c < n; c++)
-            out[(size_t)(n + c) * k + col] =
-                dp[c] + h * tangent_dp(g, h, c, dq, dX) +
-                (g->base.force ? sym_gforce_tangent_dp(g, h, c, dq, dX) : 0.0);
+            out[(size_t)(n + c) * k + col] = sym_galerkin_tangent_dp(g, h, c, dp[c], dq, dX);
     }
     memcpy(g->J, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);

@@ -367,9 +367,6 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, 
     Unconstrained systems (NotImplementedError otherwise).
     """
     fkw = dict(force=force, force_jac=force_jac, t=t)
-    if system.n_constraints:
-        raise NotImplementedError("tangent_map: the system has holonomic constraints; the "
-                                  "tangent of a constrained step is not implemented yet")
     if _validate.choice("tangent", tangent, ("exact", "fd")) == "exact":
         return _integrate.step_tangent(system, q, p, h, method, **fkw)[2]
     n = system.n
