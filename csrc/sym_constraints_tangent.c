@@ -230,7 +230,7 @@ static void sub_matvec(int n, const double *S, const double *x, double *y)
 }
 
 /* The right-hand side -(F_q dq + F_p dp) of step 1 into c->dZ. */
-static void leading_rhs(const sym_gwork *g, double h, ctan *c)
+static void leading_rhs(double h, ctan *c)
 {
     const int n = c->n, m = c->m, s = c->s, nu = c->nu;
     const size_t mn = (size_t)m * n, nn = (size_t)n * n;
@@ -255,7 +255,6 @@ static void leading_rhs(const sym_gwork *g, double h, ctan *c)
             for (int d = 0; d < n; d++) v += Gk[d] * c->dq[d];
             c->dZ[nu + (size_t)(a - 1) * m + k] = -v / h;
         }
-    (void)g;
 }
 
 /* dp~ of step 2 into c->dpt (dZ solved). */
@@ -314,7 +313,7 @@ static void columns(const sym_gwork *g, double h, ctan *c, int k, const double *
             c->dq[d] = V[(size_t)d * k + col];
             c->dp[d] = V[(size_t)(n + d) * k + col];
         }
-        leading_rhs(g, h, c);
+        leading_rhs(h, c);
         con->lu_solve(c->N, c->Jc, c->piv, c->dZ);
         tilde_dp(g, h, c);
         double *dq1 = c->dq;   /* dq1 = dq + dX_{s-1}, in place (dq is spent) */
