@@ -87,24 +87,6 @@
 #include <math.h>
 #include <string.h>
 
-struct sym_gcon {
-    int m, s, n, nu, N;            /* constraints, nodes, dof, (s-1) n, (s-1)(n+m) */
-    double w[SYM_MAX_NODES];       /* node weights w_a                          */
-    double *X, *dX, *R, *prevX;    /* Newton's vectors (N each)                 */
-    double *J;                     /* N x N                                     */
-    double *lu_work;
-    int *piv;
-    sym_lu_factor_fn lu_factor;
-    sym_lu_solve_fn lu_solve;
-    double *gq, *Gq, *S;           /* per node: g (m), G (m x n), S (n x n)     */
-    double *Qa;                    /* a node's position (n)                     */
-    double *G1, *q1;               /* G at the last step's end, and that end    */
-    double *Y, *z, *schur, *rhs;   /* the projection: m x n, n, m x m, m        */
-    double *lam;                   /* the last step's multipliers (s x m)       */
-    double *scratch;               /* sym_constraint_scratch_size               */
-    int g1_valid, lam_valid;
-};
-
 /* ------------------------------------------------------------------ */
 /* Evaluation, with central differences for S                           */
 /* ------------------------------------------------------------------ */
@@ -355,13 +337,42 @@ int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale)
     return SYM_OK;
 }
 
+/* The saddle-point matrix of the leading block from the kernel's J (in
+ * g->J), G at the nodes (Gq: s x m x n) and S(Q_a, Lambda_a) at the
+ * internal nodes (S: s x n x n, slots 1..s-2 read): the formulas of the
+ * header, into J (N x N). */
+void sym_gcon_assemble(const sym_gwork *g, const double *Gq, const double *S, double *J)
+{
+    const sym_gcon *con = g->con;
+    const int n = g->n, s = con->s, m = con->m, nu = con->nu, N = con->N;
+    const size_t nn = (size_t)n * n, mn = (size_t)m * n;
+    const double ih = 1.0 / g->h;
+    memset(J, 0, sizeof(double) * (size_t)N * N);
+    for (int r = 0; r < nu; r++) memcpy(J + (size_t)r * N, g->J + (size_t)r * nu, sizeof(double) * nu);
+    for (int a = 0; a <= s - 2; a++) {
+        const double *Ga = Gq + (size_t)a * mn, *Sa = S + (size_t)a * nn;
+        for (int i = 0; i < n; i++) {
+            double *row = J + ((size_t)a * n + i) * N;
+            if (a >= 1)
+                for (int j = 0; j < n; j++) row[(size_t)(a - 1) * n + j] -= Sa[(size_t)i * n + j];
+            for (int k = 0; k < m; k++) row[nu + (size_t)a * m + k] = -Ga[(size_t)k * n + i];
+        }
+    }
+    for (int a = 1; a < s; a++) {
+        const double *Ga = Gq + (size_t)a * mn;
+        for (int k = 0; k < m; k++) {
+            double *row = J + ((size_t)nu + (size_t)(a - 1) * m + k) * N + (size_t)(a - 1) * n;
+            for (int j = 0; j < n; j++) row[j] = Ga[(size_t)k * n + j] * ih;
+        }
+    }
+}
+
 /* The Newton matrix of the leading block (after the kernel's J). */
 int sym_gcon_jacobian(sym_gwork *g)
 {
     sym_gcon *con = g->con;
     const int n = g->n, s = con->s, m = con->m, nu = con->nu, N = con->N;
-    const size_t nn = (size_t)n * n, mn = (size_t)m * n;
-    const double ih = 1.0 / g->h;
+    const size_t nn = (size_t)n * n;
     /* S(Q_a, Lambda_a) at the internal nodes */
     for (int a = 1; a <= s - 2; a++) {
         node_point(g, a, con->Qa);
@@ -371,24 +382,7 @@ int sym_gcon_jacobian(sym_gwork *g)
         if (st) return st;
     }
     double *J = con->J;
-    memset(J, 0, sizeof(double) * (size_t)N * N);
-    for (int r = 0; r < nu; r++) memcpy(J + (size_t)r * N, g->J + (size_t)r * nu, sizeof(double) * nu);
-    for (int a = 0; a <= s - 2; a++) {
-        const double *Ga = con->Gq + (size_t)a * mn, *Sa = con->S + (size_t)a * nn;
-        for (int i = 0; i < n; i++) {
-            double *row = J + ((size_t)a * n + i) * N;
-            if (a >= 1)
-                for (int j = 0; j < n; j++) row[(size_t)(a - 1) * n + j] -= Sa[(size_t)i * n + j];
-            for (int k = 0; k < m; k++) row[nu + (size_t)a * m + k] = -Ga[(size_t)k * n + i];
-        }
-    }
-    for (int a = 1; a < s; a++) {
-        const double *Ga = con->Gq + (size_t)a * mn;
-        for (int k = 0; k < m; k++) {
-            double *row = J + ((size_t)nu + (size_t)(a - 1) * m + k) * N + (size_t)(a - 1) * n;
-            for (int j = 0; j < n; j++) row[j] = Ga[(size_t)k * n + j] * ih;
-        }
-    }
+    sym_gcon_assemble(g, con->Gq, con->S, J);
     for (size_t k = 0; k < (size_t)N * N; k++)
         if (!isfinite(J[k])) return SYM_ENONFINITE;
     return SYM_OK;

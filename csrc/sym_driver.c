@@ -206,7 +206,6 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
     w->invalid = NULL;
     int st = step_args(w, q, p, h);   /* at the workspace's time (sym_work_set_time) */
     if (st) return st;
-    if (w->sys->m > 0) return SYM_ENOTCONSTRAINED;
     const size_t m = 2 * (size_t)w->n;
     double *I = calloc(m * m, sizeof(double));
     if (!I) return SYM_ENOMEM;
@@ -525,7 +524,7 @@ static int run_check(const sym_work *w, sym_run *R)
     if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
     if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
         return run_invalid(R, "tangent_cols");
-    if ((R->tangent || R->jacobians) && w->sys->m > 0) return SYM_ENOTCONSTRAINED;
+    if (R->jacobians && w->sys->m > 0) return SYM_ENOTCONSTRAINED;
     if (R->jacobians && R->jac_u && !w->force) return run_invalid(R, "jac_u");
     for (int k = 0; k < w->n; k++)
         if (!isfinite(R->q0[k]) || !isfinite(R->p0[k])) return SYM_ENONFINITE;

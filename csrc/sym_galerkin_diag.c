@@ -79,9 +79,9 @@ static void tangent_rhs(const sym_gwork *g, double h, const double *Rq, const do
 }
 
 /* The step's Jacobians at its root X (every point evaluated with the second
- * derivatives, the force's Jacobians at every point), the Newton matrix
- * factorised in g->J, R_q and P. */
-static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, double *P)
+ * derivatives, the force's Jacobians at every point): the kernel's Newton
+ * matrix in g->J (not factorised), R_q and the momentum row P. */
+int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double h, double *Rq, double *P)
 {
     g->k.form_points(g, q, h);
     const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
@@ -92,12 +92,32 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
     if (!st) st = g->k.jacobian(g, h);
     if (st) return st;
     if (g->base.force) sym_gforce_jacobian(g, h);
-    g->base.counts.factorizations++;
-    if ((st = g->lu_factor(g->nu, g->J, g->piv, g->lu_work))) return st;
     tangent_rq(g, h, Rq);
     tangent_p(g, h, P);
     if (g->base.force) sym_gforce_tangent(g, h, Rq, P);
     return SYM_OK;
+}
+
+/* dp_c + d(h sum_i b_i f_i)_c along (dq, dX), the force's term included:
+ * dpc + row c of P times [dq; dX]. */
+double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, int c, double dpc,
+                               const double *dq, const double *dX)
+{
+    const int n = g->n, nu = g->nu;
+    const double *row = P + (size_t)c * (size_t)(n + nu);
+    double v = dpc;
+    for (int d = 0; d < n; d++) v += row[d] * dq[d];
+    for (int e = 0; e < nu; e++) v += row[n + e] * dX[e];
+    return v;
+}
+
+/* The unconstrained root's Jacobians, the Newton matrix factorised. */
+static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, double *P)
+{
+    const int st = sym_galerkin_tangent_root(g, q, h, Rq, P);
+    if (st) return st;
+    g->base.counts.factorizations++;
+    return g->lu_factor(g->nu, g->J, g->piv, g->lu_work);
 }
 
 /*
@@ -107,11 +127,12 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
  *   dp1 = dp + h du + P [dq; dX]   (tangent_p, and the force's terms),
  * applied to the k columns (dq, dp) of V, or (dq, dp, du) with with_u
  * (du: a variation of the force held over the step; p1 = p + h sum_i b_i
- * (f_i + F_i) gives the explicit h du, sum_i b_i = 1).  J is the Newton matrix at the
- * root itself (not the chord's, nor Newton's last iterate), so D is exact
+ * (f_i + F_i) gives the explicit h du, sum_i b_i = 1).  J is the Newton
+ * matrix at the root itself (not the chord's, nor Newton's last iterate), so D is exact
  * to the root's accuracy.  The Newton matrix the next step may reuse
  * (chord) is saved and put back; the points' evaluations and the force
- * values are the step's scratch, which the next step recomputes.
+ * values are the step's scratch, which the next step recomputes.  A
+ * constrained step's is sym_gcon_tangent (sym_constraints_tangent.c).
  */
 int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h, int k,
                          int with_u, const double *V, double *out)
@@ -120,7 +141,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
     const int n = g->n, s = g->tab->s, nu = g->nu;
     const size_t nnu = (size_t)nu * (size_t)nu;
     (void)p;
-    if (g->con) return SYM_ENOTCONSTRAINED;
+    if (g->con) return with_u ? SYM_EINVAL : sym_gcon_tangent(g, q, p, h, k, V, out);
     const size_t np = (size_t)n * (size_t)(n + nu);
     double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + (size_t)nu +
                                            3 * (size_t)n) + sizeof(int) * (size_t)nu);
@@ -140,13 +161,9 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
         tangent_rhs(g, h, Rq, dq, dp, with_u ? du : NULL, dX);
         g->lu_solve(nu, g->J, g->piv, dX);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
-        for (int c = 0; c < n; c++) {
-            const double *row = P + (size_t)c * (size_t)(n + nu);
-            double v = dp[c] + h * du[c];
-            for (int d = 0; d < n; d++) v += row[d] * dq[d];
-            for (int e = 0; e < nu; e++) v += row[n + e] * dX[e];
-            out[(size_t)(n + c) * k + col] = v;
-        }
+        for (int c = 0; c < n; c++)
+            out[(size_t)(n + c) * k + col] =
+                sym_galerkin_tangent_dp(g, P, c, dp[c] + h * du[c], dq, dX);
     }
     memcpy(g->J, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);

@@ -7,7 +7,8 @@
  * sym_galerkin_eval.c (evaluation at the points, the left-node cache),
  * sym_galerkin_diag.c (tangent map, Newton system),
  * sym_galerkin_kernels.c (the inner loops), sym_galerkin_forces.c and
- * sym_constraints.c (the hooks of forces and constraints).
+ * sym_constraints.c (the hooks of forces and constraints),
+ * sym_constraints_tangent.c (the tangent map of the constrained step).
  */
 #ifndef SYM_GWORK_H
 #define SYM_GWORK_H
@@ -46,7 +47,27 @@ typedef struct sym_gtab {
 } sym_gtab;
 
 typedef struct sym_gwork sym_gwork;
-typedef struct sym_gcon sym_gcon;   /* the constrained step (sym_constraints.c) */
+/* The constrained step's slice (sym_constraints.c, whose header comment
+ * has the equations; read also by its tangent, sym_constraints_tangent.c). */
+typedef struct sym_gcon sym_gcon;
+struct sym_gcon {
+    int m, s, n, nu, N;            /* constraints, nodes, dof, (s-1) n, (s-1)(n+m) */
+    double w[SYM_MAX_NODES];       /* node weights w_a                          */
+    double *X, *dX, *R, *prevX;    /* Newton's vectors (N each)                 */
+    double *J;                     /* N x N                                     */
+    double *lu_work;
+    int *piv;
+    sym_lu_factor_fn lu_factor;
+    sym_lu_solve_fn lu_solve;
+    double *gq, *Gq, *S;           /* per node: g (m), G (m x n), S (n x n)     */
+    double *Qa;                    /* a node's position (n)                     */
+    double *G1, *q1;               /* G at the last step's end, and that end    */
+    double *Y, *z, *schur, *rhs;   /* the projection: m x n, n, m x m, m        */
+    double *lam;                   /* the last step's multipliers (s x m)       */
+    double *scratch;               /* sym_constraint_scratch_size               */
+    int g1_valid, lam_valid;
+};
+
 
 /* The predictors of sym_galerkin.c (which one, and why, is said there). */
 enum { SYM_PRED_POLY, SYM_PRED_POLY2, SYM_PRED_POLY1 };
@@ -150,16 +171,34 @@ SYM_PRIVATE int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale);
 /* the sign of the determinant of the last factorised saddle-point matrix */
 SYM_PRIVATE int sym_gcon_det_sign(const sym_gwork *g);
 SYM_PRIVATE int sym_gcon_jacobian(sym_gwork *g);
+/* the saddle-point matrix from g->J, G at the nodes and S at the internal
+ * nodes (layouts of struct sym_gcon's Gq, S), into J (N x N) */
+SYM_PRIVATE void sym_gcon_assemble(const sym_gwork *g, const double *Gq, const double *S,
+                                   double *J);
 SYM_PRIVATE int sym_gcon_factor(sym_gwork *g);
 SYM_PRIVATE void sym_gcon_solve(sym_gwork *g, double *b);
 SYM_PRIVATE const double *sym_gcon_matrix(const sym_gwork *g);
 SYM_PRIVATE int sym_gcon_outputs(sym_gwork *g, int converged);
 SYM_PRIVATE int sym_gcon_multipliers(const sym_work *w, double *lambda);
+/* sym_constraints_tangent.c: the tangent map of the constrained step just
+ * taken (the contract of sym_scheme_ops.tangent) */
+SYM_PRIVATE int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h,
+                                 int k, const double *V, double *out);
 /* sym_galerkin_diag.c */
 SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
                                      int k, int with_u, const double *V, double *out);
 SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
                                            double h, const double *X, double *R, double *J);
+/* the pieces of the tangent shared with the constrained one: the points
+ * evaluated at the root (g->X) with every derivative, the kernel's Newton
+ * matrix into g->J (not factorised), R_q = dR/dq at fixed increments
+ * (nu x n) and the momentum row P (n x (n + nu)), both with the force's
+ * terms; and component c of dp plus the derivative of h sum_i b_i f_i
+ * (+ the force's impulse) along (dq, dX), from P */
+SYM_PRIVATE int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double h, double *Rq,
+                                          double *P);
+SYM_PRIVATE double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, int c,
+                                           double dpc, const double *dq, const double *dX);
 
 /* sym_galerkin_forces.c: the terms of a force (sym_forces.h), used only when
  * the workspace has one (base.force != NULL) */

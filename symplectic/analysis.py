@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from . import forces
 from ._run import _integrate, _stability
 from ._model import _validate
 from ._run._integrate import integrate, step
@@ -364,15 +365,20 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, 
     ``delta * max(1, |y_k|)``.  ``force``, ``force_jac`` and ``t`` (the
     step's time) as for :func:`symplectic.step`: the force's Jacobians
     dF/dq, dF/dqdot enter the exact map as they enter Newton's matrix.
-    Unconstrained systems (NotImplementedError otherwise).
+
+    A constrained system (holonomic g(q) = 0): D is the derivative of the
+    constrained step map on all of R^2n, so (q, p) need not be on the
+    manifold {g = 0, G M^-1 p = 0} and neither do the finite differences'
+    perturbed states (taken without :func:`symplectic.step`'s check of the
+    state).  Every column of D lies in the manifold's tangent space at
+    (q1, p1) (the step carries any variation onto it); on the tangent space
+    at (q, p) D is the derivative along the manifold.
     """
     fkw = dict(force=force, force_jac=force_jac, t=t)
-    if system.n_constraints:
-        raise NotImplementedError("tangent_map: the system has holonomic constraints; the "
-                                  "tangent of a constrained step is not implemented yet")
     if _validate.choice("tangent", tangent, ("exact", "fd")) == "exact":
         return _integrate.step_tangent(system, q, p, h, method, **fkw)[2]
     n = system.n
+    one = _fd_step(system, h, method, fkw)
     y = np.concatenate([np.asarray(q, float).ravel(), np.asarray(p, float).ravel()])
     D = np.empty((2 * n, 2 * n))
     for k in range(2 * n):
@@ -381,10 +387,29 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, 
         for s in (1.0, -1.0):
             yy = y.copy()
             yy[k] += s * dk
-            q1, p1 = step(system, yy[:n], yy[n:], h, method, **fkw)
+            q1, p1 = one(yy[:n], yy[n:])
             out.append(np.concatenate([q1, p1]))
         D[:, k] = (out[0] - out[1]) / (2.0 * dk)
     return D
+
+
+def _fd_step(system, h, method, fkw):
+    """The step of tangent_map's finite differences: :func:`step`, or for a
+    constrained system the same step without the check that the state is on
+    the manifold (a perturbed state is not)."""
+    system = _validate.system(system)
+    if not system.n_constraints:
+        return lambda q, p: step(system, q, p, h, method, **fkw)
+    spec = _validate.run_spec(method, h, 1, fkw["t"], one_step=True)
+    f = forces._resolve(system, fkw["force"], fkw["force_jac"], None)
+
+    def one(q, p):
+        q1, p1, failure = _integrate.run_step(system, _validate.state("q", q, system.n),
+                                              _validate.state("p", p, system.n), spec, None, f)
+        if failure is not None:
+            raise _integrate.convergence_error(spec.method, spec.h, failure, system=system)
+        return q1, p1
+    return one
 
 
 def symplecticity_defect(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, **kw):
@@ -396,7 +421,17 @@ def symplecticity_defect(system, q, p, h, method="simpson", tangent="exact", del
     about 1e-10 of truncation and cancellation error); ``kw`` (``force``,
     ``force_jac``, ``t``) as for :func:`tangent_map` -- a dissipative force
     makes any method's map non-symplectic.
+
+    Unconstrained systems: a constrained step is symplectic on the manifold
+    {g = 0, G M^-1 p = 0} only (V^T D^T J D V = V^T J V for a basis V of its
+    tangent space at (q, p)); on R^2n its D has rank 2n - 2m and this
+    measure is of order one (NotImplementedError).
     """
+    if _validate.system(system).n_constraints:
+        raise NotImplementedError(
+            "symplecticity_defect: the system has holonomic constraints, whose step map is "
+            "symplectic on the constraint manifold only (V^T D^T J D V = V^T J V for a basis V "
+            "of its tangent space); D = tangent_map(...) is the exact map to restrict")
     D = tangent_map(system, q, p, h, method, tangent, delta, **kw)
     n = D.shape[0] // 2
     J = _J(n)

@@ -88,8 +88,9 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     q0 = _validate.state("q0", q0, n)
     p0 = _validate.state("p0", p0, n)
     if system.n_constraints:
-        raise NotImplementedError("gradient: the system has holonomic constraints; the tangent "
-                                  "of a constrained run is not implemented yet")
+        raise NotImplementedError("gradient: the system has holonomic constraints; the adjoint "
+                                  "of a constrained run is not implemented yet (its tangent is: "
+                                  "integrate(..., tangent=True))")
     terminal, running = _cost_parts(cost)
     f = forces._resolve(system, force, force_jac, n_steps)
     held = "force" in wrt
@@ -227,7 +228,8 @@ def lyapunov(system, q0, p0=None, h=None, n_steps=None, *, method="simpson", k=N
     Parameters
     ----------
     system, q0, p0, h, n_steps, method, qdot0, t0, force, force_jac :
-        As for :func:`symplectic.integrate` (an unconstrained system).
+        As for :func:`symplectic.integrate` (an unconstrained system:
+        NotImplementedError for a constrained one).
     k : int, optional
         How many exponents (the k largest; default all 2n).  Each costs one
         linear solve per step.
@@ -264,6 +266,12 @@ def lyapunov(system, q0, p0=None, h=None, n_steps=None, *, method="simpson", k=N
     >>> lam.shape
     (4,)
     """
+    if getattr(system, "n_constraints", 0):
+        raise NotImplementedError(
+            "lyapunov: the system has holonomic constraints, whose step maps every variation "
+            "onto the constraint manifold (2m of its exponents are -inf); for the 2n - 2m "
+            "exponents on the manifold, carry a basis of its tangent space with "
+            "Integrator(..., tangent=True) and Integrator.tangent = basis")
     it = Integrator(system, h, q0, p0, method=method, t0=t0, qdot0=qdot0, force=force,
                     force_jac=force_jac, tangent=True, **method_options)
     n_steps = _positive_int("n_steps", n_steps)

@@ -726,16 +726,6 @@ def run_spec(method_name, h, n_steps, t0=0.0, t_span=None, *, t_eval=None, store
                                progress=flag("progress", progress))
 
 
-def tangent_system(system, spec):
-    """tangent=True needs an unconstrained system (the constrained tangent,
-    along the constraint manifold, is not there yet)."""
-    if spec.tangent and system.n_constraints:
-        raise NotImplementedError(
-            f"tangent=True: the system has {system.n_constraints} holonomic constraint(s); "
-            "the tangent of a constrained run is not implemented yet (unconstrained systems "
-            "only, with or without a force)")
-
-
 # ---------------------------------------------------------------- time spans, output, events
 def flag(name, x):
     """A truth value given as a bool (True/False, a NumPy bool)."""

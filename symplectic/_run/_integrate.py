@@ -180,7 +180,13 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         Newton iteration and 2n linear solves per step.  The states are the
         same with and without it.  Every method and system form, with or
         without a force (its Jacobians enter as in Newton); not with
-        ``t_eval``, nor yet for a constrained system (NotImplementedError).
+        ``t_eval``.  A constrained system's: the exact derivative of the
+        constrained step map (the projection onto G M^-1 p = 0 included),
+        whose columns lie in the tangent space of the manifold {g(q) = 0,
+        G(q) M(q)^-1 p = 0} at each row; on a variation in that tangent
+        space at (q0, p0) it is the derivative along the manifold (and
+        preserves the symplectic form restricted to it); a variation off
+        the manifold is carried onto it by the first step.
 
     Returns
     -------
@@ -222,7 +228,6 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
-    _validate.tangent_system(system, spec)
     f = forces._resolve(system, force, force_jac, n_steps)
     _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
                      f"integrate(n_steps={n_steps}) with n = {system.n}")
@@ -506,7 +511,9 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
     """One step and its exact tangent map: (q1, p1, D), D = d(q1, p1)/d(q, p)
     (2n, 2n) in (q, p) ordering (the implicit function theorem on the
     discrete Euler-Lagrange equations, with the force's terms dF/dq, dF/dqdot
-    when there is one; the linearised stages for RK4).  ``force``,
+    when there is one; the linearised stages for RK4; constrained: the
+    derivative of the constrained step map, columns in the tangent space of
+    the manifold {g = 0, G M^-1 p = 0} at (q1, p1), see :func:`integrate`).  ``force``,
     ``force_jac`` and ``t`` as for :func:`step`; the system's own force
     (``System.force``) is included.  Inputs are checked as :func:`step`
     checks them; a failed step raises the binding's RuntimeError

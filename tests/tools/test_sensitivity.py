@@ -285,3 +285,8 @@ def test_sympy_cost_gives_the_same_gradient_as_the_hand_written_one():
         assert np.allclose(ga[k], gb[k], rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="free symbols"):
         sp.sensitivity.sympy_cost(phi * sy.Symbol("alpha"), q, p)
+
+
+def test_lyapunov_refuses_a_constrained_system():
+    with pytest.raises(NotImplementedError, match="tangent space"):
+        sp.sensitivity.lyapunov(sp.systems.pendulum_cartesian(), [1.0, 0.0], [0.0, 0.0], 0.01, 10)
