@@ -34,11 +34,11 @@
  *      dC_a/dq = G(Q_a) / h,  dC_a/dp = 0          a = 1..s-1
  *
  *    (R_q,a: the unconstrained step's dR_a/dq at fixed increments, with a
- *    force's terms, sym_galerkin_diag.c).  Then dq1 = dq + dX_{s-1}.
+ *    force's terms, sym_galerkin_jac.c).  Then dq1 = dq + dX_{s-1}.
  *
  * 2. The momentum before the projection, with dQ_0 = dq, dQ_a = dq + dX_a:
  *
- *      dp~ = dp + d(h sum_i b_i f_i)                (sym_galerkin_diag.c)
+ *      dp~ = dp + d(h sum_i b_i f_i)                (sym_galerkin_jac.c)
  *            - sum_{a=0}^{s-2} [ S(Q_a, Lambda_a) dQ_a + G(Q_a)^T dLambda_a ].
  *
  * 3. The projection.  With u = M1^{-1} p1 (the end velocity, G1 u = 0),

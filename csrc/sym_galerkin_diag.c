@@ -9,52 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* R_q = dR/dq at fixed increments (nu x n): moving q moves every node, so
- *   dR_a/dq = sum_b dR_a/dQ_b = sum_i b_i [ D_ia A_i + h B_ia (H_i - K_i) ]
- * (rows of B sum to 1, rows of D to 0). */
-static void tangent_rq(const sym_gwork *g, double h, double *Rq)
-{
-    const int n = g->n, s = g->tab->s, r = g->tab->r;
-    const size_t nn = (size_t)n * (size_t)n;
-    memset(Rq, 0, sizeof(double) * (size_t)g->nu * n);
-    for (int i = 0; i < r; i++) {
-        const double *A = g->Ap + i * nn, *H = g->Hp + i * nn, *K = g->Kp + i * nn;
-        for (int a = 0; a <= s - 2; a++) {
-            const double cA = g->tab->b[i] * g->tab->D[i][a];
-            const double cH = g->tab->b[i] * h * g->tab->B[i][a];
-            double *Ra = Rq + (size_t)a * n * n;
-            for (int c = 0; c < n; c++)
-                for (int d = 0; d < n; d++)
-                    Ra[c * n + d] += cA * A[c * n + d] + cH * (H[c * n + d] - K[c * n + d]);
-        }
-    }
-}
-
-/* The momentum row of the tangent: dp1 = dp + h du + P [dq; dX] with P
- * (n x (n + nu)) from dp1 = h sum_i b_i [ (H_i - K_i) dq_i + A_i^T dg_i ],
- * dq_i = dq + sum_a B_ia dX_a, dg_i = sum_a D_ia dX_a / h:
- *   P_q = h sum_i b_i (H_i - K_i),
- *   P_a = sum_i b_i [ h B_ia (H_i - K_i) + D_ia A_i^T ]   (a = 1..s-1). */
-static void tangent_p(const sym_gwork *g, double h, double *P)
-{
-    const int n = g->n, s = g->tab->s, w = n + g->nu;
-    const size_t nn = (size_t)n * (size_t)n;
-    memset(P, 0, sizeof(double) * (size_t)n * w);
-    for (int i = 0; i < g->tab->r; i++) {
-        const double *A = g->Ap + i * nn, *H = g->Hp + i * nn, *K = g->Kp + i * nn;
-        const double bi = g->tab->b[i];
-        for (int c = 0; c < n; c++)
-            for (int d = 0; d < n; d++) {
-                const double hk = H[c * n + d] - K[c * n + d], at = A[d * n + c];
-                double *row = P + (size_t)c * w;
-                row[d] += bi * h * hk;
-                for (int a = 1; a < s; a++)
-                    row[n + (a - 1) * n + d] += bi * (h * g->tab->B[i][a] * hk +
-                                                      g->tab->D[i][a] * at);
-            }
-    }
-}
-
 /* Minus the column of the step's equations moved by (dq, dp, du):
  * v = -(R_q dq + e(dp) + R_u du), where dR_0/dp = I (R_0 = p + ...) and the
  * other blocks do not see p, and a force u held over the step (F_i = u at
@@ -76,39 +30,6 @@ static void tangent_rhs(const sym_gwork *g, double h, const double *Rq, const do
             v[row] = -acc;
         }
     }
-}
-
-/* The step's Jacobians at its root X (every point evaluated with the second
- * derivatives, the force's Jacobians at every point): the kernel's Newton
- * matrix in g->J (not factorised), R_q and the momentum row P. */
-int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double h, double *Rq, double *P)
-{
-    g->k.form_points(g, q, h);
-    const unsigned all = SYM_NEED_M | SYM_NEED_A | SYM_NEED_H | SYM_NEED_DV | SYM_NEED_D2V;
-    int st = SYM_OK;
-    for (int i = 0; i < g->tab->r && !st; i++) st = sym_galerkin_eval_point(g, i, all);
-    const unsigned fall = SYM_FORCE_F | SYM_FORCE_DQ | SYM_FORCE_DV;
-    if (!st && g->base.force) st = sym_gforce_points(g, h, fall, 1);
-    if (!st) st = g->k.jacobian(g, h);
-    if (st) return st;
-    if (g->base.force) sym_gforce_jacobian(g, h);
-    tangent_rq(g, h, Rq);
-    tangent_p(g, h, P);
-    if (g->base.force) sym_gforce_tangent(g, h, Rq, P);
-    return SYM_OK;
-}
-
-/* dp_c + d(h sum_i b_i f_i)_c along (dq, dX), the force's term included:
- * dpc + row c of P times [dq; dX]. */
-double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, int c, double dpc,
-                               const double *dq, const double *dX)
-{
-    const int n = g->n, nu = g->nu;
-    const double *row = P + (size_t)c * (size_t)(n + nu);
-    double v = dpc;
-    for (int d = 0; d < n; d++) v += row[d] * dq[d];
-    for (int e = 0; e < nu; e++) v += row[n + e] * dX[e];
-    return v;
 }
 
 /* The unconstrained root's Jacobians, the Newton matrix factorised. */

@@ -1,10 +1,11 @@
 /*
  * sym_galerkin_eval.c -- what the Galerkin engine evaluates of the system:
  * M, A, H, grad V, hess V at the scheme's points (q_i, g_i) for the
- * residual and the Newton matrix (sym_galerkin.c, sym_galerkin_diag.c), and
- * the cache of M(q_j), grad V(q_j) at the step's left node, shared with the
- * constrained step (sym_constraints.c).  Own unit so that the constraint
- * hooks, which the step calls, need nothing back from the step's file.
+ * residual, the Newton matrix and the tangent (sym_galerkin.c,
+ * sym_galerkin_jac.c), and the cache of M(q_j), grad V(q_j) at the step's
+ * left node, shared with the constrained step (sym_constraints.c).  Own
+ * unit so that the constraint hooks, which the step calls, need nothing
+ * back from the step's file.
  */
 #include "sym_gwork.h"
 

@@ -163,7 +163,7 @@ void sym_gforce_work(sym_gwork *g, double h)
     fw->work = h * work;
 }
 
-/* The tangent map's force terms (sym_galerkin_diag.c): R_q (nu x n) +=
+/* The tangent map's force terms (sym_galerkin_jac.c): R_q (nu x n) +=
  * h sum_i b_i B_ia Fq_i (moving q moves every point), and the momentum row
  * P (n x (n + nu)) of dp1 += h sum_i b_i [ Fq_i dq_i + Fv_i dg_i ] with
  * dq_i = dq + sum_a B_ia dX_a, dg_i = sum_a D_ia dX_a / h:

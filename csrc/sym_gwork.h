@@ -5,7 +5,8 @@
  * sym_galerkin_roots.c (the branch check, the energy balance),
  * sym_galerkin_step.c (one step),
  * sym_galerkin_eval.c (evaluation at the points, the left-node cache),
- * sym_galerkin_diag.c (tangent map, Newton system),
+ * sym_galerkin_diag.c (tangent map, Newton system), sym_galerkin_jac.c (the
+ * step's derivatives at its root, for the tangent maps),
  * sym_galerkin_kernels.c (the inner loops), sym_galerkin_forces.c and
  * sym_constraints.c (the hooks of forces and constraints),
  * sym_constraints_tangent.c (the tangent map of the constrained step).
@@ -189,12 +190,12 @@ SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double 
                                      int k, int with_u, const double *V, double *out);
 SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
                                            double h, const double *X, double *R, double *J);
-/* the pieces of the tangent shared with the constrained one: the points
- * evaluated at the root (g->X) with every derivative, the kernel's Newton
- * matrix into g->J (not factorised), R_q = dR/dq at fixed increments
- * (nu x n) and the momentum row P (n x (n + nu)), both with the force's
- * terms; and component c of dp plus the derivative of h sum_i b_i f_i
- * (+ the force's impulse) along (dq, dX), from P */
+/* sym_galerkin_jac.c: the pieces of the tangent shared with the constrained
+ * one: the points evaluated at the root (g->X) with every derivative, the
+ * kernel's Newton matrix into g->J (not factorised), R_q = dR/dq at fixed
+ * increments (nu x n) and the momentum row P (n x (n + nu)), both with the
+ * force's terms; and component c of dp plus the derivative of
+ * h sum_i b_i f_i (+ the force's impulse) along (dq, dX), from P */
 SYM_PRIVATE int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double h, double *Rq,
                                           double *P);
 SYM_PRIVATE double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, int c,

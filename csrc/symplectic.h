@@ -427,17 +427,12 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
  * function theorem on the converged step equations, with the Newton matrix
  * at the root; for rk4 from the linearised stages; for the closed form it
  * is the constant I + D.  It allocates its own scratch (a run propagates
- * the same map: sym_run.tangent).  Constrained systems (sys->m > 0): D is
- * the exact derivative of the constrained step map (the leading block of
- * sym_constraints.c by the implicit function theorem, then the projection
- * onto the hidden constraint; sym_constraints_tangent.c), a map of all of
- * R^2n whose every column lies in the tangent space of the manifold
- * {g = 0, G M^-1 p = 0} at (q1, p1): a variation off the manifold at (q, p)
- * is carried onto it, as the step carries any (q, p).  On a variation in
- * the manifold's tangent space at (q, p) it is the derivative of the step
- * along the manifold, which preserves the symplectic form restricted to
- * it (V^T D^T J D V = V^T J V for a basis V of that tangent space; D^T J D
- * = J itself does not hold: D has rank 2n - 2m). */
+ * the same map: sym_run.tangent).  Constrained (sys->m > 0): the exact
+ * derivative of the constrained step map (sym_constraints_tangent.c), of
+ * rank 2n - 2m, its columns in the tangent space of the manifold
+ * {g = 0, G M^-1 p = 0} at (q1, p1); along that space at (q, p) it is the
+ * derivative along the manifold and keeps the restricted symplectic form
+ * (V^T D^T J D V = V^T J V for a basis V of it). */
 int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
                      double *q1, double *p1, double *D, sym_step_info *info);
 
@@ -551,20 +546,17 @@ typedef struct sym_run {
     double work0;            /* ... their values at node 0 (a continued run:
                                 the last run's final ones; impulse0 NULL: 0) */
     const double *impulse0;
-    /* the tangent (NULL: not wanted; constrained systems: as sym_step_tangent
-     * says, the columns in the manifold's tangent space): rows x 2n x k,
-     * row j = Phi_j T0 with Phi_j = d(q_j, p_j)/d(q_0, p_0) (rows and
-     * columns ordered (q, p)) and T0 = tangent0 (2n x k), or the identity
-     * (tangent0 NULL, k = 2n); propagated with each step's exact tangent map
-     * (sym_step_tangent), the states unchanged by it */
+    /* the tangent (NULL: not wanted): rows x 2n x k, row j = Phi_j T0,
+     * Phi_j = d(q_j, p_j)/d(q_0, p_0) ((q, p) order), T0 = tangent0 (2n x k)
+     * or the identity (NULL, k = 2n); each step's sym_step_tangent map, the
+     * states unchanged by it */
     double *tangent;
     const double *tangent0;
     int tangent_cols;        /* k >= 1                                       */
-    /* each step's own derivative (NULL: not wanted; unconstrained):
-     * n_steps x 2n x c, step j's d(q_{j+1}, p_{j+1})/d(q_j, p_j) (c = 2n), or
-     * with jac_u (a run with a force) [that | d(q_{j+1}, p_{j+1})/du_j]
-     * (c = 3n), u_j a variation of the force held over step j: what a
-     * backward (adjoint) sweep needs (sym_adjoint_sweep) */
+    /* each step's own derivative for sym_adjoint_sweep (NULL: not wanted;
+     * unconstrained): n_steps x 2n x c, d(q_{j+1}, p_{j+1})/d(q_j, p_j)
+     * (c = 2n), with jac_u [that | d(q_{j+1}, p_{j+1})/du_j] (c = 3n), u_j
+     * the force held over step j */
     double *jacobians;
     int jac_u;
     double *multipliers;     /* constrained: (rows - 1) x s x m, the
