@@ -93,10 +93,12 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     """
     system = _validate.system(system)
     wrt = _wrt(wrt)
+    spec = _validate.run_spec(method, h, n_steps, t0, options=method_options, check=check)
+    if "params" in wrt:
+        _params.check_supported(system, spec.method, "gradient")
     if ("params" in wrt) != (params is not None):
         raise ValueError("gradient: name the parameters with params=[...] exactly when "
                          "'params' is in wrt")
-    spec = _validate.run_spec(method, h, n_steps, t0, options=method_options, check=check)
     m, h, n_steps, n = spec.method, spec.h, spec.n_steps, system.n
     q0 = _validate.state("q0", q0, n)
     p0 = _validate.state("p0", p0, n)

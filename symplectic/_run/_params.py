@@ -17,7 +17,7 @@ without forces as long as no differentiated parameter enters the forces.
 """
 import numpy as np
 
-__all__ = ["ParamSpec", "prepare"]
+__all__ = ["ParamSpec", "check_supported", "prepare"]
 
 
 class ParamSpec:
@@ -47,11 +47,13 @@ def _names(wrt):
     return names
 
 
-def _check_supported(system, method, what):
+def check_supported(system, method, what):
+    """The system's SymPy spec, or NotImplementedError naming what is supported."""
     spec = getattr(system, "_spec", None)
     if spec is None or not hasattr(system, "parameters"):
         raise NotImplementedError(
-            f"{what}: parameter sensitivities need a system made by symplectic.symbolic.system "
+            f"{what}: parameter sensitivities (params) need a system made by "
+            f"symplectic.symbolic.system "
             f"(System.from_sympy) with unconstrained coordinates and a variational method; "
             f"got {system!r}")
     if system.n_constraints:
@@ -72,7 +74,7 @@ def prepare(system, wrt, method, what="integrate"):
     SymPy system, a method that is not variational, or a parameter of the
     system's forces; ValueError for a name that is not a parameter."""
     names = _names(wrt)
-    spec = _check_supported(system, method, what)
+    spec = check_supported(system, method, what)
     by_name = {s.name: s for s in system.parameters}
     bad = [w for w in names if w not in by_name]
     if bad:

@@ -163,3 +163,15 @@ def test_refuses_constrained():
     q0 = np.array([np.sin(0.3), -np.cos(0.3)])
     with pytest.raises(NotImplementedError, match="constrained"):
         sp.integrate(s, q0, np.zeros(2), H, 10, tangent=True, wrt=["m"])
+
+
+def test_numpy_backend_and_from_sympy(dp):
+    """The NumPy evaluation (compile=False: its augmented system is NumPy too, the run keeps
+    the GIL) and System.from_sympy give the compiled system's derivatives to rounding."""
+    L, q, u, params = dp_lagrangian()
+    wrt = ["m2", "g"]
+    ref = sp.integrate(dp, Q0, P0, H, 100, tangent=True, wrt=wrt).param_tangent[-1]
+    for s in (symbolic.system(L, q, u, params, compile=False),
+              sp.System.from_sympy(L, q, u, params)):
+        got = sp.integrate(s, Q0, P0, H, 100, tangent=True, wrt=wrt).param_tangent[-1]
+        assert rel_err(got, ref) <= 1e-12
