@@ -163,10 +163,12 @@ static PyMethodDef module_methods[] = {
      "constraints) -- a diagnostic for tests."},
     {"adjoint_sweep", (PyCFunction)(void (*)(void))mod_adjoint_sweep,
      METH_VARARGS | METH_KEYWORDS,
-     "adjoint_sweep(jacobians, lam_end, src=None) -> (lam0, grad_u): the discrete adjoint "
+     "adjoint_sweep(jacobians, lam_end, src=None, pjac=None) -> (lam0, grad_u[, grad_par]): "
+     "the discrete adjoint "
      "sweep over a run's step derivatives (integrate's jacobians=): lambda_k = D_k^T "
      "lambda_{k+1} + src_k from lambda_N = lam_end; grad_u[k] = B_k^T lambda_{k+1} when the "
-     "jacobians hold the held force's columns (else None)"},
+     "jacobians hold the held force's columns (else None); with pjac (N, 2n, n_par, "
+     "integrate's params=) grad_par = sum_k C_k^T lambda_{k+1}"},
     {"step_tangent", (PyCFunction)(void (*)(void))mod_step_tangent, METH_VARARGS | METH_KEYWORDS,
      "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "

@@ -5,6 +5,7 @@
  * adjoint_sweep, the backward sweep over a run's step derivatives.
  */
 #include "py_run.h"
+#include "sym_params.h"
 
 static int has_newton_system(const run *r)
 {
@@ -78,16 +79,35 @@ done:
     return ret;
 }
 
-/* adjoint_sweep(jacobians, lam_end, src=None) -> (lam0, grad_u or None):
- * sym_adjoint_sweep over jacobians (N, 2n, 2n or 3n, as integrate's
- * jacobians= fills it), lam_end (2n), src None or (N, 2n). */
+/* adjoint_sweep's optional parameter blocks pjac (N, 2n, n_par), or NULL
+ * with an exception; *np their number. */
+static PyArrayObject *param_blocks(PyObject *po, npy_intp N, npy_intp m, int *np)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(po, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!a) return NULL;
+    if (PyArray_NDIM(a) != 3 || PyArray_DIM(a, 0) != N || PyArray_DIM(a, 1) != m ||
+        PyArray_DIM(a, 2) < 1 || PyArray_DIM(a, 2) > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "adjoint_sweep: pjac must be (N, 2n, n_par)");
+        Py_DECREF(a);
+        return NULL;
+    }
+    *np = (int)PyArray_DIM(a, 2);
+    return a;
+}
+
+/* adjoint_sweep(jacobians, lam_end, src=None, pjac=None) -> (lam0, grad_u or
+ * None), and grad_par (n_par) third with pjac: sym_adjoint_sweep_params over
+ * jacobians (N, 2n, 2n or 3n, as integrate's jacobians= fills it), lam_end
+ * (2n), src None or (N, 2n), pjac None or (N, 2n, n_par) (params=). */
 PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"jacobians", "lam_end", "src", NULL};
-    PyObject *jo, *lo, *so = Py_None, *lam0 = NULL, *gu = NULL, *ret = NULL;
-    PyArrayObject *jac = NULL, *lam = NULL, *src = NULL;
+    static char *kwlist[] = {"jacobians", "lam_end", "src", "pjac", NULL};
+    PyObject *jo, *lo, *so = Py_None, *po = Py_None, *lam0 = NULL, *gu = NULL, *gp = NULL,
+             *ret = NULL;
+    PyArrayObject *jac = NULL, *lam = NULL, *src = NULL, *pj = NULL;
+    int np = 0;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O", kwlist, &jo, &lo, &so)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO", kwlist, &jo, &lo, &so, &po)) return NULL;
     const int flags = NPY_ARRAY_IN_ARRAY;
     jac = (PyArrayObject *)PyArray_FROM_OTF(jo, NPY_DOUBLE, flags);
     lam = (PyArrayObject *)PyArray_FROM_OTF(lo, NPY_DOUBLE, flags);
@@ -109,22 +129,31 @@ PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw)
             goto done;
         }
     }
+    if (po != Py_None && !(pj = param_blocks(po, N, m, &np))) goto done;
     const int with_u = c == 3 * n;
-    const npy_intp du[2] = {N, n};
-    if (!(lam0 = py_new_array(1, &m, 0)) || (with_u && !(gu = py_new_array(2, du, 0)))) goto done;
-    const int st = sym_adjoint_sweep((int)n, (long)N, with_u, PyArray_DATA(jac), PyArray_DATA(lam),
-                                     src ? PyArray_DATA(src) : NULL, py_data_of(lam0),
-                                     gu ? py_data_of(gu) : NULL);
+    const npy_intp du[2] = {N, n}, dp = np;
+    if (!(lam0 = py_new_array(1, &m, 0)) || (with_u && !(gu = py_new_array(2, du, 0))) ||
+        (pj && !(gp = py_new_array(1, &dp, 0))))
+        goto done;
+    const int st = sym_adjoint_sweep_params(
+        (int)n, (long)N, with_u, PyArray_DATA(jac), PyArray_DATA(lam),
+        src ? PyArray_DATA(src) : NULL, py_data_of(lam0), gu ? py_data_of(gu) : NULL, np,
+        pj ? PyArray_DATA(pj) : NULL, gp ? py_data_of(gp) : NULL);
     if (st) {
         py_raise_status(st, NULL, "adjoint_sweep failed: ", NULL);
         goto done;
     }
-    ret = Py_BuildValue("(OO)", lam0, gu ? gu : Py_None);
+    if (pj)
+        ret = Py_BuildValue("(OOO)", lam0, gu ? gu : Py_None, gp);
+    else
+        ret = Py_BuildValue("(OO)", lam0, gu ? gu : Py_None);
 done:
     Py_XDECREF(jac);
     Py_XDECREF(lam);
     Py_XDECREF(src);
+    Py_XDECREF(pj);
     Py_XDECREF(lam0);
     Py_XDECREF(gu);
+    Py_XDECREF(gp);
     return ret;
 }

@@ -370,6 +370,7 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     progress_ctx ctx = {NULL, c->cancel == Py_None ? NULL : c->cancel,
                         c->report == Py_None ? NULL : c->report, 0};
     hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
+    py_params pp = {0};
     sym_run R = {.q0 = PyArray_DATA(c->q0), .p0 = PyArray_DATA(c->p0), .t0 = c->t0,
                  .h = c->h, .k0 = c->k0, .n_steps = c->n_steps, .work0 = c->work0};
     if (observer_args(r, c, &R, &hc) < 0) goto done;
@@ -378,6 +379,9 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     const npy_intp rows = sym_stored_rows(N, c->store_every);
     if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
     if (tangent_args(r, c, &R, rows) < 0 || jacobians_arg(r, c, &R) < 0) goto done;
+    if (py_params_begin(r->module, r, c, rows, &pp) < 0)
+        goto done;
+    R.par = pp.active ? pp.par : NULL;
     if (c->impulse0 != Py_None) {
         if (!(imp0 = py_as_vector(c->impulse0, (int)n, "impulse0"))) goto done;
         R.impulse0 = PyArray_DATA(imp0);
@@ -398,11 +402,12 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     R.progress = progress_cb;
     R.progress_ctx = &ctx;
     R.progress_every = progress_every(r);
-    if (run_nogil(r)) ctx.ts = PyEval_SaveThread();
+    if (run_nogil(r) && (!pp.active || pp.call.S->nogil)) ctx.ts = PyEval_SaveThread();
     const int st = sym_integrate(r->w, &R);
     if (ctx.ts) PyEval_RestoreThread(ctx.ts);
     ret = integrate_result(r, st, out, &R);
 done:
+    py_params_end(&pp);
     Py_XDECREF(imp0);
     for (int k = 0; k < 5; k++) Py_XDECREF(out[k]);
     return ret;
@@ -414,31 +419,32 @@ done:
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
  * report=None, force=None, multipliers=None, hook_force=None, branch=0, tangent=None,
- * tangent0=None, jacobians=None) -> (t, q, p, q_mid, iters,
+ * tangent0=None, jacobians=None, params=None) -> (t, q, p, q_mid, iters,
  * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
  * sym_stored_rows rows and q_mid is None (and so do a force's work and
  * impulse outputs); multipliers (a constrained system) is filled in place,
  * one row per stored row after the first, and so are tangent, one per stored
- * row (tangent_args), and jacobians, one per step (jacobians_arg). */
+ * row (tangent_args), and jacobians, one per step (jacobians_arg); params: the
+ * parameter sensitivities (py_params.c). */
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "h", "n_steps", "method", "t0",
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", "hook_force", "branch", "tangent", "tangent0",
-                             "jacobians", NULL};
+                             "jacobians", "params", NULL};
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
                   .hook_force = Py_None, .impulse0 = Py_None, .tangent = Py_None,
-                  .tangent0 = Py_None, .jacobians = Py_None};
+                  .tangent0 = Py_None, .jacobians = Py_None, .params = Py_None};
     PyObject *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
                                      &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
                                      &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch,
-                                     &c.tangent, &c.tangent0, &c.jacobians))
+                                     &c.tangent, &c.tangent0, &c.jacobians, &c.params))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);

@@ -59,6 +59,7 @@ static const sym_method *get_method(const char *name)
 int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)
 {
     memset(&r->call, 0, sizeof(r->call));
+    r->module = module;
     if (!(r->S = get_system(module, r->system)) || py_system_ready(r->S) < 0) return -1;
     if (!(r->m = get_method(r->method))) return -1;
     if (r->check && r->check(r) < 0) return -1;

@@ -23,6 +23,7 @@ struct run {
     long force_rows;              /* rows of its work and impulse outputs      */
     int (*check)(const run *r);   /* NULL, or the entry point's own checks */
     /* out: checked and converted (released by py_run_end) */
+    PyObject *module;             /* the module (borrowed), set by py_run_begin */
     SystemObject *S;
     const sym_method *m;
     PyArrayObject *q, *p;
@@ -52,6 +53,9 @@ typedef struct {
                                         (2n, k) (None: the identity)        */
     PyObject *jacobians;             /* None, or sym_run.jacobians' output
                                         (n_steps, 2n, 2n or 3n)             */
+    PyObject *params;                /* NULL/None, or (augmented system, theta,
+                                        tangent or None, jacobians or None):
+                                        sym_run.par (py_params.c)           */
 } run_call;
 
 /* ---- py_run.c: the prologue and epilogue, step ------------------- */
@@ -62,6 +66,16 @@ void py_run_end(run *r);
 int py_one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r);
 PyObject *py_run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, double t,
                        long k);
+
+/* ---- py_params.c: params= of integrate (sym_params.h) ----------- */
+typedef struct py_params {
+    int active;
+    py_call call;                 /* on the augmented system */
+    struct sym_params_run *par;   /* allocated with its scratch, or NULL */
+} py_params;
+int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp rows,
+                    py_params *pp);
+void py_params_end(py_params *pp);
 
 /* ---- py_integrate.c: one integrate call on a prepared run --------- */
 int py_rows_fit(long n_steps, int n, int n_mid);

@@ -22,7 +22,7 @@
  * (Sanz-Serna, SIAM Review 58, 2016): the gradient is exact for the
  * discrete run, to the roots' accuracy.
  */
-#include "symplectic.h"
+#include "sym_params.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +30,29 @@
 int sym_adjoint_sweep(int n, long n_steps, int jac_u, const double *jac, const double *lam_end,
                       const double *src, double *lam0, double *grad_u)
 {
-    if (n < 1 || n_steps < 0 || !jac || !lam_end || !lam0 || (jac_u && !grad_u))
+    return sym_adjoint_sweep_params(n, n_steps, jac_u, jac, lam_end, src, lam0, grad_u, 0, NULL,
+                                    NULL);
+}
+
+/* With parameters theta (sym_params.h): y_{k+1} = Psi_k(y_k, u_k, theta),
+ * C_k = dPsi_k/dtheta, and dC/dtheta = sum_k C_k^T lambda_{k+1}. */
+int sym_adjoint_sweep_params(int n, long n_steps, int jac_u, const double *jac,
+                             const double *lam_end, const double *src, double *lam0,
+                             double *grad_u, int n_par, const double *pjac, double *grad_par)
+{
+    if (n < 1 || n_steps < 0 || !jac || !lam_end || !lam0 || (jac_u && !grad_u) || n_par < 0 ||
+        (n_par > 0 && (!pjac || !grad_par)))
         return SYM_EINVAL;
-    const size_t m = 2 * (size_t)n, c = m + (jac_u ? (size_t)n : 0);
+    const size_t m = 2 * (size_t)n, c = m + (jac_u ? (size_t)n : 0), np = (size_t)n_par;
     double *next = malloc(sizeof(double) * m);
     if (!next) return SYM_ENOMEM;
     memcpy(lam0, lam_end, sizeof(double) * m);     /* lambda_{k+1}, held in lam0 */
+    for (size_t j = 0; j < np; j++) grad_par[j] = 0.0;
     for (long k = n_steps - 1; k >= 0; k--) {
         const double *T = jac + (size_t)k * m * c;   /* [D_k | B_k], m x c */
+        const double *Ck = np ? pjac + (size_t)k * m * np : NULL;   /* m x n_par */
+        for (size_t j = 0; j < np; j++)
+            for (size_t i = 0; i < m; i++) grad_par[j] += Ck[i * np + j] * lam0[i];
         for (size_t j = 0; j < c; j++) {
             double v = 0.0;
             for (size_t i = 0; i < m; i++) v += T[i * c + j] * lam0[i];

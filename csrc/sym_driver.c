@@ -7,6 +7,7 @@
  * (sym_forces.c) is evaluated with.
  */
 #include "sym_forces.h"
+#include "sym_params.h"
 #include "sym_scheme.h"
 
 #include <math.h>
@@ -403,6 +404,7 @@ static int tangent_step(sym_work *w, const sym_run *R, const loop *L, long k, co
         st = w->ops->tangent(w, q, p, R->h, cols, R->jac_u, L->eye,
                              R->jacobians + (size_t)k * m * (size_t)cols);
     }
+    if (!st && R->par) st = sym_params_step(w, R, k, q, p, keep ? c->row + 1 : -1);
     if (st || !R->tangent) return st;
     st = w->ops->tangent(w, q, p, R->h, R->tangent_cols, 0, L->phi, L->phi1);
     if (st) return st;
@@ -442,7 +444,7 @@ static int run_steps(sym_work *w, sym_run *R, const loop *L)
         st = w->ops->step(w, qk, pk, R->h, q1, p1, qm, &info);
         w->counts.iterations += info.iterations;
         if (L->every == 1 && R->iters) R->iters[k] = info.iterations;
-        if (!st && (L->phi || L->eye)) st = tangent_step(w, R, L, k, qk, pk, &c, keep);
+        if (!st && (L->phi || L->eye || R->par)) st = tangent_step(w, R, L, k, qk, pk, &c, keep);
         if (st) {
             set_failure(&R->failure, k, node_time(R, k), &info);
             break;

@@ -128,4 +128,5 @@ const sym_scheme_ops sym_galerkin_ops = {
     .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
     .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
     .multipliers = sym_gcon_multipliers, .forced = 1,
+    .param_tangent = sym_galerkin_param_tangent,
 };

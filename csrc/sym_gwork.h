@@ -200,6 +200,10 @@ SYM_PRIVATE int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double 
                                           double *P);
 SYM_PRIVATE double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, int c,
                                            double dpc, const double *dq, const double *dX);
+/* sym_galerkin_param.c: the parameter block of the step just taken (the
+ * contract of sym_scheme_ops.param_tangent, sym_params.h) */
+SYM_PRIVATE int sym_galerkin_param_tangent(sym_work *w, const double *q, double h,
+                                           const struct sym_params_run *par, double *C);
 
 /* sym_galerkin_forces.c: the terms of a force (sym_forces.h), used only when
  * the workspace has one (base.force != NULL) */

@@ -69,6 +69,10 @@ typedef struct sym_scheme_ops {
      * (symplectic.h: sym_step_tangent, sym_run.tangent, sym_run.jacobians) */
     int (*tangent)(sym_work *w, const double *q, const double *p, double h, int k, int with_u,
                    const double *V, double *out);
+    /* the parameter block C = d(q1, p1)/dtheta (2n x n_par) of the step just
+     * taken, as `tangent` (sym_params.h); NULL: not supported */
+    int (*param_tangent)(sym_work *w, const double *q, double h,
+                         const struct sym_params_run *par, double *C);
     /* the Newton system of an implicit scheme (NULL for an explicit one):
      * its size for n degrees of freedom, and R, J at increments X */
     int (*unknowns)(const sym_method *m, int n);

@@ -559,6 +559,7 @@ typedef struct sym_run {
      * the force held over step j */
     double *jacobians;
     int jac_u;
+    struct sym_params_run *par; /* NULL, or parameter sensitivities (sym_params.h) */
     double *multipliers;     /* constrained: (rows - 1) x s x m, the
                                 multipliers lambda_a at the s nodes of the
                                 step that ends at each stored row

@@ -12,8 +12,8 @@ Phi^T J Phi = J (J = [[0, I], [-I, 0]]), to rounding.
 This module builds on it:
 
 - :func:`gradient`: the gradient of a cost of the run with respect to its
-  start and to the forces held over its steps, by one backward (discrete
-  adjoint) sweep;
+  start, to the forces held over its steps and to parameters of a SymPy
+  system's M and V, by one backward (discrete adjoint) sweep;
 - :func:`lyapunov`: the Lyapunov spectrum by QR re-orthonormalisation of the
   tangent flow.
 """
@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _engine, forces
 from ._model import _derivcheck, _validate
-from ._run import _integrate
+from ._run import _integrate, _params
 from ._run._integrator import Integrator
 
 __all__ = ["gradient", "sympy_cost", "lyapunov", "LyapunovRun"]
@@ -32,7 +32,7 @@ WRT = ("q0", "p0", "force", "params")
 
 
 def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, force_jac=None,
-             wrt=("q0", "p0", "force"), t0=0.0, check=True, **method_options):
+             wrt=("q0", "p0", "force"), params=None, t0=0.0, check=True, **method_options):
     """The value of a cost of a run and its gradient, by one backward sweep.
 
     The run is ``integrate(system, q0, p0, h, n_steps, method=..., force=...)``
@@ -64,7 +64,16 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         from a SymPy expression.
     wrt : sequence of str
         What to differentiate with respect to: ``"q0"``, ``"p0"``,
-        ``"force"`` (``"params"`` is not implemented yet).
+        ``"force"``, ``"params"``.
+    params : sequence of str
+        With ``"params"`` in ``wrt``: the parameters of the system's M and V
+        to differentiate with respect to, by name (symbol names, as
+        ``system.parameters`` knows them).  The system must be an
+        unconstrained SymPy system (:func:`symplectic.symbolic.system`), the
+        method variational, and no named parameter may enter the system's
+        forces (NotImplementedError otherwise).  The derivative is at fixed
+        (q0, p0): dC/dtheta = sum_k C_k^T lambda_{k+1}, C_k = d y_{k+1}/dtheta
+        each step's exact parameter block (csrc/sym_galerkin_param.c).
     **method_options :
         Newton's options, as for :func:`symplectic.integrate`.
 
@@ -74,16 +83,22 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         C.
     grads : dict
         Keyed by the names in ``wrt``: arrays of the shapes of q0, p0 and
-        the held force (n_steps, n).
+        the held force (n_steps, n); ``"params"``: a dict {name: dC/dtheta}
+        (units of C per unit of the parameter).
 
     Notes
     -----
     Memory: the run keeps each step's derivative, 2n x 3n numbers a step
-    with a held force (2n x 2n without).
+    with a held force (2n x 2n without), plus 2n x n_par with parameters.
     """
     system = _validate.system(system)
     wrt = _wrt(wrt)
     spec = _validate.run_spec(method, h, n_steps, t0, options=method_options, check=check)
+    if "params" in wrt:
+        _params.check_supported(system, spec.method, "gradient")
+    if ("params" in wrt) != (params is not None):
+        raise ValueError("gradient: name the parameters with params=[...] exactly when "
+                         "'params' is in wrt")
     m, h, n_steps, n = spec.method, spec.h, spec.n_steps, system.n
     q0 = _validate.state("q0", q0, n)
     p0 = _validate.state("p0", p0, n)
@@ -97,19 +112,29 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     if held and (force is None or f is None or f.hold is None):
         raise ValueError("gradient: wrt 'force' needs a held force, force=U with U of shape "
                          f"(n_steps, n) = ({n_steps}, {n}) (row k held over step k)")
+    ps = None if params is None else _params.prepare(system, params, m, "gradient")
     cols = 3 * n if held else 2 * n
+    if ps is not None:
+        cols += len(ps.names)
     _validate.memory(spec.output_bytes(n, f is not None) + 8.0 * n_steps * 2 * n * cols,
                      f"gradient(n_steps={n_steps}) with n = {n}")
     _derivcheck.ensure(system, q0, check)
-    jac = np.empty((n_steps, 2 * n, cols))
+    jac = np.empty((n_steps, 2 * n, 3 * n if held else 2 * n))
+    pjac = None if ps is None else np.empty((n_steps, 2 * n, len(ps.names)))
     closed = _integrate.linear_stepper(system, m, h, spec.closed_form and f is None)
-    r = _integrate.run(system, q0, p0, spec, closed, force=f, jacobians=jac)
+    r = _integrate.run(system, q0, p0, spec, closed, force=f, jacobians=jac, params=ps,
+                       param_jac=pjac)
     if r.failure is not None:
         raise _integrate.convergence_error(m, h, r.failure, system=system, trajectory=(
             _integrate.make_trajectory(system, m, h, r, r.done, force=f)))
     value, lam_end, src = _cost_terms(terminal, running, r.t, r.q, r.p, h, n)
-    lam0, grad_u = _engine.adjoint_sweep(jac, lam_end, src)
-    out = {"q0": lam0[:n], "p0": lam0[n:], "force": grad_u}
+    if ps is None:
+        lam0, grad_u = _engine.adjoint_sweep(jac, lam_end, src)
+        gpar = None
+    else:
+        lam0, grad_u, gp = _engine.adjoint_sweep(jac, lam_end, src, pjac=pjac)
+        gpar = {name: float(v) for name, v in zip(ps.names, gp)}
+    out = {"q0": lam0[:n], "p0": lam0[n:], "force": grad_u, "params": gpar}
     return value, {k: out[k] for k in wrt}
 
 
@@ -157,9 +182,6 @@ def _wrt(wrt):
     bad = [w for w in names if w not in WRT]
     if bad or not names:
         raise ValueError(f"wrt: choose from {WRT}, got {wrt!r}")
-    if "params" in names:
-        raise NotImplementedError("gradient: wrt 'params' is not implemented yet (q0, p0 and "
-                                  "the held force are)")
     return names
 
 

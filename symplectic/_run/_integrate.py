@@ -17,7 +17,7 @@ import numpy as np
 
 from .._model import _derivcheck, _validate
 from .. import _engine, forces, linear
-from . import _docs, _events, _progress, _stability
+from . import _docs, _events, _params, _progress, _stability
 from .._model._errors import ConvergenceError
 from ._trajectory import Counts, Trajectory
 
@@ -97,7 +97,8 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
               t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
               rtol=None, max_iter=None, predictor=True, newton="full", closed_form=True,
-              check=True, force=None, force_jac=None, branch_check="auto", tangent=False):
+              check=True, force=None, force_jac=None, branch_check="auto", tangent=False,
+              wrt=None):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
     or over ``t_span``.
 
@@ -187,6 +188,15 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         space at (q0, p0) it is the derivative along the manifold (and
         preserves the symplectic form restricted to it); a variation off
         the manifold is carried onto it by the first step.
+    wrt : sequence of str, optional
+        With ``tangent=True``: also the derivatives of the run with respect
+        to parameters of a SymPy system's M and V, named as in
+        ``system.parameters`` (symbol names, e.g. ``["m2", "l1"]``), in
+        ``traj.param_tangent`` ((rows, 2n, n_par): d(q_k, p_k)/dtheta at
+        fixed (q0, p0) -- not at fixed qdot0 --, exact for the discrete run)
+        and ``traj.param_names``.  Unconstrained systems from
+        :func:`symplectic.symbolic.system`, variational methods only, and no
+        parameter of the system's forces (NotImplementedError otherwise).
 
     Returns
     -------
@@ -235,11 +245,17 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     if n_steps > 0:
         _stability.warn(system, q0, p0, h, m)
     closed = linear_stepper(system, m, h, closed_form and f is None)
-    return run_trajectory(system, q0, p0, spec, closed, f, f"integrate ({m.name})")
+    params = None
+    if wrt is not None:
+        if not tangent:
+            raise ValueError("integrate: wrt= needs tangent=True")
+        params = _params.prepare(system, wrt, m)
+    return run_trajectory(system, q0, p0, spec, closed, f, f"integrate ({m.name})",
+                          params=params)
 
 
 def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, start=(0.0, None),
-                   t_start=None, advance=None, tangent0=None):
+                   t_start=None, advance=None, tangent0=None, params=None):
     """The Trajectory of a run by ``spec`` from validated inputs (integrate, an
     Integrator's piece): its observer (events, output times), the progress bar
     (labelled ``what``), the partial trajectory of an exception (in
@@ -247,7 +263,7 @@ def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, star
     ``start`` as for :func:`run`; ``t_start`` the time of (q0, p0) (default
     spec.t0); ``advance(r)`` (an Integrator's) is called with the Run of the
     steps done -- also before a failure or an exception propagates;
-    ``tangent0`` as for :func:`run`."""
+    ``tangent0``, ``params`` as for :func:`run`."""
     m, h, every = spec.method, spec.h, spec.every
     outputs = force_outputs(force, spec.n_steps, system.n, every)
     observer = observer_of(spec, system, q0, p0, force, t_start)
@@ -255,7 +271,8 @@ def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, star
     try:
         r = run(system, q0, p0, spec, closed, observer=observer,
                 report=bar.report if bar else None, force=force, outputs=outputs,
-                multipliers=spec.times is None, kept=kept, start=start, tangent0=tangent0)
+                multipliers=spec.times is None, kept=kept, start=start, tangent0=tangent0,
+                params=params)
         if bar:
             bar.report(r.done)
     except BaseException as exc:
@@ -294,7 +311,8 @@ def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, star
 #: (rows - 1, s, m) at the nodes of the step ending at each stored row (or None).
 Run = collections.namedtuple(
     "Run", "t q p q_mid iterations done failure rows stopped counts work impulse multipliers "
-    "tangent", defaults=(None, False, None, None, None, None, None))
+    "tangent param_tangent param_names",
+    defaults=(None, False, None, None, None, None, None, None, None))
 
 #: A failed step, as the binding reports it: the C core's status (an int) and
 #: its text (sym_strerror; ``_engine.ECHART_REASON`` for the one failure
@@ -344,7 +362,7 @@ def observer_of(spec, system, q0, p0, force=None, t_start=None):
 
 def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
         force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None),
-        tangent0=None, jacobians=None):
+        tangent0=None, jacobians=None, params=None, param_jac=None):
     """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
     the C core's run, on the closed form's workspace when ``closed`` is the
@@ -371,7 +389,12 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     run's tangent at node 0) when given (else the identity, k = 2n).
     ``jacobians``: an array (n_steps, 2n, 2n or 3n) that receives each step's
     own derivative (with 3n columns also that with respect to the force held
-    over it: sym_run.jacobians), for an adjoint sweep."""
+    over it: sym_run.jacobians), for an adjoint sweep.
+
+    ``params``: a :class:`symplectic._run._params.ParamSpec`: with
+    ``spec.tangent`` the parameter derivatives d(q_k, p_k)/dtheta at the
+    stored rows in ``Run.param_tangent`` (rows, 2n, n_par), and each step's
+    parameter block into ``param_jac`` (n_steps, 2n, n_par) when given."""
     h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
     k0 = spec.k0
     if k0 == 0:         # the built-in's pre-run check, at the run's start
@@ -399,6 +422,12 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         else:
             kw.update(work=work, impulse=impulse, work0=start[0], impulse0=start[1])
     lam, tan = _filled_outputs(kw, system, spec, multipliers, tangent0, jacobians)
+    ptan = None
+    if params is not None:
+        if spec.tangent:
+            rows_all = _stored_rows(n_steps, store_every)
+            ptan = np.zeros((rows_all, 2 * system.n, len(params.names)))
+        kw["params"] = params.arg(ptan, param_jac)
     try:
         if kept is None:
             t, q, p, qm, iters, done, fail, extras = _engine.integrate(
@@ -423,8 +452,11 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         lam = lam[:rows - 1]
     if tan is not None:
         tan = tan[:rows]
+    if ptan is not None:
+        ptan = ptan[:rows]
     return Run(t, q, p, qm, iters, done, None if fail is None else Failure(*fail), rows,
-               bool(stopped), Counts(*counts), work, impulse, lam, tan)
+               bool(stopped), Counts(*counts), work, impulse, lam, tan, ptan,
+               None if params is None else params.names)
 
 
 def _filled_outputs(kw, system, spec, multipliers, tangent0, jacobians):
@@ -631,6 +663,7 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
     t, q, p, iters = r.t[:rows], r.q[:rows], r.p[:rows], r.iterations[:rows - 1]
     lam = None if r.multipliers is None else r.multipliers[:rows - 1]
     tan = None if r.tangent is None else r.tangent[:rows]
+    ptan = None if r.param_tangent is None else r.param_tangent[:rows]
     if q_mid is not None:
         q_mid = q_mid[:rows - 1]
     if partial:
@@ -638,6 +671,7 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
         q_mid = None if q_mid is None else q_mid.copy()
         lam = None if lam is None else lam.copy()
         tan = None if tan is None else tan.copy()
+        ptan = None if ptan is None else ptan.copy()
     events = qdot = None
     store = every
     if observer is not None:
@@ -659,7 +693,8 @@ def make_trajectory(system, method, h, r, done=None, *, every=1, observer=None, 
     return Trajectory(system, method.name, h, t, q, p, q_mid, iters, status=status,
                       message=message, counts=counts, store_every=store, events=events,
                       qdot=qdot, work=work, impulse=impulse, force=force, multipliers=lam,
-                      t0=observer.t0 if observer is not None else None, tangent=tan)
+                      t0=observer.t0 if observer is not None else None, tangent=tan,
+                      param_tangent=ptan, param_names=r.param_names)
 
 
 def _status(r, partial, observer, h, h_req, method):

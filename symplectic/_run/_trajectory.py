@@ -64,6 +64,14 @@ class Trajectory:
         derivative of the discrete map, exact to Newton's tolerance, which
         approximates the flow's at the method's order.  Thinned with
         ``store_every`` like the states.  None otherwise.
+    param_tangent : ndarray (N+1, 2n, n_par) or None
+        With ``tangent=True, wrt=[names]`` (a SymPy system): the exact
+        derivatives S_k = d(q_k, p_k)/dtheta of the discrete run with respect
+        to the parameters named in ``param_names`` (column j: parameter j),
+        at fixed (q0, p0) (row 0 is zero); units of q or p per unit of the
+        parameter.  None otherwise.
+    param_names : tuple of str or None
+        The parameters of ``param_tangent``'s columns.
     energy : ndarray (N+1,)
         H(q_k, p_k) = 1/2 p^T M^-1 p + V (computed on first access).  On a
         partial trajectory (``status`` -1) it has a value for every row: a
@@ -144,7 +152,7 @@ class Trajectory:
     def __init__(self, system, method, h, t, q, p, q_mid, newton_iterations, *, status=0,
                  message="completed", counts=None, store_every=1, events=None, qdot=None,
                  work=None, impulse=None, force=None, multipliers=None, t0=None,
-                 tangent=None):
+                 tangent=None, param_tangent=None, param_names=None):
         self.system = system
         self.method = method
         self.h = h
@@ -160,6 +168,8 @@ class Trajectory:
         self.t_events, self.q_events, self.p_events = events if events else (None, None, None)
         self.multipliers = multipliers
         self.tangent = tangent
+        self.param_tangent = param_tangent
+        self.param_names = param_names
         self._energy = None
         self._qdot = qdot
         self._work = work

@@ -1,0 +1,116 @@
+"""Parameter sensitivities of a run: d(q_k, p_k)/dtheta for parameters theta
+of a SymPy system's M(q, theta) and V(q, theta).
+
+The parameters being differentiated are read as extra coordinates that do
+not move (csrc/sym_params.h): an AUGMENTED SymPy system with coordinates
+(q, theta), mass matrix blockdiag(M, I) and the same V is compiled by the
+same front end and only evaluated, never integrated.  At a quadrature point
+(Q_i, theta) with velocity (g_i, 0) its A, H and hess V hold, in the columns
+of theta, d(M g)/dtheta, d(1/2 A^T g)/dtheta and d grad V/dtheta, from which
+the C core forms each step's exact parameter block C_k = d(q_{k+1},
+p_{k+1})/dtheta at fixed (q_k, p_k) (csrc/sym_galerkin_param.c) and
+propagates S_{k+1} = D_k S_k + C_k, S_0 = 0.
+
+Supported: unconstrained systems made by :func:`symplectic.symbolic.system`
+(or ``System.from_sympy``), the variational (Galerkin) methods, with or
+without forces as long as no differentiated parameter enters the forces.
+"""
+import numpy as np
+
+__all__ = ["ParamSpec", "check_supported", "prepare"]
+
+
+class ParamSpec:
+    """What a run needs for params=: the augmented system, theta (values in
+    the order of ``names``) and the names."""
+
+    def __init__(self, system, theta, names):
+        self.system = system
+        self.theta = theta
+        self.names = names
+
+    def arg(self, tangent=None, jacobians=None):
+        """The binding's params= tuple."""
+        return (self.system, self.theta, tangent, jacobians)
+
+
+def _names(wrt):
+    names = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    if not names:
+        raise ValueError("wrt: name at least one parameter")
+    for w in names:
+        if not isinstance(w, str):
+            raise TypeError(f"wrt: parameters are named by strings (their symbol names), "
+                            f"got {w!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"wrt: a parameter is named twice in {list(names)}")
+    return names
+
+
+def check_supported(system, method, what):
+    """The system's SymPy spec, or NotImplementedError naming what is supported."""
+    spec = getattr(system, "_spec", None)
+    if spec is None or not hasattr(system, "parameters"):
+        raise NotImplementedError(
+            f"{what}: parameter sensitivities (params) need a system made by "
+            f"symplectic.symbolic.system "
+            f"(System.from_sympy) with unconstrained coordinates and a variational method; "
+            f"got {system!r}")
+    if system.n_constraints:
+        raise NotImplementedError(f"{what}: parameter sensitivities of a constrained system "
+                                  f"are not implemented (unconstrained SymPy systems are)")
+    if not method.symplectic:
+        raise NotImplementedError(f"{what}: parameter sensitivities need a variational "
+                                  f"(Galerkin) method: midpoint, simpson, lobatto*; not "
+                                  f"{method.name!r}")
+    return spec
+
+
+def prepare(system, wrt, method, what="integrate"):
+    """The :class:`ParamSpec` of the parameters named ``wrt`` (symbol names,
+    as ``system.parameters`` knows them) of ``system`` for ``method``.
+
+    Raises NotImplementedError for a system that is not an unconstrained
+    SymPy system, a method that is not variational, or a parameter of the
+    system's forces; ValueError for a name that is not a parameter."""
+    names = _names(wrt)
+    spec = check_supported(system, method, what)
+    by_name = {s.name: s for s in system.parameters}
+    bad = [w for w in names if w not in by_name]
+    if bad:
+        raise ValueError(f"{what}: {', '.join(bad)} is not a parameter of this system "
+                         f"(parameters: {', '.join(by_name)})")
+    syms = [by_name[w] for w in names]
+    fs = spec.get("forces")
+    fpar = set(fs["param_order"]) if fs is not None else set()
+    forced = [w for w, s in zip(names, syms) if s in fpar]
+    if forced:
+        raise NotImplementedError(f"{what}: {', '.join(forced)} enters the system's forces; "
+                                  f"sensitivities to parameters of M and V only are implemented")
+    theta = np.array([float(system.parameters[s]) for s in syms])
+    cache = system.__dict__.setdefault("_param_aug", {})
+    if names not in cache:
+        cache[names] = _augmented(system, spec, syms, theta)
+    return ParamSpec(cache[names], theta, names)
+
+
+def _augmented(system, spec, syms, theta):
+    """The augmented SymPy system: coordinates (q, theta_wrt), mass matrix
+    blockdiag(M, I), potential V, the other parameters at their values (a
+    parameter that M and V do not contain gives zero columns)."""
+    import sympy as sy
+
+    from ..symbolic import system as make
+    from ..symbolic._lagrangian import _test_point
+
+    n, k = system.n, len(syms)
+    M = sy.Matrix(spec["M"])
+    Maug = sy.diag(M, sy.eye(k))
+    others = {s: system.parameters[s] for s in spec["param_order"] if s not in syms}
+    test_q = np.asarray(spec["test_q"], float) if "test_q" in spec else _test_point(None, n)
+    opts = system._options
+    aug = make((Maug, spec["V"]), list(spec["q"]) + list(syms), params=others,
+               compile=opts["compile"], cache_dir=opts["cache_dir"],
+               test_point=np.concatenate([np.asarray(test_q, float).reshape(n), theta]),
+               name="parameter-augmented")
+    return aug

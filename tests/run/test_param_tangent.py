@@ -1,0 +1,177 @@
+"""Parameter sensitivities of a run: ``integrate(..., tangent=True, wrt=[...])`` and
+``sensitivity.gradient(..., wrt=("params", ...), params=[...])`` for SymPy systems.
+
+S_N = d(q_N, p_N)/dtheta at fixed (q0, p0) against four-point central differences of
+``integrate`` over systems rebuilt with ``with_params(theta +- eps)`` (an independent
+computation of the same derivative of the discrete run, which S claims to be exactly), the
+states bitwise the same with and without ``wrt``, the gradient of a cost against central
+differences of the cost, and the refusals.
+"""
+import numpy as np
+import pytest
+import sympy as sy
+
+import symplectic as sp
+from symplectic import symbolic
+from support.lagrangians import dp_lagrangian
+
+Q0, P0 = np.array([0.5, -0.3]), np.array([0.1, 0.2])
+H, N = 0.01, 1000
+WRT = ["m2", "l1"]
+
+
+@pytest.fixture(scope="module")
+def dp():
+    L, q, u, params = dp_lagrangian()
+    return symbolic.system(L, q, u, params)
+
+
+@pytest.fixture(scope="module")
+def damped():
+    """A damped pendulum with a torsion spring (Rayleigh dissipation 1/2 c qdot^2): parameters
+    m, l, g, k of M and V, c of the force only."""
+    th, w = sy.symbols("theta w")
+    m, l, g, k, c = sy.symbols("m l g k c", positive=True)
+    L = m * l ** 2 * w ** 2 / 2 + m * g * l * sy.cos(th) - k * th ** 2 / 2
+    return symbolic.system(L, [th], [w], {m: 1.3, l: 0.8, g: 9.81, k: 0.4, c: 0.3},
+                           dissipation=c * w ** 2 / 2)
+
+
+def end_state(system, q0, p0, method, n_steps=N):
+    tr = sp.integrate(system, q0, p0, H, n_steps, method=method, store_every=n_steps)
+    return np.concatenate([tr.q[-1], tr.p[-1]])
+
+
+def four_point(system, name, q0, p0, method, rel=1e-4):
+    """d(q_N, p_N)/dtheta by the four-point stencil, step rel max(1, |theta|)."""
+    th = system._params[name]
+    e = rel * max(1.0, abs(th))
+    y = {k: end_state(system.with_params(**{name: th + k * e}), q0, p0, method)
+         for k in (-2, -1, 1, 2)}
+    return (-y[2] + 8 * y[1] - 8 * y[-1] + y[-2]) / (12 * e)
+
+
+def rel_err(got, want):
+    return np.max(np.abs(got - want)) / np.max(np.abs(want))
+
+
+@pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4"])
+def test_param_tangent_matches_differences(dp, method):
+    tr = sp.integrate(dp, Q0, P0, H, N, method=method, tangent=True, wrt=WRT)
+    assert tr.param_tangent.shape == (N + 1, 4, 2)
+    assert tr.param_names == tuple(WRT)
+    assert np.array_equal(tr.param_tangent[0], np.zeros((4, 2)))
+    for j, name in enumerate(WRT):
+        want = four_point(dp, name, Q0, P0, method)
+        assert rel_err(tr.param_tangent[-1][:, j], want) <= 1e-7, (method, name)
+
+
+def test_damped_system(damped):
+    """With the system's own force (its parameter c not differentiated): the force's
+    Jacobians enter the step's derivative as in Newton."""
+    q0, p0 = np.array([1.0]), np.array([0.3])
+    names = ["m", "l", "k"]
+    tr = sp.integrate(damped, q0, p0, H, N, tangent=True, wrt=names)
+    assert tr.param_tangent.shape == (N + 1, 2, 3)
+    for j, name in enumerate(names):
+        want = four_point(damped, name, q0, p0, "simpson")
+        assert rel_err(tr.param_tangent[-1][:, j], want) <= 1e-7, name
+
+
+def test_states_bitwise_and_thinning(dp):
+    with_wrt = sp.integrate(dp, Q0, P0, H, 200, tangent=True, wrt=WRT)
+    plain = sp.integrate(dp, Q0, P0, H, 200)
+    assert np.array_equal(with_wrt.q, plain.q) and np.array_equal(with_wrt.p, plain.p)
+    tangent_only = sp.integrate(dp, Q0, P0, H, 200, tangent=True)
+    assert np.array_equal(with_wrt.tangent, tangent_only.tangent)
+    thin = sp.integrate(dp, Q0, P0, H, 200, tangent=True, wrt=WRT, store_every=7)
+    assert np.array_equal(thin.param_tangent, with_wrt.param_tangent[thin_rows(200, 7)])
+    # another augmented system (its own generated code): the same column to rounding
+    one = sp.integrate(dp, Q0, P0, H, 200, tangent=True, wrt=["l1"])
+    assert rel_err(one.param_tangent[-1][:, 0], with_wrt.param_tangent[-1][:, 1]) <= 1e-12
+
+
+def thin_rows(n_steps, every):
+    return list(range(0, n_steps + 1, every)) + ([n_steps] if n_steps % every else [])
+
+
+def cost():
+    phi = (lambda q, p: float(q[0] ** 2 + 0.5 * p[1] ** 2),
+           lambda q, p: (np.array([2 * q[0], 0.0]), np.array([0.0, p[1]])))
+    run = (lambda t, q, p: float(np.cos(q[1])),
+           lambda t, q, p: (np.array([0.0, -np.sin(q[1])]), np.zeros(2)))
+    return {"terminal": phi, "running": run}
+
+
+def test_gradient_params(dp):
+    c = cost()
+    value, grads = sp.sensitivity.gradient(dp, Q0, P0, H, N, c, wrt=("q0", "params"),
+                                           params=WRT)
+    assert set(grads) == {"q0", "params"} and list(grads["params"]) == WRT
+    plain, _ = sp.sensitivity.gradient(dp, Q0, P0, H, N, c, wrt=("q0",))
+    assert value == plain
+
+    def C(name, val):
+        return sp.sensitivity.gradient(dp.with_params(**{name: val}), Q0, P0, H, N, c,
+                                       wrt=("q0",))[0]
+
+    for name in WRT:
+        th = dp._params[name]
+        e = 1e-4 * max(1.0, abs(th))
+        want = (-C(name, th + 2 * e) + 8 * C(name, th + e) - 8 * C(name, th - e)
+                + C(name, th - 2 * e)) / (12 * e)
+        assert abs(grads["params"][name] - want) <= 1e-7 * abs(want), name
+
+
+def test_gradient_agrees_with_param_tangent(dp):
+    """A terminal cost linear in the state: the gradient is that row combination of S_N."""
+    w = np.array([0.3, -1.2, 0.7, 2.0])
+    c = {"terminal": (lambda q, p: float(w @ np.concatenate([q, p])),
+                      lambda q, p: (w[:2].copy(), w[2:].copy()))}
+    _, grads = sp.sensitivity.gradient(dp, Q0, P0, H, 300, c, wrt="params", params=WRT)
+    tr = sp.integrate(dp, Q0, P0, H, 300, tangent=True, wrt=WRT)
+    want = w @ tr.param_tangent[-1]
+    got = np.array([grads["params"][k] for k in WRT])
+    assert np.max(np.abs(got - want)) <= 1e-11 * np.max(np.abs(want))
+
+
+def test_refusals(dp, damped):
+    with pytest.raises(ValueError, match="mass is not a parameter.*m1, m2|parameters: "):
+        sp.integrate(dp, Q0, P0, H, 10, tangent=True, wrt=["mass"])
+    with pytest.raises(ValueError, match="needs tangent=True"):
+        sp.integrate(dp, Q0, P0, H, 10, wrt=WRT)
+    with pytest.raises(NotImplementedError, match="variational.*'rk4'"):
+        sp.integrate(dp, Q0, P0, H, 10, method="rk4", tangent=True, wrt=WRT)
+    builtin = sp.systems.double_pendulum()
+    with pytest.raises(NotImplementedError, match="symplectic.symbolic.system"):
+        sp.integrate(builtin, Q0, P0, H, 10, tangent=True, wrt=["m1"])
+    with pytest.raises(NotImplementedError, match="c enters the system's forces"):
+        sp.integrate(damped, [1.0], [0.3], H, 10, tangent=True, wrt=["c"])
+    with pytest.raises(ValueError, match="params="):
+        sp.sensitivity.gradient(dp, Q0, P0, H, 10, cost(), wrt=("q0", "params"))
+    with pytest.raises(NotImplementedError, match="'rk4'"):
+        sp.sensitivity.gradient(dp, Q0, P0, H, 10, cost(), method="rk4", wrt="params",
+                                params=WRT)
+
+
+def test_refuses_constrained():
+    x, y, u, v = sy.symbols("x y u v")
+    m, l, g = sy.symbols("m l g", positive=True)
+    L = m * (u ** 2 + v ** 2) / 2 - m * g * y
+    s = symbolic.system(L, [x, y], [u, v], {m: 1.0, l: 1.0, g: 9.81},
+                        constraints=[x ** 2 + y ** 2 - l ** 2])
+    q0 = np.array([np.sin(0.3), -np.cos(0.3)])
+    with pytest.raises(NotImplementedError, match="constrained"):
+        sp.integrate(s, q0, np.zeros(2), H, 10, tangent=True, wrt=["m"])
+
+
+def test_numpy_backend_and_from_sympy(dp):
+    """The NumPy evaluation (compile=False: its augmented system is NumPy too, the run keeps
+    the GIL) and System.from_sympy give the compiled system's derivatives to rounding."""
+    L, q, u, params = dp_lagrangian()
+    wrt = ["m2", "g"]
+    ref = sp.integrate(dp, Q0, P0, H, 100, tangent=True, wrt=wrt).param_tangent[-1]
+    for s in (symbolic.system(L, q, u, params, compile=False),
+              sp.System.from_sympy(L, q, u, params)):
+        got = sp.integrate(s, Q0, P0, H, 100, tangent=True, wrt=wrt).param_tangent[-1]
+        assert rel_err(got, ref) <= 1e-12
