@@ -12,8 +12,11 @@ p_{k+1})/dtheta at fixed (q_k, p_k) (csrc/sym_galerkin_param.c) and
 propagates S_{k+1} = D_k S_k + C_k, S_0 = 0.
 
 Supported: unconstrained systems made by :func:`symplectic.symbolic.system`
-(or ``System.from_sympy``), the variational (Galerkin) methods, with or
-without forces as long as no differentiated parameter enters the forces.
+(or ``System.from_sympy``) and the built-ins whose M and V are written here
+in SymPy (``pendulum``: m, omega; ``double_pendulum``: m1, m2, l1, l2, g --
+the formulas of their docstrings, which the C code evaluates), the
+variational (Galerkin) methods, with or without forces as long as no
+differentiated parameter enters the forces (a built-in's ``damping``).
 """
 import numpy as np
 
@@ -47,15 +50,45 @@ def _names(wrt):
     return names
 
 
+def _builtin_model(system):
+    """(M, V, q, {parameter symbol: value}) of a built-in whose model is written
+    here (the formulas of its docstring in symplectic/systems.py), or None."""
+    import sympy as sy
+
+    kind, par = system.builtin, system.params
+    if kind == "pendulum":
+        q = [sy.Symbol("q")]
+        m, w = sy.symbols("m omega", positive=True)
+        return (sy.Matrix([[m]]), m * w ** 2 * (1 - sy.cos(q[0])), q,
+                {m: par["m"], w: par["omega"]})
+    if kind == "double_pendulum":
+        q = list(sy.symbols("q1 q2"))
+        m1, m2, l1, l2, g = sy.symbols("m1 m2 l1 l2 g", positive=True)
+        c = m2 * l1 * l2 * sy.cos(q[0] - q[1])
+        M = sy.Matrix([[(m1 + m2) * l1 ** 2, c], [c, m2 * l2 ** 2]])
+        V = -(m1 + m2) * g * l1 * sy.cos(q[0]) - m2 * g * l2 * sy.cos(q[1])
+        return M, V, q, {s: par[s.name] for s in (m1, m2, l1, l2, g)}
+    return None
+
+
+BUILTINS = ("pendulum", "double_pendulum")
+
+
 def check_supported(system, method, what):
-    """The system's SymPy spec, or NotImplementedError naming what is supported."""
+    """The system's SymPy spec (a built-in's: M, V, q, params, param_order and
+    its forces' parameters none), or NotImplementedError naming what is
+    supported."""
     spec = getattr(system, "_spec", None)
-    if spec is None or not hasattr(system, "parameters"):
+    if spec is None and getattr(system, "builtin", None) in BUILTINS:
+        M, V, q, values = _builtin_model(system)
+        spec = {"M": M, "V": V, "q": q, "param_order": list(values), "forces": None,
+                "values": values}
+    if spec is None:
         raise NotImplementedError(
             f"{what}: parameter sensitivities (params) need a system made by "
-            f"symplectic.symbolic.system "
-            f"(System.from_sympy) with unconstrained coordinates and a variational method; "
-            f"got {system!r}")
+            f"symplectic.symbolic.system (System.from_sympy), or one of the built-ins "
+            f"{', '.join(BUILTINS)}, with unconstrained coordinates and a variational "
+            f"method; got {system!r}")
     if system.n_constraints:
         raise NotImplementedError(f"{what}: parameter sensitivities of a constrained system "
                                   f"are not implemented (unconstrained SymPy systems are)")
@@ -75,7 +108,8 @@ def prepare(system, wrt, method, what="integrate"):
     system's forces; ValueError for a name that is not a parameter."""
     names = _names(wrt)
     spec = check_supported(system, method, what)
-    by_name = {s.name: s for s in system.parameters}
+    values = spec.get("values") or system.parameters
+    by_name = {s.name: s for s in values}
     bad = [w for w in names if w not in by_name]
     if bad:
         raise ValueError(f"{what}: {', '.join(bad)} is not a parameter of this system "
@@ -87,14 +121,14 @@ def prepare(system, wrt, method, what="integrate"):
     if forced:
         raise NotImplementedError(f"{what}: {', '.join(forced)} enters the system's forces; "
                                   f"sensitivities to parameters of M and V only are implemented")
-    theta = np.array([float(system.parameters[s]) for s in syms])
+    theta = np.array([float(values[s]) for s in syms])
     cache = system.__dict__.setdefault("_param_aug", {})
     if names not in cache:
-        cache[names] = _augmented(system, spec, syms, theta)
+        cache[names] = _augmented(system, spec, values, syms, theta)
     return ParamSpec(cache[names], theta, names)
 
 
-def _augmented(system, spec, syms, theta):
+def _augmented(system, spec, values, syms, theta):
     """The augmented SymPy system: coordinates (q, theta_wrt), mass matrix
     blockdiag(M, I), potential V, the other parameters at their values (a
     parameter that M and V do not contain gives zero columns)."""
@@ -106,9 +140,9 @@ def _augmented(system, spec, syms, theta):
     n, k = system.n, len(syms)
     M = sy.Matrix(spec["M"])
     Maug = sy.diag(M, sy.eye(k))
-    others = {s: system.parameters[s] for s in spec["param_order"] if s not in syms}
+    others = {s: values[s] for s in spec["param_order"] if s not in syms}
     test_q = np.asarray(spec["test_q"], float) if "test_q" in spec else _test_point(None, n)
-    opts = system._options
+    opts = getattr(system, "_options", None) or {"compile": "auto", "cache_dir": None}
     aug = make((Maug, spec["V"]), list(spec["q"]) + list(syms), params=others,
                compile=opts["compile"], cache_dir=opts["cache_dir"],
                test_point=np.concatenate([np.asarray(test_q, float).reshape(n), theta]),

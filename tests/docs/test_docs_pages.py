@@ -63,6 +63,8 @@ CHECKS = {
         ("the spectrum printed", lambda ns: np.allclose(np.round(ns["lam"], 3),
                                                         [1.463, 0.003, -0.004, -1.462])),
         ("one gradient row per force row", lambda ns: ns["grads"]["force"].shape == (500, 2)),
+        ("the parameter tangent has one column per name",
+         lambda ns: ns["pt"].param_tangent.shape == (501, 4, 2)),
     ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),

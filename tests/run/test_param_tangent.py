@@ -66,6 +66,25 @@ def test_param_tangent_matches_differences(dp, method):
         assert rel_err(tr.param_tangent[-1][:, j], want) <= 1e-7, (method, name)
 
 
+@pytest.mark.parametrize("name,make,q0,p0,wrt", [
+    ("double_pendulum", lambda **k: sp.systems.double_pendulum(damping=0.1, **k), Q0, P0,
+     ["m2", "l1", "g"]),
+    ("pendulum", lambda **k: sp.systems.pendulum(**k), np.array([1.0]), np.array([0.3]),
+     ["m", "omega"])])
+def test_builtin_systems(name, make, q0, p0, wrt):
+    """Built-ins (their M and V written in SymPy in symplectic/_run/_params.py, the C code's
+    formulas) against four-point differences over the built-in rebuilt with theta +- e; the
+    double pendulum damped (its damping not differentiated)."""
+    S = make()
+    tr = sp.integrate(S, q0, p0, H, N, tangent=True, wrt=wrt)
+    for j, p in enumerate(wrt):
+        th = S.params[p]
+        e = 1e-4 * max(1.0, abs(th))
+        y = {k: end_state(make(**{p: th + k * e}), q0, p0, "simpson") for k in (-2, -1, 1, 2)}
+        want = (-y[2] + 8 * y[1] - 8 * y[-1] + y[-2]) / (12 * e)
+        assert rel_err(tr.param_tangent[-1][:, j], want) <= 1e-7, (name, p)
+
+
 def test_damped_system(damped):
     """With the system's own force (its parameter c not differentiated): the force's
     Jacobians enter the step's derivative as in Newton."""
@@ -142,9 +161,12 @@ def test_refusals(dp, damped):
         sp.integrate(dp, Q0, P0, H, 10, wrt=WRT)
     with pytest.raises(NotImplementedError, match="variational.*'rk4'"):
         sp.integrate(dp, Q0, P0, H, 10, method="rk4", tangent=True, wrt=WRT)
-    builtin = sp.systems.double_pendulum()
+    chain = sp.systems.pendulum_chain(3)
     with pytest.raises(NotImplementedError, match="symplectic.symbolic.system"):
-        sp.integrate(builtin, Q0, P0, H, 10, tangent=True, wrt=["m1"])
+        sp.integrate(chain, np.zeros(3), np.zeros(3), H, 10, tangent=True, wrt=["g"])
+    with pytest.raises(ValueError, match="damping is not a parameter"):
+        sp.integrate(sp.systems.double_pendulum(damping=0.1), Q0, P0, H, 10, tangent=True,
+                     wrt=["damping"])
     with pytest.raises(NotImplementedError, match="c enters the system's forces"):
         sp.integrate(damped, [1.0], [0.3], H, 10, tangent=True, wrt=["c"])
     with pytest.raises(ValueError, match="params="):

@@ -251,7 +251,8 @@ def test_gradient_refusals():
     dp = sp.systems.double_pendulum()
     cost = {"terminal": terminal_cost()}
     with pytest.raises(NotImplementedError, match="params"):
-        sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost, wrt=["q0", "params"])
+        sp.sensitivity.gradient(sp.systems.pendulum_chain(2), Q_G, P_G, 0.01, 10, cost,
+                                wrt=["q0", "params"], params=["g"])
     with pytest.raises(ValueError, match="held force"):
         sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost)
     with pytest.raises(ValueError, match="wrt"):
