@@ -222,3 +222,21 @@ def test_tangent_refusals():
         it.tangent = np.full((4, 1), np.nan)
     with pytest.raises(TypeError, match="t_eval"):
         it.propagate(10, t_eval=[0.05])
+
+
+@pytest.mark.parametrize("method,closed_form", [("simpson", True), ("simpson", False),
+                                                ("midpoint", True)])
+def test_linear_system_tangent_is_the_propagator_power(method, closed_form):
+    """A quadratic Lagrangian: every step's map is the closed form's propagator (linear
+    .propagator, the papers' (p, q) order), so Phi_N is its N-th power, reordered to (q, p);
+    both the closed form's workspace and Newton's give it."""
+    M = np.array([[2.0, 0.3], [0.3, 1.0]])
+    K = np.array([[5.0, -1.0], [-1.0, 3.0]])
+    S = sp.systems.linear(M, K)
+    h, N = 0.05, 200
+    tr = sp.integrate(S, [0.3, -0.1], [0.0, 0.2], h, N, method=method, tangent=True,
+                      closed_form=closed_form)
+    P = sp.linear.propagator(M, K, h, "newmark" if method == "midpoint" else method)
+    swap = np.block([[np.zeros((2, 2)), np.eye(2)], [np.eye(2), np.zeros((2, 2))]])
+    want = swap @ np.linalg.matrix_power(P, N) @ swap
+    assert rel_err(tr.tangent[-1], want) < 1e-11
