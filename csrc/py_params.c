@@ -56,12 +56,12 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
 {
     memset(pp, 0, sizeof(*pp));
     if (!c->params || c->params == Py_None) return 0;
-    PyObject *so, *to, *tan, *jac;
+    PyObject *so, *to, *tan, *jac, *dd = Py_None;
     if (!PyTuple_Check(c->params) ||
-        !PyArg_ParseTuple(c->params, "OOOO", &so, &to, &tan, &jac)) {
+        !PyArg_ParseTuple(c->params, "OOOO|O", &so, &to, &tan, &jac, &dd)) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "params must be a tuple (system, theta, tangent, "
-                            "jacobians)");
+                            "jacobians[, dD])");
         return -1;
     }
     const int n = r->S->sys.n;
@@ -75,19 +75,31 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
         return -1;
     PyArrayObject *th = py_as_vector(to, np, "params theta");
     if (!th) return -1;
-    const size_t sz = sizeof(sym_params_run) + sizeof(double) * (3 * (size_t)m * np + np);
+    const size_t ndd = dd == Py_None ? 0 : (size_t)np * (size_t)n * (size_t)n;
+    const size_t sz = sizeof(sym_params_run) + sizeof(double) * (3 * (size_t)m * np + np + ndd);
     sym_params_run *P = pp->par = malloc(sz);
     if (!P) {
         Py_DECREF(th);
         PyErr_NoMemory();
         return -1;
     }
-    double *theta = (double *)(P + 1);
+    double *theta = (double *)(P + 1), *dD = theta + np + 3 * (size_t)m * np;
     memcpy(theta, PyArray_DATA(th), sizeof(double) * (size_t)np);
     Py_DECREF(th);
+    if (ndd) {
+        PyArrayObject *da = (PyArrayObject *)PyArray_FROM_OTF(dd, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+        if (!da) return -1;
+        if (PyArray_SIZE(da) != (npy_intp)ndd) {
+            Py_DECREF(da);
+            PyErr_Format(PyExc_ValueError, "params: dD must have %d x %d x %d values", np, n, n);
+            return -1;
+        }
+        memcpy(dD, PyArray_DATA(da), sizeof(double) * ndd);
+        Py_DECREF(da);
+    }
     pp->active = 1;
     if (py_call_begin(A, &pp->call) < 0) return -1;
-    *P = (sym_params_run){&pp->call.sys, np, theta, tp, jp, theta + np};
+    *P = (sym_params_run){&pp->call.sys, np, theta, tp, jp, theta + np, ndd ? dD : NULL};
     return 0;
 }
 

@@ -22,8 +22,10 @@
 #include <string.h>
 
 /* The augmented evaluation at point i: rows 0..n-1, columns n..n+np-1 of
- * A~ into Ac and of H~ - K~ into Fc (n x np each); z: Qt, Gt (N each),
- * At, Ht, Kt (N x N each), then the system's scratch. */
+ * A~ into Ac and of H~ - K~ into Fc (n x np each), and with a damping
+ * derivative Fc_j -= dD_j g_i (dF_i/dtheta_j of F = -D(theta) v, which
+ * enters R and p1 as d f_i/dtheta_j does); z: Qt, Gt (N each), At, Ht, Kt
+ * (N x N each), then the system's scratch. */
 static int point_cols(sym_gwork *g, const sym_params_run *par, int i, double *z, double *Ac,
                       double *Fc)
 {
@@ -44,6 +46,8 @@ static int point_cols(sym_gwork *g, const sym_params_run *par, int i, double *z,
             const size_t e = (size_t)c * N + n + j;
             Ac[c * np + j] = At[e];
             Fc[c * np + j] = Ht[e] - Kt[e];
+            for (int d = 0; par->dD && d < n; d++)
+                Fc[c * np + j] -= par->dD[((size_t)j * n + c) * n + d] * Gt[d];
         }
     return SYM_OK;
 }

@@ -13,7 +13,10 @@
  * (sym_galerkin_param.c); the run propagates
  *   S_0 = 0,  S_{k+1} = D_k S_k + C_k,   S_k = d(q_k, p_k)/dtheta,
  * and the adjoint sweep gives dC/dtheta = sum_k C_k^T lambda_{k+1}.
- * A force (sym_work_set_force) is taken as independent of theta.
+ * A force (sym_work_set_force) is taken as independent of theta, but for a
+ * linear damping F = -D(theta) v given by its derivatives dD (the
+ * parameters of a built-in's joint damping): at a point, dF/dtheta_j =
+ * -dD_j g enters as d f/dtheta_j does (sym_galerkin_param.c).
  */
 #ifndef SYM_PARAMS_H
 #define SYM_PARAMS_H
@@ -27,6 +30,7 @@ typedef struct sym_params_run {
     double *tangent;         /* NULL, or rows x 2n x n_par: S at the rows   */
     double *jacobians;       /* NULL, or n_steps x 2n x n_par: C_k          */
     double *scratch;         /* 3 x 2n x n_par doubles (S, D_k S, C_k)      */
+    const double *dD;        /* NULL, or n_par x n x n: dD/dtheta_j         */
 } sym_params_run;
 
 /* After step k of R (run-local index, from (q, p)): C_k into

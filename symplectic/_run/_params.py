@@ -14,9 +14,12 @@ propagates S_{k+1} = D_k S_k + C_k, S_0 = 0.
 Supported: unconstrained systems made by :func:`symplectic.symbolic.system`
 (or ``System.from_sympy``) and the built-ins whose M and V are written here
 in SymPy (``pendulum``: m, omega; ``double_pendulum``: m1, m2, l1, l2, g --
-the formulas of their docstrings, which the C code evaluates), the
-variational (Galerkin) methods, with or without forces as long as no
-differentiated parameter enters the forces (a built-in's ``damping``).
+the formulas of their docstrings, which the C code evaluates; and their
+joint damping: ``damping[i]`` the coefficient c_i of joint i, ``damping``
+all joints' together when the built-in was given one value -- F = -D v,
+D = Delta^T diag(c) Delta, so dF/dc_i = -Delta_i^T Delta_i v exactly),
+the variational (Galerkin) methods, with or without forces as long as no
+differentiated parameter enters a force other than a built-in's damping.
 """
 import numpy as np
 
@@ -27,14 +30,15 @@ class ParamSpec:
     """What a run needs for params=: the augmented system, theta (values in
     the order of ``names``) and the names."""
 
-    def __init__(self, system, theta, names):
+    def __init__(self, system, theta, names, dD=None):
         self.system = system
         self.theta = theta
         self.names = names
+        self.dD = dD                # None, or (n_par, n, n): d(damping matrix)/dtheta_j
 
     def arg(self, tangent=None, jacobians=None):
         """The binding's params= tuple."""
-        return (self.system, self.theta, tangent, jacobians)
+        return (self.system, self.theta, tangent, jacobians, self.dD)
 
 
 def _names(wrt):
@@ -110,6 +114,9 @@ def prepare(system, wrt, method, what="integrate"):
     spec = check_supported(system, method, what)
     values = spec.get("values") or system.parameters
     by_name = {s.name: s for s in values}
+    damping = _damping_derivatives(system)
+    if any(w in damping for w in names):
+        return _with_damping(system, spec, values, by_name, damping, names, what)
     bad = [w for w in names if w not in by_name]
     if bad:
         raise ValueError(f"{what}: {', '.join(bad)} is not a parameter of this system "
@@ -126,6 +133,49 @@ def prepare(system, wrt, method, what="integrate"):
     if names not in cache:
         cache[names] = _augmented(system, spec, values, syms, theta)
     return ParamSpec(cache[names], theta, names)
+
+
+def _damping_derivatives(system):
+    """{name: dD/dtheta (n x n)} of a damped built-in's joint damping, D =
+    Delta^T diag(c) Delta (systems._joint_damping; Delta row i: e_i - e_{i-1},
+    row 0: e_0): ``damping[i]`` -> Delta_i^T Delta_i, and ``damping`` ->
+    Delta^T Delta when the damping was given as one value."""
+    if getattr(system, "builtin", None) not in BUILTINS or "damping" not in (system.params or {}):
+        return {}
+    n = system.n
+    delta = np.eye(n) - np.eye(n, k=-1)
+    out = {f"damping[{i}]": np.outer(delta[i], delta[i]) for i in range(n)}
+    if np.ndim(system.params["damping"]) == 0:
+        out["damping"] = delta.T @ delta
+    return out
+
+
+def _with_damping(system, spec, values, by_name, damping, names, what):
+    """prepare() for names that include a built-in's damping parameters: those
+    enter the augmented system as coordinates that M and V do not contain
+    (zero columns) and the run through their dD."""
+    import sympy as sy
+
+    bad = [w for w in names if w not in by_name and w not in damping]
+    if bad:
+        raise ValueError(f"{what}: {', '.join(bad)} is not a parameter of this system "
+                         f"(parameters: {', '.join(list(by_name) + list(damping))})")
+    c = np.broadcast_to(np.asarray(system.params["damping"], float), (system.n,))
+    syms, theta, dD = [], [], []
+    for w in names:
+        if w in damping:
+            syms.append(sy.Symbol(f"theta_{w.replace('[', '_').replace(']', '')}"))
+            theta.append(float(c[int(w[8:-1])]) if w != "damping" else float(c[0]))
+            dD.append(damping[w])
+        else:
+            syms.append(by_name[w])
+            theta.append(float(values[by_name[w]]))
+            dD.append(np.zeros((system.n, system.n)))
+    theta = np.array(theta)
+    cache = system.__dict__.setdefault("_param_aug", {})
+    if names not in cache:
+        cache[names] = _augmented(system, spec, values, syms, theta)
+    return ParamSpec(cache[names], theta, names, np.ascontiguousarray(dD))
 
 
 def _augmented(system, spec, values, syms, theta):
