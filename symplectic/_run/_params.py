@@ -13,8 +13,9 @@ propagates S_{k+1} = D_k S_k + C_k, S_0 = 0.
 
 Supported: unconstrained systems made by :func:`symplectic.symbolic.system`
 (or ``System.from_sympy``) and the built-ins whose M and V are written here
-in SymPy (``pendulum``: m, omega; ``double_pendulum``: m1, m2, l1, l2, g --
-the formulas of their docstrings, which the C code evaluates; and their
+in SymPy (``pendulum``: m, omega; ``double_pendulum``: m1, m2, l1, l2, g;
+``pendulum_chain``: m[i], l[i], g -- the formulas of their docstrings, which
+the C code evaluates; and their
 joint damping: ``damping[i]`` the coefficient c_i of joint i, ``damping``
 all joints' together when the built-in was given one value -- F = -D v,
 D = Delta^T diag(c) Delta, so dF/dc_i = -Delta_i^T Delta_i v exactly),
@@ -72,10 +73,21 @@ def _builtin_model(system):
         M = sy.Matrix([[(m1 + m2) * l1 ** 2, c], [c, m2 * l2 ** 2]])
         V = -(m1 + m2) * g * l1 * sy.cos(q[0]) - m2 * g * l2 * sy.cos(q[1])
         return M, V, q, {s: par[s.name] for s in (m1, m2, l1, l2, g)}
+    if kind == "pendulum_chain":
+        n = system.n
+        q = list(sy.symbols(f"q0:{n}"))
+        m = [sy.Symbol(f"m[{i}]", positive=True) for i in range(n)]
+        ln = [sy.Symbol(f"l[{i}]", positive=True) for i in range(n)]
+        g = sy.Symbol("g", positive=True)
+        mu = [sum(m[i:]) for i in range(n)]
+        M = sy.Matrix(n, n, lambda i, j: ln[i] * ln[j] * mu[max(i, j)] * sy.cos(q[i] - q[j]))
+        V = -g * sum(mu[i] * ln[i] * sy.cos(q[i]) for i in range(n))
+        values = {s: float(v) for s, v in zip(m + ln, list(par["m"]) + list(par["l"]))}
+        return M, V, q, {**values, g: par["g"]}
     return None
 
 
-BUILTINS = ("pendulum", "double_pendulum")
+BUILTINS = ("pendulum", "double_pendulum", "pendulum_chain")
 
 
 def check_supported(system, method, what):

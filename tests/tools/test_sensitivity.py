@@ -251,8 +251,10 @@ def test_gradient_refusals():
     dp = sp.systems.double_pendulum()
     cost = {"terminal": terminal_cost()}
     with pytest.raises(NotImplementedError, match="params"):
-        sp.sensitivity.gradient(sp.systems.pendulum_chain(2), Q_G, P_G, 0.01, 10, cost,
-                                wrt=["q0", "params"], params=["g"])
+        sp.sensitivity.gradient(sp.systems.lagrange_top(), [0.0, 1.0, 0.0], [0.0, 0.0, 1.0],
+                                0.01, 10, {"terminal": (lambda q, p: q @ q,
+                                                        lambda q, p: (2 * q, 0 * p))},
+                                wrt=["q0", "params"], params=["m"])
     with pytest.raises(ValueError, match="held force"):
         sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost)
     with pytest.raises(ValueError, match="wrt"):
