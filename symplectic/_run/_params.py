@@ -14,7 +14,8 @@ propagates S_{k+1} = D_k S_k + C_k, S_0 = 0.
 Supported: unconstrained systems made by :func:`symplectic.symbolic.system`
 (or ``System.from_sympy``) and the built-ins whose M and V are written here
 in SymPy (``pendulum``: m, omega; ``double_pendulum``: m1, m2, l1, l2, g;
-``pendulum_chain``: m[i], l[i], g -- the formulas of their docstrings, which
+``pendulum_chain``: m[i], l[i], g; ``lagrange_top``: m, I, I3, l, g -- the
+formulas of their docstrings, which
 the C code evaluates; and their
 joint damping: ``damping[i]`` the coefficient c_i of joint i, ``damping``
 all joints' together when the built-in was given one value -- F = -D v,
@@ -84,10 +85,17 @@ def _builtin_model(system):
         V = -g * sum(mu[i] * ln[i] * sy.cos(q[i]) for i in range(n))
         values = {s: float(v) for s, v in zip(m + ln, list(par["m"]) + list(par["l"]))}
         return M, V, q, {**values, g: par["g"]}
+    if kind == "lagrange_top":
+        q = list(sy.symbols("phi theta psi"))
+        m, I, I3, ln, g = sy.symbols("m I I3 l g", positive=True)
+        th = q[1]
+        M = sy.Matrix([[I * sy.sin(th) ** 2 + I3 * sy.cos(th) ** 2, 0, I3 * sy.cos(th)],
+                       [0, I, 0], [I3 * sy.cos(th), 0, I3]])
+        return M, m * g * ln * sy.cos(th), q, {s: par[s.name] for s in (m, I, I3, ln, g)}
     return None
 
 
-BUILTINS = ("pendulum", "double_pendulum", "pendulum_chain")
+BUILTINS = ("pendulum", "double_pendulum", "pendulum_chain", "lagrange_top")
 
 
 def check_supported(system, method, what):

@@ -251,10 +251,8 @@ def test_gradient_refusals():
     dp = sp.systems.double_pendulum()
     cost = {"terminal": terminal_cost()}
     with pytest.raises(NotImplementedError, match="params"):
-        sp.sensitivity.gradient(sp.systems.lagrange_top(), [0.0, 1.0, 0.0], [0.0, 0.0, 1.0],
-                                0.01, 10, {"terminal": (lambda q, p: q @ q,
-                                                        lambda q, p: (2 * q, 0 * p))},
-                                wrt=["q0", "params"], params=["m"])
+        sp.sensitivity.gradient(sp.systems.linear(np.eye(2), np.diag([1.0, 2.0])), Q_G, P_G,
+                                0.01, 10, cost, wrt=["q0", "params"], params=["K"])
     with pytest.raises(ValueError, match="held force"):
         sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost)
     with pytest.raises(ValueError, match="wrt"):
