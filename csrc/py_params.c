@@ -31,6 +31,19 @@ static int param_out(PyObject *o, npy_intp d0, npy_intp m, npy_intp np, const ch
     return 0;
 }
 
+/* The `count` values of o (array-like, float64) into out, or -1 with a
+ * ValueError naming it. */
+static int copy_values(PyObject *o, double *out, size_t count, const char *name)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!a) return -1;
+    const int ok = PyArray_SIZE(a) == (npy_intp)count;
+    if (ok) memcpy(out, PyArray_DATA(a), sizeof(double) * count);
+    Py_DECREF(a);
+    if (!ok) PyErr_Format(PyExc_ValueError, "params: %s must have %zu values", name, count);
+    return ok ? 0 : -1;
+}
+
 /* The augmented system of params= (a symplectic.System with n + n_par
  * coordinates, n_par >= 1), or NULL with an exception. */
 static SystemObject *augmented(PyObject *module, PyObject *o, int n)
@@ -56,12 +69,12 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
 {
     memset(pp, 0, sizeof(*pp));
     if (!c->params || c->params == Py_None) return 0;
-    PyObject *so, *to, *tan, *jac, *dd = Py_None;
+    PyObject *so, *to, *tan, *jac, *dd = Py_None, *s0 = Py_None;
     if (!PyTuple_Check(c->params) ||
-        !PyArg_ParseTuple(c->params, "OOOO|O", &so, &to, &tan, &jac, &dd)) {
+        !PyArg_ParseTuple(c->params, "OOOO|OO", &so, &to, &tan, &jac, &dd, &s0)) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "params must be a tuple (system, theta, tangent, "
-                            "jacobians[, dD])");
+                            "jacobians[, dD[, S0]])");
         return -1;
     }
     const int n = r->S->sys.n;
@@ -76,7 +89,9 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
     PyArrayObject *th = py_as_vector(to, np, "params theta");
     if (!th) return -1;
     const size_t ndd = dd == Py_None ? 0 : (size_t)np * (size_t)n * (size_t)n;
-    const size_t sz = sizeof(sym_params_run) + sizeof(double) * (3 * (size_t)m * np + np + ndd);
+    const size_t ns0 = s0 == Py_None ? 0 : (size_t)m * (size_t)np;
+    const size_t sz =
+        sizeof(sym_params_run) + sizeof(double) * (3 * (size_t)m * np + np + ndd + ns0);
     sym_params_run *P = pp->par = malloc(sz);
     if (!P) {
         Py_DECREF(th);
@@ -86,20 +101,13 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
     double *theta = (double *)(P + 1), *dD = theta + np + 3 * (size_t)m * np;
     memcpy(theta, PyArray_DATA(th), sizeof(double) * (size_t)np);
     Py_DECREF(th);
-    if (ndd) {
-        PyArrayObject *da = (PyArrayObject *)PyArray_FROM_OTF(dd, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
-        if (!da) return -1;
-        if (PyArray_SIZE(da) != (npy_intp)ndd) {
-            Py_DECREF(da);
-            PyErr_Format(PyExc_ValueError, "params: dD must have %d x %d x %d values", np, n, n);
-            return -1;
-        }
-        memcpy(dD, PyArray_DATA(da), sizeof(double) * ndd);
-        Py_DECREF(da);
-    }
+    double *S0 = dD + ndd;
+    if ((ndd && copy_values(dd, dD, ndd, "dD") < 0) || (ns0 && copy_values(s0, S0, ns0, "S0") < 0))
+        return -1;
     pp->active = 1;
     if (py_call_begin(A, &pp->call) < 0) return -1;
-    *P = (sym_params_run){&pp->call.sys, np, theta, tp, jp, theta + np, ndd ? dD : NULL};
+    *P = (sym_params_run){&pp->call.sys, np, theta, tp, jp, theta + np, ndd ? dD : NULL,
+                          ns0 ? S0 : NULL};
     return 0;
 }
 

@@ -19,8 +19,12 @@ int sym_params_step(sym_work *w, const sym_run *R, long k, const double *q, cons
     const size_t mk = 2 * (size_t)n * (size_t)np;
     double *S = P->scratch, *S1 = S + mk, *C = S1 + mk;
     if (k == 0) {
-        memset(S, 0, sizeof(double) * mk);     /* S_0 = 0: theta does not move (q0, p0) */
-        if (P->tangent) memset(P->tangent, 0, sizeof(double) * mk);
+        /* S_0 = 0: theta does not move (q0, p0); a continued run's from before */
+        if (P->tangent0)
+            memcpy(S, P->tangent0, sizeof(double) * mk);
+        else
+            memset(S, 0, sizeof(double) * mk);
+        if (P->tangent) memcpy(P->tangent, S, sizeof(double) * mk);
     }
     int st = w->ops->param_tangent(w, q, R->h, P, C);
     if (st) return st;

@@ -31,11 +31,13 @@ typedef struct sym_params_run {
     double *jacobians;       /* NULL, or n_steps x 2n x n_par: C_k          */
     double *scratch;         /* 3 x 2n x n_par doubles (S, D_k S, C_k)      */
     const double *dD;        /* NULL, or n_par x n x n: dD/dtheta_j         */
+    const double *tangent0;  /* NULL, or 2n x n_par: S at node 0 (a run
+                                continued from an earlier one; NULL: S_0 = 0) */
 } sym_params_run;
 
 /* After step k of R (run-local index, from (q, p)): C_k into
  * par->jacobians, S_{k+1} into par->tangent row `row` (row < 0: not kept;
- * k = 0 also writes row 0 = 0).  SYM_ENOTCONSTRAINED for a constrained
+ * k = 0 also writes row 0 = S_0, par->tangent0 or 0).  SYM_ENOTCONSTRAINED for a constrained
  * system, SYM_EMETHOD for a scheme without the operation (rk4, the closed
  * form), SYM_EINVAL for an inconsistent par. */
 int sym_params_step(sym_work *w, const sym_run *R, long k, const double *q, const double *p,

@@ -255,7 +255,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
 
 
 def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, start=(0.0, None),
-                   t_start=None, advance=None, tangent0=None, params=None):
+                   t_start=None, advance=None, tangent0=None, params=None, param0=None):
     """The Trajectory of a run by ``spec`` from validated inputs (integrate, an
     Integrator's piece): its observer (events, output times), the progress bar
     (labelled ``what``), the partial trajectory of an exception (in
@@ -263,7 +263,7 @@ def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, star
     ``start`` as for :func:`run`; ``t_start`` the time of (q0, p0) (default
     spec.t0); ``advance(r)`` (an Integrator's) is called with the Run of the
     steps done -- also before a failure or an exception propagates;
-    ``tangent0``, ``params`` as for :func:`run`."""
+    ``tangent0``, ``params``, ``param0`` as for :func:`run`."""
     m, h, every = spec.method, spec.h, spec.every
     outputs = force_outputs(force, spec.n_steps, system.n, every)
     observer = observer_of(spec, system, q0, p0, force, t_start)
@@ -272,7 +272,7 @@ def run_trajectory(system, q0, p0, spec, closed, force, what, *, kept=None, star
         r = run(system, q0, p0, spec, closed, observer=observer,
                 report=bar.report if bar else None, force=force, outputs=outputs,
                 multipliers=spec.times is None, kept=kept, start=start, tangent0=tangent0,
-                params=params)
+                params=params, param0=param0)
         if bar:
             bar.report(r.done)
     except BaseException as exc:
@@ -362,7 +362,7 @@ def observer_of(spec, system, q0, p0, force=None, t_start=None):
 
 def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
         force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None),
-        tangent0=None, jacobians=None, params=None, param_jac=None):
+        tangent0=None, jacobians=None, params=None, param_jac=None, param0=None):
     """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
     the C core's run, on the closed form's workspace when ``closed`` is the
@@ -394,7 +394,9 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     ``params``: a :class:`symplectic._run._params.ParamSpec`: with
     ``spec.tangent`` the parameter derivatives d(q_k, p_k)/dtheta at the
     stored rows in ``Run.param_tangent`` (rows, 2n, n_par), and each step's
-    parameter block into ``param_jac`` (n_steps, 2n, n_par) when given."""
+    parameter block into ``param_jac`` (n_steps, 2n, n_par) when given;
+    ``param0``: those derivatives at node 0 of a kept run's continuation
+    (2n, n_par; None: 0)."""
     h, n_steps, method, t0, store_every = spec.h, spec.n_steps, spec.method, spec.t0, spec.every
     k0 = spec.k0
     if k0 == 0:         # the built-in's pre-run check, at the run's start
@@ -427,7 +429,7 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         if spec.tangent:
             rows_all = _stored_rows(n_steps, store_every)
             ptan = np.zeros((rows_all, 2 * system.n, len(params.names)))
-        kw["params"] = params.arg(ptan, param_jac)
+        kw["params"] = params.arg(ptan, param_jac, param0)
     try:
         if kept is None:
             t, q, p, qm, iters, done, fail, extras = _engine.integrate(

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._model import _derivcheck, _validate
 from .. import _engine, forces
-from . import _integrate, _stability
+from . import _integrate, _params, _stability
 from ._trajectory import Counts
 
 __all__ = ["Integrator", "State"]
@@ -66,6 +66,11 @@ class Integrator:
         :attr:`~symplectic.Integrator.tangent` now, ``traj.tangent`` of
         each piece (from the origin, not from the piece's start); a
         :meth:`reset` starts it again at the identity.
+    wrt : sequence of str, optional
+        With ``tangent=True``: also carry d(q, p)/dtheta for these
+        parameters from the origin (as ``integrate(..., wrt=...)``):
+        :attr:`~symplectic.Integrator.param_tangent` now, ``traj.param_tangent``
+        of each piece; a :meth:`reset` starts it again at 0.
     **method_options :
         Newton's options of an implicit method (``rtol``, ``max_iter``,
         ``predictor``, ``newton``, ``branch_check``, as for
@@ -95,7 +100,7 @@ class Integrator:
 
     def __init__(self, system, h, q0=None, p0=None, *, method="simpson", t0=0.0, qdot0=None,
                  force=None, force_jac=None, check=True, closed_form=True, tangent=False,
-                 **method_options):
+                 wrt=None, **method_options):
         system = _validate.system(system)
         # the run's spec (its pieces' copies carry their own n_steps and output)
         spec = _validate.run_spec(method, h, 0, t0, options=method_options,
@@ -109,6 +114,11 @@ class Integrator:
         _stability.warn(system, q0, p0, self._h, m)
         self.system, self.method, self.force = system, m.name, f
         self._m, self._check, self._spec = m, check, spec
+        self._pspec = None
+        if wrt is not None:
+            if not spec.tangent:
+                raise ValueError("Integrator: wrt= needs tangent=True")
+            self._pspec = _params.prepare(system, wrt, m, "Integrator")
         self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
         self._closed = _integrate.linear_stepper(system, m, self._h, closed_form and f is None)
         if self._closed is not None:     # the closed form's workspace (no Newton, no force)
@@ -123,6 +133,8 @@ class Integrator:
         """A run's start: (q, p) at its origin, no step taken, no work done."""
         self._q, self._p, self._k = q, p, 0
         self._phi = np.eye(2 * self.system.n) if self._spec.tangent else None
+        self._S = (None if self._pspec is None
+                   else np.zeros((2 * self.system.n, len(self._pspec.names))))
         self._work0 = 0.0
         self._impulse0 = np.zeros(self.system.n) if self.force is not None else None
 
@@ -167,6 +179,12 @@ class Integrator:
         few directions for less work: one linear solve per column and
         step)."""
         return None if self._phi is None else self._phi.copy()
+
+    @property
+    def param_tangent(self):
+        """d(q, p)/dtheta now, from the origin, for the parameters ``wrt``
+        named ((2n, n_par), a copy); None unless made with ``wrt=``."""
+        return None if self._S is None else self._S.copy()
 
     @tangent.setter
     def tangent(self, value):
@@ -224,6 +242,8 @@ class Integrator:
         self._q, self._p = r.q[rows - 1].copy(), r.p[rows - 1].copy()
         if r.tangent is not None:
             self._phi = r.tangent[rows - 1].copy()
+        if r.param_tangent is not None:
+            self._S = r.param_tangent[rows - 1].copy()
         self._k += r.done
         self._work0, self._impulse0 = work, impulse
 
@@ -245,7 +265,7 @@ class Integrator:
         spec = dataclasses.replace(self._spec, n_steps=1, k0=self._k)
         r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=self.force,
                            kept=self._kept, start=(self._work0, self._impulse0),
-                           tangent0=self._phi)
+                           tangent0=self._phi, params=self._pspec, param0=self._S)
         if r.failure is not None:
             raise _integrate.convergence_error(self._m, self._h, r.failure, system=self.system,
                                                state=(self._q, self._p))
@@ -292,7 +312,8 @@ class Integrator:
         return _integrate.run_trajectory(system, self._q, self._p, spec, self._closed, f,
                                          f"propagate ({m.name})", kept=self._kept,
                                          start=(self._work0, self._impulse0), t_start=t_start,
-                                         advance=self._advance, tangent0=self._phi)
+                                         advance=self._advance, tangent0=self._phi,
+                                         params=self._pspec, param0=self._S)
 
     def __repr__(self):
         return (f"<symplectic.Integrator {self.method} h={self._h!r} t={self.t!r} "

@@ -38,9 +38,10 @@ class ParamSpec:
         self.names = names
         self.dD = dD                # None, or (n_par, n, n): d(damping matrix)/dtheta_j
 
-    def arg(self, tangent=None, jacobians=None):
-        """The binding's params= tuple."""
-        return (self.system, self.theta, tangent, jacobians, self.dD)
+    def arg(self, tangent=None, jacobians=None, start=None):
+        """The binding's params= tuple; ``start``: S at node 0 (2n, n_par) of
+        a run continued from an earlier one (None: 0)."""
+        return (self.system, self.theta, tangent, jacobians, self.dD, start)
 
 
 def _names(wrt):

@@ -241,3 +241,23 @@ def test_numpy_backend_and_from_sympy(dp):
               sp.System.from_sympy(L, q, u, params)):
         got = sp.integrate(s, Q0, P0, H, 100, tangent=True, wrt=wrt).param_tangent[-1]
         assert rel_err(got, ref) <= 1e-12
+
+
+def test_integrator_pieces_carry_the_parameter_tangent():
+    """Integrator(..., tangent=True, wrt=...) carries S from its origin across pieces and steps:
+    bitwise the rows of one integrate call; reset starts it again at 0."""
+    S = sp.systems.double_pendulum(damping=0.1)
+    wrt = ["m2", "damping"]
+    one = sp.integrate(S, Q0, P0, H, 400, tangent=True, wrt=wrt)
+    it = sp.Integrator(S, H, Q0, P0, tangent=True, wrt=wrt)
+    a = it.propagate(150)
+    b = it.propagate(249, store_every=7)
+    it.step()
+    assert np.array_equal(a.param_tangent, one.param_tangent[:151])
+    assert np.array_equal(b.param_tangent[-1], one.param_tangent[399])
+    assert np.array_equal(it.param_tangent, one.param_tangent[400])
+    it.reset(Q0, P0)
+    assert np.array_equal(it.param_tangent, np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="wrt= needs tangent=True"):
+        sp.Integrator(S, H, Q0, P0, wrt=wrt)
+    assert sp.Integrator(S, H, Q0, P0).param_tangent is None
