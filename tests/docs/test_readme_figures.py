@@ -2,9 +2,9 @@
 and on choosing a method, docs/theory.md) are those of the recorded benchmark runs.
 
 Every such figure stands in a block that ``benchmarks/suite/readme_figures.py`` writes from
-``benchmarks/results/*.csv``, the headers of ``benchmarks/RESULTS.md`` and
-``benchmarks/RESULTS_symbolic.md``; these tests check that each block is what it writes now, so a
-figure that disagrees with the recorded results fails here.  After a benchmark run:
+``benchmarks/results/*.csv`` and ``benchmarks/RESULTS.md`` (its headers, and section 12's SymPy
+table); these tests check that each block is what it writes now, so a figure that disagrees with
+the recorded results fails here.  After a benchmark run:
 ``python benchmarks/suite/readme_figures.py --write``.  No timing is measured here.
 """
 import difflib
@@ -57,8 +57,7 @@ def recorded_copy(tmp_path):
     """A copy of the recorded results to alter."""
     res = tmp_path / "results"
     shutil.copytree(ROOT / "benchmarks" / "results", res)
-    for name in ("RESULTS.md", "RESULTS_symbolic.md"):
-        shutil.copy(ROOT / "benchmarks" / name, tmp_path / name)
+    shutil.copy(ROOT / "benchmarks" / "RESULTS.md", tmp_path / "RESULTS.md")
     return tmp_path
 
 
@@ -82,7 +81,7 @@ def test_a_changed_result_makes_the_figures_stale(rf, recorded_copy):
     """A new per-step time changes the text of docs/performance.md."""
     d = recorded_copy
     _set(d / "results" / "per_step.csv", ("simpson", "0.01"), "us_per_step", "0.2")
-    R = rf.Recorded(d / "results", d / "RESULTS.md", d / "RESULTS_symbolic.md")
+    R = rf.Recorded(d / "results", d / "RESULTS.md")
     page = str(ROOT / "docs" / "performance.md")
     cur, new = rf.regenerate(R)[page]
     assert cur != new
@@ -96,7 +95,7 @@ def test_provenance_names_the_commits(rf, recorded_copy):
     """The text says at which commits the sections were measured; after a run of one commit it
     says so, and --one-commit passes."""
     d = recorded_copy
-    R = rf.Recorded(d / "results", d / "RESULTS.md", d / "RESULTS_symbolic.md")
+    R = rf.Recorded(d / "results", d / "RESULTS.md")
     commits = {v["commit"] for v in R.sections.values()}
     _, when = rf.provenance(R)
     if len(commits) > 1:
@@ -107,7 +106,7 @@ def test_provenance_names_the_commits(rf, recorded_copy):
     for c in commits:
         text = text.replace(c, "abc1234")
     md.write_text(text, encoding="utf-8")
-    R = rf.Recorded(d / "results", md, d / "RESULTS_symbolic.md")
+    R = rf.Recorded(d / "results", md)
     _, when = rf.provenance(R)
     assert when.startswith("Every section quoted was measured at commit abc1234 (")
 
