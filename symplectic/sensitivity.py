@@ -66,12 +66,15 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         What to differentiate with respect to: ``"q0"``, ``"p0"``,
         ``"force"``, ``"params"``.
     params : sequence of str
-        With ``"params"`` in ``wrt``: the parameters of the system's M and V
-        to differentiate with respect to, by name (symbol names, as
-        ``system.parameters`` knows them).  The system must be an
-        unconstrained SymPy system (:func:`symplectic.symbolic.system`), the
-        method variational, and no named parameter may enter the system's
-        forces (NotImplementedError otherwise).  The derivative is at fixed
+        With ``"params"`` in ``wrt``: the parameters to differentiate with
+        respect to, by name -- of an unconstrained SymPy system's M and V
+        (symbol names, as ``system.parameters`` knows them), or of the
+        built-ins ``pendulum``, ``double_pendulum``, ``pendulum_chain`` and
+        ``lagrange_top`` (their ``params`` names; ``"damping"``,
+        ``"damping[i]"`` for the joint damping of the first three), as for
+        ``integrate(..., wrt=...)``.  The method must be variational, and no
+        named parameter may enter a SymPy system's forces
+        (NotImplementedError otherwise).  The derivative is at fixed
         (q0, p0): dC/dtheta = sum_k C_k^T lambda_{k+1}, C_k = d y_{k+1}/dtheta
         each step's exact parameter block (csrc/sym_galerkin_param.c).
     **method_options :

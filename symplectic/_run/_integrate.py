@@ -194,13 +194,17 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         the manifold is carried onto it by the first step.
     wrt : sequence of str, optional
         With ``tangent=True``: also the derivatives of the run with respect
-        to parameters of a SymPy system's M and V, named as in
-        ``system.parameters`` (symbol names, e.g. ``["m2", "l1"]``), in
-        ``traj.param_tangent`` ((rows, 2n, n_par): d(q_k, p_k)/dtheta at
-        fixed (q0, p0) -- not at fixed qdot0 --, exact for the discrete run)
-        and ``traj.param_names``.  Unconstrained systems from
-        :func:`symplectic.symbolic.system`, variational methods only, and no
-        parameter of the system's forces (NotImplementedError otherwise).
+        to parameters, in ``traj.param_tangent`` ((rows, 2n, n_par):
+        d(q_k, p_k)/dtheta at fixed (q0, p0) -- not at fixed qdot0 --, exact
+        for the discrete run) and ``traj.param_names``: of an unconstrained
+        SymPy system's M and V, named as in ``system.parameters`` (symbol
+        names, e.g. ``["m2", "l1"]``), or of the built-ins ``pendulum``,
+        ``double_pendulum``, ``pendulum_chain`` and ``lagrange_top`` (their
+        ``params`` names, ``"m[i]"`` for a chain's lists; ``"damping"``,
+        ``"damping[i]"`` for the joint damping).  Variational methods only,
+        and no parameter of a SymPy system's forces (NotImplementedError
+        otherwise; ``sensitivity.param_tangent_fd`` differentiates whole
+        runs instead).
 
     Returns
     -------
