@@ -132,6 +132,12 @@ def prepare(system, wrt, method, what="integrate"):
     SymPy system, a method that is not variational, or a parameter of the
     system's forces; ValueError for a name that is not a parameter."""
     names = _names(wrt)
+    try:
+        import sympy  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"{what}: parameter sensitivities (wrt=...) compile an augmented "
+                          "system with SymPy, which is not installed (pip install sympy, or "
+                          "the extra symplectic-vi[sympy])") from exc
     spec = check_supported(system, method, what)
     values = spec.get("values") or system.parameters
     by_name = {s.name: s for s in values}
