@@ -88,7 +88,7 @@ CHECKS = {
     ],
     "docs/performance.md": [],
 }
-NEEDS = {"import sympy": "sympy", "dask": "distributed"}
+NEEDS = {"import sympy": "sympy", "dask": "distributed", "wrt=wrt": "sympy"}
 
 
 def python_blocks(page):
