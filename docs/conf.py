@@ -6,7 +6,7 @@ Build (from the repository root; warnings are errors):
 
 The source directory is the *repository root*, not docs/: the site is made of
 files that live where they belong -- docs/*.md, the notebooks in notebooks/
-(executed at build time by myst-nb), benchmarks/RESULTS*.md, and README.md (the front
+(executed at build time by myst-nb), benchmarks/RESULTS.md, and README.md (the front
 page, docs/index.md, pulls it in by ``{include}``: it is not a page of its own) --
 so that nothing is copied and nothing can drift, and the relative links those files already carry (``../docs/errata.md``
 in the notebooks, ``results/*.png`` in the benchmark reports) resolve as they do
@@ -46,7 +46,7 @@ root_doc = "docs/index"
 include_patterns = [
     "docs/**.md",
     "notebooks/*.ipynb",
-    "benchmarks/RESULTS*.md",
+    "benchmarks/RESULTS.md",
 ]
 exclude_patterns = [
     "build", "dist", ".git", "**/.ipynb_checkpoints", "**/_build", "**/*-venv", "venv", ".venv",
