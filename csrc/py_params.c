@@ -46,7 +46,7 @@ static int copy_values(PyObject *o, double *out, size_t count, const char *name)
 
 /* The augmented system of params= (a symplectic.System with n + n_par
  * coordinates, n_par >= 1), or NULL with an exception. */
-static SystemObject *augmented(PyObject *module, PyObject *o, int n)
+static SystemObject *augmented(PyObject *module, PyObject *o, int n, int m)
 {
     module_state *ms = PyModule_GetState(module);
     if (!PyObject_TypeCheck(o, ms->System_type)) {
@@ -56,9 +56,9 @@ static SystemObject *augmented(PyObject *module, PyObject *o, int n)
     }
     SystemObject *A = (SystemObject *)o;
     if (py_system_ready(A) < 0) return NULL;
-    if (A->sys.n <= n || A->sys.m > 0) {
+    if (A->sys.n <= n || A->sys.m != m) {
         PyErr_Format(PyExc_ValueError, "params: the augmented system must have more than "
-                     "n = %d coordinates and no constraints", n);
+                     "n = %d coordinates and the system's %d constraints", n, m);
         return NULL;
     }
     return A;
@@ -78,7 +78,7 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
         return -1;
     }
     const int n = r->S->sys.n;
-    SystemObject *A = augmented(module, so, n);
+    SystemObject *A = augmented(module, so, n, r->S->sys.m);
     if (!A) return -1;
     const int np = A->sys.n - n;
     const npy_intp m = 2 * (npy_intp)n, N = c->n_steps < 0 ? 0 : c->n_steps;

@@ -86,6 +86,7 @@
  * them.
  */
 #include "sym_gwork.h"
+#include "sym_params.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,7 @@ typedef struct ctan {
                                    (n x n, n x n, m x n, m x n)             */
     double *W, *u, *e;          /* chol(W) (m x m), u (n), e (m)            */
     double *dZ, *dq, *dp, *dpt, *b, *mu;   /* N, n, n, n, n, m              */
+    double *du;                 /* n: a held force's variation (with_u)     */
     int *piv;                   /* N                                        */
     void *block;
 } ctan;
@@ -118,10 +120,10 @@ static int ctan_new(const sym_gwork *g, ctan *c)
     const size_t sizes[] = {N * N, sym_lu_work_size((int)N), nu * nu, nu * n, n * (n + nu),
                             s * m * n,
                             s * nn, nn, nn, m * n, m * n, m * m, n, m,
-                            N, n, n, n, n, m};
+                            N, n, n, n, n, m, n};
     double **const parts[] = {&c->Jc, &c->luw, &c->Jsave, &c->Rq, &c->P, &c->GQ, &c->SQ, &c->L1,
                               &c->A1, &c->T, &c->Z1, &c->W, &c->u, &c->e,
-                              &c->dZ, &c->dq, &c->dp, &c->dpt, &c->b, &c->mu};
+                              &c->dZ, &c->dq, &c->dp, &c->dpt, &c->b, &c->mu, &c->du};
     const size_t nparts = sizeof(sizes) / sizeof(sizes[0]);
     SYM_STATIC_CHECK(sizeof(sizes) / sizeof(sizes[0]) == sizeof(parts) / sizeof(parts[0]));
     size_t total = 0;
@@ -230,15 +232,18 @@ static void sub_matvec(int n, const double *S, const double *x, double *y)
     }
 }
 
-/* The right-hand side -(F_q dq + F_p dp) of step 1 into c->dZ. */
-static void leading_rhs(double h, ctan *c)
+/* The right-hand side -(F_q dq + F_p dp + F_u du) of step 1 into c->dZ;
+ * a force u held over the step enters R_a as h beta_a u, beta_a = sum_i
+ * b_i B_ia (as in sym_galerkin_diag.c), du NULL: none. */
+static void leading_rhs(const sym_gwork *g, double h, ctan *c, const double *du)
 {
     const int n = c->n, m = c->m, s = c->s, nu = c->nu;
     const size_t mn = (size_t)m * n, nn = (size_t)n * n;
     for (int a = 0; a <= s - 2; a++) {
-        double *va = c->dZ + (size_t)a * n;
+        double *va = c->dZ + (size_t)a * n, beta = 0.0;
+        for (int i = 0; du && i < g->tab->r; i++) beta += g->tab->b[i] * g->tab->B[i][a];
         for (int i = 0; i < n; i++) {
-            double v = a == 0 ? c->dp[i] : 0.0;
+            double v = (a == 0 ? c->dp[i] : 0.0) + (du ? h * beta * du[i] : 0.0);
             for (int d = 0; d < n; d++) v += c->Rq[((size_t)a * n + i) * n + d] * c->dq[d];
             va[i] = -v;
         }
@@ -279,19 +284,24 @@ static void tilde_dp(const sym_gwork *g, ctan *c)
     }
 }
 
-/* dp1 of step 3 into out (dq1 given; c->b, c->mu scratch). */
-static void projected_dp(ctan *c, const double *dq1, double *dp1)
+/* dp1 of step 3 into out (dq1 given; c->b, c->mu scratch); xdp, xb, xmu
+ * (NULL: none) are a parameter column's further terms of dp1, of b and of
+ * the right-hand side of W mu (sym_gcon_param_tangent). */
+static void projected_dp(ctan *c, const double *dq1, double *dp1, const double *xdp,
+                         const double *xb, const double *xmu)
 {
     const int n = c->n, m = c->m, s = c->s;
     const double *S1 = c->SQ + (size_t)(s - 1) * n * n, *G1 = c->GQ + (size_t)(s - 1) * m * n;
     /* dp1 <- dp~ - S(q1, Lambda_{s-1}) dq1;  b <- dp1 - A(q1, u) dq1 */
     memcpy(dp1, c->dpt, sizeof(double) * (size_t)n);
     sub_matvec(n, S1, dq1, dp1);
+    for (int j = 0; xdp && j < n; j++) dp1[j] += xdp[j];
     memcpy(c->b, dp1, sizeof(double) * (size_t)n);
     sub_matvec(n, c->A1, dq1, c->b);
+    for (int j = 0; xb && j < n; j++) c->b[j] += xb[j];
     /* W mu = G1 M1^{-1} b + T dq1 */
     for (int k = 0; k < m; k++) {
-        double v = 0.0;
+        double v = xmu ? xmu[k] : 0.0;
         for (int j = 0; j < n; j++)
             v += c->Z1[(size_t)k * n + j] * c->b[j] + c->T[(size_t)k * n + j] * dq1[j];
         c->mu[k] = v;
@@ -304,8 +314,11 @@ static void projected_dp(ctan *c, const double *dq1, double *dp1)
     }
 }
 
-/* The k columns (dq, dp) of V through steps 1-3 (Jc factorised). */
-static void columns(const sym_gwork *g, double h, ctan *c, int k, const double *V, double *out)
+/* The k columns (dq, dp), or (dq, dp, du) with with_u, of V through steps
+ * 1-3 (Jc factorised); p~ gains the held force's impulse h u, so dp~ gains
+ * h du (sum_i b_i = 1). */
+static void columns(const sym_gwork *g, double h, ctan *c, int k, int with_u, const double *V,
+                    double *out)
 {
     const int n = c->n, s = c->s;
     const sym_gcon *con = g->con;
@@ -313,21 +326,23 @@ static void columns(const sym_gwork *g, double h, ctan *c, int k, const double *
         for (int d = 0; d < n; d++) {
             c->dq[d] = V[(size_t)d * k + col];
             c->dp[d] = V[(size_t)(n + d) * k + col];
+            c->du[d] = with_u ? V[(size_t)(2 * n + d) * k + col] : 0.0;
         }
-        leading_rhs(h, c);
+        leading_rhs(g, h, c, with_u ? c->du : NULL);
         con->lu_solve(c->N, c->Jc, c->piv, c->dZ);
+        for (int d = 0; d < n; d++) c->dp[d] += h * c->du[d];
         tilde_dp(g, c);
         double *dq1 = c->dq;   /* dq1 = dq + dX_{s-1}, in place (dq is spent) */
         for (int d = 0; d < n; d++) dq1[d] += c->dZ[(size_t)(s - 2) * n + d];
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq1[d];
         double *dp1 = c->dp;   /* dp is spent (in dp~) */
-        projected_dp(c, dq1, dp1);
+        projected_dp(c, dq1, dp1, NULL, NULL, NULL);
         for (int d = 0; d < n; d++) out[(size_t)(n + d) * k + col] = dp1[d];
     }
 }
 
 int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h, int k,
-                     const double *V, double *out)
+                     int with_u, const double *V, double *out)
 {
     ctan c;
     (void)p;   /* p enters through R_0 alone, linearly */
@@ -339,8 +354,173 @@ int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h, i
     st = node_terms(g, q, &c);
     if (!st) st = end_terms(g, &c);
     if (!st) st = saddle_matrix(g, q, h, &c);
-    if (!st) columns(g, h, &c, k, V, out);
+    if (!st) columns(g, h, &c, k, with_u, V, out);
     memcpy(g->J, c.Jsave, sizeof(double) * nnu);
+    ctan_free(&c);
+    return st;
+}
+
+/*
+ * The parameter block C = d(q1, p1)/dtheta at fixed (q, p) of the step just
+ * taken (sym_params.h), for M, V and the constraints g depending on theta:
+ * the augmented system psys = (q, theta) carries g(q, theta), so that its
+ * G holds G_theta = dg/dtheta and its S(x, mu) holds, in the rows q and
+ * columns theta, S_theta(x, mu) = d(G(x)^T mu)/dtheta.  Steps 1-3 above,
+ * differentiated in theta_j at fixed (q, p), with dQ_0 = 0:
+ *
+ *   1. Jc dZ = -(dR/dtheta_j - S_theta(Q_a, Lambda_a) e_j  (a = 0..s-2),
+ *                G_theta(Q_a) e_j / h                       (a = 1..s-1)),
+ *      dR/dtheta_j the unconstrained rows (sym_galerkin_theta_rhs); dq1 = dX_{s-1};
+ *   2. dp~ = P_X dX + h sum_i b_i (H~_i - K~_i) e_j
+ *            - sum_{a=0}^{s-2} [ S(Q_a, Lambda_a) dQ_a + G(Q_a)^T dLambda_a
+ *                                + S_theta(Q_a, Lambda_a) e_j ];
+ *   3. dp1 = dp~ - S(q1, Lambda_{s-1}) dq1 - S_theta(q1, Lambda_{s-1}) e_j
+ *            - G1^T dLambda_{s-1}, and the hidden constraint G1 M1^{-1} p1
+ *      = 0 gains (dG1/dtheta_j) u and -G1 M1^{-1} (dM1/dtheta_j) u:
+ *      W dLambda_{s-1} = G1 M1^{-1} [ dp1' - A(q1, u) dq1 - (dM1/dtheta_j) u ]
+ *                        + T(u) dq1 + (dG1/dtheta_j) u,
+ *      dp1' the first line before its last term; (dM1/dtheta_j) u is row
+ *      block q, column theta_j of psys's A at ((q1, theta), (u, 0)), and
+ *      ((dG1/dtheta_j) u)_k = sum_c u_c d^2 g_k/dq_c dtheta_j, from psys's
+ *      S(q1, e_k).
+ */
+typedef struct cpar {
+    int np, Na;                    /* parameters, n + np                     */
+    double *Rt, *F, *z;            /* nu x np, n x np, theta_rhs's scratch    */
+    double *GT, *ST;               /* per node: G_theta (m x np), S_theta
+                                      (n x np; slot s-1 at q1, Lambda_{s-1})  */
+    double *AT, *UT;               /* (dM1/dtheta) u (n x np), (dG1/dtheta) u
+                                      (m x np)                                */
+    double *Ga, *Sa, *Qt, *Ut, *es;  /* psys's G (m x Na), S or A (Na x Na),
+                                        a point, a velocity (Na), its scratch */
+    double *xdp, *xb, *xmu;        /* a column's further terms (n, n, m)      */
+    void *block;
+} cpar;
+
+static int cpar_new(const sym_gwork *g, const sym_params_run *par, cpar *P)
+{
+    const size_t n = (size_t)g->n, m = (size_t)g->con->m, s = (size_t)g->con->s,
+                 np = (size_t)par->n_par, Na = n + np, nu = (size_t)g->nu;
+    size_t es = sym_eval_scratch_size(par->psys);
+    if (sym_constraint_scratch_size(par->psys) > es) es = sym_constraint_scratch_size(par->psys);
+    const size_t sizes[] = {nu * np, n * np, sym_galerkin_theta_scratch(g, par), s * m * np,
+                            s * n * np, n * np, m * np, m * Na, Na * Na, Na, Na, es, n, n, m};
+    double **const parts[] = {&P->Rt, &P->F, &P->z, &P->GT, &P->ST, &P->AT, &P->UT, &P->Ga,
+                              &P->Sa, &P->Qt, &P->Ut, &P->es, &P->xdp, &P->xb, &P->xmu};
+    const size_t nparts = sizeof(sizes) / sizeof(sizes[0]);
+    SYM_STATIC_CHECK(sizeof(sizes) / sizeof(sizes[0]) == sizeof(parts) / sizeof(parts[0]));
+    size_t total = 0;
+    for (size_t i = 0; i < nparts; i++) total += sizes[i];
+    P->np = (int)np;
+    P->Na = (int)Na;
+    P->block = malloc(sizeof(double) * total);
+    if (!P->block) return SYM_ENOMEM;
+    double *at = P->block;
+    for (size_t i = 0; i < nparts; i++) {
+        *parts[i] = at;
+        at += sizes[i];
+    }
+    return SYM_OK;
+}
+
+/* psys's G_theta and S_theta at every node (Lambda_{s-1} at q1), then at q1
+ * (dM1/dtheta) u and (dG1/dtheta) u; c->u from end_terms. */
+static int theta_terms(sym_gwork *g, const sym_params_run *par, const double *q, ctan *c,
+                       cpar *P)
+{
+    const sym_gcon *con = g->con;
+    const int n = c->n, m = c->m, s = c->s, np = P->np, Na = P->Na;
+    int st = SYM_OK;
+    memcpy(P->Qt + n, par->theta, sizeof(double) * (size_t)np);
+    for (int a = 0; a < s && !st; a++) {
+        for (int j = 0; j < n; j++) P->Qt[j] = q[j] + (a ? con->X[(size_t)(a - 1) * n + j] : 0.0);
+        const double *Lam = a < s - 1 ? con->X + c->nu + (size_t)a * m : con->rhs;
+        sym_constraint_out out = {NULL, P->Ga, P->Sa};
+        st = sym_constraint_eval(par->psys, P->Qt, Lam, SYM_CNEED_JAC | SYM_CNEED_HESS, &out,
+                                 P->es);
+        for (int j = 0; j < np; j++) {
+            for (int k = 0; k < m; k++)
+                P->GT[((size_t)a * m + k) * np + j] = P->Ga[(size_t)k * Na + n + j];
+            for (int i = 0; i < n; i++)
+                P->ST[((size_t)a * n + i) * np + j] = P->Sa[(size_t)i * Na + n + j];
+        }
+    }
+    /* Qt is (q1, theta) now: (dG1/dtheta_j) u from S(q1, e_k), row theta_j */
+    for (int k = 0; k < m && !st; k++) {
+        memset(c->e, 0, sizeof(double) * (size_t)m);
+        c->e[k] = 1.0;
+        sym_constraint_out out = {NULL, NULL, P->Sa};
+        st = sym_constraint_eval(par->psys, P->Qt, c->e, SYM_CNEED_HESS, &out, P->es);
+        for (int j = 0; j < np; j++) {
+            double v = 0.0;
+            for (int i = 0; i < n; i++) v += P->Sa[(size_t)(n + j) * Na + i] * c->u[i];
+            P->UT[(size_t)k * np + j] = v;
+        }
+    }
+    if (st) return st;
+    memcpy(P->Ut, c->u, sizeof(double) * (size_t)n);
+    memset(P->Ut + n, 0, sizeof(double) * (size_t)np);
+    sym_eval_out eo = {0};
+    eo.A = P->Sa;
+    g->base.counts.evaluations++;
+    if ((st = sym_eval(par->psys, P->Qt, P->Ut, SYM_NEED_A, &eo, P->es))) return st;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < np; j++) P->AT[(size_t)i * np + j] = P->Sa[(size_t)i * Na + n + j];
+    return SYM_OK;
+}
+
+/* C's column j through steps 1-3 of the parameter block (Jc factorised). */
+static void param_column(const sym_gwork *g, double h, ctan *c, const cpar *P, int j, double *C)
+{
+    const int n = c->n, m = c->m, s = c->s, nu = c->nu, np = P->np;
+    for (int a = 0; a <= s - 2; a++)
+        for (int i = 0; i < n; i++) {
+            const size_t e = ((size_t)a * n + i) * np + j;
+            c->dZ[(size_t)a * n + i] = -P->Rt[e] + P->ST[e];
+        }
+    for (int a = 1; a < s; a++)
+        for (int k = 0; k < m; k++)
+            c->dZ[nu + (size_t)(a - 1) * m + k] = -P->GT[((size_t)a * m + k) * np + j] / h;
+    g->con->lu_solve(c->N, c->Jc, c->piv, c->dZ);
+    memset(c->dq, 0, sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++) c->dp[i] = h * P->F[(size_t)i * np + j];
+    tilde_dp(g, c);
+    for (int a = 0; a <= s - 2; a++)
+        for (int i = 0; i < n; i++) c->dpt[i] -= P->ST[((size_t)a * n + i) * np + j];
+    for (int d = 0; d < n; d++) {
+        c->dq[d] = c->dZ[(size_t)(s - 2) * n + d];
+        C[(size_t)d * np + j] = c->dq[d];
+        P->xdp[d] = -P->ST[((size_t)(s - 1) * n + d) * np + j];
+        P->xb[d] = -P->AT[(size_t)d * np + j];
+    }
+    for (int k = 0; k < m; k++) P->xmu[k] = P->UT[(size_t)k * np + j];
+    projected_dp(c, c->dq, c->dp, P->xdp, P->xb, P->xmu);
+    for (int d = 0; d < n; d++) C[(size_t)(n + d) * np + j] = c->dp[d];
+}
+
+int sym_gcon_param_tangent(sym_gwork *g, const double *q, double h,
+                           const sym_params_run *par, double *C)
+{
+    ctan c;
+    cpar P;
+    if (!g->prev_valid) return SYM_EINVAL;   /* no step just taken */
+    if (par->psys->m != g->con->m) return SYM_EINVAL;
+    int st = ctan_new(g, &c);
+    if (st) return st;
+    if ((st = cpar_new(g, par, &P))) {
+        ctan_free(&c);
+        return st;
+    }
+    const size_t nnu = (size_t)c.nu * (size_t)c.nu;
+    memcpy(c.Jsave, g->J, sizeof(double) * nnu);
+    st = node_terms(g, q, &c);
+    if (!st) st = end_terms(g, &c);
+    if (!st) st = saddle_matrix(g, q, h, &c);
+    if (!st) st = sym_galerkin_theta_rhs(g, par, h, P.z, P.Rt, P.F);
+    if (!st) st = theta_terms(g, par, q, &c, &P);
+    for (int j = 0; !st && j < P.np; j++) param_column(g, h, &c, &P, j, C);
+    memcpy(g->J, c.Jsave, sizeof(double) * nnu);
+    free(P.block);
     ctan_free(&c);
     return st;
 }

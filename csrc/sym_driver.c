@@ -526,7 +526,6 @@ static int run_check(const sym_work *w, sym_run *R)
     if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
     if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
         return run_invalid(R, "tangent_cols");
-    if (R->jacobians && w->sys->m > 0) return SYM_ENOTCONSTRAINED;
     if (R->jacobians && R->jac_u && !w->force) return run_invalid(R, "jac_u");
     for (int k = 0; k < w->n; k++)
         if (!isfinite(R->q0[k]) || !isfinite(R->p0[k])) return SYM_ENONFINITE;

@@ -62,7 +62,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
     const int n = g->n, s = g->tab->s, nu = g->nu;
     const size_t nnu = (size_t)nu * (size_t)nu;
     (void)p;
-    if (g->con) return with_u ? SYM_EINVAL : sym_gcon_tangent(g, q, p, h, k, V, out);
+    if (g->con) return sym_gcon_tangent(g, q, p, h, k, with_u, V, out);
     const size_t np = (size_t)n * (size_t)(n + nu);
     double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + (size_t)nu +
                                            3 * (size_t)n) + sizeof(int) * (size_t)nu);

@@ -52,9 +52,17 @@ static int point_cols(sym_gwork *g, const sym_params_run *par, int i, double *z,
     return SYM_OK;
 }
 
-/* dR/dtheta (nu x np) into Rt and F = sum_i b_i (H~_i - K~_i) e_j (n x np). */
-static int theta_rhs(sym_gwork *g, const sym_params_run *par, double h, double *z, double *Rt,
-                     double *F)
+size_t sym_galerkin_theta_scratch(const sym_gwork *g, const sym_params_run *par)
+{
+    const size_t N = (size_t)g->n + (size_t)par->n_par;
+    return 2 * (size_t)g->n * (size_t)par->n_par + 2 * N + 3 * N * N +
+           sym_eval_scratch_size(par->psys);
+}
+
+/* dR/dtheta (nu x np) into Rt and F = sum_i b_i (H~_i - K~_i) e_j (n x np),
+ * at the points g->Qp, g->Gp (the root's, sym_galerkin_tangent_root). */
+int sym_galerkin_theta_rhs(sym_gwork *g, const sym_params_run *par, double h, double *z,
+                           double *Rt, double *F)
 {
     const int n = g->n, np = par->n_par, s = g->tab->s;
     const size_t cn = (size_t)n * (size_t)np;
@@ -95,11 +103,10 @@ int sym_galerkin_param_tangent(sym_work *w, const double *q, double h,
                                const sym_params_run *par, double *C)
 {
     sym_gwork *g = (sym_gwork *)w;
-    const int n = g->n, nu = g->nu, np = par->n_par, N = n + np;
-    if (g->con) return SYM_ENOTCONSTRAINED;
+    const int n = g->n, nu = g->nu, np = par->n_par;
+    if (g->con) return sym_gcon_param_tangent(g, q, h, par, C);
     const size_t nnu = (size_t)nu * nu, nP = (size_t)n * (size_t)(n + nu),
-                 cn = (size_t)n * np, zsz = 2 * cn + 2 * (size_t)N + 3 * (size_t)N * N +
-                                            sym_eval_scratch_size(par->psys);
+                 cn = (size_t)n * np, zsz = sym_galerkin_theta_scratch(g, par);
     const size_t nd = nnu + (size_t)nu * n + nP + (size_t)nu * np + cn + (size_t)nu + n + zsz;
     double *buf = malloc(sizeof(double) * nd + sizeof(int) * (size_t)nu);
     if (!buf) return SYM_ENOMEM;
@@ -113,7 +120,7 @@ int sym_galerkin_param_tangent(sym_work *w, const double *q, double h,
         g->base.counts.factorizations++;
         st = g->lu_factor(nu, g->J, g->piv, g->lu_work);
     }
-    if (!st) st = theta_rhs(g, par, h, z, Rt, F);
+    if (!st) st = sym_galerkin_theta_rhs(g, par, h, z, Rt, F);
     if (!st) theta_solve(g, P, Rt, F, np, h, v, zero, C);
     memcpy(g->J, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);

@@ -184,7 +184,7 @@ SYM_PRIVATE int sym_gcon_multipliers(const sym_work *w, double *lambda);
 /* sym_constraints_tangent.c: the tangent map of the constrained step just
  * taken (the contract of sym_scheme_ops.tangent) */
 SYM_PRIVATE int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h,
-                                 int k, const double *V, double *out);
+                                 int k, int with_u, const double *V, double *out);
 /* sym_galerkin_diag.c */
 SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
                                      int k, int with_u, const double *V, double *out);
@@ -204,6 +204,16 @@ SYM_PRIVATE double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, 
  * contract of sym_scheme_ops.param_tangent, sym_params.h) */
 SYM_PRIVATE int sym_galerkin_param_tangent(sym_work *w, const double *q, double h,
                                            const struct sym_params_run *par, double *C);
+/* its pieces shared with the constrained block: dR/dtheta and
+ * sum_i b_i (H~_i - K~_i) at the root's points, and their scratch size */
+SYM_PRIVATE size_t sym_galerkin_theta_scratch(const sym_gwork *g,
+                                              const struct sym_params_run *par);
+SYM_PRIVATE int sym_galerkin_theta_rhs(sym_gwork *g, const struct sym_params_run *par, double h,
+                                       double *z, double *Rt, double *F);
+/* sym_constraints_tangent.c: the parameter block of the constrained step
+ * just taken (for sym_galerkin_param_tangent) */
+SYM_PRIVATE int sym_gcon_param_tangent(sym_gwork *g, const double *q, double h,
+                                       const struct sym_params_run *par, double *C);
 
 /* sym_galerkin_forces.c: the terms of a force (sym_forces.h), used only when
  * the workspace has one (base.force != NULL) */

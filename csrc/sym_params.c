@@ -12,9 +12,9 @@ int sym_params_step(sym_work *w, const sym_run *R, long k, const double *q, cons
 {
     sym_params_run *P = R->par;
     const int n = w->n, np = P->n_par;
-    if (w->sys->m > 0) return SYM_ENOTCONSTRAINED;
     if (!w->ops->param_tangent) return SYM_EMETHOD;
-    if (np < 1 || !P->psys || P->psys->n != n + np || !P->theta || !P->scratch)
+    if (np < 1 || !P->psys || P->psys->n != n + np || P->psys->m != w->sys->m || !P->theta ||
+        !P->scratch)
         return SYM_EINVAL;
     const size_t mk = 2 * (size_t)n * (size_t)np;
     double *S = P->scratch, *S1 = S + mk, *C = S1 + mk;

@@ -17,6 +17,10 @@
  * linear damping F = -D(theta) v given by its derivatives dD (the
  * parameters of a built-in's joint damping): at a point, dF/dtheta_j =
  * -dD_j g enters as d f/dtheta_j does (sym_galerkin_param.c).
+ * A constrained system's psys carries the constraints g(q, theta) in the
+ * augmented coordinates (m of them, as the system's): its G and S hold, in
+ * the columns of theta, dg/dtheta and d(G^T mu)/dtheta
+ * (sym_constraints_tangent.c).
  */
 #ifndef SYM_PARAMS_H
 #define SYM_PARAMS_H
@@ -37,9 +41,9 @@ typedef struct sym_params_run {
 
 /* After step k of R (run-local index, from (q, p)): C_k into
  * par->jacobians, S_{k+1} into par->tangent row `row` (row < 0: not kept;
- * k = 0 also writes row 0 = S_0, par->tangent0 or 0).  SYM_ENOTCONSTRAINED for a constrained
- * system, SYM_EMETHOD for a scheme without the operation (rk4, the closed
- * form), SYM_EINVAL for an inconsistent par. */
+ * k = 0 also writes row 0 = S_0, par->tangent0 or 0).  SYM_EMETHOD for a
+ * scheme without the operation (rk4, the closed form), SYM_EINVAL for an
+ * inconsistent par (psys of another size or number of constraints). */
 int sym_params_step(sym_work *w, const sym_run *R, long k, const double *q, const double *p,
                     long row);
 

@@ -554,7 +554,7 @@ typedef struct sym_run {
     const double *tangent0;
     int tangent_cols;        /* k >= 1                                       */
     /* each step's own derivative for sym_adjoint_sweep (NULL: not wanted;
-     * unconstrained): n_steps x 2n x c, d(q_{j+1}, p_{j+1})/d(q_j, p_j)
+     * constrained too): n_steps x 2n x c, d(q_{j+1}, p_{j+1})/d(q_j, p_j)
      * (c = 2n), with jac_u [that | d(q_{j+1}, p_{j+1})/du_j] (c = 3n), u_j
      * the force held over step j */
     double *jacobians;

@@ -12,8 +12,9 @@ Phi^T J Phi = J (J = [[0, I], [-I, 0]]), to rounding.
 This module builds on it:
 
 - :func:`gradient`: the gradient of a cost of the run with respect to its
-  start, to the forces held over its steps and to parameters of a SymPy
-  system's M and V, by one backward (discrete adjoint) sweep;
+  start, to the forces held over its steps and to parameters of the system
+  (a SymPy system's M, V and constraints, a built-in's), by one backward
+  (discrete adjoint) sweep, constrained systems included;
 - :func:`lyapunov`: the Lyapunov spectrum by QR re-orthonormalisation of the
   tangent flow.
 """
@@ -51,7 +52,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     Parameters
     ----------
     system, q0, p0, h, n_steps, method, force, force_jac, t0, check :
-        As for :func:`symplectic.integrate` (an unconstrained system).  For
+        As for :func:`symplectic.integrate`.  For
         ``"force"`` in ``wrt``, ``force`` is an array (n_steps, n) (or a
         :class:`symplectic.forces.Force` with such a held part): row k is
         held over step k (the controls), and the system may carry its own
@@ -67,12 +68,12 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         ``"force"``, ``"params"``.
     params : sequence of str
         With ``"params"`` in ``wrt``: the parameters to differentiate with
-        respect to, by name -- of an unconstrained SymPy system's M and V
-        (symbol names, as ``system.parameters`` knows them), or of the
-        built-ins ``pendulum``, ``double_pendulum``, ``pendulum_chain`` and
-        ``lagrange_top`` (their ``params`` names; ``"damping"``,
-        ``"damping[i]"`` for the joint damping of the first three), as for
-        ``integrate(..., wrt=...)``.  The method must be variational, and no
+        respect to, by name -- of a SymPy system's M, V and constraints
+        (symbol names, as ``system.parameters`` knows them), or of a
+        built-in (its ``params`` names; ``"damping"``, ``"damping[i]"`` for
+        the joint damping of the pendulums; ``"M[i,j]"``, ``"K[i,j]"``,
+        i <= j, for ``linear``), as for ``integrate(..., wrt=...)``.  The
+        method must be variational, and no
         named parameter may enter a SymPy system's forces
         (NotImplementedError otherwise).  The derivative is at fixed
         (q0, p0): dC/dtheta = sum_k C_k^T lambda_{k+1}, C_k = d y_{k+1}/dtheta
@@ -91,6 +92,15 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
 
     Notes
     -----
+    Constrained systems: each step's derivative is that of the step map on
+    all of R^2n (csrc/sym_constraints_tangent.c), so ``grads["q0"]``,
+    ``grads["p0"]`` are dC/d(q0, p0) for any variation, and along the
+    constraint manifold (variations with G dq0 = 0 and the hidden
+    constraint's derivative zero) they give the derivative of C in the
+    directions the manifold allows; a parameter of the constraints is
+    differentiated at fixed (q0, p0), the first step carrying the start onto
+    the moved manifold.
+
     Memory: the run keeps each step's derivative, 2n x 3n numbers a step
     with a held force (2n x 2n without), plus 2n x n_par with parameters.
     """
@@ -105,10 +115,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     m, h, n_steps, n = spec.method, spec.h, spec.n_steps, system.n
     q0 = _validate.state("q0", q0, n)
     p0 = _validate.state("p0", p0, n)
-    if system.n_constraints:
-        raise NotImplementedError("gradient: the system has holonomic constraints; the adjoint "
-                                  "of a constrained run is not implemented yet (its tangent is: "
-                                  "integrate(..., tangent=True))")
+    _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
     terminal, running = _cost_parts(cost)
     f = forces._resolve(system, force, force_jac, n_steps)
     held = "force" in wrt
@@ -124,7 +131,8 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     _derivcheck.ensure(system, q0, check)
     jac = np.empty((n_steps, 2 * n, 3 * n if held else 2 * n))
     pjac = None if ps is None else np.empty((n_steps, 2 * n, len(ps.names)))
-    closed = _integrate.linear_stepper(system, m, h, spec.closed_form and f is None)
+    closed = _integrate.linear_stepper(system, m, h,
+                                       spec.closed_form and f is None and ps is None)
     r = _integrate.run(system, q0, p0, spec, closed, force=f, jacobians=jac, params=ps,
                        param_jac=pjac)
     if r.failure is not None:

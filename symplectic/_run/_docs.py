@@ -74,7 +74,8 @@ closed_form : bool
     ``"midpoint"`` (Newmark), step with the precomputed one-step matrix
     of :mod:`symplectic.linear` (one matrix-vector product per step, no
     Newton; ``newton_iterations`` are 0) -- the same states as the Newton
-    path to rounding.  Default True; False forces Newton.  ``step``,
+    path to rounding.  Default True; False forces Newton, as parameter
+    sensitivities (``wrt=``) do: the closed form has none.  ``step``,
     ``integrate`` and ``integrate_many`` decide this in one place, so they
     give bitwise the same states for the same choice.  Every system and
     method warns with :class:`symplectic.StabilityWarning` when ``|h|``

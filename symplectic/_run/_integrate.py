@@ -196,15 +196,20 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         With ``tangent=True``: also the derivatives of the run with respect
         to parameters, in ``traj.param_tangent`` ((rows, 2n, n_par):
         d(q_k, p_k)/dtheta at fixed (q0, p0) -- not at fixed qdot0 --, exact
-        for the discrete run) and ``traj.param_names``: of an unconstrained
-        SymPy system's M and V, named as in ``system.parameters`` (symbol
-        names, e.g. ``["m2", "l1"]``), or of the built-ins ``pendulum``,
-        ``double_pendulum``, ``pendulum_chain`` and ``lagrange_top`` (their
-        ``params`` names, ``"m[i]"`` for a chain's lists; ``"damping"``,
-        ``"damping[i]"`` for the joint damping).  Variational methods only,
-        and no parameter of a SymPy system's forces (NotImplementedError
-        otherwise; ``sensitivity.param_tangent_fd`` differentiates whole
-        runs instead).
+        for the discrete run) and ``traj.param_names``: of a SymPy system's
+        M, V and constraints, named as in ``system.parameters`` (symbol
+        names, e.g. ``["m2", "l1"]``), or of any built-in (its ``params``
+        names, ``"m[i]"`` for a chain's lists; ``"damping"``,
+        ``"damping[i]"`` for the joint damping; ``"M[i,j]"``, ``"K[i,j]"``
+        with i <= j for ``linear``, M_ij and M_ji moving together, the run
+        then taking the Newton step, not the closed form).  A parameter of
+        the constraints moves the constraint manifold: S_k is still at
+        fixed (q0, p0), the first step carrying the start onto the moved
+        manifold; for a start that moves with theta (e.g. from
+        ``System.project``) add ``traj.tangent @ dx0/dtheta``.  Variational
+        methods only, and no parameter of a SymPy system's forces
+        (NotImplementedError otherwise; ``sensitivity.param_tangent_fd``
+        differentiates whole runs instead).
 
     Returns
     -------
@@ -252,7 +257,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     _derivcheck.ensure(system, q0, check)
     if n_steps > 0:
         _stability.warn(system, q0, p0, h, m)
-    closed = linear_stepper(system, m, h, closed_form and f is None)
+    # the closed form has no parameter derivative: wrt= runs the Newton step
+    closed = linear_stepper(system, m, h, closed_form and f is None and wrt is None)
     params = None
     if wrt is not None:
         if not tangent:

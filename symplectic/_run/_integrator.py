@@ -120,7 +120,8 @@ class Integrator:
                 raise ValueError("Integrator: wrt= needs tangent=True")
             self._pspec = _params.prepare(system, wrt, m, "Integrator")
         self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
-        self._closed = _integrate.linear_stepper(system, m, self._h, closed_form and f is None)
+        self._closed = _integrate.linear_stepper(system, m, self._h,
+                                                 closed_form and f is None and wrt is None)
         if self._closed is not None:     # the closed form's workspace (no Newton, no force)
             self._kept = _engine.work(system, q0, p0, m.name, linear=self._closed)
         else:

@@ -11,17 +11,22 @@ the C core forms each step's exact parameter block C_k = d(q_{k+1},
 p_{k+1})/dtheta at fixed (q_k, p_k) (csrc/sym_galerkin_param.c) and
 propagates S_{k+1} = D_k S_k + C_k, S_0 = 0.
 
-Supported: unconstrained systems made by :func:`symplectic.symbolic.system`
-(or ``System.from_sympy``) and the built-ins whose M and V are written here
-in SymPy (``pendulum``: m, omega; ``double_pendulum``: m1, m2, l1, l2, g;
-``pendulum_chain``: m[i], l[i], g; ``lagrange_top``: m, I, I3, l, g -- the
-formulas of their docstrings, which
-the C code evaluates; and their
-joint damping: ``damping[i]`` the coefficient c_i of joint i, ``damping``
-all joints' together when the built-in was given one value -- F = -D v,
-D = Delta^T diag(c) Delta, so dF/dc_i = -Delta_i^T Delta_i v exactly),
-the variational (Galerkin) methods, with or without forces as long as no
-differentiated parameter enters a force other than a built-in's damping.
+Supported: systems made by :func:`symplectic.symbolic.system` (or
+``System.from_sympy``), their constraints included, and every built-in,
+whose M, V and constraints are written here in SymPy -- the formulas of
+their docstrings, which the C code evaluates (``pendulum``: m, omega;
+``double_pendulum``: m1, m2, l1, l2, g; ``pendulum_chain``: m[i], l[i], g;
+``lagrange_top`` and ``lagrange_top_quaternion``: m, I, I3, l, g;
+``linear``: "M[i,j]", "K[i,j]" for i <= j; ``pendulum_cartesian``,
+``spherical_pendulum_cartesian``: m, l, g; ``four_bar``: m1..3, l1..3, d,
+g) -- and the joint damping of the pendulums: ``damping[i]`` the
+coefficient c_i of joint i, ``damping`` all joints' together when the
+built-in was given one value -- F = -D v, D = Delta^T diag(c) Delta, so
+dF/dc_i = -Delta_i^T Delta_i v exactly.  A constrained system's augmented
+system carries its constraints g(q, theta) in the augmented coordinates
+(csrc/sym_constraints_tangent.c).  Variational (Galerkin) methods, with
+or without forces as long as no differentiated parameter enters a force
+other than a built-in's damping.
 """
 import numpy as np
 
@@ -58,65 +63,124 @@ def _names(wrt):
 
 
 def _builtin_model(system):
-    """(M, V, q, {parameter symbol: value}) of a built-in whose model is written
-    here (the formulas of its docstring in symplectic/systems.py), or None."""
+    """The SymPy spec (M, V, q, constraints, parameter values) of a built-in
+    whose model is written here (the formulas of its docstring in
+    symplectic/systems.py, which its C code evaluates), or None."""
     import sympy as sy
 
     kind, par = system.builtin, system.params
-    if kind == "pendulum":
-        q = [sy.Symbol("q")]
-        m, w = sy.symbols("m omega", positive=True)
-        return (sy.Matrix([[m]]), m * w ** 2 * (1 - sy.cos(q[0])), q,
-                {m: par["m"], w: par["omega"]})
-    if kind == "double_pendulum":
-        q = list(sy.symbols("q1 q2"))
-        m1, m2, l1, l2, g = sy.symbols("m1 m2 l1 l2 g", positive=True)
-        c = m2 * l1 * l2 * sy.cos(q[0] - q[1])
-        M = sy.Matrix([[(m1 + m2) * l1 ** 2, c], [c, m2 * l2 ** 2]])
-        V = -(m1 + m2) * g * l1 * sy.cos(q[0]) - m2 * g * l2 * sy.cos(q[1])
-        return M, V, q, {s: par[s.name] for s in (m1, m2, l1, l2, g)}
-    if kind == "pendulum_chain":
-        n = system.n
-        q = list(sy.symbols(f"q0:{n}"))
-        m = [sy.Symbol(f"m[{i}]", positive=True) for i in range(n)]
-        ln = [sy.Symbol(f"l[{i}]", positive=True) for i in range(n)]
-        g = sy.Symbol("g", positive=True)
-        mu = [sum(m[i:]) for i in range(n)]
-        M = sy.Matrix(n, n, lambda i, j: ln[i] * ln[j] * mu[max(i, j)] * sy.cos(q[i] - q[j]))
-        V = -g * sum(mu[i] * ln[i] * sy.cos(q[i]) for i in range(n))
-        values = {s: float(v) for s, v in zip(m + ln, list(par["m"]) + list(par["l"]))}
-        return M, V, q, {**values, g: par["g"]}
-    if kind == "lagrange_top":
-        q = list(sy.symbols("phi theta psi"))
-        m, I, I3, ln, g = sy.symbols("m I I3 l g", positive=True)
-        th = q[1]
-        M = sy.Matrix([[I * sy.sin(th) ** 2 + I3 * sy.cos(th) ** 2, 0, I3 * sy.cos(th)],
-                       [0, I, 0], [I3 * sy.cos(th), 0, I3]])
-        return M, m * g * ln * sy.cos(th), q, {s: par[s.name] for s in (m, I, I3, ln, g)}
-    return None
+    model = _MODELS.get(kind)
+    if model is None:
+        return None
+    M, V, q, values, *cons = model(sy, system.n, par)
+    return {"M": M, "V": V, "q": q, "param_order": list(values), "forces": None,
+            "values": values, "constraints": cons[0] if cons else None}
 
 
-BUILTINS = ("pendulum", "double_pendulum", "pendulum_chain", "lagrange_top")
+def _pendulum(sy, n, par):
+    q = [sy.Symbol("q")]
+    m, w = sy.symbols("m omega", positive=True)
+    return (sy.Matrix([[m]]), m * w ** 2 * (1 - sy.cos(q[0])), q,
+            {m: par["m"], w: par["omega"]})
+
+
+def _double_pendulum(sy, n, par):
+    q = list(sy.symbols("q1 q2"))
+    m1, m2, l1, l2, g = sy.symbols("m1 m2 l1 l2 g", positive=True)
+    c = m2 * l1 * l2 * sy.cos(q[0] - q[1])
+    M = sy.Matrix([[(m1 + m2) * l1 ** 2, c], [c, m2 * l2 ** 2]])
+    V = -(m1 + m2) * g * l1 * sy.cos(q[0]) - m2 * g * l2 * sy.cos(q[1])
+    return M, V, q, {s: par[s.name] for s in (m1, m2, l1, l2, g)}
+
+
+def _pendulum_chain(sy, n, par):
+    q = list(sy.symbols(f"q0:{n}"))
+    m = [sy.Symbol(f"m[{i}]", positive=True) for i in range(n)]
+    ln = [sy.Symbol(f"l[{i}]", positive=True) for i in range(n)]
+    g = sy.Symbol("g", positive=True)
+    mu = [sum(m[i:]) for i in range(n)]
+    M = sy.Matrix(n, n, lambda i, j: ln[i] * ln[j] * mu[max(i, j)] * sy.cos(q[i] - q[j]))
+    V = -g * sum(mu[i] * ln[i] * sy.cos(q[i]) for i in range(n))
+    values = {s: float(v) for s, v in zip(m + ln, list(par["m"]) + list(par["l"]))}
+    return M, V, q, {**values, g: par["g"]}
+
+
+def _lagrange_top(sy, n, par):
+    q = list(sy.symbols("phi theta psi"))
+    m, I, I3, ln, g = sy.symbols("m I I3 l g", positive=True)
+    th = q[1]
+    M = sy.Matrix([[I * sy.sin(th) ** 2 + I3 * sy.cos(th) ** 2, 0, I3 * sy.cos(th)],
+                   [0, I, 0], [I3 * sy.cos(th), 0, I3]])
+    return M, m * g * ln * sy.cos(th), q, {s: par[s.name] for s in (m, I, I3, ln, g)}
+
+
+def _linear(sy, n, par):
+    """M and K by their entries on and above the diagonal: "M[i,j]" (i <= j)
+    is M_ij = M_ji, both moving together (M and K stay symmetric)."""
+    q = list(sy.symbols(f"q0:{n}"))
+    values, mats = {}, []
+    for name in ("M", "K"):
+        S = [[None] * n for _ in range(n)]
+        for i in range(n):
+            for j in range(i, n):
+                S[i][j] = S[j][i] = sy.Symbol(f"{name}[{i},{j}]")
+                values[S[i][j]] = float(par[name][i, j])
+        mats.append(sy.Matrix(S))
+    qv = sy.Matrix(q)
+    return mats[0], (qv.T * mats[1] * qv)[0, 0] / 2, q, values
+
+
+def _pendulum_cartesian(sy, n, par):
+    q = list(sy.symbols("x y z")[:n])
+    m, ln, g = sy.symbols("m l g", positive=True)
+    r2 = sum(x ** 2 for x in q)
+    return (m * sy.eye(n), m * g * q[-1], q, {s: par[s.name] for s in (m, ln, g)},
+            [(r2 - ln ** 2) / 2])
+
+
+def _four_bar(sy, n, par):
+    q = list(sy.symbols("theta1 theta2 theta3"))
+    m1, m2, m3, l1, l2, l3, d, g = sy.symbols("m1 m2 m3 l1 l2 l3 d g", positive=True)
+    k = m2 * l1 * l2 * sy.cos(q[0] - q[1]) / 2
+    M = sy.Matrix([[(m1 / 3 + m2) * l1 ** 2, k, 0], [k, m2 * l2 ** 2 / 3, 0],
+                   [0, 0, m3 * l3 ** 2 / 3]])
+    V = g * ((m1 / 2 + m2) * l1 * sy.sin(q[0]) + m2 * l2 / 2 * sy.sin(q[1])
+             + m3 * l3 / 2 * sy.sin(q[2]))
+    cons = [l1 * sy.cos(q[0]) + l2 * sy.cos(q[1]) - l3 * sy.cos(q[2]) - d,
+            l1 * sy.sin(q[0]) + l2 * sy.sin(q[1]) - l3 * sy.sin(q[2])]
+    return M, V, q, {s: par[s.name] for s in (m1, m2, m3, l1, l2, l3, d, g)}, cons
+
+
+def _lagrange_top_quaternion(sy, n, par):
+    q = list(sy.symbols("q0:4"))
+    m, I, I3, ln, g = sy.symbols("m I I3 l g", positive=True)
+    r2 = sum(x ** 2 for x in q)
+    e = sy.Matrix([-q[3], q[2], -q[1], q[0]])
+    M = 4 * I * r2 * sy.eye(4) - 4 * (I - I3) * e * e.T
+    V = m * g * ln * (q[0] ** 2 - q[1] ** 2 - q[2] ** 2 + q[3] ** 2)
+    return M, V, q, {s: par[s.name] for s in (m, I, I3, ln, g)}, [r2 - 1]
+
+
+_MODELS = {"pendulum": _pendulum, "double_pendulum": _double_pendulum,
+           "pendulum_chain": _pendulum_chain, "lagrange_top": _lagrange_top, "linear": _linear,
+           "pendulum_cartesian": _pendulum_cartesian,
+           "spherical_pendulum_cartesian": _pendulum_cartesian, "four_bar": _four_bar,
+           "lagrange_top_quaternion": _lagrange_top_quaternion}
+BUILTINS = tuple(_MODELS)
 
 
 def check_supported(system, method, what):
-    """The system's SymPy spec (a built-in's: M, V, q, params, param_order and
-    its forces' parameters none), or NotImplementedError naming what is
-    supported."""
+    """The system's SymPy spec (a built-in's: M, V, q, constraints, values,
+    param_order and its forces' parameters none), or NotImplementedError
+    naming what is supported."""
     spec = getattr(system, "_spec", None)
     if spec is None and getattr(system, "builtin", None) in BUILTINS:
-        M, V, q, values = _builtin_model(system)
-        spec = {"M": M, "V": V, "q": q, "param_order": list(values), "forces": None,
-                "values": values}
+        spec = _builtin_model(system)
     if spec is None:
         raise NotImplementedError(
             f"{what}: parameter sensitivities (params) need a system made by "
-            f"symplectic.symbolic.system (System.from_sympy), or one of the built-ins "
-            f"{', '.join(BUILTINS)}, with unconstrained coordinates and a variational "
-            f"method; got {system!r}")
-    if system.n_constraints:
-        raise NotImplementedError(f"{what}: parameter sensitivities of a constrained system "
-                                  f"are not implemented (unconstrained SymPy systems are)")
+            f"symplectic.symbolic.system (System.from_sympy), or a built-in "
+            f"({', '.join(BUILTINS)}), and a variational method; got {system!r}")
     if not method.symplectic:
         raise NotImplementedError(f"{what}: parameter sensitivities need a variational "
                                   f"(Galerkin) method: midpoint, simpson, lobatto*; not "
@@ -217,10 +281,12 @@ def _augmented(system, spec, values, syms, theta):
     n, k = system.n, len(syms)
     M = sy.Matrix(spec["M"])
     Maug = sy.diag(M, sy.eye(k))
-    others = {s: values[s] for s in spec["param_order"] if s not in syms}
+    order = list(spec["param_order"]) + list(spec.get("cparam_order") or ())
+    others = {s: values[s] for s in order if s not in syms}
     test_q = np.asarray(spec["test_q"], float) if "test_q" in spec else _test_point(None, n)
     opts = getattr(system, "_options", None) or {"compile": "auto", "cache_dir": None}
     aug = make((Maug, spec["V"]), list(spec["q"]) + list(syms), params=others,
+               constraints=spec.get("constraints") or None,
                compile=opts["compile"], cache_dir=opts["cache_dir"],
                test_point=np.concatenate([np.asarray(test_q, float).reshape(n), theta]),
                name="parameter-augmented")

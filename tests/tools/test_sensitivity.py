@@ -250,9 +250,10 @@ def test_gradient_of_a_sympy_system_with_its_own_force():
 def test_gradient_refusals():
     dp = sp.systems.double_pendulum()
     cost = {"terminal": terminal_cost()}
+    plain = sp.System(2, np.eye(2), lambda q: 0.5 * q @ q, potential_grad=lambda q: q)
     with pytest.raises(NotImplementedError, match="params"):
-        sp.sensitivity.gradient(sp.systems.linear(np.eye(2), np.diag([1.0, 2.0])), Q_G, P_G,
-                                0.01, 10, cost, wrt=["q0", "params"], params=["K"])
+        sp.sensitivity.gradient(plain, Q_G, P_G, 0.01, 10, cost, wrt=["q0", "params"],
+                                params=["k"])
     with pytest.raises(ValueError, match="held force"):
         sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, cost)
     with pytest.raises(ValueError, match="wrt"):
@@ -262,8 +263,8 @@ def test_gradient_refusals():
     bad = {"terminal": (lambda q, p: 0.0, lambda q, p: q)}
     with pytest.raises(ValueError, match="pair"):
         sp.sensitivity.gradient(dp, Q_G, P_G, 0.01, 10, bad, wrt="q0")
-    with pytest.raises(NotImplementedError, match="constraints"):
-        sp.sensitivity.gradient(sp.systems.pendulum_cartesian(), [1.0, 0.0], [0.0, 0.0], 0.01,
+    with pytest.raises(ValueError, match="violates the constraints"):
+        sp.sensitivity.gradient(sp.systems.pendulum_cartesian(), [1.0, 0.1], [0.0, 0.0], 0.01,
                                 10, cost, wrt="q0")
 
 
