@@ -402,9 +402,11 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     R.progress = progress_cb;
     R.progress_ctx = &ctx;
     R.progress_every = progress_every(r);
-    if (run_nogil(r) && (!pp.active || pp.call.S->nogil)) ctx.ts = PyEval_SaveThread();
+    if (run_nogil(r) && (!pp.active || (pp.call.S->nogil && !pp.force.python)))
+        ctx.ts = PyEval_SaveThread();
     const int st = sym_integrate(r->w, &R);
     if (ctx.ts) PyEval_RestoreThread(ctx.ts);
+    if (st == SYM_ECALLBACK && pp.force.active) py_force_raise_recorded(&pp.force);
     ret = integrate_result(r, st, out, &R);
 done:
     py_params_end(&pp);

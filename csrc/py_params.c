@@ -69,12 +69,12 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
 {
     memset(pp, 0, sizeof(*pp));
     if (!c->params || c->params == Py_None) return 0;
-    PyObject *so, *to, *tan, *jac, *dd = Py_None, *s0 = Py_None;
+    PyObject *so, *to, *tan, *jac, *dd = Py_None, *s0 = Py_None, *fo = Py_None;
     if (!PyTuple_Check(c->params) ||
-        !PyArg_ParseTuple(c->params, "OOOO|OO", &so, &to, &tan, &jac, &dd, &s0)) {
+        !PyArg_ParseTuple(c->params, "OOOO|OOO", &so, &to, &tan, &jac, &dd, &s0, &fo)) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "params must be a tuple (system, theta, tangent, "
-                            "jacobians[, dD[, S0]])");
+                            "jacobians[, dD[, S0[, force]]])");
         return -1;
     }
     const int n = r->S->sys.n;
@@ -106,13 +106,21 @@ int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp 
         return -1;
     pp->active = 1;
     if (py_call_begin(A, &pp->call) < 0) return -1;
+    /* the augmented force: its terms only (no held part, no outputs) */
+    if (py_force_begin(fo, A->sys.n, -1, 0, &pp->force) < 0) return -1;
+    if (pp->force.active && (pp->force.f.hold || pp->force.f.damping)) {
+        PyErr_SetString(PyExc_ValueError, "params: the augmented force must have callback "
+                        "terms only");
+        return -1;
+    }
     *P = (sym_params_run){&pp->call.sys, np, theta, tp, jp, theta + np, ndd ? dD : NULL,
-                          ns0 ? S0 : NULL};
+                          ns0 ? S0 : NULL, pp->force.active ? &pp->force.f : NULL};
     return 0;
 }
 
 void py_params_end(py_params *pp)
 {
+    py_force_end(&pp->force);
     if (pp->active) py_call_end(&pp->call);
     free(pp->par);
     pp->par = NULL;

@@ -54,7 +54,8 @@ typedef struct {
     PyObject *jacobians;             /* None, or sym_run.jacobians' output
                                         (n_steps, 2n, 2n or 3n)             */
     PyObject *params;                /* NULL/None, or (augmented system, theta,
-                                        tangent or None, jacobians or None):
+                                        tangent or None, jacobians or None[, dD,
+                                        S0, its force spec]):
                                         sym_run.par (py_params.c)           */
 } run_call;
 
@@ -71,6 +72,7 @@ PyObject *py_run_one_step(run *r, PyArrayObject *q, PyArrayObject *p, double h, 
 typedef struct py_params {
     int active;
     py_call call;                 /* on the augmented system */
+    py_force force;               /* its force terms (sym_params_run.pforce) */
     struct sym_params_run *par;   /* allocated with its scratch, or NULL */
 } py_params;
 int py_params_begin(PyObject *module, const run *r, const run_call *c, npy_intp rows,

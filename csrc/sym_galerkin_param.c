@@ -13,7 +13,9 @@
  *   dX = -J^{-1} dR/dtheta,  dq1 = dX_{s-1}  (q does not move),
  *   dp1 = P_X dX + h sum_i b_i (H~_i - K~_i) e_j
  * (p1 = p + h sum_i b_i f_i; P_X the momentum row of sym_galerkin_jac.c,
- * the force's terms included, the force itself independent of theta).
+ * the force's terms included).  A force that depends on theta (dD, pforce:
+ * sym_params.h) adds dF_i/dtheta_j at each point to (H~_i - K~_i) e_j, as
+ * it adds F_i to f_i.
  */
 #include "sym_gwork.h"
 #include "sym_params.h"
@@ -21,24 +23,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The augmented evaluation at point i: rows 0..n-1, columns n..n+np-1 of
- * A~ into Ac and of H~ - K~ into Fc (n x np each), and with a damping
- * derivative Fc_j -= dD_j g_i (dF_i/dtheta_j of F = -D(theta) v, which
- * enters R and p1 as d f_i/dtheta_j does); z: Qt, Gt (N each), At, Ht, Kt
- * (N x N each), then the system's scratch. */
-static int point_cols(sym_gwork *g, const sym_params_run *par, int i, double *z, double *Ac,
-                      double *Fc)
+/* Fc_j += dF/dtheta_j at the point (t, Qt, Gt) from the terms of pforce:
+ * columns n..n+np-1 of their dF~/dq~ (rows 0..n-1); z: 2 N^2 + N. */
+static int force_cols(const sym_gwork *g, const sym_params_run *par, double t,
+                      const double *Qt, const double *Gt, double *z, double *Fc)
+{
+    const int n = g->n, np = par->n_par, N = n + np;
+    double *Fq = z, *Fv = Fq + (size_t)N * N, *F = Fv + (size_t)N * N;
+    for (int a = 0; a < par->pforce->nterms; a++) {
+        const sym_force_term *tm = &par->pforce->term[a];
+        if (tm->flags & SYM_FORCE_NO_Q) continue;
+        if (!(tm->provides & SYM_FORCE_DQ)) return SYM_EINVAL;
+        if (tm->fn(t, g->base.k, Qt, Gt, SYM_FORCE_DQ, F, Fq, Fv, tm->params))
+            return SYM_ECALLBACK;
+        for (int c = 0; c < n; c++)
+            for (int j = 0; j < np; j++) Fc[c * np + j] += Fq[(size_t)c * N + n + j];
+    }
+    return SYM_OK;
+}
+
+/* The augmented evaluation at point i (time t): rows 0..n-1, columns
+ * n..n+np-1 of A~ into Ac and of H~ - K~ into Fc (n x np each), and with a
+ * damping derivative Fc_j -= dD_j g_i (dF_i/dtheta_j of F = -D(theta) v,
+ * which enters R and p1 as d f_i/dtheta_j does), with pforce its
+ * dF/dtheta_j; z: Qt, Gt (N each), At, Ht, Kt (N x N each), 2 N^2 + N for
+ * force_cols, then the system's scratch. */
+static int point_cols(sym_gwork *g, const sym_params_run *par, int i, double t, double *z,
+                      double *Ac, double *Fc)
 {
     const int n = g->n, np = par->n_par, N = n + np;
     const size_t NN = (size_t)N * (size_t)N;
-    double *Qt = z, *Gt = Qt + N, *At = Gt + N, *Ht = At + NN, *Kt = Ht + NN;
+    double *Qt = z, *Gt = Qt + N, *At = Gt + N, *Ht = At + NN, *Kt = Ht + NN,
+           *Fz = Kt + NN;
     memcpy(Qt, g->Qp + (size_t)i * n, sizeof(double) * (size_t)n);
     memcpy(Qt + n, par->theta, sizeof(double) * (size_t)np);
     memcpy(Gt, g->Gp + (size_t)i * n, sizeof(double) * (size_t)n);
     memset(Gt + n, 0, sizeof(double) * (size_t)np);
     const sym_eval_out out = {NULL, At, Ht, NULL, NULL, Kt};
     const int st = sym_eval(par->psys, Qt, Gt, SYM_NEED_A | SYM_NEED_H | SYM_NEED_D2V, &out,
-                            Kt + NN);
+                            Fz + 2 * NN + N);
     g->base.counts.evaluations++;
     if (st) return st;
     for (int c = 0; c < n; c++)
@@ -49,13 +72,13 @@ static int point_cols(sym_gwork *g, const sym_params_run *par, int i, double *z,
             for (int d = 0; par->dD && d < n; d++)
                 Fc[c * np + j] -= par->dD[((size_t)j * n + c) * n + d] * Gt[d];
         }
-    return SYM_OK;
+    return par->pforce ? force_cols(g, par, t, Qt, Gt, Fz, Fc) : SYM_OK;
 }
 
 size_t sym_galerkin_theta_scratch(const sym_gwork *g, const sym_params_run *par)
 {
     const size_t N = (size_t)g->n + (size_t)par->n_par;
-    return 2 * (size_t)g->n * (size_t)par->n_par + 2 * N + 3 * N * N +
+    return 2 * (size_t)g->n * (size_t)par->n_par + 3 * N + 5 * N * N +
            sym_eval_scratch_size(par->psys);
 }
 
@@ -70,7 +93,8 @@ int sym_galerkin_theta_rhs(sym_gwork *g, const sym_params_run *par, double h, do
     memset(Rt, 0, sizeof(double) * (size_t)g->nu * (size_t)np);
     memset(F, 0, sizeof(double) * cn);
     for (int i = 0; i < g->tab->r; i++) {
-        const int st = point_cols(g, par, i, Fc + cn, Ac, Fc);
+        const double t = g->base.t + g->base.method->table->x[i] * h;
+        const int st = point_cols(g, par, i, t, Fc + cn, Ac, Fc);
         if (st) return st;
         const double bi = g->tab->b[i];
         for (size_t e = 0; e < cn; e++) F[e] += bi * Fc[e];

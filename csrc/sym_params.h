@@ -15,8 +15,9 @@
  * and the adjoint sweep gives dC/dtheta = sum_k C_k^T lambda_{k+1}.
  * A force (sym_work_set_force) is taken as independent of theta, but for a
  * linear damping F = -D(theta) v given by its derivatives dD (the
- * parameters of a built-in's joint damping): at a point, dF/dtheta_j =
- * -dD_j g enters as d f/dtheta_j does (sym_galerkin_param.c).
+ * parameters of a built-in's joint damping) and for the terms of pforce:
+ * at a point, dF/dtheta_j (-dD_j g; pforce's dF~/dtheta_j) enters as
+ * d f/dtheta_j does (sym_galerkin_param.c).
  * A constrained system's psys carries the constraints g(q, theta) in the
  * augmented coordinates (m of them, as the system's): its G and S hold, in
  * the columns of theta, dg/dtheta and d(G^T mu)/dtheta
@@ -25,7 +26,7 @@
 #ifndef SYM_PARAMS_H
 #define SYM_PARAMS_H
 
-#include "symplectic.h"
+#include "sym_force_api.h"
 
 typedef struct sym_params_run {
     const sym_system *psys;  /* the augmented system (n + n_par coordinates) */
@@ -37,6 +38,11 @@ typedef struct sym_params_run {
     const double *dD;        /* NULL, or n_par x n x n: dD/dtheta_j         */
     const double *tangent0;  /* NULL, or 2n x n_par: S at node 0 (a run
                                 continued from an earlier one; NULL: S_0 = 0) */
+    const sym_force *pforce; /* NULL, or the augmented system's force terms
+                                F~(t, (q, theta), (v, 0)) = (F(t, q, v, theta),
+                                0), each providing dF~/dq~: the theta
+                                columns are dF/dtheta (a SymPy system's
+                                forces with parameters)                     */
 } sym_params_run;
 
 /* After step k of R (run-local index, from (q, p)): C_k into

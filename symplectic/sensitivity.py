@@ -68,13 +68,12 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         ``"force"``, ``"params"``.
     params : sequence of str
         With ``"params"`` in ``wrt``: the parameters to differentiate with
-        respect to, by name -- of a SymPy system's M, V and constraints
+        respect to, by name -- of a SymPy system's M, V, constraints and forces
         (symbol names, as ``system.parameters`` knows them), or of a
         built-in (its ``params`` names; ``"damping"``, ``"damping[i]"`` for
         the joint damping of the pendulums; ``"M[i,j]"``, ``"K[i,j]"``,
-        i <= j, for ``linear``), as for ``integrate(..., wrt=...)``.  The
-        method must be variational, and no
-        named parameter may enter a SymPy system's forces
+        i <= j, for ``linear``), as for ``integrate(..., wrt=...)``, a
+        SymPy system's forces included.  The method must be variational
         (NotImplementedError otherwise).  The derivative is at fixed
         (q0, p0): dC/dtheta = sum_k C_k^T lambda_{k+1}, C_k = d y_{k+1}/dtheta
         each step's exact parameter block (csrc/sym_galerkin_param.c).

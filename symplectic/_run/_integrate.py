@@ -206,10 +206,11 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         the constraints moves the constraint manifold: S_k is still at
         fixed (q0, p0), the first step carrying the start onto the moved
         manifold; for a start that moves with theta (e.g. from
-        ``System.project``) add ``traj.tangent @ dx0/dtheta``.  Variational
-        methods only, and no parameter of a SymPy system's forces
-        (NotImplementedError otherwise; ``sensitivity.param_tangent_fd``
-        differentiates whole runs instead).
+        ``System.project``) add ``traj.tangent @ dx0/dtheta``.  A SymPy
+        system's forces may depend on the parameters too (their dF/dtheta
+        is derived with them).  Variational methods only
+        (NotImplementedError otherwise); for systems of Python callables
+        ``sensitivity.param_tangent_fd`` differentiates whole runs.
 
     Returns
     -------

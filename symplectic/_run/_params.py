@@ -25,8 +25,9 @@ built-in was given one value -- F = -D v, D = Delta^T diag(c) Delta, so
 dF/dc_i = -Delta_i^T Delta_i v exactly.  A constrained system's augmented
 system carries its constraints g(q, theta) in the augmented coordinates
 (csrc/sym_constraints_tangent.c).  Variational (Galerkin) methods, with
-or without forces as long as no differentiated parameter enters a force
-other than a built-in's damping.
+or without forces; a differentiated parameter of a SymPy system's forces
+makes the augmented system carry the force (F(t, q, v, theta), 0), whose
+dF/dtheta the C core evaluates at each point (csrc/sym_galerkin_param.c).
 """
 import numpy as np
 
@@ -42,11 +43,15 @@ class ParamSpec:
         self.theta = theta
         self.names = names
         self.dD = dD                # None, or (n_par, n, n): d(damping matrix)/dtheta_j
+        f = getattr(system, "force", None)
+        # the augmented system's own force: (F(t, q, v, theta), 0), whose dF/dtheta the
+        # step's parameter block takes (csrc/sym_galerkin_param.c)
+        self.force = None if f is None else f.spec(system.n)
 
     def arg(self, tangent=None, jacobians=None, start=None):
         """The binding's params= tuple; ``start``: S at node 0 (2n, n_par) of
         a run continued from an earlier one (None: 0)."""
-        return (self.system, self.theta, tangent, jacobians, self.dD, start)
+        return (self.system, self.theta, tangent, jacobians, self.dD, start, self.force)
 
 
 def _names(wrt):
@@ -192,9 +197,9 @@ def prepare(system, wrt, method, what="integrate"):
     """The :class:`ParamSpec` of the parameters named ``wrt`` (symbol names,
     as ``system.parameters`` knows them) of ``system`` for ``method``.
 
-    Raises NotImplementedError for a system that is not an unconstrained
-    SymPy system, a method that is not variational, or a parameter of the
-    system's forces; ValueError for a name that is not a parameter."""
+    Raises NotImplementedError for a system that is neither a SymPy system
+    nor a built-in, or a method that is not variational; ValueError for a
+    name that is not a parameter."""
     names = _names(wrt)
     try:
         import sympy  # noqa: F401
@@ -213,12 +218,6 @@ def prepare(system, wrt, method, what="integrate"):
         raise ValueError(f"{what}: {', '.join(bad)} is not a parameter of this system "
                          f"(parameters: {', '.join(by_name)})")
     syms = [by_name[w] for w in names]
-    fs = spec.get("forces")
-    fpar = set(fs["param_order"]) if fs is not None else set()
-    forced = [w for w, s in zip(names, syms) if s in fpar]
-    if forced:
-        raise NotImplementedError(f"{what}: {', '.join(forced)} enters the system's forces; "
-                                  f"sensitivities to parameters of M and V only are implemented")
     theta = np.array([float(values[s]) for s in syms])
     cache = system.__dict__.setdefault("_param_aug", {})
     if names not in cache:
@@ -271,8 +270,10 @@ def _with_damping(system, spec, values, by_name, damping, names, what):
 
 def _augmented(system, spec, values, syms, theta):
     """The augmented SymPy system: coordinates (q, theta_wrt), mass matrix
-    blockdiag(M, I), potential V, the other parameters at their values (a
-    parameter that M and V do not contain gives zero columns)."""
+    blockdiag(M, I), potential V, the constraints, the other parameters at
+    their values (a parameter that M and V do not contain gives zero
+    columns), and when a differentiated parameter enters the system's
+    forces, the force (F(t, q, v, theta), 0) with velocities (v, thetadot)."""
     import sympy as sy
 
     from ..symbolic import system as make
@@ -282,11 +283,16 @@ def _augmented(system, spec, values, syms, theta):
     M = sy.Matrix(spec["M"])
     Maug = sy.diag(M, sy.eye(k))
     order = list(spec["param_order"]) + list(spec.get("cparam_order") or ())
+    fs, forced = spec.get("forces"), {}
+    if fs is not None and any(s in fs["param_order"] for s in syms):
+        order += [s for s in fs["param_order"] if s not in order]
+        forced = dict(qdot=list(fs["qdot"]) + [sy.Dummy(f"thetadot_{j}") for j in range(k)],
+                      forces=list(fs["F"]) + [0] * k, time=fs["time"])
     others = {s: values[s] for s in order if s not in syms}
     test_q = np.asarray(spec["test_q"], float) if "test_q" in spec else _test_point(None, n)
     opts = getattr(system, "_options", None) or {"compile": "auto", "cache_dir": None}
     aug = make((Maug, spec["V"]), list(spec["q"]) + list(syms), params=others,
-               constraints=spec.get("constraints") or None,
+               constraints=spec.get("constraints") or None, **forced,
                compile=opts["compile"], cache_dir=opts["cache_dir"],
                test_point=np.concatenate([np.asarray(test_q, float).reshape(n), theta]),
                name="parameter-augmented")

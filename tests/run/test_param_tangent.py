@@ -140,6 +140,53 @@ def test_damped_system(damped):
         assert rel_err(tr.param_tangent[-1][:, j], want) <= 1e-7, name
 
 
+def driven_system(compile="auto"):
+    """A pendulum with a torsion spring, a nonlinear dissipation whose coefficient c and
+    length l also enter the force, and a drive a cos(omega t): every parameter of the force
+    (time-dependent too) next to those of M and V."""
+    th, w, t = sy.symbols("theta w t")
+    m, l, g, k, c, a, om = sy.symbols("m l g k c a omega", positive=True)
+    L = m * l ** 2 * w ** 2 / 2 + m * g * l * sy.cos(th) - k * th ** 2 / 2
+    return symbolic.system(L, [th], [w], {m: 1.3, l: 0.8, g: 9.81, k: 0.4, c: 0.3, a: 0.5,
+                                          om: 2.0},
+                           dissipation=c * w ** 2 / 2 + c * l * sy.sin(th) * w ** 4 / 8,
+                           forces=[a * sy.cos(om * t)], time=t, compile=compile)
+
+
+@pytest.fixture(scope="module")
+def driven():
+    return driven_system()
+
+
+@pytest.mark.parametrize("method", ["midpoint", "lobatto4"])
+def test_parameters_of_the_forces(driven, method):
+    """Parameters of a SymPy system's forces: the augmented system carries (F(t, q, v,
+    theta), 0) and each point adds dF/dtheta (csrc/sym_galerkin_param.c); against four-point
+    differences over with_params, and the gradient against S_N."""
+    q0, p0 = np.array([1.0]), np.array([0.3])
+    names = ["c", "a", "omega", "l"]
+    tr = sp.integrate(driven, q0, p0, H, N, method=method, tangent=True, wrt=names)
+    for j, name in enumerate(names):
+        want = four_point(driven, name, q0, p0, method)
+        assert rel_err(tr.param_tangent[-1][:, j], want) <= 1e-7, name
+    cost = {"terminal": (lambda q, p: q[0] ** 2 + 0.5 * p[0] ** 2,
+                         lambda q, p: (2 * q, p.copy()))}
+    _, g = sp.sensitivity.gradient(driven, q0, p0, H, N, cost, method=method,
+                                   wrt=["params"], params=names)
+    lam = np.array([2 * tr.q[-1][0], tr.p[-1][0]])
+    want = tr.param_tangent[-1].T @ lam
+    assert rel_err(np.array([g["params"][k] for k in names]), want) <= 1e-10
+
+
+def test_parameters_of_the_forces_numpy_backend(driven):
+    """The NumPy evaluation (compile=False): the augmented force is a Python term (the run
+    keeps the GIL), the same derivatives to rounding."""
+    ref = sp.integrate(driven, [1.0], [0.3], H, 200, tangent=True, wrt=["c", "omega"])
+    got = sp.integrate(driven_system(compile=False), [1.0], [0.3], H, 200, tangent=True,
+                       wrt=["c", "omega"])
+    assert rel_err(got.param_tangent[-1], ref.param_tangent[-1]) <= 1e-12
+
+
 def test_states_bitwise_and_thinning(dp):
     with_wrt = sp.integrate(dp, Q0, P0, H, 200, tangent=True, wrt=WRT)
     plain = sp.integrate(dp, Q0, P0, H, 200)
@@ -213,8 +260,6 @@ def test_refusals(dp, damped):
     with pytest.raises(ValueError, match=r"damping\[2\] is not a parameter"):
         sp.integrate(sp.systems.double_pendulum(damping=0.1), Q0, P0, H, 10, tangent=True,
                      wrt=["damping[2]"])
-    with pytest.raises(NotImplementedError, match="c enters the system's forces"):
-        sp.integrate(damped, [1.0], [0.3], H, 10, tangent=True, wrt=["c"])
     with pytest.raises(ValueError, match="params="):
         sp.sensitivity.gradient(dp, Q0, P0, H, 10, cost(), wrt=("q0", "params"))
     with pytest.raises(NotImplementedError, match="'rk4'"):
