@@ -16,7 +16,7 @@ This module builds on it:
   (a SymPy system's M, V and constraints, a built-in's), by one backward
   (discrete adjoint) sweep, constrained systems included;
 - :func:`lyapunov`: the Lyapunov spectrum by QR re-orthonormalisation of the
-  tangent flow.
+  tangent flow (on the constraint manifold for a constrained system).
 """
 import collections
 
@@ -305,11 +305,15 @@ def lyapunov(system, q0, p0=None, h=None, n_steps=None, *, method="simpson", k=N
     Parameters
     ----------
     system, q0, p0, h, n_steps, method, qdot0, t0, force, force_jac :
-        As for :func:`symplectic.integrate` (an unconstrained system:
-        NotImplementedError for a constrained one).
+        As for :func:`symplectic.integrate`.  With m holonomic constraints
+        the step maps every variation onto the constraint manifold (2m
+        exponents would be -inf): the columns start from a basis of the
+        manifold's tangent space after the first step (the range of its
+        derivative), and the exponents are the 2n - 2m of the motion on the
+        manifold, averaged over the other n_steps - 1 steps.
     k : int, optional
-        How many exponents (the k largest; default all 2n).  Each costs one
-        linear solve per step.
+        How many exponents (the k largest; default all 2n, or 2n - 2m with
+        constraints).  Each costs one linear solve per step.
     every : int
         Steps between re-orthonormalisations (default 100).  Between two of
         them the columns grow like exp(lambda_max every |h|), and the
@@ -343,24 +347,20 @@ def lyapunov(system, q0, p0=None, h=None, n_steps=None, *, method="simpson", k=N
     >>> lam.shape
     (4,)
     """
-    if getattr(system, "n_constraints", 0):
-        raise NotImplementedError(
-            "lyapunov: the system has holonomic constraints, whose step maps every variation "
-            "onto the constraint manifold (2m of its exponents are -inf); for the 2n - 2m "
-            "exponents on the manifold, carry a basis of its tangent space with "
-            "Integrator(..., tangent=True) and Integrator.tangent = basis")
     it = Integrator(system, h, q0, p0, method=method, t0=t0, qdot0=qdot0, force=force,
                     force_jac=force_jac, tangent=True, **method_options)
     n_steps = _positive_int("n_steps", n_steps)
     every = _positive_int("every", every)
     m2 = 2 * it.system.n
-    k = m2 if k is None else _positive_int("k", k)
-    if k > m2:
-        raise ValueError(f"k = {k}: at most 2n = {m2} exponents")
-    it.tangent = np.eye(m2)[:, :k]
+    basis, dim, done = _start_basis(it, n_steps)
+    k = dim if k is None else _positive_int("k", k)
+    if k > dim:
+        raise ValueError(f"k = {k}: at most {dim} exponents"
+                         + (" (2n - 2m on the constraint manifold)" if dim < m2 else " (2n)"))
+    it.tangent = basis[:, :k]
     sums = np.zeros(k)
     times, estimates = [], []
-    done = 0
+    first = done
     while done < n_steps:
         chunk = min(every, n_steps - done)
         it.propagate(chunk, store_every=chunk)
@@ -375,12 +375,33 @@ def lyapunov(system, q0, p0=None, h=None, n_steps=None, *, method="simpson", k=N
         it.tangent = Q * np.sign(d)
         if running:
             times.append(it.t)
-            estimates.append(sums / (done * abs(it.h)))
-    lam = sums / (n_steps * abs(it.h))
+            estimates.append(sums / ((done - first) * abs(it.h)))
+    lam = sums / ((n_steps - first) * abs(it.h))
     order = np.argsort(-lam, kind="stable")
     if not running:
         return lam[order]
     return LyapunovRun(lam[order], np.array(times), np.array(estimates).reshape(-1, k)[:, order])
+
+
+def _start_basis(it, n_steps):
+    """(basis (2n, dim), dim, steps taken): the identity at the start, or for a
+    constrained system a basis of the constraint manifold's tangent space
+    after one step -- the range of that step's derivative D_0, which maps
+    every variation onto it (rank 2n - 2m, csrc/sym_constraints_tangent.c)."""
+    m2, m = 2 * it.system.n, it.system.n_constraints or 0
+    if not m:
+        return np.eye(m2), m2, 0
+    if n_steps < 2:
+        raise ValueError("lyapunov: a constrained system needs n_steps >= 2 (the first step "
+                         "finds the constraint manifold's tangent space)")
+    it.tangent = np.eye(m2)
+    it.propagate(1, store_every=1)
+    U, sv, _ = np.linalg.svd(it.tangent)
+    dim = m2 - 2 * m
+    if not sv[dim - 1] > 1e-8 * sv[0] or sv[dim] > 1e-8 * sv[0]:
+        raise FloatingPointError(f"lyapunov: the first step's derivative does not have rank "
+                                 f"2n - 2m = {dim} (singular values {sv})")
+    return U[:, :dim], dim, 1
 
 
 def _positive_int(name, x):
