@@ -179,7 +179,7 @@ static void node_weights(const sym_gtab *t, double *w)
     }
 }
 
-#define CPARTS 20
+#define CPARTS 21
 
 static void cpart_sizes(int s, int n, int m, double *c)
 {
@@ -189,6 +189,7 @@ static void cpart_sizes(int s, int n, int m, double *c)
     const double sizes[CPARTS] = {
         head, N, N, N, N, N * N, lu, (double)sym_int_doubles((size_t)N), ds * dm, ds * dm * dn,
         ds * dn * dn, dn, dm * dn, dn, dm * dn, dn, dm * dm, dm, ds * dm, 5.0 * N + dn,
+        2.0 * dm * dn + dn * dn + dm * dm + 2.0 * dm,
     };
     memcpy(c, sizes, sizeof(sizes));
 }
@@ -214,7 +215,7 @@ int sym_gcon_setup(sym_gwork *g, double *block)
     double **const parts[] = {
         &head, &con->X, &con->dX, &con->R, &con->prevX, &con->J, &con->lu_work, &piv,
         &con->gq, &con->Gq, &con->S, &con->Qa, &con->G1, &con->q1, &con->Y, &con->z,
-        &con->schur, &con->rhs, &con->lam, &g->br_buf,
+        &con->schur, &con->rhs, &con->lam, &g->br_buf, &con->tay,
     };
     SYM_STATIC_CHECK(sizeof(parts) / sizeof(parts[0]) == CPARTS);
     sym_lay_out(block, parts, c, CPARTS);
@@ -271,10 +272,65 @@ int sym_gcon_start(sym_gwork *g)
     return sym_constraint_eval(g->base.sys, g->q, NULL, SYM_CNEED_JAC, &out, con->scratch);
 }
 
-void sym_gcon_taylor(sym_gwork *g)
+/*
+ * The Taylor start of a constrained step (after sym_galerkin_taylor's, whose
+ * v = M^-1 p, a0 = M^-1 f and chol M(q) it reads): the acceleration of the
+ * motion on g(q) = 0, whose multipliers keep it on the manifold.  With
+ * M a = f - G^T lambda and the second derivative of g(q(t)) = 0,
+ * G a + c = 0, c_k = v^T (d^2 g_k/dq^2) v (the index-1 form; Hairer, Lubich
+ * & Wanner, GNI VII.1):
+ *   (G M^-1 G^T) lambda = G a0 + c,   a = a0 - M^-1 G^T lambda,
+ * so the increments are X_a = tau_a v + tau_a^2 a / 2 and the impulses
+ * Lambda_a = h w_a lambda.  Without it, a start at rest on the manifold
+ * (a pendulum's turning point) would predict the unconstrained fall, whose
+ * normal part no shorter step removes.  A singular G M^-1 G^T (a degenerate
+ * constraint) leaves a0 and zero impulses.
+ */
+int sym_gcon_taylor(sym_gwork *g, const double *q, double h)
 {
     sym_gcon *con = g->con;
-    memset(con->X + con->nu, 0, sizeof(double) * (size_t)(con->N - con->nu));
+    const int n = g->n, m = con->m, s = con->s, nu = con->nu;
+    double *G = con->tay, *S = G + (size_t)m * n, *Z = S + (size_t)n * n, *W = Z + (size_t)m * n,
+           *lam = W + (size_t)m * m, *e = lam + m;
+    memset(con->X + nu, 0, sizeof(double) * (size_t)(con->N - nu));
+    sym_constraint_out out = {NULL, G, NULL};
+    int st = sym_constraint_eval(g->base.sys, q, NULL, SYM_CNEED_JAC, &out, con->scratch);
+    for (int k = 0; k < m && !st; k++) {
+        /* c_k = v^T S(q, e_k) v; z_k = M^-1 g_k */
+        memset(e, 0, sizeof(double) * (size_t)m);
+        e[k] = 1.0;
+        out = (sym_constraint_out){NULL, NULL, S};
+        st = sym_constraint_eval(g->base.sys, q, e, SYM_CNEED_HESS, &out, con->scratch);
+        double c = 0.0, ga = 0.0;
+        for (int i = 0; i < n; i++) {
+            double Sv = 0.0;
+            for (int j = 0; j < n; j++) Sv += S[(size_t)i * n + j] * g->v[j];
+            c += g->v[i] * Sv;
+            ga += G[(size_t)k * n + i] * g->acc[i];
+        }
+        lam[k] = ga + c;
+        memcpy(Z + (size_t)k * n, G + (size_t)k * n, sizeof(double) * (size_t)n);
+        sym_cholesky_solve(n, g->Lm, Z + (size_t)k * n);
+    }
+    if (st) return st;
+    for (int k = 0; k < m; k++)
+        for (int l = 0; l < m; l++) {
+            double v = 0.0;
+            for (int i = 0; i < n; i++) v += G[(size_t)k * n + i] * Z[(size_t)l * n + i];
+            W[(size_t)k * m + l] = v;
+        }
+    if (sym_cholesky(m, W)) return SYM_OK;
+    sym_cholesky_solve(m, W, lam);
+    for (int k = 0; k < m; k++)
+        for (int i = 0; i < n; i++) g->acc[i] -= Z[(size_t)k * n + i] * lam[k];
+    for (int a = 1; a < s; a++) {
+        const double tau = g->tab->c[a] * h;
+        double *Xa = con->X + (size_t)(a - 1) * n;
+        for (int k = 0; k < n; k++) Xa[k] = tau * g->v[k] + 0.5 * tau * tau * g->acc[k];
+    }
+    for (int a = 0; a <= s - 2; a++)
+        for (int k = 0; k < m; k++) con->X[nu + (size_t)a * m + k] = h * con->w[a] * lam[k];
+    return SYM_OK;
 }
 
 /* The constraint rows and terms of the residual (after the kernel's R). */

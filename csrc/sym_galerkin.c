@@ -96,8 +96,8 @@ int sym_galerkin_taylor(sym_gwork *g, const double *q, const double *p, double h
         double *Xa = g->X + (size_t)(a - 1) * n;
         for (int k = 0; k < n; k++) Xa[k] = tau * g->v[k] + 0.5 * tau * tau * g->acc[k];
     }
-    if (g->con) sym_gcon_taylor(g);   /* the multipliers start from zero */
-    return SYM_OK;
+    /* constrained: the acceleration on the manifold and its impulses */
+    return g->con ? sym_gcon_taylor(g, q, h) : SYM_OK;
 }
 
 /*

@@ -65,6 +65,8 @@ struct sym_gcon {
     double *G1, *q1;               /* G at the last step's end, and that end    */
     double *Y, *z, *schur, *rhs;   /* the projection: m x n, n, m x m, m        */
     double *lam;                   /* the last step's multipliers (s x m)       */
+    double *tay;                   /* the Taylor start's scratch: 2 m n + n n
+                                      + m m + 2 m                              */
     double *scratch;               /* sym_constraint_scratch_size               */
     int g1_valid, lam_valid;
 };
@@ -167,7 +169,7 @@ SYM_PRIVATE int sym_gcon_size(const sym_method *m, int n, int mc, double *double
 SYM_PRIVATE int sym_gcon_setup(sym_gwork *g, double *block);
 SYM_PRIVATE void sym_gcon_reset(sym_gwork *g);
 SYM_PRIVATE int sym_gcon_start(sym_gwork *g);
-SYM_PRIVATE void sym_gcon_taylor(sym_gwork *g);
+SYM_PRIVATE int sym_gcon_taylor(sym_gwork *g, const double *q, double h);
 SYM_PRIVATE int sym_gcon_residual(sym_gwork *g, double *rnorm, double *rscale);
 /* the sign of the determinant of the last factorised saddle-point matrix */
 SYM_PRIVATE int sym_gcon_det_sign(const sym_gwork *g);

@@ -101,6 +101,21 @@ def test_cartesian_pendulum_tension(method, order):
     assert fitted_order(hs, errs) == pytest.approx(order, abs=0.15)
 
 
+def test_branch_check_at_a_turning_point():
+    """A step from rest on the manifold (the pendulum's turning point, step 989 of this run):
+    the branch check's continuation starts from the Taylor predictor at h/8, which must be
+    the constrained motion's (the multipliers that keep the acceleration tangent; the
+    unconstrained fall's normal part is a third of the step's increment at any h, and the
+    check failed with a false "wrong branch").  The run equals the unchecked one."""
+    P = sp.systems.pendulum_cartesian()
+    q0, p0 = P.project([0.79988202, -0.60015727], [0.77988025, 1.03941453])
+    tr = sp.integrate(P, q0, p0, 0.05, 1200, method="midpoint")
+    ref = sp.integrate(P, q0, p0, 0.05, 1200, method="midpoint", branch_check="never")
+    assert np.max(np.abs(tr.p[989])) < 1e-3                  # at rest there
+    assert tr.counts.branch_checks > 0 and tr.counts.branch_fixes == 0
+    assert np.array_equal(tr.q, ref.q) and np.array_equal(tr.p, ref.p)
+
+
 def test_cartesian_pendulum_long_run():
     sys = sp.systems.pendulum_cartesian(m=M_P, l=L_P, g=G)
     q0, p0 = pendulum_state(2.5)
