@@ -349,7 +349,7 @@ def lagrange_top_quaternion(m=TOP_TABLE3["m"], I=TOP_TABLE3["I"], I3=TOP_TABLE3[
     passes 2 mrad from the vertical, already at the papers' N = 40 ... 320
     (h Omega3 = 0.33 ... 0.04; Simpson order 4.00, Lobatto-4 6.03, where the
     ZXZ equations are off by 1.7 rad at h = 0.01).  So a fast top that stays
-    away from the vertical is cheaper in ZXZ angles (80 ... 170 x at equal
+    away from the vertical is cheaper in ZXZ angles (50 ... 170 x at equal
     accuracy on Table 3, benchmarks/RESULTS.md section 17); near the vertical,
     where the ZXZ form refuses, use this form with h resolving the spin.
 
