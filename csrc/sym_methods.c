@@ -113,6 +113,27 @@ static const sym_method registry[] = {
          {0.0, 0.172673164646011428101, 0.5, 0.827326835353988571899, 1.0},
          {1.0 / 20.0, 49.0 / 180.0, 16.0 / 45.0, 49.0 / 180.0, 1.0 / 20.0}},
      0, &sym_galerkin_ops, 6.054049612981},
+    {"gauss2",
+     "Gauss-Legendre variational integrator, 2 points (quadratic interpolation, "
+     "2-point Gauss quadrature of the action: the 2-stage Gauss collocation "
+     "method); symplectic, symmetric, order 4, A-stable on linear systems; "
+     "Newton on 2n unknowns.",
+     4, 1, 1,
+     &(const sym_galerkin_table){3, 2, {0.0, 0.5, 1.0},
+                                 {0.211324865405187117745, 0.788675134594812882255},
+                                 {0.5, 0.5}},
+     0, &sym_galerkin_ops, HUGE_VAL},
+    {"gauss3",
+     "Gauss-Legendre variational integrator, 3 points (cubic interpolation, "
+     "3-point Gauss quadrature of the action: the 3-stage Gauss collocation "
+     "method); symplectic, symmetric, order 6, A-stable on linear systems; "
+     "Newton on 3n unknowns.",
+     6, 1, 2,
+     &(const sym_galerkin_table){4, 3,
+                                 {0.0, 0.276393202250021030359, 0.723606797749978969641, 1.0},
+                                 {0.112701665379258311482, 0.5, 0.887298334620741688518},
+                                 {5.0 / 18.0, 4.0 / 9.0, 5.0 / 18.0}},
+     0, &sym_galerkin_ops, HUGE_VAL},
 };
 
 /* sym_method_count, sym_method_at, sym_method_find */
