@@ -42,6 +42,18 @@
  * Nodes are given to 21 significant digits (exact values above).  A further
  * order is one more row with its nodes and weights (s <= SYM_MAX_NODES).
  *
+ * The Gauss-Legendre members (issue 35): interpolation of degree s-1 and the
+ * (s-1)-point Gauss quadrature of the action, at points that are not nodes
+ * (exact for degree 2s - 3): the (s-1)-stage Gauss collocation method
+ * (Hairer, Lubich & Wanner, GNI VI.6), symplectic, symmetric, order
+ * 2s - 2 and A-stable on linear systems (on the oscillator the step's
+ * eigenvalues are R(+-i omega h), R the (s-1, s-1) Pade approximant of exp):
+ *   gauss2: s = 3, c = 0, 1/2, 1;  x = 1/2 -+ sqrt(3)/6;  b = 1/2, 1/2      (4)
+ *   gauss3: s = 4, c = lobatto4's; x = 1/2 -+ sqrt(15)/10, 1/2;
+ *           b = 5/18, 4/9, 5/18                                          (6)
+ * The interior nodes only parameterise the polynomial (the step map does not
+ * depend on them); Lobatto's keep the interpolation well conditioned.
+ *
  * RK4 (sym_rk4.c) has no table.
  */
 #include "sym_scheme.h"
@@ -63,7 +75,8 @@ static const sym_galerkin_table simpson_table = {
  * Lobatto-2 scheme's 2; those of Lobatto-4 and -5 measured as the first
  * omega h where an eigenvalue of the one-step map leaves the unit circle
  * (bisection on the exact tangent map; tests/run/test_stability.py checks each
- * limit the same way, just below and above). */
+ * limit the same way, just below and above); none (HUGE_VAL) for the
+ * A-stable midpoint and Gauss rules. */
 #define STAB_SIMPSON 2.8284271247461903
 #define STAB_RK4 2.8284271247461903
 
