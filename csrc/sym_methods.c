@@ -42,6 +42,18 @@
  * Nodes are given to 21 significant digits (exact values above).  A further
  * order is one more row with its nodes and weights (s <= SYM_MAX_NODES).
  *
+ * The Gauss-Legendre members (issue 35): interpolation of degree s-1 and the
+ * (s-1)-point Gauss quadrature of the action, at points that are not nodes
+ * (exact for degree 2s - 3): the (s-1)-stage Gauss collocation method
+ * (Hairer, Lubich & Wanner, GNI VI.6), symplectic, symmetric, order
+ * 2s - 2 and A-stable on linear systems (on the oscillator the step's
+ * eigenvalues are R(+-i omega h), R the (s-1, s-1) Pade approximant of exp):
+ *   gauss2: s = 3, c = 0, 1/2, 1;  x = 1/2 -+ sqrt(3)/6;  b = 1/2, 1/2      (4)
+ *   gauss3: s = 4, c = lobatto4's; x = 1/2 -+ sqrt(15)/10, 1/2;
+ *           b = 5/18, 4/9, 5/18                                          (6)
+ * The interior nodes only parameterise the polynomial (the step map does not
+ * depend on them); Lobatto's keep the interpolation well conditioned.
+ *
  * RK4 (sym_rk4.c) has no table.
  */
 #include "sym_scheme.h"
@@ -63,7 +75,8 @@ static const sym_galerkin_table simpson_table = {
  * Lobatto-2 scheme's 2; those of Lobatto-4 and -5 measured as the first
  * omega h where an eigenvalue of the one-step map leaves the unit circle
  * (bisection on the exact tangent map; tests/run/test_stability.py checks each
- * limit the same way, just below and above). */
+ * limit the same way, just below and above); none (HUGE_VAL) for the
+ * A-stable midpoint and Gauss rules. */
 #define STAB_SIMPSON 2.8284271247461903
 #define STAB_RK4 2.8284271247461903
 
@@ -113,6 +126,27 @@ static const sym_method registry[] = {
          {0.0, 0.172673164646011428101, 0.5, 0.827326835353988571899, 1.0},
          {1.0 / 20.0, 49.0 / 180.0, 16.0 / 45.0, 49.0 / 180.0, 1.0 / 20.0}},
      0, &sym_galerkin_ops, 6.054049612981},
+    {"gauss2",
+     "Gauss-Legendre variational integrator, 2 points (quadratic interpolation, "
+     "2-point Gauss quadrature of the action: the 2-stage Gauss collocation "
+     "method); symplectic, symmetric, order 4, A-stable on linear systems; "
+     "Newton on 2n unknowns.",
+     4, 1, 1,
+     &(const sym_galerkin_table){3, 2, {0.0, 0.5, 1.0},
+                                 {0.211324865405187117745, 0.788675134594812882255},
+                                 {0.5, 0.5}},
+     0, &sym_galerkin_ops, HUGE_VAL},
+    {"gauss3",
+     "Gauss-Legendre variational integrator, 3 points (cubic interpolation, "
+     "3-point Gauss quadrature of the action: the 3-stage Gauss collocation "
+     "method); symplectic, symmetric, order 6, A-stable on linear systems; "
+     "Newton on 3n unknowns.",
+     6, 1, 2,
+     &(const sym_galerkin_table){4, 3,
+                                 {0.0, 0.276393202250021030359, 0.723606797749978969641, 1.0},
+                                 {0.112701665379258311482, 0.5, 0.887298334620741688518},
+                                 {5.0 / 18.0, 4.0 / 9.0, 5.0 / 18.0}},
+     0, &sym_galerkin_ops, HUGE_VAL},
 };
 
 /* sym_method_count, sym_method_at, sym_method_find */

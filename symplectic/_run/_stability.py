@@ -3,8 +3,8 @@ against the method's limit on the harmonic oscillator.
 
 Every method has a limit omega |h| < c on the harmonic oscillator q'' =
 -omega^2 q (``methods(details=True)[m]["stability"]``: Simpson 2 sqrt 2,
-rk4 2 sqrt 2, lobatto2 2, lobatto4 3.11, lobatto5 6.05, the midpoint rule
-none).  For a mechanical system, omega_max^2 at q is the largest eigenvalue
+rk4 2 sqrt 2, lobatto2 2, lobatto4 3.11, lobatto5 6.05, the midpoint rule,
+gauss2 and gauss3 none).  For a mechanical system, omega_max^2 at q is the largest eigenvalue
 of the pencil (hess V(q), M(q)) -- the fastest mode of the motion linearised
 about q, which is what a step must resolve; with holonomic constraints g(q)
 = 0, of the pencil reduced to the constraint manifold's tangent space N

@@ -44,9 +44,28 @@ def test_known_limits():
     assert d["simpson"]["stability"] == pytest.approx(2 * math.sqrt(2), rel=1e-15)
     assert d["rk4"]["stability"] == pytest.approx(2 * math.sqrt(2), rel=1e-15)
     assert d["lobatto2"]["stability"] == 2.0
-    assert d["midpoint"]["stability"] == math.inf
-    for omega_h in (1.0, 10.0, 100.0):                 # A-stable: no limit
-        assert spectral_radius("midpoint", omega_h) <= 1 + 1e-12
+    for m in ("midpoint", "gauss2", "gauss3"):
+        assert d[m]["stability"] == math.inf
+        for omega_h in (1.0, 10.0, 100.0, 1e4):        # A-stable: no limit
+            assert spectral_radius(m, omega_h) <= 1 + 1e-12, (m, omega_h)
+
+
+@pytest.mark.parametrize("method", ["gauss2", "gauss3"])
+def test_gauss_step_of_the_oscillator_is_the_diagonal_pade_approximant(method):
+    """On q'' = -q the Gauss-Legendre scheme with s points is the s-stage Gauss collocation
+    method: its one-step map has the eigenvalues R(+-i omega h), R the (s, s) Pade approximant
+    of exp (Hairer, Lubich & Wanner, GNI II.1.3, IV.3), |R(iy)| = 1 for every y: the phase
+    error is exp's to order 2s, the amplitude exact."""
+    s = {"gauss2": 2, "gauss3": 3}[method]
+    for y in (0.1, 1.0, 3.0, 50.0):
+        z = 1j * y
+        if s == 2:
+            R = (1 + z / 2 + z * z / 12) / (1 - z / 2 + z * z / 12)
+        else:
+            R = (1 + z / 2 + z * z / 10 + z ** 3 / 120) / (1 - z / 2 + z * z / 10 - z ** 3 / 120)
+        S = sp.systems.linear([[1.0]], [[1.0]])
+        ev = np.linalg.eigvals(sp.analysis.tangent_map(S, [0.3], [0.1], y, method))
+        assert np.min(np.abs(ev - R)) <= 1e-12 and np.min(np.abs(ev - np.conj(R))) <= 1e-12
 
 
 # ---------------------------------------------------------------- the estimate
@@ -128,12 +147,15 @@ def test_the_stiff_spring_at_omega_h_14_warns_then_names_an_unstable_step(form, 
 
 
 @pytest.mark.parametrize("form", [spring_callables, spring_sympy])
-def test_the_midpoint_rule_returns_a_bounded_trajectory(form):
+@pytest.mark.parametrize("method,omega_h", [("midpoint", 14.0), ("gauss2", 14.0),
+                                            ("gauss3", 14.0), ("gauss2", 141.0),
+                                            ("gauss3", 141.0)])
+def test_the_a_stable_rules_return_a_bounded_trajectory(form, method, omega_h):
     S = form()
-    h = 14.0 / OMEGA_SPRING
+    h = omega_h / OMEGA_SPRING
     with warnings.catch_warnings():
         warnings.simplefilter("error")                     # no limit: no warning
-        tr = sp.integrate(S, [0.0, 1.001], [0.0, 0.0], h, 1000, "midpoint")
+        tr = sp.integrate(S, [0.0, 1.001], [0.0, 0.0], h, 1000, method)
     assert np.max(np.abs(tr.q[:, 1] - tr.q[:, 0] - 1.0)) <= 1.001e-3
     assert np.max(np.abs(tr.energy - tr.energy[0])) <= 1e-9 * tr.energy[0]
 

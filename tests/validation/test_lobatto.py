@@ -175,7 +175,8 @@ def test_symplectic_reversible_momenta(method):
 
 # Dense output orders (pendulum, 3 periods, error max over 2001 times):
 # Lagrange order s, Hermite order min(s + 1, 2s - 2), as measured.
-DENSE = {"lobatto2": (2, 2), "simpson": (3, 4), "lobatto4": (4, 5), "lobatto5": (5, 6)}
+DENSE = {"lobatto2": (2, 2), "simpson": (3, 4), "lobatto4": (4, 5), "lobatto5": (5, 6),
+         "gauss2": (3, 4), "gauss3": (4, 5)}
 
 
 @pytest.mark.parametrize("method", sorted(DENSE))

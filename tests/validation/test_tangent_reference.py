@@ -11,7 +11,7 @@ The schemes' state-transition matrix Phi_N = d(q_N, p_N)/d(q_0, p_0) (rows and c
 ordered (q, p), p the canonical momentum) comes from :func:`phi_of_run`.  Error: max over
 the entries of Phi_N - Phi(T), relative to max |Phi(T)|; the fitted order of that error in h
 (``analysis.convergence_order``, all points in the asymptotic range, none dropped as plateau)
-is the method's order: midpoint 2, simpson 4, lobatto4 6, lobatto5 8.
+is the method's order: midpoint 2, simpson 4, lobatto4 6, lobatto5 8, gauss2 4, gauss3 6.
 """
 import functools
 import math
@@ -183,12 +183,13 @@ def test_reference_error_estimate(name):
 
 
 # ---------------------------------------------------------------- orders of the schemes' tangent
-ORDER = {"midpoint": 2, "simpson": 4, "lobatto4": 6, "lobatto5": 8}
+ORDER = {"midpoint": 2, "simpson": 4, "lobatto4": 6, "lobatto5": 8, "gauss2": 4, "gauss3": 6}
 TOL = 0.15
 # steps N over [0, T]: the asymptotic range (local orders within 0.1 of the order) with the
 # errors >= ~1e-11, 100 times the reference's (test_reference_error_estimate)
 STEPS = {"midpoint": (100, 200, 400, 800), "simpson": (50, 100, 200, 400),
-         "lobatto4": (40, 60, 80, 120), "lobatto5": (50, 60, 70, 80)}
+         "lobatto4": (40, 60, 80, 120), "lobatto5": (50, 60, 70, 80),
+         "gauss2": (50, 100, 200, 400), "gauss3": (60, 80, 120, 160)}
 CHAIN_STEPS = {"simpson": (25, 50, 100, 200), "lobatto4": (20, 30, 40, 60)}
 ORDER_CASES = ([(name, m, STEPS[m]) for name in ("dp_rest", "dp_moving", "dp_damped")
                 for m in ORDER]
