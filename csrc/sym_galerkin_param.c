@@ -128,7 +128,7 @@ int sym_galerkin_param_tangent(sym_work *w, const double *q, double h,
 {
     sym_gwork *g = (sym_gwork *)w;
     const int n = g->n, nu = g->nu, np = par->n_par;
-    if (g->con) return sym_gcon_param_tangent(g, q, h, par, C);
+    if (g->con) return SYM_EINVAL;   /* sym_gcon_param_tangent's (sym_galerkin_step.c) */
     const size_t nnu = (size_t)nu * nu, nP = (size_t)n * (size_t)(n + nu),
                  cn = (size_t)n * np, zsz = sym_galerkin_theta_scratch(g, par);
     const size_t nd = nnu + (size_t)nu * n + nP + (size_t)nu * np + cn + (size_t)nu + n + zsz;

@@ -122,11 +122,21 @@ void sym_galerkin_reset(sym_work *w)
     if (g->con) sym_gcon_reset(g);
 }
 
+/* The parameter block of the step just taken: the constrained step's
+ * (sym_constraints_tangent.c) or the unconstrained one's (sym_galerkin_param.c). */
+static int param_tangent(sym_work *w, const double *q, double h,
+                         const struct sym_params_run *par, double *C)
+{
+    sym_gwork *g = (sym_gwork *)w;
+    return g->con ? sym_gcon_param_tangent(g, q, h, par, C)
+                  : sym_galerkin_param_tangent(w, q, h, par, C);
+}
+
 const sym_scheme_ops sym_galerkin_ops = {
     .state_size = sizeof(sym_gwork), .work_size = sym_galerkin_work_size,
     .setup = sym_galerkin_setup, .reset = sym_galerkin_reset, .step = sym_galerkin_step,
     .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
     .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
     .multipliers = sym_gcon_multipliers, .forced = 1,
-    .param_tangent = sym_galerkin_param_tangent,
+    .param_tangent = param_tangent,
 };

@@ -202,8 +202,8 @@ SYM_PRIVATE int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double 
                                           double *P);
 SYM_PRIVATE double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, int c,
                                            double dpc, const double *dq, const double *dX);
-/* sym_galerkin_param.c: the parameter block of the step just taken (the
- * contract of sym_scheme_ops.param_tangent, sym_params.h) */
+/* sym_galerkin_param.c: the parameter block of the unconstrained step just
+ * taken (the contract of sym_scheme_ops.param_tangent, sym_params.h) */
 SYM_PRIVATE int sym_galerkin_param_tangent(sym_work *w, const double *q, double h,
                                            const struct sym_params_run *par, double *C);
 /* its pieces shared with the constrained block: dR/dtheta and
@@ -213,7 +213,7 @@ SYM_PRIVATE size_t sym_galerkin_theta_scratch(const sym_gwork *g,
 SYM_PRIVATE int sym_galerkin_theta_rhs(sym_gwork *g, const struct sym_params_run *par, double h,
                                        double *z, double *Rt, double *F);
 /* sym_constraints_tangent.c: the parameter block of the constrained step
- * just taken (for sym_galerkin_param_tangent) */
+ * just taken (sym_galerkin_step.c dispatches between the two) */
 SYM_PRIVATE int sym_gcon_param_tangent(sym_gwork *g, const double *q, double h,
                                        const struct sym_params_run *par, double *C);
 
