@@ -114,6 +114,13 @@ def reference(c, q0, p0, t_eval, rtol=1e-13):
     return sol.y[:n].T, sol.y[n:].T
 
 
+def symplecticity_defect(D):
+    """||D^T J D - J|| / ||D||^2 of a map's derivative D (2n x 2n, (q, p) order)."""
+    n = D.shape[0] // 2
+    J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
+    return np.linalg.norm(D.T @ J @ D - J) / np.linalg.norm(D) ** 2
+
+
 def fitted_order(hs, errs):
     """Least-squares slope of log(err) against log(h)."""
     return float(np.polyfit(np.log(hs), np.log(errs), 1)[0])

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from support.models import L_DP, TOP_PERIOD, fitted_order
+from support.models import L_DP, TOP_PERIOD, fitted_order, symplecticity_defect
 
 GAUSS = {"gauss2": 4, "gauss3": 6}
 
@@ -80,12 +80,6 @@ def test_constrained_quaternion_top_orders(method, Ns):
     errs = [end_error(S, Q0, P0, T, N, method, ref) for N in Ns]
     assert min(errs) > 1e-12
     assert fitted_order([T / N for N in Ns], errs) == pytest.approx(GAUSS[method], abs=0.15)
-
-
-def symplecticity_defect(D):
-    n = D.shape[0] // 2
-    J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
-    return np.linalg.norm(D.T @ J @ D - J) / np.linalg.norm(D) ** 2
 
 
 @pytest.mark.parametrize("method", sorted(GAUSS))

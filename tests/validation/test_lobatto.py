@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from support.models import L_DP, TOP_PERIOD, dp_callables, fitted_order
+from support.models import L_DP, TOP_PERIOD, dp_callables, fitted_order, symplecticity_defect
 
 FAMILY = {"lobatto2": 2, "simpson": 3, "lobatto3": 3, "lobatto4": 4, "lobatto5": 5}
 
@@ -145,12 +145,6 @@ def assert_embedded_follows(a, b, n):
     assert np.max(np.abs(a.q - b.q[:, :n])) <= 1e-12
     assert np.max(np.abs(a.p - b.p[:, :n])) <= 1e-12
     assert np.max(np.abs(b.q[:, n:])) == 0.0
-
-
-def symplecticity_defect(D):
-    n = D.shape[0] // 2
-    J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
-    return np.linalg.norm(D.T @ J @ D - J) / np.linalg.norm(D) ** 2
 
 
 @pytest.mark.parametrize("method", sorted(FAMILY))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from support.models import L_DP, TOP_PERIOD
+from support.models import L_DP, TOP_PERIOD, symplecticity_defect
 
 
 def one_step_jacobian(sys, q, p, h, method, delta=1e-6):
@@ -24,12 +24,6 @@ def one_step_jacobian(sys, q, p, h, method, delta=1e-6):
             cols.append(np.concatenate([q1, p1]))
         D[:, k] = (cols[0] - cols[1]) / (2 * dk)
     return D
-
-
-def symplecticity_defect(D):
-    n = D.shape[0] // 2
-    J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
-    return np.linalg.norm(D.T @ J @ D - J) / np.linalg.norm(D) ** 2
 
 
 def dp_case():
