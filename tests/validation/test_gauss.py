@@ -5,7 +5,9 @@ collocation method (Hairer, Lubich & Wanner, GNI VI.6): orders 4 and 6, symplect
 symmetric and A-stable on linear systems (tests/run/test_stability.py checks the one-step map
 of the oscillator against the diagonal Pade approximant).
 
-Orders are fitted on nonlinear problems against exact solutions (the pendulum) or against a
+Orders are fitted on nonlinear problems against exact solutions (the pendulum, in
+test_lobatto.py with the Lobatto family, where the symplecticity, symmetry and cyclic momenta of
+the step are checked too) or against a
 reference of another method at a step 8 to 40 times smaller (lobatto5, order 8, itself
 checked against exact solutions in test_lobatto.py): the double pendulum and the quaternion
 top (a constrained system whose M(Q) is quartic, so that the Gauss quadrature is not exact
@@ -18,7 +20,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from support.models import L_DP, TOP_PERIOD, fitted_order, symplecticity_defect
+from support.models import L_DP, fitted_order
 
 GAUSS = {"gauss2": 4, "gauss3": 6}
 
@@ -31,23 +33,6 @@ def test_registered():
         assert d["order"] == order and d["symplectic"] and d["constrained"]
         assert len(d["nodes"]) == s and d["n_mid"] == s - 2
         assert d["stability"] == math.inf
-
-
-PENDULUM_RANGES = {"gauss2": (120, 240, 480, 960), "gauss3": (60, 90, 120, 180, 240)}
-
-
-@pytest.mark.parametrize("method", sorted(GAUSS))
-def test_pendulum_orders(method):
-    S = sp.systems.pendulum()
-    T = 3 * sp.exact.pendulum_period(math.pi / 2)
-    hs, errs = [], []
-    for N in PENDULUM_RANGES[method]:
-        tr = sp.integrate(S, [math.pi / 2], [0.0], T / N, N, method=method)
-        q, p = sp.exact.pendulum(tr.t, math.pi / 2)
-        hs.append(T / N)
-        errs.append(np.max(np.hypot(tr.q[:, 0] - q, tr.p[:, 0] - p)))
-    assert min(errs) > 1e-13
-    assert fitted_order(hs, errs) == pytest.approx(GAUSS[method], abs=0.15)
 
 
 def end_error(system, q0, p0, T, N, method, ref):
@@ -80,22 +65,6 @@ def test_constrained_quaternion_top_orders(method, Ns):
     errs = [end_error(S, Q0, P0, T, N, method, ref) for N in Ns]
     assert min(errs) > 1e-12
     assert fitted_order([T / N for N in Ns], errs) == pytest.approx(GAUSS[method], abs=0.15)
-
-
-@pytest.mark.parametrize("method", sorted(GAUSS))
-def test_symplectic_reversible_momenta(method):
-    dp = sp.systems.double_pendulum(l1=L_DP, l2=L_DP)
-    q, p = np.array([math.pi / 4, math.pi / 3]), np.array([0.3, -0.2])
-    _, _, D = sp._core.step_tangent(dp, q, p, 0.1, method)
-    assert symplecticity_defect(D) <= 1e-12
-    q1, p1 = sp.step(dp, q, p, 0.1, method, rtol=1e-15)      # symmetric: to Newton's tolerance
-    q2, p2 = sp.step(dp, q1, p1, -0.1, method, rtol=1e-15)
-    assert np.max(np.abs(q2 - q)) <= 1e-12 and np.max(np.abs(p2 - p)) <= 1e-12
-    top = sp.systems.lagrange_top()
-    qt = np.array([0.3, math.pi / 3 - 0.2, 5.0])
-    pt = top.mass(qt) @ np.array([9.2, 0.0, 252.0])
-    tr = sp.integrate(top, qt, pt, TOP_PERIOD / 40, 400, method=method)
-    assert np.all(tr.p[:, 0] == pt[0]) and np.all(tr.p[:, 2] == pt[2])   # cyclic momenta
 
 
 def test_stiff_chain_long_run():

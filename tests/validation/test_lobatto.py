@@ -24,8 +24,11 @@ def test_family_is_registered():
 
 
 # Pendulum (FVCA, amplitude pi/2, 3 periods) against the exact solution; N steps over 3T.
+# The Gauss-Legendre schemes (tests/validation/test_gauss.py) too: orders 4 and 6.
 PENDULUM_RANGES = {"lobatto2": (60, 120, 240, 480), "simpson": (120, 240, 480, 960),
-                   "lobatto4": (60, 90, 120, 180, 240), "lobatto5": (45, 60, 90, 120, 180)}
+                   "lobatto4": (60, 90, 120, 180, 240), "lobatto5": (45, 60, 90, 120, 180),
+                   "gauss2": (120, 240, 480, 960), "gauss3": (60, 90, 120, 180, 240)}
+ORDER = {**{m: 2 * s - 2 for m, s in FAMILY.items()}, "gauss2": 4, "gauss3": 6}
 
 
 @pytest.mark.parametrize("method", sorted(PENDULUM_RANGES))
@@ -39,7 +42,7 @@ def test_pendulum_orders(method):
         hs.append(T / N)
         errs.append(np.max(np.hypot(tr.q[:, 0] - q, tr.p[:, 0] - p)))
     assert min(errs) > 1e-13           # above the rounding plateau
-    assert fitted_order(hs, errs) == pytest.approx(2 * FAMILY[method] - 2, abs=0.2)
+    assert fitted_order(hs, errs) == pytest.approx(ORDER[method], abs=0.2)
 
 
 # Double pendulum (TOP Section 3), relative energy error over 10 s.
@@ -59,7 +62,7 @@ def test_double_pendulum_energy_orders(method):
         hs.append(h)
         errs.append(np.max(np.abs(tr.energy - H0)) / abs(H0))
     assert min(errs) > 1e-14
-    assert fitted_order(hs, errs) == pytest.approx(2 * FAMILY[method] - 2, abs=0.2)
+    assert fitted_order(hs, errs) == pytest.approx(ORDER[method], abs=0.2)
 
 
 def test_lobatto3_is_simpson():
@@ -147,8 +150,10 @@ def assert_embedded_follows(a, b, n):
     assert np.max(np.abs(b.q[:, n:])) == 0.0
 
 
-@pytest.mark.parametrize("method", sorted(FAMILY))
+@pytest.mark.parametrize("method", sorted(FAMILY) + ["gauss2", "gauss3"])
 def test_symplectic_reversible_momenta(method):
+    """The one-step map symplectic, symmetric (to Newton's tolerance: rtol 1e-15 here) and
+    keeping the cyclic momenta; the Gauss-Legendre schemes too."""
     dp = sp.systems.double_pendulum(l1=L_DP, l2=L_DP)
     q, p = np.array([math.pi / 4, math.pi / 3]), np.array([0.3, -0.2])
     _, _, D = sp._core.step_tangent(dp, q, p, 0.1, method)
@@ -159,8 +164,8 @@ def test_symplectic_reversible_momenta(method):
     _, _, Dt = sp._core.step_tangent(top, qt, pt, TOP_PERIOD / 40, method)
     assert symplecticity_defect(Dt) <= 1e-12
     for sys, q0, p0, h in ((dp, q, p, 0.1), (top, qt, pt, TOP_PERIOD / 40)):
-        q1, p1 = sp.step(sys, q0, p0, h, method)
-        q2, p2 = sp.step(sys, q1, p1, -h, method)
+        q1, p1 = sp.step(sys, q0, p0, h, method, rtol=1e-15)
+        q2, p2 = sp.step(sys, q1, p1, -h, method, rtol=1e-15)
         scale = max(np.max(np.abs(q0)), np.max(np.abs(p0)))
         assert np.max(np.abs(q2 - q0)) <= 1e-12 * scale and np.max(np.abs(p2 - p0)) <= 1e-12 * scale
     tr = sp.integrate(top, qt, pt, TOP_PERIOD / 40, 400, method=method)
