@@ -337,8 +337,10 @@ def test_force_none_is_the_unforced_path_bitwise():
     if str(saved["platform"]) != platform_tag():
         pytest.skip(f"saved on {saved['platform']}, this is {platform_tag()}")
     now = runs(sp, force=None)
-    assert set(now) == set(saved.files) - {"platform"}
-    diff = [k for k, v in now.items() if not np.array_equal(v, saved[k])]
+    # methods registered after the baseline (gauss2, gauss3) have no earlier build to match
+    old = set(saved.files) - {"platform"}
+    assert old <= set(now)
+    diff = [k for k in old if not np.array_equal(now[k], saved[k])]
     assert not diff
 
 
