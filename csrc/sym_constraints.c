@@ -280,8 +280,8 @@ int sym_gcon_start(sym_gwork *g)
  * G a + c = 0, c_k = v^T (d^2 g_k/dq^2) v (the index-1 form; Hairer, Lubich
  * & Wanner, GNI VII.1):
  *   (G M^-1 G^T) lambda = G a0 + c,   a = a0 - M^-1 G^T lambda,
- * so the increments are X_a = tau_a v + tau_a^2 a / 2 and the impulses
- * Lambda_a = h w_a lambda.  Without it, a start at rest on the manifold
+ * g->acc becomes a (the caller's increments X_a = tau_a v + tau_a^2 a / 2
+ * use it) and the impulses Lambda_a = h w_a lambda.  Without it, a start at rest on the manifold
  * (a pendulum's turning point) would predict the unconstrained fall, whose
  * normal part no shorter step removes.  A singular G M^-1 G^T (a degenerate
  * constraint) leaves a0 and zero impulses.
@@ -323,11 +323,6 @@ int sym_gcon_taylor(sym_gwork *g, const double *q, double h)
     sym_cholesky_solve(m, W, lam);
     for (int k = 0; k < m; k++)
         for (int i = 0; i < n; i++) g->acc[i] -= Z[(size_t)k * n + i] * lam[k];
-    for (int a = 1; a < s; a++) {
-        const double tau = g->tab->c[a] * h;
-        double *Xa = con->X + (size_t)(a - 1) * n;
-        for (int k = 0; k < n; k++) Xa[k] = tau * g->v[k] + 0.5 * tau * tau * g->acc[k];
-    }
     for (int a = 0; a <= s - 2; a++)
         for (int k = 0; k < m; k++) con->X[nu + (size_t)a * m + k] = h * con->w[a] * lam[k];
     return SYM_OK;

@@ -91,13 +91,14 @@ int sym_galerkin_taylor(sym_gwork *g, const double *q, const double *p, double h
         for (int i = 0; i < n; i++) g->acc[i] += fw->Fx[i];
     }
     sym_cholesky_solve(n, L, g->acc);
+    /* constrained: the acceleration on the manifold and its impulses */
+    if (g->con && (st = sym_gcon_taylor(g, q, h))) return st;
     for (int a = 1; a < s; a++) {
         const double tau = g->tab->c[a] * h;
         double *Xa = g->X + (size_t)(a - 1) * n;
         for (int k = 0; k < n; k++) Xa[k] = tau * g->v[k] + 0.5 * tau * tau * g->acc[k];
     }
-    /* constrained: the acceleration on the manifold and its impulses */
-    return g->con ? sym_gcon_taylor(g, q, h) : SYM_OK;
+    return SYM_OK;
 }
 
 /*
