@@ -43,9 +43,19 @@ static PyObject *method_row(int i)
         PyTuple_SET_ITEM(nodes, a, v);
     }
     if (!nodes) return NULL;
-    return Py_BuildValue("(ssiiiNiidi)", m->name, m->doc, m->order, m->symplectic, m->n_mid,
+    double re[SYM_MAX_NODES], im[SYM_MAX_NODES];
+    const int ne = sym_method_newton_blocks(m, re, im);
+    if (ne < 0) { Py_DECREF(nodes); return PyErr_NoMemory(); }
+    PyObject *eig = PyTuple_New(ne);
+    for (int k = 0; eig && k < ne; k++) {
+        PyObject *v = PyComplex_FromDoubles(re[k], im[k]);
+        if (!v) { Py_CLEAR(eig); break; }
+        PyTuple_SET_ITEM(eig, k, v);
+    }
+    if (!eig) { Py_DECREF(nodes); return NULL; }
+    return Py_BuildValue("(ssiiiNiidiN)", m->name, m->doc, m->order, m->symplectic, m->n_mid,
                          nodes, sym_method_constrained(m), sym_method_force_points(m),
-                         m->stability, sym_method_unknowns(m, 1) > 0);
+                         m->stability, sym_method_unknowns(m, 1) > 0, eig);
 }
 
 static PyObject *builtin_row(int i)
@@ -186,11 +196,13 @@ static PyMethodDef module_methods[] = {
     {"node_time", mod_node_time, METH_VARARGS,
      "node_time(t0, k, h) -> the time t0 + k h of node k, rounded as the C driver rounds it"},
     {"methods", mod_methods, METH_NOARGS,
-     "[(name, doc, order, symplectic, n_mid, nodes, constrained, force_points, stability)]: "
+     "[(name, doc, order, symplectic, n_mid, nodes, constrained, force_points, stability, "
+     "implicit, newton_blocks)]: "
      "nodes are the interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); "
      "constrained: 1 if the method solves systems with holonomic constraints; force_points: "
      "the points of one step's quadrature of a force's work (sym_method_force_points); "
-     "stability: the omega h below which the harmonic oscillator is stable (inf: any)"},
+     "stability: the omega h below which the harmonic oscillator is stable (inf: any); "
+     "newton_blocks: the eigenvalues of newton='decoupled''s table (sym_method_newton_blocks)"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},
     {"force_builtins", mod_force_builtins, METH_NOARGS,
      "[(name, doc, n, npar)]: the force terms built into the core (n = 0: any)"},

@@ -72,7 +72,8 @@ int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)
     r->opt.rtol = r->rtol;
     r->opt.max_iter = r->max_iter;
     r->opt.predictor = r->predictor;
-    /* chord: 0 full, 1 chord, 2 per step (the enum's values; checked by the core) */
+    /* chord: 0 full, 1 chord, 2 per step, 3 decoupled (the enum's values; checked by
+     * the core) */
     r->opt.newton = r->chord;
     /* branch: 0 auto, 1 always, 2 never (sym_branch_mode; checked by the core) */
     r->opt.branch = r->branch;

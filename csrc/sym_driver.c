@@ -32,9 +32,7 @@ static int options(const sym_options *opt, sym_options *out)
 {
     sym_options_default(out);
     if (!opt) return SYM_OK;
-    if (opt->newton != SYM_NEWTON_FULL && opt->newton != SYM_NEWTON_CHORD &&
-        opt->newton != SYM_NEWTON_STEP)
-        return SYM_EINVAL;
+    if (opt->newton < SYM_NEWTON_FULL || opt->newton > SYM_NEWTON_AUTO) return SYM_EINVAL;
     if (opt->branch != SYM_BRANCH_AUTO && opt->branch != SYM_BRANCH_ALWAYS &&
         opt->branch != SYM_BRANCH_NEVER)
         return SYM_EINVAL;

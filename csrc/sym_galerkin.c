@@ -287,8 +287,26 @@ static int nt_factor(void *ctx)
     }
     if (st) return st;
     g->base.counts.factorizations++;
+    g->dec_active = 0;
     if (g->con) return sym_gcon_factor(g);
     return g->lu_factor(g->nu, g->J, g->piv, g->lu_work);
+}
+
+/* The decoupled mode's approximate matrix (sym_galerkin_decouple.c), where
+ * the method has its block form; the exact one otherwise. */
+static int nt_factor_frozen(void *ctx)
+{
+    sym_gwork *g = ctx;
+    if (!g->tab->dec_ok || g->con) return nt_factor(ctx);
+    g->dec_active = 0;
+    /* the force's Jacobians: Fq enters the frozen matrix, both the final
+     * correction (sym_gforce_correct) */
+    int st = g->base.force ? sym_gforce_points(g, g->h, SYM_FORCE_DQ | SYM_FORCE_DV, 0) : SYM_OK;
+    if (st) return st;
+    g->base.counts.factorizations++;
+    st = sym_galerkin_decouple_factor(g, g->h);
+    g->dec_active = !st;
+    return st;
 }
 
 static void nt_solve(void *ctx, double *b)
@@ -296,6 +314,8 @@ static void nt_solve(void *ctx, double *b)
     sym_gwork *g = ctx;
     if (g->con)
         sym_gcon_solve(g, b);
+    else if (g->dec_active)
+        sym_galerkin_decouple_solve(g, b);
     else
         g->lu_solve(g->nu, g->J, g->piv, b);
 }
@@ -316,7 +336,7 @@ static int nt_restart(void *ctx)
 /* the step's: its outputs and the plausibility of its root after
  * convergence, the Taylor predictor as the second start */
 const sym_newton_ops sym_galerkin_newton_ops = {nt_residual, nt_factor, nt_solve, nt_finish,
-                                                nt_restart};
+                                                nt_restart, nt_factor_frozen};
 
 static int probe_finish(void *ctx, int converged)
 {
@@ -334,4 +354,4 @@ static int probe_restart(void *ctx)
 /* a probe's (the branch check's continuation, sym_galerkin_roots.c): the
  * root alone, no outputs, no second start */
 const sym_newton_ops sym_galerkin_probe_ops = {nt_residual, nt_factor, nt_solve, probe_finish,
-                                               probe_restart};
+                                               probe_restart, NULL};

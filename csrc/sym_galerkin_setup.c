@@ -12,6 +12,7 @@
 #include "sym_gwork.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Lagrange basis polynomial l_a on nodes c[0..s-1] and its derivative. */
@@ -44,6 +45,32 @@ static int table_ok(const sym_galerkin_table *gt)
 int sym_galerkin_unknowns(const sym_method *m, int n)
 {
     return table_ok(m->table) ? (m->table->s - 1) * n : 0;
+}
+
+static void basis_tables(sym_gtab *t, const sym_galerkin_table *gt);
+
+/* The eigenvalues of W = Ah^-1 Bh (sym_galerkin_decouple.c) into re, im
+ * (s - 1 each): their count, 0 when the method has no decoupled form,
+ * SYM_ENOMEM. */
+int sym_galerkin_newton_blocks(const sym_method *m, double *re, double *im)
+{
+    if (!table_ok(m->table)) return 0;
+    sym_gtab *t = malloc(sizeof(sym_gtab));
+    if (!t) return SYM_ENOMEM;
+    basis_tables(t, m->table);
+    sym_galerkin_decouple_tables(t);
+    int count = 0;
+    for (int k = 0; t->dec_ok && k < t->dec_nb; k++) {
+        const int o = t->dec_off[k];
+        re[count] = t->dec_L[o][o];
+        im[count++] = 0.0;
+        if (t->dec_sz[k] == 1) continue;
+        re[count - 1] = re[count] = t->dec_L[o][o];
+        im[count - 1] = t->dec_L[o][o + 1];
+        im[count++] = -t->dec_L[o][o + 1];
+    }
+    free(t);
+    return count;
 }
 
 /* B, D (exact partition of unity and zero row sums), E, and the Lobatto
@@ -153,11 +180,14 @@ static void point_roles(sym_gwork *g)
  * (last: the arrays start right after the evaluation scratch, as before the
  * tables moved here); then the step before's increments (nu) and the branch
  * check's buffers (5 nu + n, sym_galerkin_roots.c; a constrained system's are in
- * its slice).  The speed of the small dense kernels depends on where
+ * its slice) and the decoupled Newton matrix's scratch (2 n^2 + nu,
+ * sym_galerkin_decouple.c).  The speed of the small dense kernels depends on where
  * the arrays fall relative to cache lines and pages; this order was kept
  * over the other placements tried because it stays closest to the previous
  * layout (benchmarks/NOTES.md section 3). */
-#define PARTS 28
+#define PARTS 29
+/* newton="auto": the decoupled mode from this many unknowns (s - 1) n on */
+#define AUTO_MIN_UNKNOWNS 16
 
 static void part_sizes(const sym_method *m, int n, double *c)
 {
@@ -168,7 +198,7 @@ static void part_sizes(const sym_method *m, int n, double *c)
     const double sizes[PARTS] = {
         nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
         r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu,
-        (double)sym_int_doubles((size_t)nu), tab, nu, 5.0 * nu + dn,
+        (double)sym_int_doubles((size_t)nu), tab, nu, 5.0 * nu + dn, 2.0 * nn + nu,
     };
     memcpy(c, sizes, sizeof(sizes));
 }
@@ -192,7 +222,7 @@ static void layout(sym_gwork *g, double *cur)
         &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
         &g->Mp, &g->Ap, &g->Hp, &g->Kp, &g->cache_q, &g->cache_dV, &g->prev_qend, &g->prev_pend,
         &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv, &tab, &g->prev2_X,
-        &g->br_buf,
+        &g->br_buf, &g->dec_buf,
     };
     SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
     part_sizes(g->base.method, g->n, c);
@@ -221,6 +251,8 @@ int sym_galerkin_setup(sym_work *w, double *block)
     layout(g, block);
     basis_tables(g->tab, w->method->table);
     term_lists(g->tab);
+    sym_galerkin_decouple_tables(g->tab);
+    g->dec_active = 0;
     point_roles(g);
     sym_galerkin_pick_kernels(g);
     sym_lu_pick(g->nu, &g->lu_factor, &g->lu_solve);
@@ -230,11 +262,20 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->rtol = w->opt.rtol;
     nw->max_iter = w->opt.max_iter;
     nw->mode = (enum sym_newton_mode)w->opt.newton;   /* checked by sym_driver.c */
+    /* auto: the decoupled matrix from AUTO_MIN_UNKNOWNS unknowns on, where
+     * the method has it and the system no constraints (benchmarks/NOTES.md
+     * section 8); full Newton below */
+    if (nw->mode == SYM_NEWTON_AUTO)
+        nw->mode = g->nu >= AUTO_MIN_UNKNOWNS && g->tab->dec_ok && w->sys->m == 0
+                       ? SYM_NEWTON_DECOUPLED
+                       : SYM_NEWTON_FULL;
     nw->n_q = g->n;   /* q_ref: each step's q_j (sym_galerkin_step) */
     g->con = NULL;
     /* a constrained system: the constraint slice (sym_constraints.c), which
      * moves X, dX, R and prev_X into [X | Lambda] and sets Newton's nu */
     if (w->sys->m > 0) {
+        /* the decoupled matrix has no constrained form */
+        if (nw->mode == SYM_NEWTON_DECOUPLED) return SYM_EINVAL;
         const int st = sym_gcon_setup(g, w->cblock);
         if (st) return st;
     }

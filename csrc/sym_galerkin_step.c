@@ -78,7 +78,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     const int extrapolated = !st && w->opt.predictor && same_q && g->prev_h == h;
     g->prev2_pending = 0;
     if (extrapolated) {
-        if (g->newton.mode == SYM_NEWTON_STEP) {
+        if (g->newton.mode == SYM_NEWTON_STEP || g->newton.mode == SYM_NEWTON_DECOUPLED) {
             /* the two-step predictor once the history holds two steps; the
              * last step's increments become the step-before's */
             const int s = g->tab->s;
@@ -118,7 +118,7 @@ void sym_galerkin_reset(sym_work *w)
     g->miss = 0.0;
     g->bal_steps = 0;
     g->cache_valid = g->prev_valid = g->prep_valid = g->prev2_valid = g->left_here = 0;
-    g->newton.kc_valid = 0;
+    g->newton.kc_valid = g->newton.dec_miss = g->newton.dec_skip = 0;
     if (g->con) sym_gcon_reset(g);
 }
 
@@ -138,5 +138,6 @@ const sym_scheme_ops sym_galerkin_ops = {
     .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
     .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
     .multipliers = sym_gcon_multipliers, .forced = 1,
+    .newton_blocks = sym_galerkin_newton_blocks,
     .param_tangent = param_tangent,
 };

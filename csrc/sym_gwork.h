@@ -41,6 +41,16 @@ typedef struct sym_gtab {
     double jac_h;
     double jac_cM[SYM_MAX_NODES - 1][SYM_MAX_NODES - 1][SYM_MAX_NODES];
     double inv_h, inv_of;      /* inv_h = 1 / inv_of (NaN: not yet) */
+    /* The decoupled Newton matrix (sym_galerkin_decouple.c): W = A^-1 B of
+     * the frozen matrix (1/h) A (x) M + h B (x) S in real block-diagonal form
+     * W = T L T^-1, dec_Tl = (A T)^-1; dec_nb blocks of size dec_sz (1: a
+     * real eigenvalue, 2: a complex pair) starting at index dec_off.
+     * dec_ok = 0: no such form (the mode then takes the exact matrix). */
+    int dec_ok, dec_nb;
+    int dec_sz[SYM_MAX_NODES], dec_off[SYM_MAX_NODES];
+    double dec_T[SYM_MAX_NODES - 1][SYM_MAX_NODES - 1];
+    double dec_Tl[SYM_MAX_NODES - 1][SYM_MAX_NODES - 1];
+    double dec_L[SYM_MAX_NODES - 1][SYM_MAX_NODES - 1];
     int s, r;
     int unit[SYM_MAX_NODES];   /* point i coincides with node unit[i], or -1 */
     int lobatto;               /* points are the nodes: B = I          */
@@ -134,6 +144,9 @@ struct sym_gwork {
     long bal_steps;
     double bal, bal_W, bal_WF, bal_scale1;
     sym_gkernels k;
+    int dec_active;                  /* the factors in J are the decoupled
+                                      * blocks (sym_galerkin_decouple.c) */
+    double *dec_buf;                 /* their scratch: 2 n^2 + nu         */
     sym_lu_factor_fn lu_factor;
     sym_lu_solve_fn lu_solve;
     sym_kinetic_fn kinetic;
@@ -144,8 +157,14 @@ struct sym_gwork {
 SYM_PRIVATE int sym_galerkin_work_size(const sym_method *m, int n, double *doubles);
 SYM_PRIVATE int sym_galerkin_setup(sym_work *w, double *block);
 SYM_PRIVATE int sym_galerkin_unknowns(const sym_method *m, int n);
+SYM_PRIVATE int sym_galerkin_newton_blocks(const sym_method *m, double *re, double *im);
 /* sym_galerkin_kernels.c */
 SYM_PRIVATE void sym_galerkin_pick_kernels(sym_gwork *g);
+/* sym_galerkin_decouple.c: the tables of the decoupled Newton matrix (at
+ * setup), its factors at the current points (into J) and the solve with them */
+SYM_PRIVATE void sym_galerkin_decouple_tables(sym_gtab *t);
+SYM_PRIVATE int sym_galerkin_decouple_factor(sym_gwork *g, double h);
+SYM_PRIVATE void sym_galerkin_decouple_solve(sym_gwork *g, double *b);
 /* sym_galerkin_eval.c */
 SYM_PRIVATE int sym_galerkin_left_cache(sym_gwork *g, const double *q);
 SYM_PRIVATE int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need);

@@ -173,6 +173,11 @@ int sym_method_constrained(const sym_method *m)
     return m->ops->constraint_size != NULL;
 }
 
+int sym_method_newton_blocks(const sym_method *m, double *re, double *im)
+{
+    return m->ops->newton_blocks ? m->ops->newton_blocks(m, re, im) : 0;
+}
+
 /* The scheme's state and arrays plus the evaluation scratch of a system
  * without scratch of its own (n^2 + 4 n). */
 double sym_method_work_doubles(const sym_method *m, int n)

@@ -23,6 +23,14 @@
  * Equations, SIAM 1995, ch. 5): at small h one factorisation serves the
  * whole step.  The stopping rule then uses the linear-convergence bound
  * theta/(1 - theta) d_k (small_update with exact = 0).
+ *
+ * The decoupled mode is the per-step mode with an approximate matrix for
+ * its first factorisation (ops->factor_frozen: sym_galerkin_decouple.c),
+ * whose updates contract linearly at a rate set by what the approximation
+ * leaves out, not by the start's distance from the root.  Where they
+ * contract by less than DEC_THETA, or a stale update does not decrease the
+ * residual, the solve goes on with full Newton (the exact matrix at every
+ * iterate).
  */
 #include "sym_newton.h"
 #include "sym_simd.h"
@@ -54,6 +62,17 @@
  * STEP_KC_AGE + 1-th solve at the same h lets the second update be stale
  * again and renews kc. */
 #define STEP_KC_AGE 8
+/* Decoupled: leave the approximate matrix above this contraction rate.  A
+ * solve in which it did not serve (left, or more than DEC_ITERS updates)
+ * is a miss; after DEC_MISSES misses in a row the next DEC_SKIP solves take
+ * the per-step policy (the exact matrix), then the approximate one is tried
+ * again: a run where M(q) or the stiffness vary too fast over a step for it
+ * pays little more than the per-step mode (measured in benchmarks/NOTES.md
+ * section 8). */
+#define DEC_THETA 0.1
+#define DEC_ITERS 5
+#define DEC_MISSES 2
+#define DEC_SKIP 32
 
 /* An update's size relative to its iterate's, |dX|_inf / |X|_inf (1 when
  * X = 0 and dX != 0, 0 when both are 0). */
@@ -249,12 +268,16 @@ typedef struct mode_policy {
     double theta;   /* reuse: refresh the factors above this contraction    */
     int predict_kc; /* refresh right after the first update when the chord
                        constant kc predicts a slow second one               */
+    int frozen;     /* the first factors from ops->factor_frozen; after a
+                       refresh, full Newton                                 */
 } mode_policy;
 
 static const mode_policy policies[] = {
     [SYM_NEWTON_FULL] = {.reuse = 0, .carry = 0, .theta = 0.0, .predict_kc = 0},
     [SYM_NEWTON_CHORD] = {.reuse = 1, .carry = 1, .theta = CHORD_THETA, .predict_kc = 0},
     [SYM_NEWTON_STEP] = {.reuse = 1, .carry = 0, .theta = STEP_THETA, .predict_kc = 1},
+    [SYM_NEWTON_DECOUPLED] = {.reuse = 1, .carry = 0, .theta = DEC_THETA, .predict_kc = 0,
+                              .frozen = 1},
 };
 
 /* The factors the last update was made with: none made yet (or since the
@@ -267,6 +290,8 @@ typedef struct newton_iter {
     int refresh;             /* factorise at the next iterate               */
     enum last_update last;
     int restarted;           /* the restart safeguard was used              */
+    int exact;               /* frozen policy: the approximate matrix was
+                                left; every iterate factorised exactly      */
     double rnorm, rscale, rprev, dk, dprev, ek, eprev;
 } newton_iter;
 
@@ -283,11 +308,12 @@ static void restart_from_start(sym_newton *nw, newton_iter *it)
     it->dprev = it->eprev = 0.0;
 }
 
-/* The Newton matrix at the current iterate, formed and factorised. */
-static int refactor(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h)
+/* The Newton matrix at the current iterate, formed and factorised (the
+ * approximate one when `frozen`). */
+static int refactor(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h, int frozen)
 {
     nw->lu_valid = 0;
-    const int st = ops->factor(ctx);
+    const int st = frozen ? ops->factor_frozen(ctx) : ops->factor(ctx);
     if (st) return st;
     nw->lu_valid = 1;
     nw->lu_h = h;
@@ -341,6 +367,16 @@ static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, 
     return small;
 }
 
+/* Decoupled: a solve in which the approximate matrix served or not. */
+static void dec_record(sym_newton *nw, int miss)
+{
+    nw->dec_miss = miss ? nw->dec_miss + 1 : 0;
+    if (nw->dec_miss >= DEC_MISSES) {
+        nw->dec_miss = 0;
+        nw->dec_skip = DEC_SKIP;
+    }
+}
+
 /* Newton from the start in nw->X (reusing modes: also in nw->X0).
  * Converged when the residual is at rounding level (|R| <= 16 eps * scale,
  * after at least one update), by the stopping rule above, or at a stall
@@ -349,7 +385,12 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
                         sym_newton_out *o)
 {
     const mode_policy *pol = &policies[nw->mode];
-    newton_iter it = {0, 0, UPDATE_NONE, 0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    if (pol->frozen && nw->dec_skip > 0) {
+        nw->dec_skip--;
+        pol = &policies[SYM_NEWTON_STEP];
+    }
+    newton_iter it = {0, 0, UPDATE_NONE, 0, 0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    const int frozen = pol->frozen && ops->factor_frozen;
     it.refresh = !pol->carry || !nw->lu_valid || nw->lu_h != h || nw->prev_iters > CHORD_MAX_ITERS;
     int st;
     o->converged = 0;
@@ -365,11 +406,15 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         if (!isfinite(it.rnorm)) { st = SYM_ENONFINITE; break; }
         if (it.iters > 0 && it.rnorm <= ROUNDING_RES * it.rscale) { o->converged = 1; break; }
         if (it.iters >= nw->max_iter) { st = SYM_ENOCONV; break; }
-        const int fresh = it.refresh;
-        if (fresh) {
-            st = refactor(nw, ops, ctx, h);
+        /* frozen: the approximate matrix first, the exact one after; an
+         * update with the approximate matrix counts as a stale one */
+        const int approx = it.refresh && frozen && it.iters == 0 && !it.restarted;
+        const int fresh = it.refresh && !approx;
+        if (it.refresh) {
+            st = refactor(nw, ops, ctx, h, approx);
             if (st) break;
-            it.refresh = !pol->reuse;
+            it.exact = frozen && !approx;
+            it.refresh = !pol->reuse || it.exact;
         }
         negate(nw);
         ops->solve(ctx, nw->dX);
@@ -379,6 +424,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         if (update_ends(nw, pol, &it, fresh, h)) { o->converged = 2; break; }
     }
     if (!st) nw->prev_iters = it.iters;
+    if (frozen) dec_record(nw, st || it.exact || it.iters > DEC_ITERS);
     o->iters = it.iters;
     o->rnorm = it.rnorm;
     o->rscale = it.rscale;

@@ -26,6 +26,10 @@ typedef struct sym_newton_ops {
     int (*finish)(void *ctx, int converged);
     /* the fallback start: X <- the Taylor predictor */
     int (*restart)(void *ctx);
+    /* the decoupled mode's first matrix of a solve: an approximate Newton
+     * matrix at the current X, factorised, which `solve` then uses until the
+     * next `factor` (NULL: `factor` serves) */
+    int (*factor_frozen)(void *ctx);
 } sym_newton_ops;
 
 typedef struct sym_newton {
@@ -45,6 +49,10 @@ typedef struct sym_newton {
      * kc_h, and how many solves used it since (sym_newton.c, STEP_KC_AGE) */
     int kc_valid, kc_age;
     double kc, kc_h;
+    /* Decoupled: consecutive solves in which the approximate matrix did not
+     * serve (sym_newton.c, DEC_MISSES), and how many solves are left that
+     * take the per-step policy instead */
+    int dec_miss, dec_skip;
     /* Two blocks of unknowns (constrained steps, sym_constraints.c): when
      * nu_x > 0, X = [positions (nu_x) | impulses (nu - nu_x)] and the update
      * test takes the larger of |dX_x|/|X_x| and |dX_y|/max(|X_y|, rscale)

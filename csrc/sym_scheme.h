@@ -78,6 +78,9 @@ typedef struct sym_scheme_ops {
     int (*unknowns)(const sym_method *m, int n);
     int (*newton_system)(sym_work *w, const double *q, const double *p, double h,
                          const double *X, double *R, double *J);
+    /* the eigenvalues of the decoupled Newton matrix's table W (NULL: none;
+     * symplectic.h: sym_method_newton_blocks) */
+    int (*newton_blocks)(const sym_method *m, double *re, double *im);
     /* holonomic constraints (NULL: the scheme refuses constrained systems
      * with SYM_ENOTCONSTRAINED): the doubles of the constraint slice for n
      * degrees of freedom and mc constraints, and the multipliers of the last

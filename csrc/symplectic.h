@@ -13,12 +13,10 @@
  * status: 0 on success, one of the negative SYM_E* codes otherwise
  * (sym_strerror names them).  There is no global mutable state: everything
  * an integration needs lives in a sym_work allocated by sym_work_new.
- *
- * Array convention: matrices are dense, row-major, n x n doubles.
- *
- * Non-conservative forces (sym_force, sym_work_set_force) are declared in
- * sym_force_api.h; the built-in systems (a registry of named constructors)
- * and the built-in force terms in sym_builtins.h.
+ * Matrices are dense, row-major, n x n doubles.  Non-conservative forces
+ * (sym_force, sym_work_set_force) are declared in sym_force_api.h; the
+ * built-in systems (a registry of named constructors) and force terms in
+ * sym_builtins.h.
  */
 #ifndef SYMPLECTIC_H
 #define SYMPLECTIC_H
@@ -301,11 +299,9 @@ typedef struct sym_method {
     const sym_galerkin_table *table;  /* Galerkin nodes/quadrature, or NULL */
     unsigned flags;                   /* SYM_METHOD_* */
     const struct sym_scheme_ops *ops;
-    /* The method's stability limit on the harmonic oscillator: the one-step
-     * map of qdd = -omega^2 q is stable for omega |h| below it (the first
-     * omega h at which an eigenvalue leaves the unit circle; HUGE_VAL: for
-     * every h; 0: not determined).  Past it some methods have windows of
-     * stability again. */
+    /* The stability limit on the harmonic oscillator: the first omega |h| at
+     * which the step map of qdd = -omega^2 q has an eigenvalue off the unit
+     * circle (HUGE_VAL: none; 0: not determined; windows may follow). */
     double stability;
 } sym_method;
 
@@ -322,12 +318,16 @@ const sym_method *sym_method_find(const char *name);
  *                        freedom ((s-1) n), 0 for an explicit method;
  *   sym_method_work_doubles  the doubles of sym_work_new's workspace for n
  *                        and a system without scratch of its own (as a
- *                        double: it may exceed the size_t range). */
+ *                        double: it may exceed the size_t range);
+ *   sym_method_constrained  1 if it solves constrained systems, 0 if
+ *                        sym_work_new refuses them (SYM_ENOTCONSTRAINED);
+ *   sym_method_newton_blocks  the eigenvalues (re, im: SYM_MAX_NODES each) of
+ *                        the decoupled Newton matrix's table: their count,
+ *                        0 without one. */
 int sym_method_nodes(const sym_method *m, double *c);
 int sym_method_unknowns(const sym_method *m, int n);
-/* 1 if the method solves constrained systems (the variational schemes), 0
- * if sym_work_new refuses them with SYM_ENOTCONSTRAINED (rk4). */
 int sym_method_constrained(const sym_method *m);
+int sym_method_newton_blocks(const sym_method *m, double *re, double *im);
 double sym_method_work_doubles(const sym_method *m, int n);
 
 /* ------------------------------------------------------------------ */
@@ -340,18 +340,18 @@ typedef struct sym_options {
     int predictor; /* 1 (default): extrapolate the previous step's
                       interpolating polynomial; 0: always start from a
                       Taylor predictor built from (q_j, p_j)             */
-    int newton;    /* SYM_NEWTON_FULL (default): a fresh Jacobian and LU
-                      every iteration; SYM_NEWTON_CHORD: keep the LU across
-                      iterations and steps while it contracts well;
-                      SYM_NEWTON_STEP: one Jacobian and LU per step, kept
-                      for its iterations while they contract well        */
+    int newton;    /* enum sym_newton_mode: what each does is the table
+                      of policies in sym_newton.c (default FULL)         */
     int branch;    /* SYM_BRANCH_AUTO (default): an implicit scheme checks
                       a suspicious root by continuation in h
                       (csrc/sym_galerkin_roots.c); SYM_BRANCH_ALWAYS: every root;
                       SYM_BRANCH_NEVER: none                              */
 } sym_options;
 
-enum sym_newton_mode { SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1, SYM_NEWTON_STEP = 2 };
+enum sym_newton_mode {
+    SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1, SYM_NEWTON_STEP = 2, SYM_NEWTON_DECOUPLED = 3,
+    SYM_NEWTON_AUTO = 4
+};
 enum sym_branch_mode { SYM_BRANCH_AUTO = 0, SYM_BRANCH_ALWAYS = 1, SYM_BRANCH_NEVER = 2 };
 
 void sym_options_default(sym_options *opt);

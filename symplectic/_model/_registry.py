@@ -35,12 +35,15 @@ class Method:
     #                                  (0: not determined)
     implicit: bool = True      # a step solves equations by Newton (rk4: no; it takes no
     #                            Newton options)
+    newton_blocks: tuple = ()  # the eigenvalues of newton="decoupled"'s table W (complex;
+    #                            one block of size n per real one, of 2n per pair; ():
+    #                            no decoupled form, that mode takes the exact matrix)
 
     def details(self):
         """The row as :func:`methods` ``(details=True)`` gives it."""
         return dict(doc=self.doc, order=self.order, symplectic=self.symplectic,
                     n_mid=self.n_mid, nodes=self.nodes, constrained=self.constrained,
-                    stability=self.stability)
+                    stability=self.stability, newton_blocks=self.newton_blocks)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,8 +56,8 @@ class Builtin:
 
 def _read_methods():
     return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con),
-                         int(npw), float(stab), bool(implicit))
-            for name, doc, order, sym, n_mid, nodes, con, npw, stab, implicit
+                         int(npw), float(stab), bool(implicit), tuple(eig))
+            for name, doc, order, sym, n_mid, nodes, con, npw, stab, implicit, eig
             in _engine.methods()}
 
 
@@ -78,15 +81,18 @@ def methods(details=False):
 
     Returns ``{name: description}``; with ``details=True``,
     ``{name: {"doc", "order", "symplectic", "n_mid", "nodes", "constrained",
-    "stability"}}`` where ``n_mid`` is the number of internal nodes a step
+    "stability", "newton_blocks"}}`` where ``n_mid`` is the number of internal nodes a step
     reports in ``Trajectory.q_mid``, ``nodes`` their positions c in [0, 1]
     within a step (with the ends), ``constrained`` whether the method solves
     systems with holonomic constraints (the variational schemes; not
     ``rk4``) and ``stability`` the method's stability limit on the harmonic
     oscillator: the one-step map is stable for omega |h| below it (inf: for
     every h; omega_max h of a system's fastest linearised mode, see
-    :func:`symplectic.analysis.stability_estimate`).  The list is the C
-    core's scheme registry:
+    :func:`symplectic.analysis.stability_estimate`); ``newton_blocks`` the
+    eigenvalues (complex) of the table that ``newton="decoupled"`` splits the
+    Newton system with: one n x n system per real one, one 2n x 2n per
+    complex pair (``()``: none; that mode then takes the exact matrix).  The
+    list is the C core's scheme registry:
     """
     if details:
         return {k: m.details() for k, m in METHODS.items()}

@@ -172,10 +172,14 @@ def method(name):
                          f"{sorted(_registry.METHODS)}") from None
 
 
+# newton= -> the core's sym_newton_mode
+NEWTON_MODES = {"full": 0, "chord": 1, "step": 2, "decoupled": 3, "auto": 4}
+
+
 def newton(rtol=None, max_iter=None, newton="full", predictor=True, branch_check="auto"):
     """Newton's options as the core's keywords, those that differ from its
-    defaults: rtol > 0, max_iter >= 1, newton "full", "chord" or "step"
-    (-> chord = 1, 2), predictor (a truth value), branch_check "auto",
+    defaults: rtol > 0, max_iter >= 1, newton "full", "chord", "step",
+    "decoupled" or "auto" (-> chord = 1 .. 4), predictor (a truth value), branch_check "auto",
     "always" or "never" (-> branch = 1, 2)."""
     opts = {}
     check = choice("branch_check", branch_check, ("auto", "always", "never"))
@@ -188,9 +192,9 @@ def newton(rtol=None, max_iter=None, newton="full", predictor=True, branch_check
         opts["rtol"] = rtol
     if max_iter is not None:
         opts["max_iter"] = integer("max_iter", max_iter, 1)
-    mode = choice("newton", newton, ("full", "chord", "step"))
+    mode = choice("newton", newton, tuple(NEWTON_MODES))
     if mode != "full":
-        opts["chord"] = 1 if mode == "chord" else 2   # the core's sym_newton_mode
+        opts["chord"] = NEWTON_MODES[mode]
     if not predictor:
         opts["predictor"] = False
     return opts
@@ -271,14 +275,19 @@ def initial_momentum(system, q, p, qdot, pname="p", vname="qdot", qname="q"):
     return (system.mass(q) if M is None else M) @ value
 
 
-def constrained_state(system, method, q, p, qname="q0", pname="p0", check=True):
+def constrained_state(system, method, q, p, qname="q0", pname="p0", check=True, options=None):
     """A constrained system's initial state (nothing to check without
-    constraints): the method supports constraints, G(q) has full rank, |g(q)|
+    constraints): the method supports constraints, Newton's mode (``options``,
+    the core's keywords) is not "decoupled", G(q) has full rank, |g(q)|
     and |G M^-1 p| are at rounding level (symplectic._model._constraints.check_state,
     which also checks the user's constraint derivatives on first use unless
     ``check`` is False)."""
     if system.n_constraints == 0:
         return
+    if options and options.get("chord") == NEWTON_MODES["decoupled"]:
+        raise ValueError(f"newton='decoupled' has no form for constrained systems (this one "
+                         f"has {system.n_constraints} constraint(s)); use 'auto', 'full', "
+                         f"'step' or 'chord'")
     from . import _constraints
     _constraints.check_state(system, method, q, p, qname, pname, check)
 

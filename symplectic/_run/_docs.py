@@ -31,7 +31,7 @@ rtol, max_iter :
     options: given to ``"rk4"`` with a value other than the default they
     raise TypeError.""",
     "newton": """\
-newton : {"full", "chord", "step"}
+newton : {"full", "chord", "step", "decoupled", "auto"}
     ``"full"`` (default): a fresh Jacobian and LU factorisation every
     Newton iteration.  ``"step"``: one Jacobian and LU per step, formed at
     the step's predicted start and reused by its iterations (refreshed
@@ -46,7 +46,26 @@ newton : {"full", "chord", "step"}
     contraction rate exceeds 0.25, after a step needing more than 6
     iterations, or when h changes).  More iterations, far fewer
     factorisations: pays off for large n (the LU is O(n^3)); same
-    solution to the Newton tolerance.""",
+    solution to the Newton tolerance.  ``"decoupled"``: per step, a Newton
+    matrix with M(q) and the stiffness frozen at their means over the step,
+    which the method's constant tables turn into s - 1 independent n x n
+    systems (2n x 2n for a complex pair of eigenvalues) instead of one of
+    (s - 1) n (the transformed simplified Newton iteration of Hairer &
+    Wanner, Solving ODEs II, IV.8): 4x (simpson) to 6.4x (lobatto5) fewer
+    flops per factorisation, and linear convergence at a rate set by how
+    much M(q) and the stiffness change over a step.  Where a step's
+    iteration contracts by less than 0.1 it goes on with the exact matrix;
+    after two such steps in a row the next 32 take the ``"step"`` policy.
+    Pays off where M varies slowly over a step: constant M with stiff or
+    nonlinear springs (FPU chains, molecules in Cartesian coordinates;
+    measured 1.7-2.9x faster than ``"step"`` at n = 32), not on fast
+    pendulum chains, whose M(q) changes too much over a step (as fast as
+    ``"step"``); benchmarks/NOTES.md section 8.  A force's dF/dq joins the
+    frozen stiffness, its dF/dqdot is left out; constrained systems refuse
+    it (ValueError).  ``"auto"``: ``"decoupled"`` from (s - 1) n >= 16
+    unknowns on, unconstrained systems, methods with at least 3 nodes;
+    ``"full"`` otherwise (the papers' systems).  Every mode returns the
+    same solution to the Newton tolerance.""",
     "branch_check": """\
 branch_check : {"auto", "always", "never"}
     The step equations of an implicit scheme have, at large h, roots other

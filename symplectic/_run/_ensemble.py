@@ -150,7 +150,8 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     members = members or [system] * K
     for k in range(K):                   # constrained systems: consistent states
         _validate.start_mass(members[k], Q0[k], f"q0[{k}]", k)
-        _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check)
+        _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check,
+                                    spec.options)
     errors = _validate.choice("errors", errors, ("raise", "mark"))
     store = _store(store, store_every, times)
     evs = spec.events

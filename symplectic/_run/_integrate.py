@@ -251,7 +251,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     m, h, n_steps = spec.method, spec.h, spec.n_steps
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
-    _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+    _validate.constrained_state(system, m, q0, p0, "q0", "p0", check, spec.options)
     f = forces._resolve(system, force, force_jac, n_steps)
     _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
                      f"integrate(n_steps={n_steps}) with n = {system.n}")

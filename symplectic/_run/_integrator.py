@@ -108,7 +108,7 @@ class Integrator:
         m, self._h, self._t0 = spec.method, spec.h, spec.t0
         q0 = _validate.state("q0", _validate.required("q0", q0), system.n)
         p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
-        _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
+        _validate.constrained_state(system, m, q0, p0, "q0", "p0", check, spec.options)
         f = forces._resolve(system, force, force_jac, _held_rows(force))
         _derivcheck.ensure(system, q0, check)
         _stability.warn(system, q0, p0, self._h, m)

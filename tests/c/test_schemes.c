@@ -27,7 +27,7 @@
  *   energy_fn SYSTEM MAXDIFF      sym_energy against H written out here
  *   error closed_form ...         only if the linear closed form's workspace
  *       (sym_work_new_linear) disagrees with Newton or accepts what it refuses
- *   alloc METHOD N NEWTON WORK STEPS NSTEPS ITERATIONS
+ *   alloc METHOD N NEWTON WORK STEPS NSTEPS ITERATIONS   (NEWTON: every mode)
  *       allocator calls (malloc, calloc, realloc, free) inside sym_work_new
  *       (WORK) and inside the sym_step calls (STEPS) of NSTEPS steps of the
  *       n-link chain, which took ITERATIONS Newton iterations in all (-1 for
@@ -478,7 +478,8 @@ static void alloc_counts(const sym_method *m, int n, int newton, int steps)
         iters += info.iterations;
     }
     if (st) printf("error step %s n=%d %s\n", m->name, n, sym_strerror(st));
-    printf("alloc %s %d %s %ld %ld %d %ld\n", m->name, n, newton == 2 ? "step" : newton ? "chord" : "full",
+    static const char *const modes[] = {"full", "chord", "step", "decoupled", "auto"};
+    printf("alloc %s %d %s %ld %ld %d %ld\n", m->name, n, modes[newton],
            COUNTING ? in_work : -1L, COUNTING ? in_steps : -1L, steps, iters);
     sym_work_free(w);
     sym_builtin_free(&sys);
@@ -509,7 +510,8 @@ int main(void)
         for (size_t j = 0; j <= sizeof(sizes) / sizeof(sizes[0]); j++) {
             const int n = j < sizeof(sizes) / sizeof(sizes[0]) ? sizes[j] : big;
             if (n < 1 || (j == sizeof(sizes) / sizeof(sizes[0]) && big <= 300)) continue;
-            for (int newton = 0; newton < 3; newton++) alloc_counts(m, n, newton, n > 100 ? 2 : 6);
+            for (int newton = SYM_NEWTON_FULL; newton <= SYM_NEWTON_AUTO; newton++)
+                alloc_counts(m, n, newton, n > 100 ? 2 : 6);
         }
     }
     printf("done\n");

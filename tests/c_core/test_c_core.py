@@ -144,7 +144,8 @@ def test_no_allocation_inside_a_step(core):
         seen.setdefault(name, set()).add((n, newton))
     for name, m in ms.items():
         sizes = {n for n, _ in seen[name]}
-        assert {(n, nw) for n in sizes for nw in ("full", "chord", "step")} == seen[name]
+        assert {(n, nw) for n in sizes
+                for nw in ("full", "chord", "step", "decoupled", "auto")} == seen[name]
         assert min(sizes) == 1 and max(sizes) >= 300
         if m["unknowns"]:   # the blocked LU with Newton systems beyond 512 unknowns
             assert m["unknowns"] * max(sizes) > 512

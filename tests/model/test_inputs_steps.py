@@ -100,7 +100,7 @@ def test_newton_options(kw, exc, match):
                 lambda: sp.integrate_many(DP, [Q0], [P0], 0.01, 3, **kw)):
         with pytest.raises(exc, match=match):
             run()
-    with pytest.raises(ValueError, match="newton must be 'full', 'chord' or 'step', got 'broyden'"):
+    with pytest.raises(ValueError, match="newton must be 'full', 'chord', 'step', 'decoupled' or 'auto', got 'broyden'"):
         sp.integrate_many(DP, [Q0], [P0], 0.01, 3, newton="broyden")
 
 

@@ -87,7 +87,7 @@ def test_sympy_cart_pendulum_damped_and_driven(method):
 
 # ---------------------------------------------------------------- the states, thinning, pieces
 @pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("newton", ["full", "chord", "step"])
+@pytest.mark.parametrize("newton", ["full", "chord", "step", "decoupled"])
 def test_states_are_bitwise_those_without_the_tangent(method, newton):
     if method == "rk4" and newton != "full":
         pytest.skip("rk4 has no Newton")
