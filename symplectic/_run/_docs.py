@@ -57,10 +57,10 @@ newton : {"full", "chord", "step", "decoupled", "auto"}
     iteration contracts by less than 0.1 it goes on with the exact matrix;
     after two such steps in a row the next 32 take the ``"step"`` policy.
     Pays off where M varies slowly over a step: constant M with stiff or
-    nonlinear springs (FPU chains, molecules in Cartesian coordinates;
-    measured 1.7-2.9x faster than ``"step"`` at n = 32), not on fast
-    pendulum chains, whose M(q) changes too much over a step (as fast as
-    ``"step"``); benchmarks/NOTES.md section 8.  A force's dF/dq joins the
+    nonlinear springs (FPU chains, molecules in Cartesian coordinates:
+    the iterations of exact Newton), not on fast pendulum chains, whose
+    M(q) changes too much over a step (as fast as ``"step"``);
+    benchmarks/decoupled.py times the modes.  A force's dF/dq joins the
     frozen stiffness, its dF/dqdot is left out; constrained systems refuse
     it (ValueError).  ``"auto"``: ``"decoupled"`` from (s - 1) n >= 16
     unknowns on, unconstrained systems, methods with at least 3 nodes;

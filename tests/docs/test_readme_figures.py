@@ -130,6 +130,8 @@ NOT_FROM_A_REPORT = {
     "assembly drifts ~100× faster": "a rate of rounding drift, not a performance figure",
     "(about 100× above the increment form": "errata.md: a rounding floor, not a performance figure",
     "(10–20 s on 2 cores;": "the duration of `python -m symplectic reproduce`: no benchmark records it",
+    "fewer flops per factorisation": "newton='decoupled': flop counts of the factorisations, not "
+                                     "a measurement",
 }
 FIGURE = re.compile(r"\d\s?(µs|ms)\b|\d\s?×|\d s on \d")
 
