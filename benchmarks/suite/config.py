@@ -67,6 +67,10 @@ FULL = dict(
     branch_quick=False, branch_rounds=15,
     tan_cases=((2, 20_000), (8, 5000), (32, 1000)), tan_methods=("simpson", "lobatto5"),
     tan_rounds=9, tan_grad_rows=(10, 1000),
+    # ---- 23. stiff oscillations: FPU (HLW I.5), a stiff spring, Gauss against Lobatto per step
+    stiff_T=200.0, stiff_slow_T=20.0, stiff_omega_h=(0.5, 1.0, 2.0, 5.0, 10.0), stiff_rounds=5,
+    stiff_spring_steps=2000, stiff_spring_omega_h=(1.4, 14.0, 141.0),
+    stiff_cost_cases=((2, 0.01, 20_000), (32, 0.005, 1000)), stiff_cost_rounds=9,
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -85,9 +89,11 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     pc_default_max_compile=10.0,
     # the focused sections: 3 rounds each, 10x fewer steps, the short case lists
     **{k: 3 for k in ("forces_rounds", "sym_rounds", "con_rounds", "integ_rounds", "prog_rounds",
-                      "closed_rounds", "deriv_rounds", "branch_rounds", "tan_rounds")},
+                      "closed_rounds", "deriv_rounds", "branch_rounds", "tan_rounds", "stiff_rounds",
+                      "stiff_cost_rounds")},
     forces_steps=1000, forces_methods=("midpoint", "simpson"), sym_steps=2000, con_steps=2000,
     prog_steps=10 ** 6, prog_hook_steps=10 ** 5, prog_hook_rounds=1, store_steps=10 ** 6,
     top_quick=True, top_rounds=2, closed_steps=(100, 10_000), plaus_thin=6, branch_quick=True,
     tan_cases=((2, 2000), (8, 500), (32, 100)), tan_methods=("simpson",),
+    stiff_T=50.0, stiff_cost_cases=((2, 0.01, 2000), (32, 0.005, 100)),
 )
