@@ -299,8 +299,8 @@ static int nt_factor_frozen(void *ctx)
     sym_gwork *g = ctx;
     if (!g->tab->dec_ok || g->con) return nt_factor(ctx);
     g->dec_active = 0;
-    /* the force's Jacobians: Fq enters the frozen matrix, both the final
-     * correction (sym_gforce_correct) */
+    /* the force's Jacobians at the points: dF/dq enters the frozen matrix,
+     * both enter the final correction (sym_gforce_correct) */
     int st = g->base.force ? sym_gforce_points(g, g->h, SYM_FORCE_DQ | SYM_FORCE_DV, 0) : SYM_OK;
     if (st) return st;
     g->base.counts.factorizations++;

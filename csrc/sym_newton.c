@@ -406,12 +406,18 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         if (!isfinite(it.rnorm)) { st = SYM_ENONFINITE; break; }
         if (it.iters > 0 && it.rnorm <= ROUNDING_RES * it.rscale) { o->converged = 1; break; }
         if (it.iters >= nw->max_iter) { st = SYM_ENOCONV; break; }
-        /* frozen: the approximate matrix first, the exact one after; an
-         * update with the approximate matrix counts as a stale one */
-        const int approx = it.refresh && frozen && it.iters == 0 && !it.restarted;
-        const int fresh = it.refresh && !approx;
+        /* frozen: the approximate matrix first, the exact one after (also
+         * when the approximate one cannot be factorised); an update with the
+         * approximate matrix counts as a stale one */
+        int approx = it.refresh && frozen && it.iters == 0 && !it.restarted;
+        int fresh = it.refresh && !approx;
         if (it.refresh) {
             st = refactor(nw, ops, ctx, h, approx);
+            if (st == SYM_ESINGULAR && approx) {
+                approx = 0;
+                fresh = 1;
+                st = refactor(nw, ops, ctx, h, 0);
+            }
             if (st) break;
             it.exact = frozen && !approx;
             it.refresh = !pol->reuse || it.exact;
