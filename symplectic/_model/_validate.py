@@ -176,7 +176,7 @@ def method(name):
 NEWTON_MODES = {"full": 0, "chord": 1, "step": 2, "decoupled": 3, "auto": 4}
 
 
-def newton(rtol=None, max_iter=None, newton="full", predictor=True, branch_check="auto"):
+def newton(rtol=None, max_iter=None, newton="auto", predictor=True, branch_check="auto"):
     """Newton's options as the core's keywords, those that differ from its
     defaults: rtol > 0, max_iter >= 1, newton "full", "chord", "step",
     "decoupled" or "auto" (-> chord = 1 .. 4), predictor (a truth value), branch_check "auto",
@@ -665,7 +665,7 @@ class RunSpec:
 
 #: The Newton options of a run and their defaults (the core's own).
 NEWTON_DEFAULTS = types.MappingProxyType(
-    {"rtol": None, "max_iter": None, "newton": "full", "predictor": True,
+    {"rtol": None, "max_iter": None, "newton": "auto", "predictor": True,
      "branch_check": "auto"})
 
 

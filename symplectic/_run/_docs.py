@@ -31,9 +31,9 @@ rtol, max_iter :
     options: given to ``"rk4"`` with a value other than the default they
     raise TypeError.""",
     "newton": """\
-newton : {"full", "chord", "step", "decoupled", "auto"}
-    ``"full"`` (default): a fresh Jacobian and LU factorisation every
-    Newton iteration.  ``"step"``: one Jacobian and LU per step, formed at
+newton : {"auto", "full", "chord", "step", "decoupled"}
+    ``"full"``: a fresh Jacobian and LU factorisation every Newton
+    iteration.  ``"step"``: one Jacobian and LU per step, formed at
     the step's predicted start and reused by its iterations (refreshed
     when the contraction rate exceeds 0.01, or right after the first update
     when the rate observed on recent steps predicts that it will), started
@@ -62,10 +62,10 @@ newton : {"full", "chord", "step", "decoupled", "auto"}
     M(q) changes too much over a step (as fast as ``"step"``);
     benchmarks/decoupled.py times the modes.  A force's dF/dq joins the
     frozen stiffness, its dF/dqdot is left out; constrained systems refuse
-    it (ValueError).  ``"auto"``: ``"decoupled"`` from (s - 1) n >= 16
-    unknowns on, unconstrained systems, methods with at least 3 nodes;
-    ``"full"`` otherwise (the papers' systems).  Every mode returns the
-    same solution to the Newton tolerance.""",
+    it (ValueError).  ``"auto"`` (default): ``"decoupled"`` from
+    (s - 1) n >= 16 unknowns on, for unconstrained systems and methods
+    with at least 3 nodes; ``"full"`` otherwise (the papers' systems).
+    Every mode returns the same solution to the Newton tolerance.""",
     "branch_check": """\
 branch_check : {"auto", "always", "never"}
     The step equations of an implicit scheme have, at large h, roots other

@@ -72,7 +72,7 @@ class Ensemble:
 def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
                    t0=0.0, t_span=None, t_eval=None, store_every=None, events=None,
                    progress=False, threads=None, store="all", errors="raise", rtol=None,
-                   max_iter=None, newton="full", closed_form=True, check=True, force=None,
+                   max_iter=None, newton="auto", closed_form=True, check=True, force=None,
                    force_jac=None, branch_check="auto"):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 

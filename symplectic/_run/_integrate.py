@@ -96,7 +96,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
 @_docs.fill
 def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qdot0=None,
               t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
-              rtol=None, max_iter=None, predictor=True, newton="full", closed_form=True,
+              rtol=None, max_iter=None, predictor=True, newton="auto", closed_form=True,
               check=True, force=None, force_jac=None, branch_check="auto", tangent=False,
               wrt=None):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
