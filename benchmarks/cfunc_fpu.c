@@ -4,7 +4,7 @@
  * symplectic.System.from_cfunc: n = 2m unit masses on a line between fixed
  * walls, joined alternately by soft quartic springs and stiff linear ones,
  *
- *   V = sum_{i even} d_i^4 / 4 + sum_{i odd} omega^2 d_i^2 / 4,
+ *   V = sum_{i even} d_i^4 + sum_{i odd} omega^2 d_i^2 / 4,
  *   d_i = x_{i+1} - x_i (i = 0..n, x_0 = x_{n+1} = 0),   M = I.
  *
  * Compiled by benchmarks/decoupled.py: cc -std=c99 -O2 -shared -fPIC.
@@ -22,9 +22,9 @@ static void spring(int i, double d, double om2, double *e, double *f, double *k)
         *f = 0.5 * om2 * d;
         *k = 0.5 * om2;
     } else {
-        *e = 0.25 * d * d * d * d;
-        *f = d * d * d;
-        *k = 3.0 * d * d;
+        *e = d * d * d * d;
+        *f = 4.0 * d * d * d;
+        *k = 12.0 * d * d;
     }
 }
 

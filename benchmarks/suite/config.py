@@ -45,10 +45,10 @@ FULL = dict(
     yard_rounds=9,
     yard_budget=0.3,           # seconds of repeats the yardstick program spends per round
     # ---- 10. chain and arm against heyoka and GSL rk8pd with an LU right-hand side
-    pc_ns=(4, 8, 16, 32),
+    pc_ns=(4, 8, 16, 32, 64),
     pc_target=1e-8,
     pc_horizons=(10.0, 100.0, 1000.0),
-    pc_max_T={16: 100.0, 32: 100.0},     # longest horizon per n (cost)
+    pc_max_T={32: 100.0, 64: 100.0},     # longest horizon per n (cost)
     pc_cap=40.0,
     pc_rounds=3,
     pc_round_budget=20.0,

@@ -67,7 +67,8 @@ def methods(cfg, ctx, kind, n):
     hg = h_grid(10.0, 0.1, 2e-4, cfg["n_per_octave"])
     tg = tol_grid(cfg["tol_per_decade"], 6, 16)
     system = M.chain_system(n, kind)
-    out = [Ours(system, meth, q0, np.zeros(n), lambda q, p: M.chain_energy_qp(q, p, m, l), hg, cfg["peer_chunk"])
+    out = [Ours(system, meth, q0, np.zeros(n), lambda q, p: M.chain_energy_qp(q, p, m, l), hg, cfg["peer_chunk"],
+                newton="auto")
            for meth in OURS]
     if ctx.get("heyoka") is not None:
         out.append(heyoka_method(ctx["heyoka"], kind, n, tg, compact=True))

@@ -10,8 +10,8 @@
 
    omega = 50.  (In HLW's variables x_{0,i} = (q_{2i} + q_{2i-1})/sqrt 2, x_{1,i} = (q_{2i} -
    q_{2i-1})/sqrt 2 the soft part is 1/4 sum (x_{0,i+1} - x_{1,i+1} - x_{0,i} - x_{1,i})^4: the
-   quartic has no 1/4 in the q_i.  benchmarks/cfunc_fpu.c and tests/validation/test_decoupled.py
-   use d^4/4, a quarter of HLW's soft springs, so the chain here is built from SymPy instead.)
+   quartic has no 1/4 in the q_i.  The chain here is built from SymPy; benchmarks/cfunc_fpu.c
+   is the same potential as a compiled callback for any n.)
    HLW's initial values x_{0,1} = 1, y_{0,1} = 1, x_{1,1} = 1/omega, y_{1,1} = 1, all others 0,
    i.e. q_1 = (1 - 1/omega)/sqrt 2, q_2 = (1 + 1/omega)/sqrt 2, p_2 = sqrt 2.  Measured per method
    and omega h: the energy error, the oscillatory energies I_j = (y_{1,j}^2 + omega^2 x_{1,j}^2)/2

@@ -88,8 +88,8 @@ def test_linear_system_one_factorisation_and_full_newtons_states(method):
 
 def fpu(m=3, omega=50.0):
     """The Fermi-Pasta-Ulam problem of Hairer, Lubich & Wanner (I.5): 2m unit masses, stiff
-    linear springs (omega) inside each pair, soft quartic springs between the pairs and to
-    the fixed walls; constant M = I."""
+    linear springs omega^2/4 d^2 inside each pair, soft quartic springs d^4 between the pairs
+    and to the fixed walls; constant M = I."""
     n = 2 * m
 
     def diffs(q):
@@ -100,16 +100,16 @@ def fpu(m=3, omega=50.0):
 
     def V(q):
         d = diffs(q)
-        return np.sum(np.where(stiff, 0.25 * omega ** 2 * d ** 2, 0.25 * d ** 4))
+        return np.sum(np.where(stiff, 0.25 * omega ** 2 * d ** 2, d ** 4))
 
     def dV(q):
         d = diffs(q)
-        f = np.where(stiff, 0.5 * omega ** 2 * d, d ** 3)
+        f = np.where(stiff, 0.5 * omega ** 2 * d, 4 * d ** 3)
         return f[:-1] - f[1:]
 
     def d2V(q):
         d = diffs(q)
-        k = np.where(stiff, 0.5 * omega ** 2, 3 * d ** 2)
+        k = np.where(stiff, 0.5 * omega ** 2, 12 * d ** 2)
         Hm = np.diag(k[:-1] + k[1:])
         for i in range(n - 1):
             Hm[i, i + 1] = Hm[i + 1, i] = -k[i + 1]
