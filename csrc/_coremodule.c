@@ -152,7 +152,8 @@ static PyObject *mod_strerror(PyObject *module, PyObject *args)
 
 static PyMethodDef module_methods[] = {
     {"step", (PyCFunction)(void (*)(void))mod_step, METH_VARARGS | METH_KEYWORDS,
-     "step(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
+     "step(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0, branch=0, "
+     "chord=0) -> "
      "(q1, p1, q_mid, status, iterations, residual, residual_rel, update, reason)"},
     {"integrate", (PyCFunction)(void (*)(void))mod_integrate, METH_VARARGS | METH_KEYWORDS,
      "integrate(system, q0, p0, h, n_steps, method='simpson', t0=0, rtol=0, max_iter=0, "
@@ -180,7 +181,8 @@ static PyMethodDef module_methods[] = {
      "jacobians hold the held force's columns (else None); with pjac (N, 2n, n_par, "
      "integrate's params=) grad_par = sum_k C_k^T lambda_{k+1}"},
     {"step_tangent", (PyCFunction)(void (*)(void))mod_step_tangent, METH_VARARGS | METH_KEYWORDS,
-     "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0) -> "
+     "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0, "
+     "branch=0, chord=0) -> "
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
      "ordering."},
     {"asymmetry", mod_asymmetry, METH_O,

@@ -48,7 +48,8 @@ done:
     return ret;
 }
 
-/* step_tangent(system, q, p, h, method, rtol, max_iter, force, t) -> (q1, p1, D) */
+/* step_tangent(system, q, p, h, method, rtol, max_iter, force, t, branch, chord) -> (q1, p1,
+ * D) */
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)
 {
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};

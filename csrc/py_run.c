@@ -177,12 +177,12 @@ void py_run_end(run *r)
 int py_one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r)
 {
     static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", "force",
-                             "t", "branch", NULL};
+                             "t", "branch", "chord", NULL};
     r->force_in = Py_None;
     r->force_steps = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOdi", kwlist, &r->system, &r->q_in,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOdii", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
-                                     &r->force_in, &r->t0, &r->branch))
+                                     &r->force_in, &r->t0, &r->branch, &r->chord))
         return -1;
     return py_run_begin(module, r, "q", "p") < 0 || py_run_work(r) < 0 ? -1 : 0;
 }
@@ -222,7 +222,7 @@ done:
     return ret;
 }
 
-/* step(system, q, p, h, method, rtol, max_iter, force, t, branch) -> (q1, p1,
+/* step(system, q, p, h, method, rtol, max_iter, force, t, branch, chord) -> (q1, p1,
  * q_mid, status, iterations, residual, residual_rel, update, reason) */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw)
 {

@@ -27,7 +27,7 @@ __all__ = ["step", "integrate"]
 @_docs.fill
 def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
          closed_form=True, check=True, force=None, force_jac=None, t=0.0, t_span=None,
-         branch_check="auto"):
+         branch_check="auto", newton="auto"):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     The states are bitwise those of row 1 of :func:`integrate` run for one
@@ -43,6 +43,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     {{h}}
     {{method}}
     {{newton_tolerances}}
+    {{newton}}
     {{branch_check}}
     {{closed_form}}
     {{check}}
@@ -77,7 +78,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     system = _validate.system(system)
     spec = _validate.run_spec(method, h, 1, t, t_span, one_step=True, closed_form=closed_form,
                               check=check, options=dict(rtol=rtol, max_iter=max_iter,
-                                                        branch_check=branch_check))
+                                                        branch_check=branch_check, newton=newton))
     m, h = spec.method, spec.h
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")

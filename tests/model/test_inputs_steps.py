@@ -172,6 +172,6 @@ def test_a_newton_option_on_rk4_is_an_error_in_every_entry_point(opt):
         with pytest.raises(TypeError, match=rf"method 'rk4' is explicit: .*'{name}'"):
             calls[f]()
     # the defaults, spelled out, are not options given
-    tr = sp.integrate(DP, Q0, P0, 0.01, 3, "rk4", rtol=None, newton="full", predictor=True,
+    tr = sp.integrate(DP, Q0, P0, 0.01, 3, "rk4", rtol=None, newton="auto", predictor=True,
                       branch_check="auto")
     assert np.array_equal(tr.q, sp.integrate(DP, Q0, P0, 0.01, 3, "rk4").q)

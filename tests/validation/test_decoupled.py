@@ -121,15 +121,18 @@ def fpu(m=3, omega=50.0):
 @pytest.mark.parametrize("method", ["simpson", "lobatto5", "gauss3"])
 def test_constant_mass_nonlinear_springs(method):
     """Constant M, nonlinear stiffness: the frozen matrix serves every step (one
-    factorisation each) and the states are full Newton's to the Newton tolerance."""
+    factorisation each) as well as the exact matrix at the step's start does (the iterations
+    of newton="step", the same policy), and the states are full Newton's to the Newton
+    tolerance."""
     S = fpu()
     q0 = np.array([0.2, 0.21, -0.1, -0.08, 0.3, 0.31])
     p0 = np.array([0.5, -0.3, 0.2, 0.1, -0.4, 0.2])
     h = 0.5 / 50.0
     full = sp.integrate(S, q0, p0, h, 300, method=method, newton="full")
+    step = sp.integrate(S, q0, p0, h, 300, method=method, newton="step")
     dec = sp.integrate(S, q0, p0, h, 300, method=method, newton="decoupled")
     assert dec.counts.factorizations == 300
-    assert np.mean(dec.newton_iterations) <= np.mean(full.newton_iterations) + 1.0
+    assert np.mean(dec.newton_iterations) <= np.mean(step.newton_iterations) + 0.05
     assert rel_diff(dec, full) < 1e-11
 
 
@@ -194,7 +197,7 @@ def test_unknown_mode_is_named():
 def test_position_force_joins_the_frozen_stiffness():
     """A stiff position-dependent force (F = -k q on every mass, k = 1e5: omega h = 3.2 at
     h = 0.01) enters the frozen matrix through dF/dq: one factorisation a step (224 without
-    dF/dq in it), the iterations of full Newton, its states to the Newton tolerance (the stiff
+    dF/dq in it), the iterations of newton="step", full Newton's states to the Newton tolerance (the stiff
     force amplifies it: newton="step" and "chord" are 9e-11 and 6e-11 from full Newton)."""
     S = fpu()
     k = 1e5
@@ -205,7 +208,8 @@ def test_position_force_joins_the_frozen_stiffness():
     p0 = np.array([0.5, -0.3, 0.2, 0.1, -0.4, 0.2])
     kw = dict(method="gauss3", force=force, branch_check="never")  # (its probes factorise too)
     full = sp.integrate(S, q0, p0, 0.01, 200, newton="full", **kw)
+    step = sp.integrate(S, q0, p0, 0.01, 200, newton="step", **kw)
     dec = sp.integrate(S, q0, p0, 0.01, 200, newton="decoupled", **kw)
     assert dec.counts.factorizations == 200
-    assert np.mean(dec.newton_iterations) <= np.mean(full.newton_iterations) + 1.0
+    assert np.mean(dec.newton_iterations) <= np.mean(step.newton_iterations) + 0.05
     assert rel_diff(dec, full) < 1e-10
