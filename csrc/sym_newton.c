@@ -27,8 +27,8 @@
  * The decoupled mode is the per-step mode with an approximate matrix for
  * its first factorisation (ops->factor_frozen: sym_galerkin_decouple.c),
  * whose updates contract linearly at a rate set by what the approximation
- * leaves out, not by the start's distance from the root.  Where they
- * contract by less than DEC_THETA, or a stale update does not decrease the
+ * leaves out, not by the start's distance from the root.  Where their
+ * rate exceeds DEC_THETA, or a stale update does not decrease the
  * residual, the solve goes on with full Newton (the exact matrix at every
  * iterate).
  */

@@ -54,11 +54,12 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     Wanner, Solving ODEs II, IV.8): 4x (simpson) to 6.4x (lobatto5) fewer
     flops per factorisation, and linear convergence at a rate set by how
     much M(q) and the stiffness change over a step.  Where a step's
-    iteration contracts by less than 0.1 it goes on with the exact matrix;
-    after two such steps in a row the next 32 take the ``"step"`` policy.
-    Pays off where M varies slowly over a step: constant M with stiff or
-    nonlinear springs (FPU chains, molecules in Cartesian coordinates:
-    the iterations of exact Newton), not on fast pendulum chains, whose
+    updates shrink at a rate above 0.1, it goes on with the exact matrix;
+    after two steps in a row that did so or needed more than 5 updates,
+    the next 32 take the ``"step"`` policy.  Pays off where M varies
+    slowly over a step: constant M with stiff or nonlinear springs (FPU
+    chains, molecules in Cartesian coordinates: the iterations of
+    ``"step"``, one factorisation a step), not on fast pendulum chains, whose
     M(q) changes too much over a step (as fast as ``"step"``);
     benchmarks/decoupled.py times the modes.  A force's dF/dq joins the
     frozen stiffness, its dF/dqdot is left out; constrained systems refuse
