@@ -53,9 +53,18 @@ static PyObject *method_row(int i)
         PyTuple_SET_ITEM(eig, k, v);
     }
     if (!eig) { Py_DECREF(nodes); return NULL; }
-    return Py_BuildValue("(ssiiiNiidiN)", m->name, m->doc, m->order, m->symplectic, m->n_mid,
-                         nodes, sym_method_constrained(m), sym_method_force_points(m),
-                         m->stability, sym_method_unknowns(m, 1) > 0, eig);
+    double fx[SYM_MAX_NODES > 4 ? SYM_MAX_NODES : 4], fb[SYM_MAX_NODES > 4 ? SYM_MAX_NODES : 4];
+    const int nf = sym_method_force_quadrature(m, fx, fb);
+    PyObject *fq = PyTuple_New(nf);
+    for (int i = 0; fq && i < nf; i++) {
+        PyObject *v = Py_BuildValue("(dd)", fx[i], fb[i]);
+        if (!v) { Py_CLEAR(fq); break; }
+        PyTuple_SET_ITEM(fq, i, v);
+    }
+    if (!fq) { Py_DECREF(nodes); Py_DECREF(eig); return NULL; }
+    return Py_BuildValue("(ssiiiNiNdiN)", m->name, m->doc, m->order, m->symplectic, m->n_mid,
+                         nodes, sym_method_constrained(m), fq, m->stability,
+                         sym_method_unknowns(m, 1) > 0, eig);
 }
 
 static PyObject *builtin_row(int i)
@@ -202,7 +211,8 @@ static PyMethodDef module_methods[] = {
      "implicit, newton_blocks)]: "
      "nodes are the interpolation nodes c_a in [0, 1] of one step ((0, 1) for rk4); "
      "constrained: 1 if the method solves systems with holonomic constraints; force_points: "
-     "the points of one step's quadrature of a force's work (sym_method_force_points); "
+     "((x_i, b_i), ...), the positions in [0, 1] and weights of one step's quadrature of a "
+     "force's work (sym_method_force_quadrature); "
      "stability: the omega h below which the harmonic oscillator is stable (inf: any); "
      "newton_blocks: the eigenvalues of newton='decoupled''s table (sym_method_newton_blocks)"},
     {"builtins", mod_builtins, METH_NOARGS, "[(name, doc, params_doc)]"},

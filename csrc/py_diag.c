@@ -98,7 +98,8 @@ static PyArrayObject *param_blocks(PyObject *po, npy_intp N, npy_intp m, int *np
 
 /* adjoint_sweep(jacobians, lam_end, src=None, pjac=None) -> (lam0, grad_u or
  * None), and grad_par (n_par) third with pjac: sym_adjoint_sweep_params over
- * jacobians (N, 2n, 2n or 3n, as integrate's jacobians= fills it), lam_end
+ * jacobians (N, 2n, (2 + P) n), P = 0, 1 or the force points, as integrate's
+ * jacobians= fills it), lam_end
  * (2n), src None or (N, 2n), pjac None or (N, 2n, n_par) (params=). */
 PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw)
 {
@@ -116,10 +117,10 @@ PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw)
     const npy_intp m = PyArray_NDIM(lam) == 1 ? PyArray_DIM(lam, 0) : 0, n = m / 2;
     const npy_intp N = PyArray_NDIM(jac) == 3 ? PyArray_DIM(jac, 0) : -1;
     const npy_intp c = N >= 0 ? PyArray_DIM(jac, 2) : 0;
-    if (m < 2 || m % 2 || m > INT_MAX || N < 0 || PyArray_DIM(jac, 1) != m ||
-        (c != m && c != 3 * n)) {
+    if (m < 2 || m % 2 || m > INT_MAX || N < 0 || PyArray_DIM(jac, 1) != m || c < m ||
+        c % n || c / n - 2 > 64) {
         PyErr_SetString(PyExc_ValueError, "adjoint_sweep: lam_end must be (2n,) and jacobians "
-                        "(N, 2n, 2n) or (N, 2n, 3n)");
+                        "(N, 2n, 2n) or (N, 2n, (2 + P) n)");
         goto done;
     }
     if (so != Py_None) {
@@ -131,8 +132,8 @@ PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw)
         }
     }
     if (po != Py_None && !(pj = param_blocks(po, N, m, &np))) goto done;
-    const int with_u = c == 3 * n;
-    const npy_intp du[2] = {N, n}, dp = np;
+    const int with_u = (int)(c / n - 2);   /* u blocks: 0, 1, or P force points */
+    const npy_intp du[2] = {N, c - m}, dp = np;
     if (!(lam0 = py_new_array(1, &m, 0)) || (with_u && !(gu = py_new_array(2, du, 0))) ||
         (pj && !(gp = py_new_array(1, &dp, 0))))
         goto done;

@@ -7,7 +7,9 @@
  * binding checks every entry again, for memory safety):
  *
  *   "damping"  None or an (n, n) real array D:   F += -D qdot
- *   "hold"     None or a (rows, n) real array:   F += hold[k] on step k
+ *   "hold"     None or a (rows, P n) real array: F += hold[k] on step k
+ *              (P = "hold_points", default 1), or its block i at the
+ *              step's force point i (P = the method's force points)
  *   "terms"    a list of at most SYM_FORCE_MAX_TERMS tuples
  *                ("python", f, jac or None, flags)   f(t, q, qdot) -> (n,),
  *                                  jac(t, q, qdot) -> (dF/dq, dF/dqdot)
@@ -322,7 +324,15 @@ int py_force_begin(PyObject *spec, int n, long steps, long rows, py_force *pf)
         pf->f.damping = PyArray_DATA(pf->damping);
     }
     if ((o = PyDict_GetItemString(spec, "hold")) && o != Py_None) {
-        if (!(pf->hold = matrix(o, "the held force array", -1, n))) return -1;
+        long hp = 1;   /* values a step: one, or one per force point ("hold_points") */
+        PyObject *po = PyDict_GetItemString(spec, "hold_points");
+        if (po && po != Py_None && ((hp = PyLong_AsLong(po)) < 1 || hp > 64)) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "force: hold_points must be 1 .. 64, got %ld", hp);
+            return -1;
+        }
+        if (!(pf->hold = matrix(o, "the held force array", -1, (int)hp * n))) return -1;
+        pf->f.hold_points = (int)hp;
         pf->f.hold = PyArray_DATA(pf->hold);
         pf->f.hold_rows = (long)PyArray_DIM(pf->hold, 0);
         const long need = steps < 0 ? 1 : steps;

@@ -179,8 +179,9 @@ static int tangent_args(const run *r, const run_call *c, sym_run *R, npy_intp nr
 }
 
 /* Each step's derivative (sym_run.jacobians): a writeable C-contiguous
- * float64 array (n_steps, 2n, 2n), or (n_steps, 2n, 3n) with the columns of
- * the force held over each step (a run with a force). */
+ * float64 array (n_steps, 2n, 2n), or (n_steps, 2n, (2 + P) n) with the
+ * columns of the force held over each step (a run with a force: P = 1, or
+ * its hold_points; the core checks which). */
 static int jacobians_arg(const run *r, const run_call *c, sym_run *R)
 {
     if (c->jacobians == Py_None) return 0;
@@ -189,15 +190,17 @@ static int jacobians_arg(const run *r, const run_call *c, sym_run *R)
     const int ok = PyArray_Check(c->jacobians) && PyArray_TYPE(a) == NPY_DOUBLE &&
                    PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3 &&
                    PyArray_DIM(a, 0) == N && PyArray_DIM(a, 1) == 2 * n &&
-                   (PyArray_DIM(a, 2) == 2 * n || PyArray_DIM(a, 2) == 3 * n);
+                   PyArray_DIM(a, 2) >= 2 * n && PyArray_DIM(a, 2) % n == 0 &&
+                   PyArray_DIM(a, 2) / n - 2 <= 64;
     if (!ok) {
         PyErr_Format(PyExc_ValueError, "jacobians must be a writeable C-contiguous float64 array "
-                     "of shape (n_steps, 2n, 2n) or (n_steps, 2n, 3n) = (%ld, %ld, %ld or %ld)",
-                     (long)N, (long)(2 * n), (long)(2 * n), (long)(3 * n));
+                     "of shape (n_steps, 2n, 2n) or (n_steps, 2n, (2 + P) n) = (%ld, %ld, %ld "
+                     "or %ld + P %ld)", (long)N, (long)(2 * n), (long)(2 * n), (long)(2 * n),
+                     (long)n);
         return -1;
     }
     R->jacobians = PyArray_DATA(a);
-    R->jac_u = PyArray_DIM(a, 2) == 3 * n;
+    R->jac_u = (int)(PyArray_DIM(a, 2) / n - 2);
     return 0;
 }
 

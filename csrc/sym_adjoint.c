@@ -40,10 +40,11 @@ int sym_adjoint_sweep_params(int n, long n_steps, int jac_u, const double *jac,
                              const double *lam_end, const double *src, double *lam0,
                              double *grad_u, int n_par, const double *pjac, double *grad_par)
 {
-    if (n < 1 || n_steps < 0 || !jac || !lam_end || !lam0 || (jac_u && !grad_u) || n_par < 0 ||
-        (n_par > 0 && (!pjac || !grad_par)))
+    if (n < 1 || n_steps < 0 || !jac || !lam_end || !lam0 || jac_u < 0 || (jac_u && !grad_u) ||
+        n_par < 0 || (n_par > 0 && (!pjac || !grad_par)))
         return SYM_EINVAL;
-    const size_t m = 2 * (size_t)n, c = m + (jac_u ? (size_t)n : 0), np = (size_t)n_par;
+    const size_t m = 2 * (size_t)n, cu = (size_t)jac_u * (size_t)n, c = m + cu;
+    const size_t np = (size_t)n_par;
     double *next = malloc(sizeof(double) * m);
     if (!next) return SYM_ENOMEM;
     memcpy(lam0, lam_end, sizeof(double) * m);     /* lambda_{k+1}, held in lam0 */
@@ -59,7 +60,7 @@ int sym_adjoint_sweep_params(int n, long n_steps, int jac_u, const double *jac,
             if (j < m)
                 next[j] = v + (src ? src[(size_t)k * m + j] : 0.0);
             else
-                grad_u[(size_t)k * (size_t)n + (j - m)] = v;
+                grad_u[(size_t)k * cu + (j - m)] = v;
         }
         memcpy(lam0, next, sizeof(double) * m);
     }

@@ -102,7 +102,8 @@ typedef struct ctan {
                                    (n x n, n x n, m x n, m x n)             */
     double *W, *u, *e;          /* chol(W) (m x m), u (n), e (m)            */
     double *dZ, *dq, *dp, *dpt, *b, *mu;   /* N, n, n, n, n, m              */
-    double *du;                 /* n: a held force's variation (with_u)     */
+    double *Ru, *pu;            /* (s-1) n, n: a held force's variation's
+                                   terms (sym_gforce_du)                    */
     int *piv;                   /* N                                        */
     void *block;
 } ctan;
@@ -120,10 +121,11 @@ static int ctan_new(const sym_gwork *g, ctan *c)
     const size_t sizes[] = {N * N, sym_lu_work_size((int)N), nu * nu, nu * n, n * (n + nu),
                             s * m * n,
                             s * nn, nn, nn, m * n, m * n, m * m, n, m,
-                            N, n, n, n, n, m, n};
+                            N, n, n, n, n, m, (s - 1) * n, n};
     double **const parts[] = {&c->Jc, &c->luw, &c->Jsave, &c->Rq, &c->P, &c->GQ, &c->SQ, &c->L1,
                               &c->A1, &c->T, &c->Z1, &c->W, &c->u, &c->e,
-                              &c->dZ, &c->dq, &c->dp, &c->dpt, &c->b, &c->mu, &c->du};
+                              &c->dZ, &c->dq, &c->dp, &c->dpt, &c->b, &c->mu, &c->Ru,
+                              &c->pu};
     const size_t nparts = sizeof(sizes) / sizeof(sizes[0]);
     SYM_STATIC_CHECK(sizeof(sizes) / sizeof(sizes[0]) == sizeof(parts) / sizeof(parts[0]));
     size_t total = 0;
@@ -233,17 +235,15 @@ static void sub_matvec(int n, const double *S, const double *x, double *y)
 }
 
 /* The right-hand side -(F_q dq + F_p dp + F_u du) of step 1 into c->dZ;
- * a force u held over the step enters R_a as h beta_a u, beta_a = sum_i
- * b_i B_ia (as in sym_galerkin_diag.c), du NULL: none. */
-static void leading_rhs(const sym_gwork *g, double h, ctan *c, const double *du)
+ * Ru = F_u du, the held force's terms (sym_gforce_du), NULL: none. */
+static void leading_rhs(double h, ctan *c, const double *Ru)
 {
     const int n = c->n, m = c->m, s = c->s, nu = c->nu;
     const size_t mn = (size_t)m * n, nn = (size_t)n * n;
     for (int a = 0; a <= s - 2; a++) {
-        double *va = c->dZ + (size_t)a * n, beta = 0.0;
-        for (int i = 0; du && i < g->tab->r; i++) beta += g->tab->b[i] * g->tab->B[i][a];
+        double *va = c->dZ + (size_t)a * n;
         for (int i = 0; i < n; i++) {
-            double v = (a == 0 ? c->dp[i] : 0.0) + (du ? h * beta * du[i] : 0.0);
+            double v = (a == 0 ? c->dp[i] : 0.0) + (Ru ? Ru[(size_t)a * n + i] : 0.0);
             for (int d = 0; d < n; d++) v += c->Rq[((size_t)a * n + i) * n + d] * c->dq[d];
             va[i] = -v;
         }
@@ -314,10 +314,10 @@ static void projected_dp(ctan *c, const double *dq1, double *dp1, const double *
     }
 }
 
-/* The k columns (dq, dp), or (dq, dp, du) with with_u, of V through steps
- * 1-3 (Jc factorised); p~ gains the held force's impulse h u, so dp~ gains
- * h du (sum_i b_i = 1). */
-static void columns(const sym_gwork *g, double h, ctan *c, int k, int with_u, const double *V,
+/* The k columns (dq, dp), or (dq, dp, du) with ublocks, of V through steps
+ * 1-3 (Jc factorised); p~ gains the held force's impulse h sum_i b_i u_i,
+ * so dp~ gains pu (sym_gforce_du). */
+static void columns(const sym_gwork *g, double h, ctan *c, int k, int ublocks, const double *V,
                     double *out)
 {
     const int n = c->n, s = c->s;
@@ -326,11 +326,12 @@ static void columns(const sym_gwork *g, double h, ctan *c, int k, int with_u, co
         for (int d = 0; d < n; d++) {
             c->dq[d] = V[(size_t)d * k + col];
             c->dp[d] = V[(size_t)(n + d) * k + col];
-            c->du[d] = with_u ? V[(size_t)(2 * n + d) * k + col] : 0.0;
+            c->pu[d] = 0.0;
         }
-        leading_rhs(g, h, c, with_u ? c->du : NULL);
+        if (ublocks) sym_gforce_du(g, h, ublocks, V, k, col, c->Ru, c->pu);
+        leading_rhs(h, c, ublocks ? c->Ru : NULL);
         con->lu_solve(c->N, c->Jc, c->piv, c->dZ);
-        for (int d = 0; d < n; d++) c->dp[d] += h * c->du[d];
+        for (int d = 0; d < n; d++) c->dp[d] += c->pu[d];
         tilde_dp(g, c);
         double *dq1 = c->dq;   /* dq1 = dq + dX_{s-1}, in place (dq is spent) */
         for (int d = 0; d < n; d++) dq1[d] += c->dZ[(size_t)(s - 2) * n + d];
@@ -342,7 +343,7 @@ static void columns(const sym_gwork *g, double h, ctan *c, int k, int with_u, co
 }
 
 int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h, int k,
-                     int with_u, const double *V, double *out)
+                     int ublocks, const double *V, double *out)
 {
     ctan c;
     (void)p;   /* p enters through R_0 alone, linearly */
@@ -354,7 +355,7 @@ int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h, i
     st = node_terms(g, q, &c);
     if (!st) st = end_terms(g, &c);
     if (!st) st = saddle_matrix(g, q, h, &c);
-    if (!st) columns(g, h, &c, k, with_u, V, out);
+    if (!st) columns(g, h, &c, k, ublocks, V, out);
     memcpy(g->J, c.Jsave, sizeof(double) * nnu);
     ctan_free(&c);
     return st;

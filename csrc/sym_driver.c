@@ -33,9 +33,7 @@ static int options(const sym_options *opt, sym_options *out)
     sym_options_default(out);
     if (!opt) return SYM_OK;
     if (opt->newton < SYM_NEWTON_FULL || opt->newton > SYM_NEWTON_AUTO) return SYM_EINVAL;
-    if (opt->branch != SYM_BRANCH_AUTO && opt->branch != SYM_BRANCH_ALWAYS &&
-        opt->branch != SYM_BRANCH_NEVER)
-        return SYM_EINVAL;
+    if (opt->branch < SYM_BRANCH_AUTO || opt->branch > SYM_BRANCH_OFF) return SYM_EINVAL;
     if (opt->rtol > 0.0) out->rtol = opt->rtol;
     if (opt->max_iter > 0) out->max_iter = opt->max_iter;
     out->predictor = opt->predictor;
@@ -398,7 +396,7 @@ static int tangent_step(sym_work *w, const sym_run *R, const loop *L, long k, co
     const size_t m = 2 * (size_t)w->n, mk = m * (size_t)R->tangent_cols;
     int st = SYM_OK;
     if (R->jacobians) {
-        const int cols = (int)m + (R->jac_u ? w->n : 0);
+        const int cols = (int)m + R->jac_u * w->n;
         st = w->ops->tangent(w, q, p, R->h, cols, R->jac_u, L->eye,
                              R->jacobians + (size_t)k * m * (size_t)cols);
     }
@@ -524,7 +522,9 @@ static int run_check(const sym_work *w, sym_run *R)
     if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
     if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
         return run_invalid(R, "tangent_cols");
-    if (R->jacobians && R->jac_u && !w->force) return run_invalid(R, "jac_u");
+    if (R->jacobians && R->jac_u &&
+        (!w->force || R->jac_u != (f->hold_points > 1 ? f->hold_points : 1)))
+        return run_invalid(R, "jac_u");
     for (int k = 0; k < w->n; k++)
         if (!isfinite(R->q0[k]) || !isfinite(R->p0[k])) return SYM_ENONFINITE;
     return SYM_OK;
@@ -548,7 +548,7 @@ int sym_integrate(sym_work *w, sym_run *R)
     const size_t nm = R->hook && !R->qmid ? nmid : 0;
     const size_t ni = R->impulse ? 2 * n : 0;
     const size_t mk = R->tangent ? 2 * n * (size_t)R->tangent_cols : 0;
-    const size_t cj = R->jacobians ? 2 * n + (R->jac_u ? n : 0) : 0;
+    const size_t cj = R->jacobians ? 2 * n + (size_t)R->jac_u * n : 0;
     const size_t nx = nring + nm + ni + 2 * mk + cj * cj;
     double *extra = NULL;
     if (nx > 0 && !(extra = calloc(nx, sizeof(double)))) return SYM_ENOMEM;

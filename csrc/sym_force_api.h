@@ -27,6 +27,15 @@ extern "C" {
  *   damping   F += -D qdot            D n x n, row-major (constant)
  *   hold      F += hold[k]            during step k (zero-order hold),
  *                                     rows x n, row-major (k < rows)
+ *             F += hold[k][i]         or, with hold_points = P > 1 (P =
+ *                                     sym_method_force_points(method)), a
+ *                                     value at each point i of the step's
+ *                                     quadrature of the force (rows x P x n):
+ *                                     a control sampled where the scheme
+ *                                     evaluates its force, which keeps the
+ *                                     scheme's order for a smooth control
+ *                                     (a held value: order 1 sampled at the
+ *                                     step's start, 2 at its midpoint)
  *   term[i]   F += fn(t, k, q, qdot)  callbacks (at most SYM_FORCE_MAX_TERMS)
  *
  * A callback fills what `need` asks for: F (n), Fq = dF/dq and
@@ -55,8 +64,11 @@ typedef struct sym_force_term {
 
 typedef struct sym_force {
     const double *damping;   /* n x n, or NULL */
-    const double *hold;      /* hold_rows x n, or NULL */
+    const double *hold;      /* hold_rows x n (hold_points 0 or 1), or
+                                hold_rows x hold_points x n; or NULL       */
     long hold_rows;
+    int hold_points;         /* 0 or 1: one value a step; else the method's
+                                force points (SYM_EINVAL otherwise)        */
     int nterms;              /* 0 .. SYM_FORCE_MAX_TERMS */
     sym_force_term term[SYM_FORCE_MAX_TERMS];
 } sym_force;
@@ -81,6 +93,11 @@ void sym_step_force_work(const sym_work *w, double *work, double *impulse);
  * scheme's order.  Arrays of sym_method_force_points(method) entries (x, b,
  * P) and that many rows of n (F); any may be NULL. */
 int sym_method_force_points(const sym_method *m);
+/* The positions x_i (in [0, 1]) and weights b_i of a method's force points,
+ * the same for every step (sym_method_force_points(m) entries each; either
+ * may be NULL): where a force -- and a held force with hold_points > 1 --
+ * is evaluated.  Returns their number. */
+int sym_method_force_quadrature(const sym_method *m, double *x, double *b);
 int sym_step_force_points(const sym_work *w, double *x, double *b, double *P, double *F);
 
 #ifdef __cplusplus

@@ -30,7 +30,9 @@ static double fd_step(double x)
 
 static int force_ok(const sym_force *f)
 {
-    if (f->nterms < 0 || f->nterms > SYM_FORCE_MAX_TERMS || f->hold_rows < 0) return 0;
+    if (f->nterms < 0 || f->nterms > SYM_FORCE_MAX_TERMS || f->hold_rows < 0 ||
+        f->hold_points < 0)
+        return 0;
     if (f->hold_rows > 0 && !f->hold) return 0;
     for (int i = 0; i < f->nterms; i++)
         if (!f->term[i].fn) return 0;
@@ -51,6 +53,7 @@ int sym_work_set_force(sym_work *w, const sym_force *force)
     const int n = w->n;
     const sym_galerkin_table *gt = w->method->table;
     const int npts = gt ? gt->r : 1, npw = sym_method_force_points(w->method);
+    if (force->hold_points > 1 && force->hold_points != npw) return SYM_EINVAL;
     const double dn = (double)n, nn = dn * dn;
     const double doubles = (double)npts * (dn + 2.0 * nn) + 2.0 * nn + 7.0 * dn +
                            (double)npw * (3.0 + dn);
@@ -81,6 +84,7 @@ int sym_work_set_force(sym_work *w, const sym_force *force)
     fw->f = *force;
     fw->n = n;
     fw->npts = npts;
+    fw->hpts = force->hold_points > 1 ? force->hold_points : 1;
     fw->jac = force->damping ? SYM_FORCE_DV : 0u;
     for (int i = 0; i < force->nterms; i++) {
         if (!(force->term[i].flags & SYM_FORCE_NO_Q)) fw->jac |= SYM_FORCE_DQ;
@@ -96,6 +100,18 @@ int sym_method_force_points(const sym_method *m)
 {
     if (!m) return 0;
     return m->table ? m->table->r : 4;   /* Galerkin: its quadrature; rk4: its stages */
+}
+
+int sym_method_force_quadrature(const sym_method *m, double *x, double *b)
+{
+    static const double rk_x[4] = {0.0, 0.5, 0.5, 1.0};   /* RK4's stages, weights 1 2 2 1 / 6 */
+    static const double rk_b[4] = {1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0};
+    const int np = sym_method_force_points(m);
+    for (int i = 0; m && i < np; i++) {
+        if (x) x[i] = m->table ? m->table->x[i] : rk_x[i];
+        if (b) b[i] = m->table ? m->table->b[i] : rk_b[i];
+    }
+    return np;
 }
 
 int sym_step_force_points(const sym_work *w, double *x, double *b, double *P, double *F)
@@ -159,7 +175,7 @@ static int fd_columns(sym_fwork *fw, const sym_force_term *tm, double t, long k,
  * (each term's Jacobians from the term when it provides them, else central
  * differences of its F).
  */
-int sym_force_eval(sym_fwork *fw, double t, long k, const double *q, const double *v,
+int sym_force_eval(sym_fwork *fw, double t, long k, int point, const double *q, const double *v,
                    unsigned need, double *F, double *Fq, double *Fv)
 {
     const int n = fw->n;
@@ -170,7 +186,8 @@ int sym_force_eval(sym_fwork *fw, double t, long k, const double *q, const doubl
     const unsigned wv = (need & SYM_FORCE_DV) && (fw->jac & SYM_FORCE_DV);
     if (need & SYM_FORCE_F) {
         if (f->hold)
-            memcpy(F, f->hold + (size_t)k * un, sizeof(double) * un);
+            memcpy(F, f->hold + ((size_t)k * (size_t)fw->hpts + (fw->hpts > 1 ? (size_t)point : 0)) * un,
+                   sizeof(double) * un);
         else
             memset(F, 0, sizeof(double) * un);
         if (f->damping)

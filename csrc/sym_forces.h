@@ -13,6 +13,7 @@
 typedef struct sym_fwork {
     sym_force f;            /* the caller's description (a copy)           */
     int n, npts;            /* dof; points whose values are kept            */
+    int hpts;               /* values of the held force a step: 1, or npw   */
     unsigned jac;           /* SYM_FORCE_DQ / SYM_FORCE_DV: nonzero Jacobians */
     double *F;              /* npts x n: F at each point                   */
     double *Fq, *Fv;        /* npts x n x n: dF/dq, dF/dqdot at each point  */
@@ -28,10 +29,12 @@ typedef struct sym_fwork {
     double *pw_x, *pw_b, *pw_P, *pw_F;
 } sym_fwork;
 
-/* Total force at (t, k, q, v): F (n) when need has SYM_FORCE_F, and the
- * Jacobians Fq, Fv (n x n) for SYM_FORCE_DQ / SYM_FORCE_DV (those that are
- * identically zero, fw->jac, are set to zero without a call). */
-SYM_PRIVATE int sym_force_eval(sym_fwork *fw, double t, long k, const double *q,
+/* Total force at (t, k, q, v), point i of step k's force quadrature (the
+ * held force's value there: hold[k][i] with hold_points > 1, else hold[k]):
+ * F (n) when need has SYM_FORCE_F, and the Jacobians Fq, Fv (n x n) for
+ * SYM_FORCE_DQ / SYM_FORCE_DV (those that are identically zero, fw->jac,
+ * are set to zero without a call). */
+SYM_PRIVATE int sym_force_eval(sym_fwork *fw, double t, long k, int i, const double *q,
                                const double *v, unsigned need, double *F, double *Fq,
                                double *Fv);
 SYM_PRIVATE void sym_force_free(sym_fwork *fw);

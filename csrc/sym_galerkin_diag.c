@@ -11,21 +11,17 @@
 
 /* Minus the column of the step's equations moved by (dq, dp, du):
  * v = -(R_q dq + e(dp) + R_u du), where dR_0/dp = I (R_0 = p + ...) and the
- * other blocks do not see p, and a force u held over the step (F_i = u at
- * every point: sym_galerkin_forces.c) enters block a as h sum_i b_i B_ia u,
- * so dR_a/du = h beta_a I, beta_a = sum_i b_i B_ia.  du NULL: no force
+ * other blocks do not see p; Ru = R_u du (sym_gforce_du), NULL: no force
  * variation. */
-static void tangent_rhs(const sym_gwork *g, double h, const double *Rq, const double *dq,
-                        const double *dp, const double *du, double *v)
+static void tangent_rhs(const sym_gwork *g, const double *Rq, const double *dq,
+                        const double *dp, const double *Ru, double *v)
 {
     const int n = g->n, s = g->tab->s;
     for (int a = 0; a <= s - 2; a++) {
-        double beta = 0.0;
-        for (int i = 0; du && i < g->tab->r; i++) beta += g->tab->b[i] * g->tab->B[i][a];
         for (int c = 0; c < n; c++) {
             const size_t row = (size_t)a * n + c;
             double acc = a == 0 ? dp[c] : 0.0;
-            if (du) acc += h * beta * du[c];
+            if (Ru) acc += Ru[row];
             for (int d = 0; d < n; d++) acc += Rq[row * n + d] * dq[d];
             v[row] = -acc;
         }
@@ -46,9 +42,10 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
  * converged step equations R(X; q, p) = 0): with R_q as above,
  *   dX = -J^{-1} (R_q dq + e(dp) + R_u du),  dq1 = dq + dX_{s-1},
  *   dp1 = dp + h du + P [dq; dX]   (tangent_p, and the force's terms),
- * applied to the k columns (dq, dp) of V, or (dq, dp, du) with with_u
- * (du: a variation of the force held over the step; p1 = p + h sum_i b_i
- * (f_i + F_i) gives the explicit h du, sum_i b_i = 1).  J is the Newton
+ * applied to the k columns (dq, dp) of V, or (dq, dp, du) with ublocks
+ * (du: a variation of the force held over the step, or of its values at the
+ * r points; p1 = p + h sum_i b_i (f_i + F_i) gives the explicit
+ * pu = h sum_i b_i du_i: sym_gforce_du).  J is the Newton
  * matrix at the root itself (not the chord's, nor Newton's last iterate), so D is exact
  * to the root's accuracy.  The Newton matrix the next step may reuse
  * (chord) is saved and put back; the points' evaluations and the force
@@ -56,20 +53,20 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
  * constrained step's is sym_gcon_tangent (sym_constraints_tangent.c).
  */
 int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h, int k,
-                         int with_u, const double *V, double *out)
+                         int ublocks, const double *V, double *out)
 {
     sym_gwork *g = (sym_gwork *)w;
     const int n = g->n, s = g->tab->s, nu = g->nu;
     const size_t nnu = (size_t)nu * (size_t)nu;
     (void)p;
-    if (g->con) return sym_gcon_tangent(g, q, p, h, k, with_u, V, out);
-    const size_t np = (size_t)n * (size_t)(n + nu);
-    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + (size_t)nu +
+    if (g->con) return sym_gcon_tangent(g, q, p, h, k, ublocks, V, out);
+    const size_t np = (size_t)n * (size_t)(n + nu), su = (size_t)(s - 1) * n;
+    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + (size_t)nu + su +
                                            3 * (size_t)n) + sizeof(int) * (size_t)nu);
     if (!buf) return SYM_ENOMEM;
     double *Jsave = buf, *Rq = Jsave + nnu, *P = Rq + (size_t)nu * n, *dX = P + np,
-           *dq = dX + nu, *dp = dq + n, *du = dp + n;
-    int *pivsave = (int *)(du + n);
+           *dq = dX + nu, *dp = dq + n, *pu = dp + n, *Ru = pu + n;
+    int *pivsave = (int *)(Ru + su);
     memcpy(Jsave, g->J, sizeof(double) * nnu);
     memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
     const int st = tangent_setup(g, q, h, Rq, P);
@@ -77,14 +74,15 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
         for (int d = 0; d < n; d++) {
             dq[d] = V[(size_t)d * k + col];
             dp[d] = V[(size_t)(n + d) * k + col];
-            du[d] = with_u ? V[(size_t)(2 * n + d) * k + col] : 0.0;
+            pu[d] = 0.0;
         }
-        tangent_rhs(g, h, Rq, dq, dp, with_u ? du : NULL, dX);
+        if (ublocks) sym_gforce_du(g, h, ublocks, V, k, col, Ru, pu);
+        tangent_rhs(g, Rq, dq, dp, ublocks ? Ru : NULL, dX);
         g->lu_solve(nu, g->J, g->piv, dX);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
         for (int c = 0; c < n; c++)
             out[(size_t)(n + c) * k + col] =
-                sym_galerkin_tangent_dp(g, P, c, dp[c] + h * du[c], dq, dX);
+                sym_galerkin_tangent_dp(g, P, c, dp[c] + pu[c], dq, dX);
     }
     memcpy(g->J, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);

@@ -63,7 +63,7 @@ int sym_gforce_points(sym_gwork *g, double h, unsigned need, int all)
     for (int i = 0; i < r; i++) {
         unsigned nd = need;
         if (i == g->left_point && !all) nd &= ~(unsigned)SYM_FORCE_DQ;
-        const int st = sym_force_eval(fw, g->base.t + x[i] * h, g->base.k, g->Qp + (size_t)i * n,
+        const int st = sym_force_eval(fw, g->base.t + x[i] * h, g->base.k, i, g->Qp + (size_t)i * n,
                                       g->Gp + (size_t)i * n, nd, fw->F + (size_t)i * n,
                                       fw->Fq + i * nn, fw->Fv + i * nn);
         if (st) return st;
@@ -190,5 +190,31 @@ void sym_gforce_tangent(const sym_gwork *g, double h, double *Rq, double *P)
                 for (int a = 1; a < s; a++)
                     row[n + (a - 1) * n + d] += t->b[i] * (h * t->B[i][a] * fq + t->D[i][a] * fv);
             }
+    }
+}
+
+/* The step equations' derivative along a variation of the held force
+ * (column `col` of V, 2n + ublocks n rows by k, the u rows after (dq, dp)):
+ * a value u_i at point i enters block a as h b_i B_ia u_i and the momentum
+ * p1 = p + h sum_i b_i (f_i + F_i) as h b_i u_i, so
+ *   Ru_a = h sum_i b_i B_ia du_i  (a = 0..s-2, into Ru: (s-1) n),
+ *   pu   = h sum_i b_i du_i       (n),
+ * with du_i = du for a force held over the step (ublocks 1) and du_i the
+ * point's own variation for ublocks = r. */
+void sym_gforce_du(const sym_gwork *g, double h, int ublocks, const double *V, int k, int col,
+                   double *Ru, double *pu)
+{
+    const sym_gtab *t = g->tab;
+    const int n = g->n, s = t->s, r = t->r;
+    memset(Ru, 0, sizeof(double) * (size_t)(s - 1) * (size_t)n);
+    memset(pu, 0, sizeof(double) * (size_t)n);
+    for (int i = 0; i < r; i++) {
+        const double *du = V + (size_t)(2 * n + (ublocks > 1 ? i * n : 0)) * (size_t)k + col;
+        const double hb = h * t->b[i];
+        for (int d = 0; d < n; d++) {
+            const double v = hb * du[(size_t)d * k];
+            pu[d] += v;
+            for (int a = 0; a <= s - 2; a++) Ru[(size_t)a * n + d] += t->B[i][a] * v;
+        }
     }
 }

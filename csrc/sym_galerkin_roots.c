@@ -326,6 +326,7 @@ int sym_galerkin_branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extr
                            fabs(g->ebal) > ejump_max * g->eflow ||
                            (extra && ref > 0.0 && miss > BR_JUMP * ref);
     if (mode == SYM_BRANCH_NEVER) return st0 ? st0 : track_balance(g);
+    if (mode == SYM_BRANCH_OFF) return st0;
     if (!st0 && !suspicious) return track_balance(g);
     g->base.counts.branch_checks++;
     double *Xc;
@@ -347,7 +348,8 @@ int sym_galerkin_branch_check(sym_gwork *g, sym_newton_out *o, int st0, int extr
  * reaches h, is the step's (counted as a branch check and fix); else st0. */
 int sym_galerkin_branch_rescue(sym_gwork *g, sym_newton_out *o, int st0)
 {
-    if (g->base.opt.branch == SYM_BRANCH_NEVER) return st0;
+    if (g->base.opt.branch == SYM_BRANCH_NEVER || g->base.opt.branch == SYM_BRANCH_OFF)
+        return st0;
     g->base.counts.branch_checks++;
     double *Xc;
     int st = continued_root(g, &Xc);

@@ -205,10 +205,10 @@ SYM_PRIVATE int sym_gcon_multipliers(const sym_work *w, double *lambda);
 /* sym_constraints_tangent.c: the tangent map of the constrained step just
  * taken (the contract of sym_scheme_ops.tangent) */
 SYM_PRIVATE int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h,
-                                 int k, int with_u, const double *V, double *out);
+                                 int k, int ublocks, const double *V, double *out);
 /* sym_galerkin_diag.c */
 SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
-                                     int k, int with_u, const double *V, double *out);
+                                     int k, int ublocks, const double *V, double *out);
 SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
                                            double h, const double *X, double *R, double *J);
 /* sym_galerkin_jac.c: the pieces of the tangent shared with the constrained
@@ -243,5 +243,7 @@ SYM_PRIVATE void sym_gforce_jacobian(sym_gwork *g, double h);
 SYM_PRIVATE void sym_gforce_correct(sym_gwork *g, double h);
 SYM_PRIVATE void sym_gforce_work(sym_gwork *g, double h);
 SYM_PRIVATE void sym_gforce_tangent(const sym_gwork *g, double h, double *Rq, double *P);
+SYM_PRIVATE void sym_gforce_du(const sym_gwork *g, double h, int ublocks, const double *V, int k,
+                               int col, double *Ru, double *pu);
 
 #endif /* SYM_GWORK_H */

@@ -135,12 +135,12 @@ static int lin_step(sym_work *w, const double *q, const double *p, double h, dou
 /* The tangent map I + D of a step (the same at every state), applied to the
  * k columns of V: out = V + D V. */
 static int lin_tangent(sym_work *w, const double *q, const double *p, double h, int k,
-                       int with_u, const double *V, double *out)
+                       int ublocks, const double *V, double *out)
 {
     const lin_work *L = (const lin_work *)w;
     const size_t m = 2 * (size_t)w->n;
     (void)q, (void)p, (void)h;
-    if (with_u) return SYM_EINVAL;   /* the closed form takes no force */
+    if (ublocks) return SYM_EINVAL;   /* the closed form takes no force */
     for (size_t i = 0; i < m; i++)
         for (int j = 0; j < k; j++) {
             double v = V[i * (size_t)k + j];

@@ -67,10 +67,11 @@ static void rk4_reset(sym_work *w)
     (void)w;   /* nothing carries over between steps */
 }
 
-/* One stage at time ts: (qs, ps) -> (kq, kp) = (M^{-1} ps, 1/2 A(qs, v)^T v
- * - grad V [+ F(ts, qs, v), left in force->Fx]). */
-static int rhs(rk4_work *w, double ts, const double *qs, const double *ps, double *kq,
-               double *kp)
+/* Stage `stage` at time ts: (qs, ps) -> (kq, kp) = (M^{-1} ps, 1/2 A(qs, v)^T v
+ * - grad V [+ F(ts, qs, v), left in force->Fx; the stage is the force's
+ * point, a held force's value with hold_points = 4]). */
+static int rhs(rk4_work *w, int stage, double ts, const double *qs, const double *ps,
+               double *kq, double *kp)
 {
     const int n = w->base.n;
     sym_eval_out out = {0};
@@ -95,7 +96,7 @@ static int rhs(rk4_work *w, double ts, const double *qs, const double *ps, doubl
     }
     sym_fwork *fw = w->base.force;
     if (fw) {
-        st = sym_force_eval(fw, ts, w->base.k, qs, kq, SYM_FORCE_F, fw->Fx, NULL, NULL);
+        st = sym_force_eval(fw, ts, w->base.k, stage, qs, kq, SYM_FORCE_F, fw->Fx, NULL, NULL);
         if (st) return st;
         for (int c = 0; c < n; c++) kp[c] += fw->Fx[c];
     }
@@ -137,14 +138,14 @@ static int rk4_step(sym_work *ws, const double *q, const double *p, double h, do
         double *kq = w->kq + (size_t)s * n, *kp = w->kp + (size_t)s * n;
         const double ts = ws->t + cst[s] * h;
         if (s == 0) {
-            st = rhs(w, ts, q, p, kq, kp);
+            st = rhs(w, s, ts, q, p, kq, kp);
         } else {
             const double *kqp = w->kq + (size_t)(s - 1) * n, *kpp = w->kp + (size_t)(s - 1) * n;
             for (int k = 0; k < n; k++) {
                 w->qs[k] = q[k] + cst[s] * h * kqp[k];
                 w->ps[k] = p[k] + cst[s] * h * kpp[k];
             }
-            st = rhs(w, ts, w->qs, w->ps, kq, kp);
+            st = rhs(w, s, ts, w->qs, w->ps, kq, kp);
         }
         if (st) return st;
         if (fw) stage_work(fw, n, s, cst[s], wgt[s], kq);
@@ -172,15 +173,15 @@ static int rk4_step(sym_work *ws, const double *q, const double *p, double h, do
  *   df/dp = A^T M^{-1}  [+ Fv M^{-1}]
  * (H = H(q, v), K = hess V).  JF is 2n x 2n, (q, p) ordering.
  */
-static int rhs_jacobian(rk4_work *w, double ts, const double *qs, const double *ps, double *JF,
-                        double *Minv, double *Hb, double *Kb)
+static int rhs_jacobian(rk4_work *w, int stage, double ts, const double *qs, const double *ps,
+                        double *JF, double *Minv, double *Hb, double *Kb)
 {
     const int n = w->base.n, m = 2 * n;
-    int st = rhs(w, ts, qs, ps, w->vs, w->acc);   /* v in vs; Ms = chol(M); As = A(q, v) */
+    int st = rhs(w, stage, ts, qs, ps, w->vs, w->acc);   /* v in vs; Ms = chol(M); As = A(q, v) */
     if (st) return st;
     sym_fwork *fw = w->base.force;
     if (fw) {
-        st = sym_force_eval(fw, ts, w->base.k, qs, w->vs, SYM_FORCE_DQ | SYM_FORCE_DV, NULL,
+        st = sym_force_eval(fw, ts, w->base.k, stage, qs, w->vs, SYM_FORCE_DQ | SYM_FORCE_DV, NULL,
                             fw->Fq, fw->Fv);
         if (st) return st;
     }
@@ -229,16 +230,18 @@ static int rhs_jacobian(rk4_work *w, double ts, const double *qs, const double *
 
 /* The tangent map of the step just taken (its stages kq, kp in the
  * workspace), applied to the k columns of V: out = T V with T = D, or
- * (with_u) T = [D | B] for V's last n rows the variations du of a force
- * held over the step (it adds u to pdot at every stage), where
+ * (ublocks = 1) T = [D | B] for V's last n rows the variations du of a force
+ * held over the step (it adds u to pdot at every stage), or (ublocks = 4)
+ * T = [D | B_0 .. B_3] for a held value u_s at each stage s, where
  *   T = [I | 0] + h/6 (K1 + 2 K2 + 2 K3 + K4),
- *   K_s = JF(y_s) ([I | 0] + c_s h K_{s-1}) + [0 | E],  E = d(qdot, pdot)/du = [0; I],
+ *   K_s = JF(y_s) ([I | 0] + c_s h K_{s-1}) + [0 | E_s],  E_s = d(qdot, pdot)/du = [0; I]
+ * in the columns of the u that stage s adds (all of them held, u_s per stage),
  * the linearised stages (exact for the scheme, not for the flow). */
 static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h, int kc,
-                       int with_u, const double *V, double *out)
+                       int ublocks, const double *V, double *out)
 {
     rk4_work *w = (rk4_work *)ws;
-    const int n = ws->n, m = 2 * n, c = m + (with_u ? n : 0);
+    const int n = ws->n, m = 2 * n, c = m + ublocks * n;
     const size_t mc = (size_t)m * (size_t)c, nn = (size_t)n * (size_t)n;
     static const double cst[4] = {0.0, 0.5, 0.5, 1.0};
     static const double wgt[4] = {1.0, 2.0, 2.0, 1.0};
@@ -255,14 +258,15 @@ static int rk4_tangent(sym_work *ws, const double *q, const double *p, double h,
             w->qs[k] = s ? q[k] + cst[s] * h * w->kq[(size_t)(s - 1) * n + k] : q[k];
             w->ps[k] = s ? p[k] + cst[s] * h * w->kp[(size_t)(s - 1) * n + k] : p[k];
         }
-        st = rhs_jacobian(w, ws->t + cst[s] * h, w->qs, w->ps, JF, Minv, Hb, Kb);
+        st = rhs_jacobian(w, s, ws->t + cst[s] * h, w->qs, w->ps, JF, Minv, Hb, Kb);
         for (int i = 0; i < m && !st; i++)
             for (int j = 0; j < c; j++)
                 Y[(size_t)i * c + j] =
                     (i == j ? 1.0 : 0.0) + (s ? cst[s] * h * Kprev[(size_t)i * c + j] : 0.0);
         for (int i = 0; i < m && !st; i++)
             for (int j = 0; j < c; j++) {
-                double v = (j >= m && i >= n && j - m == i - n) ? 1.0 : 0.0;
+                const int ju = ublocks > 1 ? m + s * n : m;   /* stage s's u columns */
+                double v = (j >= ju && j < ju + n && i >= n && j - ju == i - n) ? 1.0 : 0.0;
                 for (int k = 0; k < m; k++) v += JF[(size_t)i * m + k] * Y[(size_t)k * c + j];
                 Ks[(size_t)i * c + j] = v;
             }

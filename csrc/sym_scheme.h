@@ -61,13 +61,15 @@ typedef struct sym_scheme_ops {
                 double *p1, double *qmid, sym_step_info *info);
     /* the tangent map D = d(q1, p1)/d(q, p) of the step just taken from
      * (q, p) with size h (its root still in the workspace), applied to k
-     * columns: out = D V (V, out: 2n x k row-major, distinct); with_u: V is
+     * columns: out = D V (V, out: 2n x k row-major, distinct); ublocks 1: V is
      * 3n x k, its last n rows variations du of a force held over the step,
-     * and out = D V_qp + B du with B = d(q1, p1)/du (SYM_EINVAL where the
-     * scheme takes no force).  Leaves what the next step reuses as the step
+     * and out = D V_qp + B du with B = d(q1, p1)/du; ublocks P > 1 (the
+     * method's force points): V is (2 + P) n x k, the variations du_i of the
+     * held values at each point i, out = D V_qp + sum_i B_i du_i (SYM_EINVAL
+     * where the scheme takes no force).  Leaves what the next step reuses as the step
      * left it, so that a run's states are the same with and without it
      * (symplectic.h: sym_step_tangent, sym_run.tangent, sym_run.jacobians) */
-    int (*tangent)(sym_work *w, const double *q, const double *p, double h, int k, int with_u,
+    int (*tangent)(sym_work *w, const double *q, const double *p, double h, int k, int ublocks,
                    const double *V, double *out);
     /* the parameter block C = d(q1, p1)/dtheta (2n x n_par) of the step just
      * taken, as `tangent` (sym_params.h); NULL: not supported */

@@ -345,14 +345,21 @@ typedef struct sym_options {
     int branch;    /* SYM_BRANCH_AUTO (default): an implicit scheme checks
                       a suspicious root by continuation in h
                       (csrc/sym_galerkin_roots.c); SYM_BRANCH_ALWAYS: every root;
-                      SYM_BRANCH_NEVER: none                              */
+                      SYM_BRANCH_NEVER: none; SYM_BRANCH_OFF: no check of
+                      the root at all -- neither the plausibility gate
+                      (sym_galerkin.c) nor the watch on energy growth: any
+                      root of the step equations is the step (a
+                      transcription's constraints, whose inputs need not
+                      be smooth)                                          */
 } sym_options;
 
 enum sym_newton_mode {
     SYM_NEWTON_FULL = 0, SYM_NEWTON_CHORD = 1, SYM_NEWTON_STEP = 2, SYM_NEWTON_DECOUPLED = 3,
     SYM_NEWTON_AUTO = 4
 };
-enum sym_branch_mode { SYM_BRANCH_AUTO = 0, SYM_BRANCH_ALWAYS = 1, SYM_BRANCH_NEVER = 2 };
+enum sym_branch_mode {
+    SYM_BRANCH_AUTO = 0, SYM_BRANCH_ALWAYS = 1, SYM_BRANCH_NEVER = 2, SYM_BRANCH_OFF = 3
+};
 
 void sym_options_default(sym_options *opt);
 
@@ -437,12 +444,13 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
                      double *q1, double *p1, double *D, sym_step_info *info);
 
 /* The discrete adjoint sweep (sym_adjoint.c) over a run of n_steps steps
- * whose derivatives sym_run.jacobians holds (jac: n_steps x 2n x c, c = 2n,
- * or 3n with jac_u): lambda_N = lam_end (2n, the gradient of the terminal
- * cost), lambda_k = D_k^T lambda_{k+1} + src_k (src: NULL, or n_steps x 2n,
- * the gradients of the running cost at nodes 0 .. N-1); fills lam0 (2n)
- * with lambda_0 = the gradient with respect to (q_0, p_0) and, with jac_u,
- * grad_u (n_steps x n) with B_k^T lambda_{k+1}. */
+ * whose derivatives sym_run.jacobians holds (jac: n_steps x 2n x c,
+ * c = (2 + jac_u) n, jac_u as in sym_run): lambda_N = lam_end (2n, the
+ * gradient of the terminal cost), lambda_k = D_k^T lambda_{k+1} + src_k
+ * (src: NULL, or n_steps x 2n, the gradients of the running cost at nodes
+ * 0 .. N-1); fills lam0 (2n) with lambda_0 = the gradient with respect to
+ * (q_0, p_0) and, with jac_u, grad_u (n_steps x jac_u n) with
+ * B_k^T lambda_{k+1}. */
 int sym_adjoint_sweep(int n, long n_steps, int jac_u, const double *jac, const double *lam_end,
                       const double *src, double *lam0, double *grad_u);
 
@@ -555,8 +563,10 @@ typedef struct sym_run {
     int tangent_cols;        /* k >= 1                                       */
     /* each step's own derivative for sym_adjoint_sweep (NULL: not wanted;
      * constrained too): n_steps x 2n x c, d(q_{j+1}, p_{j+1})/d(q_j, p_j)
-     * (c = 2n), with jac_u [that | d(q_{j+1}, p_{j+1})/du_j] (c = 3n), u_j
-     * the force held over step j */
+     * (c = 2n), with jac_u [that | d(q_{j+1}, p_{j+1})/du_j] (c = (2 +
+     * jac_u) n), u_j the force held over step j: jac_u = 1 (one value a
+     * step), or the force's hold_points P > 1 (its values at the step's P
+     * points, in that order); 0: no force columns */
     double *jacobians;
     int jac_u;
     struct sym_params_run *par; /* NULL, or parameter sensitivities (sym_params.h) */

@@ -11,9 +11,15 @@ see the method page), RK4 at its stages.  ``force=`` takes
   optional ``jac(t, q, qdot) -> (dF/dq, dF/dqdot)``, each (n, n));
 * an array of shape (n_steps, n): row k is held constant over step k (a
   zero-order hold, what a sampled controller or an optimiser produces);
+* an array of shape (n_steps, P, n): a value at each of the P points at
+  which the method evaluates a force in step k (times t0 + (k + x_i) h,
+  :func:`point_times`), so that a smooth input keeps the method's order (a
+  value held over the step caps any method at order 1 when sampled at the
+  step's start, at order 2 when sampled at its midpoint);
 * a :class:`Force` built here: :func:`linear_damping` (F = -D qdot in C),
   :func:`from_cfunc` (a compiled callback, no Python in the loop),
-  :func:`from_callable`, :func:`zero_order_hold`, or a sum of these
+  :func:`from_callable`, :func:`zero_order_hold`, :func:`at_points`, or a
+  sum of these
   (``f1 + f2``).
 
 A system may carry a force of its own (``System.force``): the built-in
@@ -48,6 +54,7 @@ from ._model import _validate
 from ._model._addresses import _address_of, _data_address
 
 __all__ = ["Force", "linear_damping", "from_callable", "from_cfunc", "zero_order_hold",
+           "at_points", "point_times",
            "builtin_terms"]
 
 # need bits and flags of the C core (sym_force_api.h: sym_force_need, sym_force_flags)
@@ -69,7 +76,8 @@ class Force:
 
     Build one with the functions of this module; add them with ``+``.  The
     attributes describe the parts: ``damping`` ((n, n) or None), ``hold``
-    ((rows, n) or None) and ``terms`` (a tuple of callback terms).
+    ((rows, n), (rows, P, n) with a value at each force point, or None) and
+    ``terms`` (a tuple of callback terms).
     """
 
     __slots__ = ("damping", "hold", "terms")
@@ -85,7 +93,7 @@ class Force:
         if self.damping is not None:
             return self.damping.shape[0]
         if self.hold is not None:
-            return self.hold.shape[1]
+            return self.hold.shape[-1]
         for t in self.terms:
             if t.n is not None:
                 return t.n
@@ -120,8 +128,19 @@ class Force:
 
     def spec(self, n):
         """The description the C binding reads (csrc/py_forces.c)."""
-        return {"damping": self.damping, "hold": self.hold,
+        hold, points = self.hold, None
+        if hold is not None and hold.ndim == 3:     # (rows, P, n): P values a step
+            hold, points = hold.reshape(hold.shape[0], -1), hold.shape[1]
+        return {"damping": self.damping, "hold": hold, "hold_points": points,
                 "terms": [t.spec() for t in self.terms]}
+
+    @property
+    def hold_points(self):
+        """Values of the held force a step: 1 (a zero-order hold), P (one
+        at each force point), or 0 without a held part."""
+        if self.hold is None:
+            return 0
+        return self.hold.shape[1] if self.hold.ndim == 3 else 1
 
     def __reduce__(self):
         return (Force, (self.damping, self.hold, self.terms))
@@ -276,6 +295,37 @@ def zero_order_hold(F):
     return Force(hold=_validate.force_array("force", F, None, None))
 
 
+def at_points(U):
+    """A force given by its values where the method evaluates a force:
+    ``U[k, i]`` (an array (n_steps, P, n)) acts at the i-th of the P force
+    points of step k, time t0 + (k + x_i) h (:func:`point_times`; P and x_i
+    are the method's, ``symplectic.methods(details=True)[m]["force_points"]``),
+    whatever the state.  Sampling a smooth input u(t) there keeps the
+    method's order; a run with another method refuses it when P differs.
+    The inputs of :mod:`symplectic.control` are such arrays."""
+    a = _validate.force_array("force", U, None, None, points=True)
+    if a.ndim != 3:
+        raise ValueError(f"at_points: U must have shape (n_steps, P, n), got {a.shape}")
+    return Force(hold=a)
+
+
+def point_times(method, h, n_steps, t0=0.0):
+    """The times (n_steps, P) at which ``method`` evaluates a force in each
+    of ``n_steps`` steps of size ``h`` from ``t0``: t0 + (k + x_i) h, x_i the
+    method's force points.  ``at_points(u(point_times(...)))``-style sampling
+    gives a force that keeps the method's order::
+
+        t = sp.forces.point_times("simpson", h, N)            # (N, 3)
+        U = np.stack([u(tk) for tk in t.ravel()]).reshape(N, 3, n)
+        sp.integrate(system, q0, p0, h, N, force=U)
+    """
+    m = _validate.method(method)
+    n_steps = _validate.step_count(n_steps)
+    k = np.arange(n_steps, dtype=float)[:, None]
+    x = np.asarray(m.force_x, dtype=float)[None, :]
+    return float(t0) + (k + x) * float(h)
+
+
 def from_cfunc(func, user_data=None, *, n=None, jacobian=False, depends_on="qv",
                keepalive=None):
     """A compiled force callback: no Python in the loop, the GIL is released.
@@ -325,11 +375,12 @@ def _builtin(name, params, n):
 
 
 # ---------------------------------------------------------------- force= of a run
-def _resolve(system, f, jac, rows):
+def _resolve(system, f, jac, rows, method=None):
     """The input check of ``force=`` and ``force_jac=`` of a run on ``system`` with ``rows``
-    steps (None: one step, where an (n,) array is one row too), plus the
-    system's own force: a symplectic.Force, or None when there is no
-    force at all."""
+    steps (None: one step, where an (n,) array is one row too) by ``method``
+    (a registry Method: a held force with a value at each force point must
+    have its number of points), plus the system's own force: a
+    symplectic.Force, or None when there is no force at all."""
     n = system.n
     if jac is not None and not callable(f):
         raise TypeError("force_jac is only used with a callable force f(t, q, qdot)")
@@ -346,7 +397,8 @@ def _resolve(system, f, jac, rows):
         a = f
         if rows is None and np.ndim(a) == 1:
             a = np.reshape(a, (1, -1))
-        out = Force(hold=_validate.force_array("force", a, 1 if rows is None else rows, n))
+        out = Force(hold=_validate.force_array("force", a, 1 if rows is None else rows, n,
+                                               points=True))
     if out is not None:
         if out.n is not None and out.n != n:
             raise ValueError(f"force has {out.n} components but the system has n = {n}")
@@ -355,6 +407,13 @@ def _resolve(system, f, jac, rows):
             if out.hold.shape[0] != need:
                 raise ValueError(f"force: the held force array has {out.hold.shape[0]} rows but "
                                  f"the run has {need} steps (one row per step)")
+            if method is not None and out.hold.ndim == 3 and \
+                    out.hold.shape[1] != method.force_points:
+                raise ValueError(f"force: the held force array has {out.hold.shape[1]} values a "
+                                 f"step (shape {out.hold.shape}), but {method.name} evaluates a "
+                                 f"force at {method.force_points} points a step (x = "
+                                 f"{', '.join(f'{x:.6g}' for x in method.force_x)}; "
+                                 f"symplectic.forces.point_times)")
     own = getattr(system, "force", None)
     if own is None:
         return out

@@ -55,8 +55,10 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         As for :func:`symplectic.integrate`.  For
         ``"force"`` in ``wrt``, ``force`` is an array (n_steps, n) (or a
         :class:`symplectic.forces.Force` with such a held part): row k is
-        held over step k (the controls), and the system may carry its own
-        force besides.
+        held over step k (the controls), or (n_steps, P, n) with a value at
+        each of the method's P force points
+        (:func:`symplectic.forces.at_points`), and the system may carry its
+        own force besides.
     cost : dict
         ``{"terminal": (phi, grad_phi), "running": (l, grad_l)}``, either
         key optional: ``phi(q, p)`` and ``l(t, q, p)`` return floats,
@@ -86,7 +88,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         C.
     grads : dict
         Keyed by the names in ``wrt``: arrays of the shapes of q0, p0 and
-        the held force (n_steps, n); ``"params"``: a dict {name: dC/dtheta}
+        the held force ((n_steps, n) or (n_steps, P, n)); ``"params"``: a dict {name: dC/dtheta}
         (units of C per unit of the parameter).
 
     Notes
@@ -100,8 +102,9 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     differentiated at fixed (q0, p0), the first step carrying the start onto
     the moved manifold.
 
-    Memory: the run keeps each step's derivative, 2n x 3n numbers a step
-    with a held force (2n x 2n without), plus 2n x n_par with parameters.
+    Memory: the run keeps each step's derivative, 2n x (2 + P) n numbers a
+    step with a held force of P values a step (2n x 2n without), plus
+    2n x n_par with parameters.
     """
     system = _validate.system(system)
     wrt = _wrt(wrt)
@@ -116,19 +119,20 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     p0 = _validate.state("p0", p0, n)
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
     terminal, running = _cost_parts(cost)
-    f = forces._resolve(system, force, force_jac, n_steps)
+    f = forces._resolve(system, force, force_jac, n_steps, m)
     held = "force" in wrt
     if held and (force is None or f is None or f.hold is None):
         raise ValueError("gradient: wrt 'force' needs a held force, force=U with U of shape "
                          f"(n_steps, n) = ({n_steps}, {n}) (row k held over step k)")
     ps = None if params is None else _params.prepare(system, params, m, "gradient")
-    cols = 3 * n if held else 2 * n
+    hp = f.hold_points if held else 0       # u columns a step: 1, or P per-point values
+    cols = (2 + hp) * n
     if ps is not None:
         cols += len(ps.names)
     _validate.memory(spec.output_bytes(n, f is not None) + 8.0 * n_steps * 2 * n * cols,
                      f"gradient(n_steps={n_steps}) with n = {n}")
     _derivcheck.ensure(system, q0, check)
-    jac = np.empty((n_steps, 2 * n, 3 * n if held else 2 * n))
+    jac = np.empty((n_steps, 2 * n, (2 + hp) * n))
     pjac = None if ps is None else np.empty((n_steps, 2 * n, len(ps.names)))
     closed = _integrate.linear_stepper(system, m, h,
                                        spec.closed_form and f is None and ps is None)
@@ -144,6 +148,8 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     else:
         lam0, grad_u, gp = _engine.adjoint_sweep(jac, lam_end, src, pjac=pjac)
         gpar = {name: float(v) for name, v in zip(ps.names, gp)}
+    if grad_u is not None and f.hold.ndim == 3:
+        grad_u = grad_u.reshape(f.hold.shape)
     out = {"q0": lam0[:n], "p0": lam0[n:], "force": grad_u, "params": gpar}
     return value, {k: out[k] for k in wrt}
 

@@ -31,6 +31,8 @@ class Method:
     nodes: tuple         # positions c_a in [0, 1] of the nodes of one step, ends included
     constrained: bool = True   # solves systems with holonomic constraints (rk4: no)
     force_points: int = 1      # points of a step's quadrature of a force's work
+    force_x: tuple = (0.5,)    # their positions in [0, 1] within a step ...
+    force_b: tuple = (1.0,)    # ... and weights (sum 1): where a force is evaluated
     stability: float = float("inf")   # omega h below which the harmonic oscillator is stable
     #                                  (0: not determined)
     implicit: bool = True      # a step solves equations by Newton (rk4: no; it takes no
@@ -43,7 +45,8 @@ class Method:
         """The row as :func:`methods` ``(details=True)`` gives it."""
         return dict(doc=self.doc, order=self.order, symplectic=self.symplectic,
                     n_mid=self.n_mid, nodes=self.nodes, constrained=self.constrained,
-                    stability=self.stability, newton_blocks=self.newton_blocks)
+                    stability=self.stability, newton_blocks=self.newton_blocks,
+                    force_points=self.force_x, force_weights=self.force_b)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +59,9 @@ class Builtin:
 
 def _read_methods():
     return {name: Method(name, doc, int(order), bool(sym), int(n_mid), tuple(nodes), bool(con),
-                         int(npw), float(stab), bool(implicit), tuple(eig))
-            for name, doc, order, sym, n_mid, nodes, con, npw, stab, implicit, eig
+                         len(fq), tuple(float(x) for x, _ in fq), tuple(float(b) for _, b in fq),
+                         float(stab), bool(implicit), tuple(eig))
+            for name, doc, order, sym, n_mid, nodes, con, fq, stab, implicit, eig
             in _engine.methods()}
 
 
@@ -81,7 +85,7 @@ def methods(details=False):
 
     Returns ``{name: description}``; with ``details=True``,
     ``{name: {"doc", "order", "symplectic", "n_mid", "nodes", "constrained",
-    "stability", "newton_blocks"}}`` where ``n_mid`` is the number of internal nodes a step
+    "stability", "newton_blocks", "force_points", "force_weights"}}`` where ``n_mid`` is the number of internal nodes a step
     reports in ``Trajectory.q_mid``, ``nodes`` their positions c in [0, 1]
     within a step (with the ends), ``constrained`` whether the method solves
     systems with holonomic constraints (the variational schemes; not
@@ -91,7 +95,11 @@ def methods(details=False):
     :func:`symplectic.analysis.stability_estimate`); ``newton_blocks`` the
     eigenvalues (complex) of the table that ``newton="decoupled"`` splits the
     Newton system with: one n x n system per real one, one 2n x 2n per
-    complex pair (``()``: none; that mode then takes the exact matrix).  The
+    complex pair (``()``: none; that mode then takes the exact matrix);
+    ``force_points`` and ``force_weights`` the positions x_i in [0, 1] within
+    a step and the weights b_i (sum 1) of the quadrature at which the method
+    evaluates a force (t_k + x_i h; a held force of shape (n_steps, P, n)
+    gives a value at each: :func:`symplectic.forces.at_points`).  The
     list is the C core's scheme registry:
     """
     if details:

@@ -180,11 +180,11 @@ def newton(rtol=None, max_iter=None, newton="auto", predictor=True, branch_check
     """Newton's options as the core's keywords, those that differ from its
     defaults: rtol > 0, max_iter >= 1, newton "full", "chord", "step",
     "decoupled" or "auto" (-> chord = 1 .. 4), predictor (a truth value), branch_check "auto",
-    "always" or "never" (-> branch = 1, 2)."""
+    "always", "never" or "off" (-> branch = 1, 2, 3)."""
     opts = {}
-    check = choice("branch_check", branch_check, ("auto", "always", "never"))
+    check = choice("branch_check", branch_check, ("auto", "always", "never", "off"))
     if check != "auto":
-        opts["branch"] = 1 if check == "always" else 2   # the core's sym_branch_mode
+        opts["branch"] = {"always": 1, "never": 2, "off": 3}[check]   # sym_branch_mode
     if rtol is not None:
         rtol = real("rtol", rtol)
         if not rtol > 0:
@@ -557,17 +557,20 @@ def damping_matrix(name, D, n=None):
     return np.ascontiguousarray(a)
 
 
-def force_array(name, F, rows, n, what="n_steps"):
-    """A held force: (rows, n) finite floats (rows, n None: any); the error
-    names the first step (row) with a non-finite value."""
+def force_array(name, F, rows, n, what="n_steps", points=False):
+    """A held force: (rows, n) finite floats (rows, n None: any), or with
+    ``points`` also (rows, P, n), a value at each of a step's P force points;
+    the error names the first step (row) with a non-finite value."""
     a = _as_floats(name, F, "an array of real numbers of shape (n_steps, n)")
-    if a.ndim != 2 or (rows is not None and a.shape[0] != rows) or \
-            (n is not None and a.shape[1] != n):
+    if not (a.ndim == 2 or (points and a.ndim == 3 and a.shape[1] >= 1)) or \
+            (rows is not None and a.shape[0] != rows) or (n is not None and a.shape[-1] != n):
         want = f"({what} = {rows if rows is not None else 'rows'}, n = " \
                f"{n if n is not None else 'n'})"
+        also = (f", or ({what}, P, n) with a value at each of the step's P force points"
+                if points else "")
         raise ValueError(f"{name}: a held force array must have shape {want}: one row of "
-                         f"generalized forces per step, got shape {np.shape(F)}")
-    bad = ~np.isfinite(a).all(axis=1)
+                         f"generalized forces per step{also}, got shape {np.shape(F)}")
+    bad = ~np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
     if bad.any():
         k = int(np.argmax(bad))
         raise ValueError(f"{name}: the held force array has a non-finite value at step {k}: "

@@ -68,7 +68,7 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     with at least 3 nodes; ``"full"`` otherwise (the papers' systems).
     Every mode returns the same solution to the Newton tolerance.""",
     "branch_check": """\
-branch_check : {"auto", "always", "never"}
+branch_check : {"auto", "always", "never", "off"}
     The step equations of an implicit scheme have, at large h, roots other
     than the one that continues the motion (the root continued from
     h -> 0); Newton may converge to one.  ``"auto"`` (default): a root that
@@ -85,9 +85,15 @@ branch_check : {"auto", "always", "never"}
     6 times the cost of a step; a guarantee where ``"auto"``'s tests can
     miss: roots that conserve the energy, such as a pendulum's step rotated
     by nearly a full turn at omega h >= 2.5).  ``"never"``: no check (the
-    behaviour before this option: Newton's root is returned).  A Newton
-    failure is retried from the continued root in ``"auto"`` and
-    ``"always"``.""",
+    behaviour before this option: Newton's root is returned), but a root
+    that creates ten times the kinetic energy its start and the work can
+    supply, or an energy that grows as only an unstable step's does, still
+    fails.  ``"off"``: no check of the root at all, those two included --
+    any root of the step equations is the step, as in a transcription
+    (:mod:`symplectic.control`), whose trial inputs need not be smooth
+    (an input at one force point only moves the energy as the scheme's
+    balance of a smooth force does not expect).  A Newton failure is
+    retried from the continued root in ``"auto"`` and ``"always"``.""",
     "closed_form": """\
 closed_form : bool
     For :func:`symplectic.systems.linear` systems with ``"simpson"`` or

@@ -83,7 +83,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     q = _validate.state("q", q, system.n)
     p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot")
     _validate.constrained_state(system, m, q, p, "q", "p", check)
-    f = forces._resolve(system, force, force_jac, None)
+    f = forces._resolve(system, force, force_jac, None, m)
     _derivcheck.ensure(system, q, check)
     if system.builtin == "linear":      # (other systems: integrate warns, once per run)
         _stability.warn(system, q, p, h, m)
@@ -253,7 +253,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     q0 = _validate.state("q0", q0, system.n)
     p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check, spec.options)
-    f = forces._resolve(system, force, force_jac, n_steps)
+    f = forces._resolve(system, force, force_jac, n_steps, m)
     _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
                      f"integrate(n_steps={n_steps}) with n = {system.n}")
     _derivcheck.ensure(system, q0, check)
@@ -403,9 +403,10 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     ``spec.tangent``: the tangent d(q_k, p_k)/d(q_0, p_0) at the stored rows
     in ``Run.tangent`` (rows, 2n, k), times ``tangent0`` (2n, k; a kept
     run's tangent at node 0) when given (else the identity, k = 2n).
-    ``jacobians``: an array (n_steps, 2n, 2n or 3n) that receives each step's
-    own derivative (with 3n columns also that with respect to the force held
-    over it: sym_run.jacobians), for an adjoint sweep.
+    ``jacobians``: an array (n_steps, 2n, (2 + P) n) that receives each step's
+    own derivative (P = 0; with a held force also that with respect to it:
+    P = 1 for a value held over the step, P = the method's force points for
+    a value at each: sym_run.jacobians), for an adjoint sweep.
 
     ``params``: a :class:`symplectic._run._params.ParamSpec`: with
     ``spec.tangent`` the parameter derivatives d(q_k, p_k)/dtheta at the
@@ -574,7 +575,7 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
     q = _validate.state("q", q, system.n)
     p = _validate.state("p", p, system.n)
     _validate.start_mass(system, q, "q")
-    f = forces._resolve(system, force, force_jac, None)
+    f = forces._resolve(system, force, force_jac, None, m)
     _derivcheck.ensure(system, q, check)
     if f is None:
         return _engine.step_tangent(system, q, p, h, m.name)

@@ -31,7 +31,7 @@ def _held_rows(force):
     (a callable, a Force or None)."""
     if force is None or callable(force) or isinstance(force, (forces.Force, str, bytes, dict)):
         return None
-    return len(force) if np.ndim(force) == 2 else None
+    return len(force) if np.ndim(force) in (2, 3) else None
 
 
 class Integrator:
@@ -109,7 +109,7 @@ class Integrator:
         q0 = _validate.state("q0", _validate.required("q0", q0), system.n)
         p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
         _validate.constrained_state(system, m, q0, p0, "q0", "p0", check, spec.options)
-        f = forces._resolve(system, force, force_jac, _held_rows(force))
+        f = forces._resolve(system, force, force_jac, _held_rows(force), m)
         _derivcheck.ensure(system, q0, check)
         _stability.warn(system, q0, p0, self._h, m)
         self.system, self.method, self.force = system, m.name, f

@@ -489,6 +489,85 @@ static void alloc_counts(const sym_method *m, int n, int newton, int steps)
     free(qmid);
 }
 
+/* A force held at each force point (hold_points = P): the core refuses a
+ * count other than the method's and jacobians whose u columns do not match;
+ * equal values at every point are the zero-order hold, bitwise, and the P
+ * blocks of d(q1, p1)/du_i sum to the held force's column (the step is
+ * linear in u at the root: sum_i B_i = B). */
+static void held_points(void)
+{
+    enum { N = 4 };
+    const double par[2] = {1.0, 6.283185307179586}, q0[1] = {0.9}, p0[1] = {0.2}, h = 0.05;
+    sym_system sys;
+    if (make("pendulum", 1, par, 2, &sys)) return;
+    for (int i = 0; i < sym_method_count(); i++) {
+        const sym_method *m = sym_method_at(i);
+        const int P = sym_method_force_points(m);
+        double u1[N], uP[N * 8], t1[N + 1], q1[N + 1], p1[N + 1], tP[N + 1], qP[N + 1], pP[N + 1];
+        double j1[N * 2 * 3], jP[N * 2 * 10], x[8], b[8];
+        for (int k = 0; k < N; k++) {
+            u1[k] = 0.3 * k - 0.5;
+            for (int a = 0; a < P; a++) uP[k * P + a] = u1[k];
+        }
+        int st;
+        sym_work *w = sym_work_new(&sys, m, NULL, &st);
+        if (!w) {
+            printf("error held_points %s sym_work_new %s\n", m->name, sym_strerror(st));
+            continue;
+        }
+        const sym_force bad = {.hold = uP, .hold_rows = N, .hold_points = P + 1};
+        const sym_force f1 = {.hold = u1, .hold_rows = N};
+        const sym_force fP = {.hold = uP, .hold_rows = N, .hold_points = P};
+        if (sym_method_force_quadrature(m, x, b) != P || !(b[0] > 0.0) || x[P - 1] > 1.0)
+            printf("error held_points %s quadrature\n", m->name);
+        if (sym_work_set_force(w, &bad) != SYM_EINVAL)
+            printf("error held_points %s accepted %d points\n", m->name, P + 1);
+        sym_run R1 = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .t = t1, .q = q1, .p = p1,
+                      .jacobians = j1, .jac_u = 1};
+        sym_run RP = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .t = tP, .q = qP, .p = pP,
+                      .jacobians = jP, .jac_u = 1};
+        int s1 = sym_work_set_force(w, &f1), sP = SYM_OK;
+        if (!s1) s1 = sym_integrate(w, &R1);
+        if (!s1) s1 = sym_work_set_force(w, &fP);
+        const int refused = s1 ? SYM_OK : sym_integrate(w, &RP);   /* jac_u 1 with P values */
+        if (!s1 && P > 1 && (refused != SYM_EINVAL || !RP.invalid || strcmp(RP.invalid, "jac_u")))
+            printf("error held_points %s jac_u = 1 accepted with %d values\n", m->name, P);
+        RP.jac_u = P;
+        if (!s1) sP = sym_integrate(w, &RP);
+        double dq = max_abs_diff(N + 1, q1, qP), dp = max_abs_diff(N + 1, p1, pP), du = 0.0;
+        for (int k = 0; !s1 && !sP && k < N; k++)
+            for (int r = 0; r < 2; r++) {
+                double sum = 0.0;
+                for (int a = 0; a < P; a++) sum += jP[(k * 2 + r) * (2 + P) + 2 + a];
+                const double d = fabs(sum - j1[(k * 2 + r) * 3 + 2]);
+                if (d > du) du = d;
+            }
+        /* each block against central differences of one step in its point's value */
+        double dfd = 0.0;
+        for (int a = 0; !s1 && !sP && a < P; a++) {
+            const double e = 1e-5, u0 = uP[a];
+            double tt[2], qq[2], pp[2], yp[2] = {0.0, 0.0};
+            for (int sgn = 1; sgn >= -1; sgn -= 2) {
+                uP[a] = u0 + sgn * e;   /* the force reads uP itself */
+                sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = 1, .t = tt, .q = qq, .p = pp};
+                if ((sP = sym_integrate(w, &R))) break;
+                yp[0] += sgn * qq[1] / (2.0 * e);
+                yp[1] += sgn * pp[1] / (2.0 * e);
+            }
+            uP[a] = u0;
+            for (int r = 0; r < 2; r++) {
+                const double d = fabs(yp[r] - jP[r * (2 + P) + 2 + a]);
+                if (d > dfd) dfd = d;
+            }
+        }
+        if (s1 || sP || dq != 0.0 || dp != 0.0 || !(du < 1e-13) || !(dfd < 1e-9))
+            printf("error held_points %s %s %s dq %.3g dp %.3g du %.3g fd %.3g\n", m->name,
+                   sym_strerror(s1), sym_strerror(sP), dq, dp, du, dfd);
+        sym_work_free(w);
+    }
+    sym_builtin_free(&sys);
+}
+
 int main(void)
 {
     verbose = getenv("SYM_TEST_VERBOSE") != NULL;
@@ -502,6 +581,7 @@ int main(void)
     pendulum_orders();
     linear_orders();
     closed_form();
+    held_points();
     self_orders();
     for (int i = 0; i < sym_method_count(); i++) {
         const sym_method *m = sym_method_at(i);

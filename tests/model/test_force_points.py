@@ -1,0 +1,164 @@
+"""A held force with a value at each of the method's force points
+(``force=`` of shape (n_steps, P, n), ``forces.at_points``): the run keeps the
+method's order for a smooth input sampled there, and the derivatives of a
+step with respect to each point's value (sensitivity.gradient, the C
+jacobians) are those of finite differences."""
+import numpy as np
+import pytest
+
+import symplectic as sp
+
+scipy_integrate = pytest.importorskip("scipy.integrate")
+
+OMEGA = 2.0 * np.pi          # sp.systems.pendulum(): q'' = -omega^2 sin q + u (m = 1)
+T, Q0, P0 = 2.0, 1.0, 0.0
+
+
+def u(t):
+    return 0.7 * np.sin(3.0 * t) + 0.2 * np.cos(5.0 * t)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The forced pendulum's state at T from SciPy's DOP853 (independent of the core)."""
+    sol = scipy_integrate.solve_ivp(lambda t, y: [y[1], -OMEGA ** 2 * np.sin(y[0]) + u(t)],
+                                    (0.0, T), [Q0, P0], method="DOP853", rtol=1e-13,
+                                    atol=1e-14)
+    return sol.y[:, -1]
+
+
+def _end_error(method, N, U, ref):
+    opts = {} if method == "rk4" else {"rtol": 1e-15}
+    tr = sp.integrate(sp.systems.pendulum(), [Q0], [P0], T / N, N, method=method, force=U,
+                      **opts)
+    return abs(tr.q[-1, 0] - ref[0]) + abs(tr.p[-1, 0] - ref[1])
+
+
+@pytest.mark.parametrize("method, Ns", [
+    ("midpoint", (20, 40, 80)), ("simpson", (20, 40, 80)), ("lobatto4", (10, 20, 40)),
+    ("lobatto5", (10, 20, 40)), ("gauss2", (20, 40, 80)), ("gauss3", (20, 40, 80)),
+    ("rk4", (80, 160, 320))])
+def test_samples_at_the_force_points_keep_the_order(method, Ns, reference):
+    order = sp.methods(details=True)[method]["order"]
+    errs = []
+    for N in Ns:
+        t = sp.forces.point_times(method, T / N, N)
+        errs.append(_end_error(method, N, u(t)[..., None], reference))
+    fitted = np.polyfit(np.log(Ns), np.log(errs), 1)[0]
+    assert -fitted > order - 0.3, (errs, fitted)
+
+
+@pytest.mark.parametrize("where, Ns, order", [(0.0, (40, 80, 160), 1),
+                                               (0.5, (640, 1280, 2560), 2)])
+def test_a_value_held_over_the_step_caps_the_order(where, Ns, order, reference):
+    """A zero-order hold sampled at the step's start is first order, at its midpoint second
+    order, whatever the method (here Simpson, order 4 with the per-point form)."""
+    errs = [_end_error("simpson", N, u((np.arange(N) + where) * T / N)[:, None], reference)
+            for N in Ns]
+    fitted = -np.polyfit(np.log(Ns), np.log(errs), 1)[0]
+    assert order - 0.2 < fitted < order + 0.3, (errs, fitted)
+
+
+def test_point_times_and_weights():
+    for name, d in sp.methods(details=True).items():
+        x, b = np.array(d["force_points"]), np.array(d["force_weights"])
+        assert len(x) == len(b) >= 1 and abs(b.sum() - 1.0) < 1e-14, name
+        assert np.all((x >= 0) & (x <= 1)), name
+        t = sp.forces.point_times(name, 0.25, 3, t0=1.0)
+        np.testing.assert_allclose(t, 1.0 + (np.arange(3)[:, None] + x) * 0.25, rtol=0,
+                                   atol=1e-15)
+    # the quadrature integrates the method's degree: Gauss-Legendre with 3 points, x^5 exactly
+    d = sp.methods(details=True)["gauss3"]
+    x, b = np.array(d["force_points"]), np.array(d["force_weights"])
+    assert abs(b @ x ** 5 - 1 / 6) < 1e-15
+
+
+def _cost():
+    return {"terminal": (lambda q, p: float(q @ q + 0.5 * p @ p + q[0] * p[-1]),
+                         lambda q, p: (2 * q + np.eye(len(q))[0] * p[-1],
+                                       p + np.eye(len(q))[-1] * q[0]))}
+
+
+@pytest.mark.parametrize("system, method, q0, p0", [
+    ("double_pendulum", "simpson", [0.5, -0.3], [0.1, 0.2]),
+    ("double_pendulum", "gauss3", [0.5, -0.3], [0.1, 0.2]),
+    ("double_pendulum", "lobatto5", [0.5, -0.3], [0.1, 0.2]),
+    ("double_pendulum", "rk4", [0.5, -0.3], [0.1, 0.2]),
+    ("double_pendulum", "midpoint", [0.5, -0.3], [0.1, 0.2]),
+    ("pendulum_cartesian", "simpson", [np.sin(0.4), -np.cos(0.4)], [0.0, 0.0]),
+    ("pendulum_cartesian", "lobatto4", [np.sin(0.4), -np.cos(0.4)], [0.0, 0.0]),
+])
+def test_gradient_per_point_equals_finite_differences(system, method, q0, p0):
+    sysm = getattr(sp.systems, system)()
+    P = len(sp.methods(details=True)[method]["force_points"])
+    N, h = 5, 0.05
+    U = np.random.default_rng(7).normal(size=(N, P, sysm.n))
+    opts = {} if method == "rk4" else {"rtol": 1e-14}
+    value, g = sp.sensitivity.gradient(sysm, q0, p0, h, N, _cost(), method=method, force=U,
+                                       **opts)
+    assert g["force"].shape == U.shape
+    fd, e = np.zeros_like(U), 1e-6
+    for idx in np.ndindex(U.shape):
+        vals = []
+        for sgn in (1, -1):
+            Ue = U.copy()
+            Ue[idx] += sgn * e
+            vals.append(sp.sensitivity.gradient(sysm, q0, p0, h, N, _cost(), method=method,
+                                                force=Ue, wrt=("q0",), **opts)[0])
+        fd[idx] = (vals[0] - vals[1]) / (2 * e)
+    err = np.abs(g["force"] - fd).max() / np.abs(fd).max()
+    assert err < 1e-7, err
+
+
+def test_equal_values_at_every_point_are_the_zero_order_hold():
+    sysm, N, h = sp.systems.double_pendulum(), 20, 0.05
+    U = np.random.default_rng(3).normal(size=(N, 2))
+    for m in ("simpson", "gauss2", "rk4"):
+        P = len(sp.methods(details=True)[m]["force_points"])
+        a = sp.integrate(sysm, [0.5, 0.1], [0.0, 0.0], h, N, method=m, force=U)
+        b = sp.integrate(sysm, [0.5, 0.1], [0.0, 0.0], h, N, method=m,
+                         force=np.repeat(U[:, None, :], P, axis=1))
+        assert np.array_equal(a.q, b.q) and np.array_equal(a.p, b.p), m
+
+
+def test_integrator_takes_the_per_point_array_as_integrate_does():
+    sysm, N, h = sp.systems.double_pendulum(), 12, 0.05
+    U = np.random.default_rng(4).normal(size=(N, 3, 2))
+    ref = sp.integrate(sysm, [0.5, 0.1], [0.0, 0.0], h, N, force=U)
+    it = sp.Integrator(sysm, h, [0.5, 0.1], [0.0, 0.0], force=U)
+    for _ in range(N):
+        it.step()
+    assert np.array_equal(it.q, ref.q[-1]) and np.array_equal(it.p, ref.p[-1])
+
+
+def test_bad_per_point_arrays_are_named():
+    sysm = sp.systems.double_pendulum()
+    with pytest.raises(ValueError, match=r"2 values a step.*simpson evaluates a force at 3 "
+                                         r"points.*point_times"):
+        sp.integrate(sysm, [0.5, 0.1], [0.0, 0.0], 0.1, 4, force=np.zeros((4, 2, 2)))
+    with pytest.raises(ValueError, match=r"\(n_steps, P, n\)"):
+        sp.forces.at_points(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="non-finite value at step 1"):
+        bad = np.zeros((4, 3, 2))
+        bad[1, 2, 0] = np.nan
+        sp.integrate(sysm, [0.5, 0.1], [0.0, 0.0], 0.1, 4, force=bad)
+    with pytest.raises(ValueError, match="cannot add held forces of shapes"):
+        sp.forces.at_points(np.zeros((4, 3, 2))) + sp.forces.zero_order_hold(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match=r"shape \(n_steps = 4, n = 2\).*got shape \(4, 3, 3\)"):
+        sp.integrate(sysm, [0.5, 0.1], [0.0, 0.0], 0.1, 4, force=np.zeros((4, 3, 3)))
+
+
+def test_an_input_at_one_point_needs_branch_check_off():
+    """From rest, an input at Simpson's first point only moves the energy as no smooth force
+    does: the default checks refuse the (genuine) root as a wrong branch unless they are
+    off, as symplectic.control sets them; the step is then the root of the step equations, whose
+    momentum gain is the input's impulse h b_0 u (a linear system: exactly)."""
+    osc, h = sp.systems.linear([[1.0]], [[1.0]]), 0.25
+    U = np.zeros((1, 3, 1))
+    U[0, 0, 0] = 1.0
+    with pytest.raises(sp.ConvergenceError, match="wrong branch"):
+        sp.integrate(osc, [0.0], [0.0], h, 1, force=U, closed_form=False)
+    tr = sp.integrate(osc, [0.0], [0.0], h, 1, force=U, closed_form=False, branch_check="off")
+    # p1 = p0 + h sum_i b_i (-q_i + u_i): the impulse h/6 minus the spring's
+    q_mid = tr.q_mid[0, 0]                 # Simpson's internal node, (n_steps, n)
+    assert abs(tr.p[-1, 0] - (h / 6 - h * (4 * q_mid + tr.q[-1, 0]) / 6)) < 1e-15
