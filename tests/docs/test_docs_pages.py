@@ -41,6 +41,8 @@ CHECKS = {
     "docs/guide/forces.md": [
         ("energy - work is conserved to the scheme's error",
          lambda ns: ns["bal"].max_error < 1e-6),
+        ("inputs sampled at the force points are the callable's steps",
+         lambda ns: np.abs(ns["sampled"].q - ns["called"].q).max() < 1e-12),
     ],
     "docs/guide/time.md": [
         ("t_span ends at 10 exactly with h = 0.01",
@@ -65,6 +67,15 @@ CHECKS = {
         ("one gradient row per force row", lambda ns: ns["grads"]["force"].shape == (500, 2)),
         ("the parameter tangent has one column per name",
          lambda ns: ns["pt"].param_tangent.shape == (501, 4, 2)),
+    ],
+    "docs/guide/control.md": [
+        ("the oscillator's cost is within 1e-5 of J* (Simpson, 8 intervals)",
+         lambda ns: abs(ns["sol"].cost - 0.5110329945154145) < 1e-5),
+        ("the costates give u at the nodes to 1e-4",
+         lambda ns: np.abs(ns["u_nodes"] - (1.146229266058858 * np.cos(ns["sol"].t)
+                                            - 0.04853415038874672 * np.sin(ns["sol"].t))
+                           ).max() < 1e-4),
+        ("replayed, the end is met to Newton's tolerance", lambda ns: ns["sol"].miss() < 1e-10),
     ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),

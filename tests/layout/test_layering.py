@@ -48,7 +48,7 @@ LAYERS = [
     ("run", [                            # runs and their results
         "_run"]),
     ("tools", [                          # analysis, references, plots, the papers
-        "analysis", "sensitivity", "exact", "plot", "_optional", "papers", "_paper_tables",
+        "analysis", "sensitivity", "control", "exact", "plot", "_optional", "papers", "_paper_tables",
         "_paper_figures", "reproduce"]),
     ("face", ["__init__"]),              # the public names: import symplectic as sp
     ("cli", ["__main__"]),               # python -m symplectic: a user of the face

@@ -1,0 +1,36 @@
+"""Optimal control with the integrator's own schemes (discrete mechanics and
+optimal control, DMOC).
+
+A :class:`Problem` asks for the inputs u(t) that steer a mechanical system
+from a start to an end in a given time at least cost.  It is transcribed
+with the scheme itself: the unknowns are the states (q_k, p_k) at the
+nodes t_k = k h of ``intervals`` steps and the inputs at the points where
+the scheme evaluates a force in each step (``symplectic.methods(details=True)
+[m]["force_points"]``: three for Simpson, s for the Lobatto schemes), and
+the dynamics are the scheme's forced step, (q_{k+1}, p_{k+1}) = Phi_h(q_k,
+p_k; B u_k) -- the discrete forced Euler-Lagrange equations (the discrete
+Lagrange-d'Alembert principle) with the internal nodes solved by the step
+itself, so that a solution is a trajectory the integrator reproduces
+exactly (:meth:`Solution.replay`).  With the inputs at the force points the
+transcription keeps the scheme's order (Ober-Bloebaum, Junge & Marsden,
+ESAIM:COCV 17, 2011), the multipliers of the dynamics approximate the
+costates at the same order (Sanz-Serna, SIAM Review 58, 2016), and every
+derivative is exact: each step's derivative with respect to its start and
+to each input value comes from the C core (the implicit function theorem
+on the converged step).
+
+Built so far: a fixed duration, the effort cost :func:`effort` (int 1/2
+u^T R u dt, by the scheme's own quadrature), conditions on any components
+of q, qdot or p at either end, box bounds on the inputs and on q, systems
+with their own dissipation, and two solvers: IPOPT through ``ipyopt``
+(``pip install 'symplectic[control]'``, Linux x86_64 wheels: the sparse
+exact Jacobian, the Hessian from the exact first derivatives) and SciPy's
+SLSQP (dense), each followed by a Newton polish of the first-order
+conditions.  Minimum time (``free_duration``), other costs, path
+constraints, holonomic constraints and parameter identification are not
+built yet: they raise NotImplementedError.
+"""
+from ._problem import Effort, Problem, effort
+from ._solution import Solution
+
+__all__ = ["Problem", "Solution", "Effort", "effort"]

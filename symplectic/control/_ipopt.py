@@ -1,0 +1,83 @@
+"""IPOPT (through ipyopt, the optional extra ``symplectic[control]``) on a
+transcribed control problem: the sparse exact Jacobian and the Hessian of
+symplectic.control._problem.Problem."""
+import numpy as np
+
+from ._solution import Report
+
+_INF = 1e20                       # IPOPT's infinity (nlp_*_bound_inf is 1e19)
+
+#: IPOPT's return codes (ApplicationReturnStatus) that mean a solution.
+_SOLVED = {0: "Solve_Succeeded", 1: "Solved_To_Acceptable_Level"}
+_MESSAGES = {-1: "Maximum_Iterations_Exceeded", 2: "Infeasible_Problem_Detected",
+             3: "Search_Direction_Becomes_Too_Small", 4: "Diverging_Iterates",
+             5: "User_Requested_Stop", 6: "Feasible_Point_Found",
+             -2: "Restoration_Failed", -3: "Error_In_Step_Computation",
+             -4: "Maximum_CpuTime_Exceeded", -10: "Not_Enough_Degrees_Of_Freedom",
+             -11: "Invalid_Problem_Definition", -12: "Invalid_Option",
+             -13: "Invalid_Number_Detected", -100: "Unrecoverable_Exception",
+             -101: "NonIpopt_Exception_Thrown", -102: "Insufficient_Memory",
+             -199: "Internal_Error"}
+
+
+def available():
+    """True when ipyopt imports."""
+    try:
+        import ipyopt  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _module():
+    try:
+        import ipyopt
+    except ImportError:
+        raise ImportError("control: solver='ipopt' needs ipyopt (IPOPT in a wheel, Linux "
+                          "x86_64): pip install 'symplectic[control]'; or use "
+                          "solver='scipy'") from None
+    return ipyopt
+
+
+def solve(pb, z0, *, tol, max_iter, hessian, verbose):
+    """(z, nu, Report) of IPOPT from z0; nu the multipliers of the constraints
+    in pb's convention (L = J + nu . c, the same as IPOPT's)."""
+    ipyopt = _module()
+    jr, jc = pb.jac_structure()
+    nc = len(pb.constraints(z0))
+    # tol bounds the scaled first-order residual; the constraints (the dynamics: the
+    # replayed run's miss) are held to it too, not to IPOPT's default 1e-4
+    options = {"tol": float(tol), "constr_viol_tol": float(tol), "max_iter": int(max_iter),
+               "print_level": 5 if verbose else 0, "sb": "yes"}
+    if hessian == "limited-memory":
+        options["hessian_approximation"] = "limited-memory"
+        hs, eval_h = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)), None
+    else:
+        hs = pb.hess_structure()
+
+        def eval_h(z, lagrange, obj_factor, out):
+            out[:] = pb.hess_values(z, obj_factor, lagrange)
+            return True
+
+    def eval_grad_f(z, out):
+        out[:] = pb.objective_grad(z)
+        return True
+
+    def eval_g(z, out):
+        out[:] = pb.constraints(z)
+        return True
+
+    def eval_jac_g(z, out):
+        out[:] = pb.jac_values(z)
+        return True
+
+    lo = np.where(np.isfinite(pb._lo), pb._lo, -_INF)
+    hi = np.where(np.isfinite(pb._hi), pb._hi, _INF)
+    nlp = ipyopt.Problem(pb.n_variables, lo, hi, nc, np.zeros(nc), np.zeros(nc), (jr, jc), hs,
+                         pb.objective, eval_grad_f, eval_g, eval_jac_g, eval_h,
+                         ipopt_options=options)
+    mult_g = np.zeros(nc)
+    z, _obj, status = nlp.solve(np.array(z0, dtype=float), mult_g=mult_g)
+    iters = int(nlp.stats.get("n_iter", 0)) if hasattr(nlp, "stats") else 0
+    message = _SOLVED.get(status) or _MESSAGES.get(status, f"IPOPT status {status}")
+    return z, mult_g, Report("ipopt", status in _SOLVED, int(status), message, iters)

@@ -1,0 +1,573 @@
+"""The optimal control problem: its transcription by the scheme's own step
+(multiple shooting over Phi_h with the inputs at the force points), its
+exact derivatives (dense for SLSQP, sparse for IPOPT: _ipopt.py), the
+SciPy solve and the Newton polish; the result is a _solution.Solution."""
+import dataclasses
+import time
+
+import numpy as np
+
+from .. import forces
+from .._model import _validate
+from .._model._errors import ConvergenceError
+from .._run import _integrate
+from . import _ipopt
+from ._solution import Report, Solution
+
+_END_KEYS = ("q", "qdot", "p")
+
+
+class Effort:
+    """The cost int_0^T 1/2 u(t)^T R u(t) dt (units of u squared times R
+    times seconds), by the scheme's quadrature of a force:
+    h sum_k sum_i b_i 1/2 u_ki^T R u_ki.  ``R`` (m, m) symmetric positive
+    definite; None: the identity."""
+
+    def __init__(self, R=None):
+        self.R = None if R is None else np.array(R, dtype=float, ndmin=2)
+
+    def matrix(self, m):
+        """R for m inputs (checked)."""
+        if self.R is None:
+            return np.eye(m)
+        R = self.R
+        if R.shape != (m, m) or not np.isfinite(R).all():
+            raise ValueError(f"effort: R must be a finite ({m}, {m}) matrix for {m} inputs, "
+                             f"got shape {R.shape}")
+        if not np.allclose(R, R.T, rtol=1e-12, atol=0.0):
+            raise ValueError("effort: R must be symmetric")
+        return _validate.positive_definite("effort: R", R)
+
+    def __repr__(self):
+        return "effort(R=I)" if self.R is None else f"effort(R={self.R.tolist()})"
+
+
+def effort(R=None):
+    """The input effort cost 1/2 int u^T R u dt (see :class:`Effort`)."""
+    return Effort(R)
+
+
+def _end(name, d, n):
+    """{"q"/"qdot"/"p": (indices, values)} of one end's conditions (NaN: free)."""
+    if d is None:
+        return {}
+    if not isinstance(d, dict):
+        raise TypeError(f"{name} must be a dict such as {{'q': [...], 'qdot': [...]}}, got "
+                        f"{type(d).__name__}")
+    bad = set(d) - set(_END_KEYS)
+    if bad:
+        raise ValueError(f"{name}: unknown keys {sorted(bad)}; conditions are on 'q', 'qdot' "
+                         f"or 'p'")
+    out = {}
+    for key, v in d.items():
+        a = np.array(v, dtype=float).reshape(-1) if v is not None else np.full(n, np.nan)
+        if a.shape != (n,):
+            raise ValueError(f"{name}[{key!r}] must have n = {n} values (NaN: free), got "
+                             f"shape {np.shape(v)}")
+        if np.isinf(a).any():
+            raise ValueError(f"{name}[{key!r}] has an infinite value; NaN leaves a component "
+                             f"free")
+        idx = np.flatnonzero(~np.isnan(a))
+        if idx.size:
+            out[key] = (idx, a[idx])
+    if "qdot" in out and "p" in out and np.intersect1d(out["qdot"][0], out["p"][0]).size:
+        raise ValueError(f"{name}: component(s) "
+                         f"{np.intersect1d(out['qdot'][0], out['p'][0]).tolist()} given in both "
+                         f"'qdot' and 'p' (p = M(q) qdot): give each in one of them")
+    return out
+
+
+def _bounds_pair(name, b, size):
+    """(lo, hi), each (size,) with +-inf for none, from None, a pair of scalars or arrays."""
+    if b is None:
+        return np.full(size, -np.inf), np.full(size, np.inf)
+    try:
+        lo, hi = b
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper), got {b!r}") from None
+    lo = np.broadcast_to(np.asarray(-np.inf if lo is None else lo, dtype=float), (size,))
+    hi = np.broadcast_to(np.asarray(np.inf if hi is None else hi, dtype=float), (size,))
+    if np.isnan(lo).any() or np.isnan(hi).any() or (lo > hi).any():
+        raise ValueError(f"{name}: need lower <= upper (use +-inf for no bound), got {b!r}")
+    return lo.copy(), hi.copy()
+
+
+class Problem:
+    """Steer ``system`` from ``start`` to ``end`` in ``duration`` seconds at least cost.
+
+    Parameters
+    ----------
+    system : symplectic.System
+        Any unconstrained form (built-in, callables, compiled, SymPy), with
+        its own force (dissipation) if it has one.
+    duration : float
+        T (s), fixed.
+    intervals : int
+        N: the steps of the transcription, h = T / N.
+    method : str
+        The scheme, ``symplectic.methods()``; the transcription has its
+        order (midpoint 2, simpson 4, lobatto4 6, lobatto5 8, gauss2 4,
+        gauss3 6).
+    inputs : array_like (n, m), optional
+        B: the generalized force of the inputs is B u (default: the
+        identity, every coordinate actuated).  A vector (n,) is one input.
+    start, end : dict, optional
+        Conditions at t = 0 and t = T on any components of ``"q"``,
+        ``"qdot"`` or ``"p"`` (p = M(q) qdot, the Legendre transform, as
+        ``integrate(qdot0=...)`` takes it): arrays (n,) whose NaN entries
+        are free; a missing key or end is free; a component may be given in
+        ``"qdot"`` or in ``"p"``, not both.
+    cost : Effort, optional
+        ``effort(R)`` (default ``effort()``: 1/2 int |u|^2 dt).
+    input_bounds : (lower, upper), optional
+        Bounds on every input value (scalars or (m,) arrays; None or +-inf:
+        none).
+    state_bounds : (lower, upper), optional
+        Bounds on q at every node ((n,) arrays or scalars).
+    free_duration : None
+        Minimum time is not built yet (NotImplementedError).
+    **method_options
+        Newton's options of the steps (``rtol``, ``max_iter``, ``newton``;
+        ``branch_check`` is ``"off"`` unless given: the dynamics constraints
+        are the step's equations, which any of their roots satisfies, and a
+        trial input -- at one force point, say -- changes the energy as no
+        smooth force does).
+
+    The unknowns are the states (q_k, p_k), k = 0..N, and the inputs
+    u_ki at the method's force points t_k + x_i h (``u`` of shape
+    (N, P, m)); the dynamics constraints are (q_{k+1}, p_{k+1}) =
+    Phi_h(q_k, p_k; B u_k), the forced step of ``integrate`` itself.
+    """
+
+    def __init__(self, system, duration, intervals, *, method="simpson", inputs=None, start=None,
+                 end=None, cost=None, input_bounds=None, state_bounds=None, free_duration=None,
+                 **method_options):
+        self.system = _validate.system(system)
+        if self.system.n_constraints:
+            raise NotImplementedError("control.Problem: systems with holonomic constraints are "
+                                      "not supported yet")
+        if free_duration is not None:
+            raise NotImplementedError("control.Problem: minimum time (free_duration) is not "
+                                      "built yet; fix the duration")
+        n = self.system.n
+        self.duration = _validate.positive("duration", duration)
+        self.intervals = _validate.integer("intervals", intervals, 1)
+        self.h = self.duration / self.intervals
+        if _validate.method(method).implicit:
+            # the constraints are the step's equations: any root of them is a discrete
+            # trajectory, and the energy of a trial input is no sign of a wrong one
+            method_options.setdefault("branch_check", "off")
+        self._spec = _validate.run_spec(method, self.h, 1, 0.0, options=method_options)
+        self._options = dict(method_options)     # integrate's keywords, for replay
+        self._m = self._spec.method
+        self.method = self._m.name
+        B = np.eye(n) if inputs is None else np.array(inputs, dtype=float)
+        if B.ndim == 1:
+            B = B[:, None]
+        if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1 or not np.isfinite(B).all():
+            raise ValueError(f"inputs must be a finite (n, m) = ({n}, m) matrix B (the force "
+                             f"B u), got shape {np.shape(inputs)}")
+        self.inputs = B
+        self.n_inputs = B.shape[1]
+        self.start = _end("start", start, n)
+        self.end = _end("end", end, n)
+        cost = effort() if cost is None else cost
+        if not isinstance(cost, Effort):
+            raise NotImplementedError(f"control.Problem: the cost must be control.effort(R) for "
+                                      f"now, got {type(cost).__name__}")
+        self.cost = cost
+        self._R = cost.matrix(self.n_inputs)
+        self._x = np.array(self._m.force_x)
+        self._b = np.array(self._m.force_b)
+        self.P = len(self._x)
+        N, m = self.intervals, self.n_inputs
+        self._ny = (N + 1) * 2 * n
+        self.n_variables = self._ny + N * self.P * m
+        ulo, uhi = _bounds_pair("input_bounds", input_bounds, m)
+        qlo, qhi = _bounds_pair("state_bounds", state_bounds, n)
+        lo = np.concatenate([np.tile(np.concatenate([qlo, np.full(n, -np.inf)]), N + 1),
+                             np.tile(ulo, N * self.P)])
+        hi = np.concatenate([np.tile(np.concatenate([qhi, np.full(n, np.inf)]), N + 1),
+                             np.tile(uhi, N * self.P)])
+        self._lo, self._hi = lo, hi
+        self._cache = None
+
+    # ------------------------------------------------------------ the variables
+    def _split(self, z):
+        n, N = self.system.n, self.intervals
+        Y = z[:self._ny].reshape(N + 1, 2 * n)
+        U = z[self._ny:].reshape(N, self.P, self.n_inputs)
+        return Y, U
+
+    def point_times(self):
+        """(N, P): the times of the inputs u_ki, t_k + x_i h."""
+        return forces.point_times(self.method, self.h, self.intervals)
+
+    # ------------------------------------------------------------ the steps
+    def _one_step(self, k, y, Uk):
+        """Phi_h from y = (q_k, p_k) with the inputs Uk (P, m) of step k, and
+        its derivative [d/dy | d/du_k0 .. d/du_k,P-1] (2n, 2n + P m)."""
+        n, P, B = self.system.n, self.P, self.inputs
+        jac = np.empty((1, 2 * n, (2 + P) * n))
+        f = forces._resolve(self.system, (Uk @ B.T)[None], None, 1, self._m)
+        spec = dataclasses.replace(self._spec, t0=k * self.h)
+        r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac)
+        if r.failure is not None:
+            err = _integrate.convergence_error(self._m, self.h, r.failure, system=self.system,
+                                               state=(y[:n], y[n:]))
+            raise ConvergenceError(f"control.Problem: the step of interval {k} (t = "
+                                   f"{k * self.h:.6g}) failed at a point the solver tried: "
+                                   f"{err}. More intervals, or a guess nearer the solution "
+                                   f"(guess=), may help", step=k, t=k * self.h) from None
+        ju = (jac[0, :, 2 * n:].reshape(2 * n, P, n) @ B).reshape(2 * n, P * self.n_inputs)
+        return np.concatenate([r.q[-1], r.p[-1]]), np.hstack([jac[0, :, :2 * n], ju])
+
+    def _steps(self, z):
+        """Phi_h of every interval from its own start, and each step's derivative
+        [d/d(q_k, p_k) | d/du_k0 .. d/du_k,P-1] (N, 2n, 2n + P m); cached by z."""
+        if self._cache is not None and np.array_equal(self._cache[0], z):
+            return self._cache[1], self._cache[2]
+        Y, U = self._split(z)
+        pairs = [self._one_step(k, Y[k], U[k]) for k in range(self.intervals)]
+        ends = np.array([e for e, _ in pairs])
+        dy = np.array([d for _, d in pairs])
+        self._cache = (z.copy(), ends, dy)
+        return ends, dy
+
+    def _block(self, k):
+        """The variables of interval k, (q_k, p_k) and u_k, as indices into z (increasing)."""
+        w, Pm = 2 * self.system.n, self.P * self.n_inputs
+        return np.r_[k * w:(k + 1) * w, self._ny + k * Pm + np.arange(Pm)]
+
+    def _curvature_block(self, k, v0, nuk):
+        """The Hessian of nu_k . Phi_h(y_k, u_k) in v = (y_k, u_k), by central
+        differences of its exact gradient dPhi^T nu_k (it only steers the
+        iterations; their residuals are exact)."""
+        w, P, m = 2 * self.system.n, self.P, self.n_inputs
+        nv = len(v0)
+        Hk = np.empty((nv, nv))
+        for j in range(nv):
+            e = 6e-6 * max(1.0, abs(v0[j]))
+            g = []
+            for sgn in (1.0, -1.0):
+                v = v0.copy()
+                v[j] += sgn * e
+                g.append(self._one_step(k, v[:w], v[w:].reshape(P, m))[1].T @ nuk)
+            Hk[:, j] = (g[0] - g[1]) / (2 * e)
+        return 0.5 * (Hk + Hk.T)
+
+    def _curvature(self, z, nu):
+        """The Hessian of nu . c(z), dynamics part: block-diagonal over the intervals."""
+        Hc = np.zeros((self.n_variables, self.n_variables))
+        w = 2 * self.system.n
+        for k in range(self.intervals):
+            idx = self._block(k)
+            Hc[np.ix_(idx, idx)] += self._curvature_block(k, z[idx], nu[k * w:(k + 1) * w])
+        return Hc
+
+    # ------------------------------------------------------------ sparse forms (IPOPT)
+    def jac_structure(self):
+        """(rows, cols) of the constraint Jacobian's nonzeros: per interval its
+        start's 2n x 2n block, -I on the next node, its inputs' block; each
+        end condition's row over its node's 2n columns."""
+        n, N = self.system.n, self.intervals
+        w, Pm = 2 * n, self.P * self.n_inputs
+        rows, cols = [], []
+        for k in range(N):
+            r = k * w + np.arange(w)
+            cy = k * w + np.arange(w)
+            cu = self._ny + k * Pm + np.arange(Pm)
+            rows += [np.repeat(r, w), r, np.repeat(r, Pm)]
+            cols += [np.tile(cy, w), cy + w, np.tile(cu, w)]
+        r0 = N * w
+        for node, conds in ((0, self.start), (N, self.end)):
+            for _key, (idx, _v) in conds.items():
+                for _ in idx:
+                    rows.append(np.full(w, r0))
+                    cols.append(node * w + np.arange(w))
+                    r0 += 1
+        return np.concatenate(rows).astype(np.int64), np.concatenate(cols).astype(np.int64)
+
+    def jac_values(self, z):
+        """The Jacobian's values in the order of :meth:`jac_structure`."""
+        n, N = self.system.n, self.intervals
+        w = 2 * n
+        _, dy = self._steps(z)
+        parts = []
+        for k in range(N):
+            parts += [dy[k, :, :w].ravel(), -np.ones(w), dy[k, :, w:].ravel()]
+        ends = self._end_rows(z)[1]
+        j = 0
+        for node, conds in ((0, self.start), (N, self.end)):
+            for _key, (idx, _v) in conds.items():
+                for _ in idx:
+                    parts.append(ends[j, node * w:(node + 1) * w])
+                    j += 1
+        return np.concatenate(parts)
+
+    def hess_structure(self):
+        """(rows, cols) of the lower triangle of the Lagrangian's Hessian: the
+        blocks of the intervals' variables (the cost's and the dynamics')."""
+        rows, cols = [], []
+        for k in range(self.intervals):
+            idx = self._block(k)
+            i, j = np.tril_indices(len(idx))
+            rows.append(idx[i])
+            cols.append(idx[j])
+        return np.concatenate(rows).astype(np.int64), np.concatenate(cols).astype(np.int64)
+
+    def hess_values(self, z, obj_factor, nu):
+        """obj_factor * Hess J + Hess (nu . c) in the order of :meth:`hess_structure`
+        (the end conditions' curvature left out: it only steers the iterations)."""
+        w, Pm, m = 2 * self.system.n, self.P * self.n_inputs, self.n_inputs
+        Hcost = np.zeros((w + Pm, w + Pm))
+        for i in range(self.P):
+            a = w + i * m
+            Hcost[a:a + m, a:a + m] = self.h * self._b[i] * self._R
+        out = []
+        for k in range(self.intervals):
+            idx = self._block(k)
+            Hk = obj_factor * Hcost + self._curvature_block(k, z[idx], nu[k * w:(k + 1) * w])
+            i, j = np.tril_indices(len(idx))
+            out.append(Hk[i, j])
+        return np.concatenate(out)
+
+    def _cost_hess(self):
+        H = np.zeros((self.n_variables, self.n_variables))
+        N, P, m = self.intervals, self.P, self.n_inputs
+        for k in range(N):
+            for i in range(P):
+                a = self._ny + (k * P + i) * m
+                H[a:a + m, a:a + m] = self.h * self._b[i] * self._R
+        return H
+
+    def kkt_residual(self, z, nu):
+        """max(|grad J + J_c^T nu|, |c|): the first-order conditions' residual
+        at (z, nu), over the variables not at a bound."""
+        free = self._free(z)
+        r = self.objective_grad(z) + self.constraints_jac(z).T @ nu
+        return max(float(np.max(np.abs(r[free]), initial=0.0)),
+                   float(np.max(np.abs(self.constraints(z)), initial=0.0)))
+
+    def _free(self, z):
+        """The variables not at a bound (within 1e-7 relative: an interior-point
+        solution stops that close to an active one)."""
+        scale = np.maximum(1.0, np.abs(z))
+        return ~((z - self._lo <= 1e-7 * scale) | (self._hi - z <= 1e-7 * scale))
+
+    def _polish(self, z, nu, tol, iters=8):
+        """Newton's iteration on the first-order conditions from (z, nu),
+        the variables at a bound held there: [H A^T; A 0] (dz, nu+) = (-g, -c),
+        H the cost's Hessian plus the constraints' curvature (_curvature).
+        Returns the best (z, nu, residual) met."""
+        best = (z, nu, self.kkt_residual(z, nu))
+        Hj = self._cost_hess()
+        for _ in range(iters):
+            z, nu, res = best
+            if res <= tol:
+                break
+            free = self._free(z)
+            H = (Hj + self._curvature(z, nu))[np.ix_(free, free)]
+            A = self.constraints_jac(z)[:, free]
+            nc = A.shape[0]
+            K = np.block([[H, A.T], [A, np.zeros((nc, nc))]])
+            rhs = -np.concatenate([self.objective_grad(z)[free], self.constraints(z)])
+            try:
+                sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
+            except np.linalg.LinAlgError:
+                break
+            z1 = z.copy()
+            z1[free] += sol[:free.sum()]
+            z1 = np.clip(z1, self._lo, self._hi)
+            nu1 = sol[free.sum():]
+            try:
+                r1 = self.kkt_residual(z1, nu1)
+            except Exception:           # a step the integrator cannot take: keep the best
+                break
+            if not r1 < best[2]:
+                break
+            best = (z1, nu1, r1)
+        return best
+
+    # ------------------------------------------------------------ cost, constraints
+    def _weights(self):
+        """h b_i for each input value, (N, P, 1)."""
+        return (self.h * self._b)[None, :, None]
+
+    def objective(self, z):
+        """The discrete cost h sum_k sum_i b_i 1/2 u_ki^T R u_ki."""
+        _, U = self._split(z)
+        return float(0.5 * np.sum(self._weights() * U * (U @ self._R)))
+
+    def objective_grad(self, z):
+        _, U = self._split(z)
+        g = np.zeros_like(z)
+        g[self._ny:] = (self._weights() * (U @ self._R)).ravel()
+        return g
+
+    def _end_rows(self, z):
+        """The end conditions' residuals and Jacobian rows."""
+        n, N = self.system.n, self.intervals
+        Y, _ = self._split(z)
+        vals, rows = [], []
+        for node, conds in ((0, self.start), (N, self.end)):
+            q, p = Y[node, :n], Y[node, n:]
+            col = node * 2 * n
+            for key, (idx, target) in conds.items():
+                J = np.zeros((len(idx), self.n_variables))
+                if key == "q":
+                    vals.append(q[idx] - target)
+                    J[np.arange(len(idx)), col + idx] = 1.0
+                elif key == "p":
+                    vals.append(p[idx] - target)
+                    J[np.arange(len(idx)), col + n + idx] = 1.0
+                else:                  # qdot = M(q)^-1 p: d qdot = M^-1 (dp - A(q, qdot) dq)
+                    Minv = np.linalg.inv(self.system.mass(q))
+                    v = Minv @ p
+                    vals.append(v[idx] - target)
+                    J[:, col:col + n] = -(Minv @ self.system.mass_dir(q, v))[idx]
+                    J[:, col + n:col + 2 * n] = Minv[idx]
+                rows.append(J)
+        if not vals:
+            return np.zeros(0), np.zeros((0, self.n_variables))
+        return np.concatenate(vals), np.vstack(rows)
+
+    def constraints(self, z):
+        """The equality constraints: Phi_h(q_k, p_k; B u_k) - (q_{k+1}, p_{k+1}), k = 0..N-1
+        (N 2n values), then the end conditions."""
+        ends, _ = self._steps(z)
+        Y, _ = self._split(z)
+        return np.concatenate([(ends - Y[1:]).ravel(), self._end_rows(z)[0]])
+
+    def constraints_jac(self, z):
+        """Their exact Jacobian (dense, rows x n_variables)."""
+        n, N, P, m = self.system.n, self.intervals, self.P, self.n_inputs
+        _, dy = self._steps(z)
+        J = np.zeros((N * 2 * n, self.n_variables))
+        w = 2 * n
+        for k in range(N):
+            rows = slice(k * w, (k + 1) * w)
+            J[rows, k * w:(k + 1) * w] = dy[k, :, :w]
+            J[rows, (k + 1) * w:(k + 2) * w] -= np.eye(w)
+            u0 = self._ny + k * P * m
+            J[rows, u0:u0 + P * m] = dy[k, :, w:]
+        return np.vstack([J, self._end_rows(z)[1]])
+
+    # ------------------------------------------------------------ the guess
+    def _guess(self, guess):
+        n, N, P, m = self.system.n, self.intervals, self.P, self.n_inputs
+        t = np.linspace(0.0, self.duration, N + 1)
+        if isinstance(guess, Solution):
+            q = np.column_stack([np.interp(t, guess.t, guess.q[:, j]) for j in range(n)])
+            p = np.column_stack([np.interp(t, guess.t, guess.p[:, j]) for j in range(n)])
+            if guess.u.shape == (N, P, m) and guess.method == self.method and \
+                    abs(guess.duration - self.duration) <= 1e-12 * self.duration:
+                U = guess.u.copy()
+            else:
+                U = guess.u_at(self.point_times().ravel()).reshape(N, P, m)
+            return np.concatenate([np.hstack([q, p]).ravel(), U.ravel()])
+        if guess is None:
+            guess = {}
+        if not isinstance(guess, dict) or set(guess) - {"q", "p", "u"}:
+            raise TypeError("guess must be None, a control.Solution or a dict with keys 'q' "
+                            "(N+1, n), 'p' (N+1, n), 'u' (N, P, m)")
+        U = np.zeros((N, P, m))
+        if guess.get("u") is not None:
+            U = np.broadcast_to(np.asarray(guess["u"], dtype=float), (N, P, m)).copy()
+        if guess.get("q") is None and guess.get("u") is not None and self._full_start():
+            # a simulated guess: the start state driven by the guessed inputs
+            q0, p0 = self._full_start()
+            tr = _integrate.integrate(self.system, q0, p0, self.h, N, method=self.method,
+                                      force=U @ self.inputs.T, **self._options)
+            return np.concatenate([np.hstack([tr.q, tr.p]).ravel(), U.ravel()])
+        if guess.get("q") is not None:
+            q = np.broadcast_to(np.asarray(guess["q"], dtype=float), (N + 1, n))
+        else:           # the straight line between the given ends' positions
+            qa = self._given("q", self.start, np.zeros(n))
+            qb = self._given("q", self.end, qa)
+            q = qa + np.outer(t / self.duration, qb - qa)
+        p = np.zeros((N + 1, n)) if guess.get("p") is None else \
+            np.broadcast_to(np.asarray(guess["p"], dtype=float), (N + 1, n))
+        return np.concatenate([np.hstack([q, p]).ravel(), U.ravel()])
+
+    @staticmethod
+    def _given(key, conds, default):
+        out = np.array(default, dtype=float)
+        if key in conds:
+            idx, v = conds[key]
+            out[idx] = v
+        return out
+
+    def _full_start(self):
+        """(q0, p0) when the start fixes every component, else None."""
+        n = self.system.n
+        if "q" not in self.start or len(self.start["q"][0]) != n:
+            return None
+        q0 = self.start["q"][1]
+        for key in ("p", "qdot"):
+            if key in self.start and len(self.start[key][0]) == n:
+                v = self.start[key][1]
+                return q0, (v if key == "p" else self.system.momentum(q0, v))
+        return None
+
+    # ------------------------------------------------------------ solve
+    def solve(self, solver="auto", *, tol=1e-10, guess=None, max_iter=500, polish=None,
+              polish_tol=1e-12, hessian="differences", verbose=False):
+        """Solve the transcribed problem; returns a :class:`Solution`.
+
+        ``solver``: ``"ipopt"`` (IPOPT through ``ipyopt``, the extra
+        ``symplectic[control]``: sparse exact Jacobian, bounds by its
+        interior point method; ``tol`` its ``tol``), ``"scipy"`` (SciPy's
+        SLSQP: dense, for up to a few hundred unknowns; ``tol`` its
+        ``ftol``), or ``"auto"``: IPOPT when ``ipyopt`` imports, else SLSQP.
+        ``hessian`` (IPOPT): ``"differences"`` -- the cost's exact Hessian
+        plus the dynamics' curvature by central differences of their exact
+        gradients, block by block -- or ``"limited-memory"`` (IPOPT's
+        quasi-Newton).  ``guess``: None (the straight line between the end
+        positions at rest, zero inputs), a :class:`Solution` (a warm start,
+        resampled to this problem's nodes and points), or a dict with
+        ``"q"``, ``"p"`` ((N+1, n)) and/or ``"u"`` ((N, P, m)); ``"u"``
+        alone with a fully given start is simulated from it.
+
+        ``polish`` (default: on up to 3000 unknowns): Newton's
+        iteration on the first-order conditions -- the exact gradient and
+        constraint Jacobian, the constraints' curvature as for ``hessian``
+        -- with the variables at a bound held there, until their residual
+        (``Solution.kkt_residual``) is below ``polish_tol`` or stops
+        falling (at most 8 iterations; dense).  SLSQP stops on the change of
+        the cost, which leaves the inputs only about sqrt(tol) accurate, and
+        IPOPT on its scaled residuals.
+        """
+        if solver == "auto":
+            solver = "ipopt" if _ipopt.available() else "scipy"
+        if solver not in ("ipopt", "scipy"):
+            raise ValueError(f"solver must be 'auto', 'ipopt' or 'scipy', got {solver!r}")
+        if hessian not in ("differences", "limited-memory"):
+            raise ValueError(f"hessian must be 'differences' or 'limited-memory', got "
+                             f"{hessian!r}")
+        z0 = np.clip(self._guess(guess), self._lo, self._hi)
+        t_start = time.perf_counter()
+        if solver == "ipopt":
+            z, nu, report = _ipopt.solve(self, z0, tol=tol, max_iter=max_iter, hessian=hessian,
+                                         verbose=verbose)
+        else:
+            z, nu, report = self._slsqp(z0, tol, max_iter)
+        kkt = None
+        if polish or (polish is None and self.n_variables <= 3000):
+            z, nu, kkt = self._polish(z, nu, polish_tol)
+        elapsed = time.perf_counter() - t_start
+        return Solution(self, z, report, elapsed, nu, kkt)
+
+    def _slsqp(self, z0, tol, max_iter):
+        from scipy import optimize      # SciPy: in the extras "control", "exact", "test"
+        bounded = np.isfinite(self._lo).any() or np.isfinite(self._hi).any()
+        res = optimize.minimize(
+            self.objective, z0, jac=self.objective_grad, method="SLSQP",
+            bounds=optimize.Bounds(self._lo, self._hi) if bounded else None,
+            constraints=[{"type": "eq", "fun": self.constraints, "jac": self.constraints_jac}],
+            options={"maxiter": int(max_iter), "ftol": float(tol)})
+        mult = getattr(res, "multipliers", None)
+        # SciPy's Lagrangian is J - mu . c; ours J + nu . c
+        nu = -np.asarray(mult) if mult is not None else np.zeros(len(self.constraints(res.x)))
+        return res.x, nu, Report("scipy", bool(res.success), int(res.status), str(res.message),
+                                 int(getattr(res, "nit", 0)))

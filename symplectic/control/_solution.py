@@ -1,0 +1,143 @@
+"""The result of a solved control problem (symplectic.control.Solution) and
+the solver's report."""
+import dataclasses
+
+import numpy as np
+
+from .. import forces
+from .._model import _validate
+from .._run import _integrate
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """What a solver said: its name, success, status code, message, iterations."""
+    solver: str
+    success: bool
+    status: int
+    message: str
+    iterations: int
+
+
+class Solution:
+    """A solved :class:`Problem`: the states at the nodes, the inputs at the
+    force points, the cost, the costates and the solver's report.
+
+    Attributes
+    ----------
+    t : ndarray (N+1,)
+        The nodes t_k = k h (s).
+    q, p, qdot : ndarray (N+1, n)
+        The states there (qdot = M(q)^-1 p).
+    u : ndarray (N, P, m)
+        The inputs at the force points, times :attr:`t_u` (N, P).
+    cost : float
+        The discrete cost at the solution.
+    duration : float
+    costate : ndarray (N+1, 2n)
+        (lambda_q, lambda_p) at the nodes: the multipliers nu_k of the
+        dynamics constraints Phi_h(y_k, u_k) - y_{k+1} = 0 in the
+        Lagrangian J + sum_k nu_k . (...) (node k+1 for the step k -> k+1)
+        and lambda_0 = D_0^T lambda_1 (the discrete adjoint recursion),
+        which approximate Pontryagin's costates lambda(t_k) of
+        H = l(u) + lambda . (qdot, pdot) at the scheme's order (for the
+        effort cost the optimal input is u = -R^-1 B^T lambda_p).
+    kkt_residual : float
+        The first-order conditions' residual at the solution (see
+        :meth:`Problem.kkt_residual`).
+    solver, success, status, message, iterations, solve_time :
+        The solver's report (IPOPT's status codes, or SLSQP's; solve_time:
+        wall seconds of the whole solve, the polish included).
+    method, h :
+        The scheme and its step.
+    """
+
+    def __init__(self, problem, z, report, elapsed, nu, kkt=None):
+        self.problem = problem
+        n, N = problem.system.n, problem.intervals
+        Y, U = problem._split(np.asarray(z, dtype=float))
+        self.t = np.array([k * problem.h for k in range(N + 1)])
+        self.q, self.p = Y[:, :n].copy(), Y[:, n:].copy()
+        self.qdot = problem.system.velocity(self.q, self.p)
+        self.u = U.copy()
+        self.t_u = problem.point_times()
+        self.cost = problem.objective(z)
+        self.duration = problem.duration
+        self.method, self.h = problem.method, problem.h
+        self.solver = report.solver
+        self.success, self.status = report.success, report.status
+        self.message, self.iterations = report.message, report.iterations
+        self.solve_time = float(elapsed)
+        self.kkt_residual = problem.kkt_residual(z, nu) if kkt is None else float(kkt)
+        # L = J + sum_k nu_k . (Phi_k - y_{k+1}): lambda_{k+1} = nu_k, lambda_0 = D_0^T lambda_1
+        lam = np.empty((N + 1, 2 * n))
+        lam[1:] = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
+        _, dy = problem._steps(np.asarray(z, dtype=float))
+        lam[0] = dy[0, :, :2 * n].T @ lam[1]
+        self.costate = lam
+
+    def u_at(self, t):
+        """The inputs at times ``t`` (scalar or array, 0 <= t <= T): in each
+        step the polynomial through its values at the force points (degree
+        P - 1; one value: constant; points that coincide, as RK4's two
+        middle stages, averaged).  Returns (m,) or (len(t), m)."""
+        t_arr = np.atleast_1d(np.asarray(t, dtype=float))
+        if ((t_arr < -1e-12 * self.duration) | (t_arr > self.duration * (1 + 1e-12))).any():
+            raise ValueError(f"u_at: times must lie in [0, {self.duration}]")
+        xs, inv = np.unique(np.round(self.problem._x, 14), return_inverse=True)
+        vals = np.zeros((self.problem.intervals, len(xs), self.problem.n_inputs))
+        np.add.at(vals, (slice(None), inv), self.u)
+        vals /= np.bincount(inv)[None, :, None]
+        N = self.problem.intervals
+        k = np.clip(np.floor(t_arr / self.h).astype(int), 0, N - 1)
+        s = t_arr / self.h - k                                  # position in the step
+        out = np.zeros((len(t_arr), self.problem.n_inputs))
+        for i, xi in enumerate(xs):                              # Lagrange basis through xs
+            li = np.ones_like(s)
+            for j, xj in enumerate(xs):
+                if j != i:
+                    li *= (s - xj) / (xi - xj)
+            out += li[:, None] * vals[k, i]
+        return out[0] if np.ndim(t) == 0 else out
+
+    def replay(self, method=None, h=None, **options):
+        """The inputs fed to ``integrate`` from the solution's start: with the
+        problem's method and step, the values at the force points as they
+        are (the trajectory equals the solution's states to Newton's
+        tolerance); with another ``method`` or ``h`` (T / h a whole number of
+        steps), :meth:`u_at` sampled at that method's force points.  Returns
+        the :class:`symplectic.Trajectory`."""
+        pb = self.problem
+        method = pb.method if method is None else method
+        h = pb.h if h is None else _validate.positive("h", h)
+        N = int(round(self.duration / h))
+        if N < 1 or abs(N * h - self.duration) > 1e-9 * self.duration:
+            raise ValueError(f"replay: the duration {self.duration} is not a whole number of "
+                             f"steps h = {h}")
+        if method == pb.method and N == pb.intervals:
+            U = self.u
+        else:
+            tu = forces.point_times(method, self.duration / N, N)
+            U = self.u_at(tu.ravel()).reshape(tu.shape + (pb.n_inputs,))
+        opts = dict(pb._options) if method == pb.method else {}
+        opts.update(options)
+        return _integrate.integrate(pb.system, self.q[0], self.p[0], self.duration / N, N,
+                                    method=method, force=U @ pb.inputs.T, **opts)
+
+    def miss(self, trajectory=None):
+        """The largest violation of the end conditions by a trajectory's last
+        state (default: :meth:`replay` with the problem's own method and
+        step), in the units of each condition."""
+        tr = self.replay() if trajectory is None else trajectory
+        q, p = tr.q[-1], tr.p[-1]
+        worst = 0.0
+        for key, (idx, target) in self.problem.end.items():
+            v = {"q": q, "p": p}.get(key)
+            if v is None:
+                v = self.problem.system.velocity(q, p)
+            worst = max(worst, float(np.max(np.abs(v[idx] - target))))
+        return worst
+
+    def __repr__(self):
+        return (f"<control.Solution {self.method}, N = {self.problem.intervals}, cost = "
+                f"{self.cost:.10g}, {'success' if self.success else 'FAILED'}: {self.message}>")

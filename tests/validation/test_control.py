@@ -1,0 +1,243 @@
+"""symplectic.control: optimal control transcribed with the schemes themselves.
+
+Expected values: the LQ oscillator's closed form (q'' = -q + u, (0, 0) -> (1, 0)
+in T = 2, min 1/2 int u^2: u* = a cos t + b sin t, a and b below, J* below;
+q* = (a t sin t + b (sin t - t cos t)) / 2 solves q'' = -q + u* from rest; the
+costate of H = u^2/2 + l_q p + l_p (-q + u) is l_p = -u*, l_q = -l_p' = u*'),
+finite differences for the derivatives, and for the nonlinear swing-up the
+finest run (the orders, not the value, are what is checked there)."""
+import numpy as np
+import pytest
+
+import symplectic as sp
+from symplectic import control
+
+pytest.importorskip("scipy.optimize")
+
+A, B, J_STAR = 1.146229266058858, -0.04853415038874672, 0.5110329945154145
+ORDERS = {"midpoint": 2, "simpson": 4, "lobatto4": 6, "lobatto5": 8, "gauss2": 4, "gauss3": 6}
+
+
+def u_star(t):
+    return A * np.cos(t) + B * np.sin(t)
+
+
+def q_star(t):
+    return (A * t * np.sin(t) + B * (np.sin(t) - t * np.cos(t))) / 2
+
+
+def test_the_closed_form_is_one():
+    """a, b of the issue steer q* to (1, 0) at T = 2 with cost J*."""
+    t = np.linspace(0, 2, 20001)
+    qdot = (A * (np.sin(t) + t * np.cos(t)) + B * t * np.sin(t)) / 2
+    assert abs(q_star(2.0) - 1) < 1e-13 and abs(qdot[-1]) < 1e-13
+    w = np.full(t.size, 2.0)
+    w[1::2], w[0], w[-1] = 4.0, 1.0, 1.0                    # Simpson's rule
+    assert abs(0.5 * np.sum(w * u_star(t) ** 2) * (t[1] - t[0]) / 3 - J_STAR) < 1e-12
+
+
+def _lq(method, N, solver="auto"):
+    pb = control.Problem(sp.systems.linear([[1.0]], [[1.0]]), 2.0, N, method=method, inputs=[1.0],
+                         start={"q": [0.0], "qdot": [0.0]}, end={"q": [1.0], "qdot": [0.0]},
+                         rtol=1e-15)
+    return pb.solve(solver, tol=1e-12)
+
+
+def _order(Ns, errs):
+    return -np.polyfit(np.log(Ns), np.log(errs), 1)[0]
+
+
+@pytest.mark.parametrize("method, Ns", [
+    ("midpoint", (4, 8, 16)), ("simpson", (4, 8, 16)), ("lobatto4", (4, 8, 16)),
+    ("lobatto5", (3, 4, 6, 8)), ("gauss2", (4, 8, 16)), ("gauss3", (4, 8, 16))])
+def test_lq_oscillator_converges_at_the_scheme_order(method, Ns):
+    errs = {"J": [], "q": [], "u": [], "l_p": [], "l_q": []}
+    for N in Ns:
+        sol = _lq(method, N)
+        assert sol.success and sol.kkt_residual < 1e-12, (sol.message, sol.kkt_residual)
+        t = sol.t
+        errs["J"].append(abs(sol.cost - J_STAR))
+        errs["q"].append(np.abs(sol.q[:, 0] - q_star(t)).max())
+        # the input at the nodes: u = -R^-1 B^T lambda_p (Pontryagin), from the costates
+        errs["u"].append(np.abs(-sol.costate[:, 1] - u_star(t)).max())
+        errs["l_p"].append(np.abs(sol.costate[:, 1] + u_star(t)).max())
+        errs["l_q"].append(np.abs(sol.costate[:, 0] - (-A * np.sin(t) + B * np.cos(t))).max())
+        # the solution is a trajectory of the integrator: replayed, the same states
+        tr = sol.replay()
+        assert np.abs(tr.q - sol.q).max() < 1e-12 and sol.miss(tr) < 1e-12
+    p = ORDERS[method]
+    for what, e in errs.items():
+        assert _order(Ns, e) > p - 0.3, (what, e, _order(Ns, e))
+
+
+def test_lq_inputs_at_lobatto_nodes_match_the_closed_form():
+    """Where a force point is a node (Lobatto's x = 0, 1) the input itself converges at
+    the scheme's order too."""
+    Ns, errs = (4, 8, 16), []
+    for N in Ns:
+        sol = _lq("lobatto4", N)
+        at_nodes = sol.u[:, [0, -1], 0]
+        errs.append(np.abs(at_nodes - u_star(sol.t_u[:, [0, -1]])).max())
+    assert _order(Ns, errs) > 5.7, errs
+
+
+def _swing(method, N, solver="auto", **kw):
+    system = sp.systems.pendulum(m=1.0, omega=np.sqrt(9.81))
+    pb = control.Problem(system, 3.0, N, method=method, inputs=[1.0],
+                         start={"q": [0.0], "qdot": [0.0]}, end={"q": [np.pi], "qdot": [0.0]},
+                         cost=control.effort(2.0), rtol=1e-15, **kw)
+    return pb.solve(solver, tol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def swing_reference():
+    sol = _swing("lobatto5", 40)
+    assert sol.success and sol.kkt_residual < 1e-10
+    return sol
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4"])
+def test_swing_up_cost_converges_at_the_scheme_order(method, swing_reference):
+    """The pendulum swing-up (I theta'' + m g d sin theta = T, 0 -> pi at rest in 3 s, min
+    int T^2, no bound active): J against the finest run."""
+    Ns = (16, 32)
+    errs = [abs(_swing(method, N).cost - swing_reference.cost) for N in Ns]
+    assert _order(Ns, errs) > ORDERS[method] - 0.5, errs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["simpson", "lobatto4"])
+def test_swing_up_replayed_finely_reaches_the_target(method, swing_reference):
+    """Replayed with its own step the solution is the integrator's trajectory; replayed by
+    lobatto5 at h = T/600 with u_at between the points, its miss of the target falls at
+    the scheme's order (a check of the transcription against the continuous dynamics)."""
+    misses = []
+    for N in (16, 32):
+        sol = _swing(method, N)
+        assert sol.miss() < 1e-10                   # its own step: to Newton's tolerance
+        misses.append(sol.miss(sol.replay(method="lobatto5", h=3.0 / 600)))
+    assert _order((16, 32), misses) > ORDERS[method] - 0.5, misses
+    assert swing_reference.miss(swing_reference.replay(method="lobatto5", h=3.0 / 600)) < 1e-7
+
+
+def test_constraint_jacobian_equals_finite_differences():
+    """A double pendulum with one input at the elbow, a qdot condition at a free q:
+    the dense Jacobian of every constraint and the cost's gradient at a random point."""
+    pb = control.Problem(sp.systems.double_pendulum(), 0.6, 3, method="lobatto4",
+                         inputs=[[0.0], [1.0]], start={"q": [0.3, np.nan], "qdot": [0.0, 0.1]},
+                         end={"qdot": [np.nan, 0.2], "p": [0.5, np.nan]},
+                         cost=control.effort(1.5), rtol=1e-15)
+    z = np.random.default_rng(5).normal(scale=0.3, size=pb.n_variables)
+    J = pb.constraints_jac(z)
+    fd = np.empty_like(J)
+    e = 1e-6
+    for j in range(pb.n_variables):
+        zp, zm = z.copy(), z.copy()
+        zp[j] += e
+        zm[j] -= e
+        fd[:, j] = (pb.constraints(zp) - pb.constraints(zm)) / (2 * e)
+    assert np.abs(J - fd).max() < 1e-7 * max(1.0, np.abs(fd).max())
+    g = pb.objective_grad(z)
+    gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e)
+                    for d in np.eye(pb.n_variables)])
+    assert np.abs(g - gfd).max() < 1e-8
+
+
+@pytest.mark.parametrize("solver", ["scipy", "ipopt"])
+def test_input_bounds_hold_and_the_target_is_reached(solver):
+    """The swing-up in 3 s with |T| <= 5 (unbounded, the optimum reaches 5.8): the bound is
+    active, respected, and the target reached; both solvers find the same optimum."""
+    if solver == "ipopt":
+        pytest.importorskip("ipyopt")
+    system = sp.systems.pendulum(m=1.0, omega=np.sqrt(9.81))
+    pb = control.Problem(system, 3.0, 24, inputs=[1.0], start={"q": [0.0], "qdot": [0.0]},
+                         end={"q": [np.pi], "qdot": [0.0]}, cost=control.effort(2.0),
+                         input_bounds=(-5.0, 5.0))
+    sol = pb.solve(solver)
+    assert sol.success and sol.solver == solver, sol.message
+    assert np.abs(sol.u).max() <= 5.0 + 1e-12
+    assert np.abs(sol.u).max() > 5.0 - 1e-9                 # the bound is active
+    assert sol.miss() < 1e-9 and sol.kkt_residual < 1e-10
+    free = _swing("simpson", 24, solver)
+    assert np.abs(free.u).max() > 5.5 and sol.cost > free.cost
+    # SLSQP's and IPOPT's optima agree (independent algorithms, the same transcription)
+    assert abs(sol.cost - 37.11767824821) < 1e-9
+
+
+def test_ipopt_and_slsqp_agree_on_the_lq_oscillator():
+    pytest.importorskip("ipyopt")
+    a, b = _lq("lobatto4", 8, "ipopt"), _lq("lobatto4", 8, "scipy")
+    assert a.solver == "ipopt" and b.solver == "scipy"
+    assert abs(a.cost - b.cost) < 1e-13 and np.abs(a.u - b.u).max() < 1e-10
+    assert np.abs(a.costate - b.costate).max() < 1e-10
+    assert a.iterations <= 2                    # a QP with the exact Hessian: one Newton step
+
+
+def test_without_ipyopt_the_message_names_the_extra(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_ipyopt(name, *args, **kw):
+        if name == "ipyopt":
+            raise ImportError("no ipyopt here")
+        return real_import(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_ipyopt)
+    pb = control.Problem(sp.systems.linear([[1.0]], [[1.0]]), 2.0, 4, inputs=[1.0],
+                         start={"q": [0.0], "qdot": [0.0]}, end={"q": [1.0], "qdot": [0.0]})
+    with pytest.raises(ImportError, match=r"pip install 'symplectic\[control\]'"):
+        pb.solve("ipopt")
+    assert pb.solve().solver == "scipy"                    # "auto" falls back to SLSQP
+
+
+def test_damped_system_energy_balance():
+    """A damped pendulum (its own force) steered to rest upright: the replayed run's
+    energy - work of all forces stays at the scheme's accuracy."""
+    system = sp.systems.pendulum(m=1.0, omega=np.sqrt(9.81), damping=0.3)
+    pb = control.Problem(system, 3.0, 24, method="lobatto4", inputs=[1.0],
+                         start={"q": [0.0], "qdot": [0.0]}, end={"q": [np.pi], "qdot": [0.0]},
+                         rtol=1e-15)
+    sol = pb.solve()
+    assert sol.success and sol.miss() < 1e-10
+    tr = sol.replay()
+    balance = tr.energy - tr.work - (tr.energy[0] - tr.work[0])
+    assert np.abs(balance).max() < 1e-4 * np.abs(tr.work).max()
+
+
+def test_warm_start_from_a_solution():
+    coarse = _lq("simpson", 8)
+    pb = control.Problem(sp.systems.linear([[1.0]], [[1.0]]), 2.0, 16, inputs=[1.0],
+                         start={"q": [0.0], "qdot": [0.0]}, end={"q": [1.0], "qdot": [0.0]})
+    cold = pb.solve()
+    warm = pb.solve(guess=coarse)
+    assert warm.success and abs(warm.cost - cold.cost) < 1e-12
+    assert warm.iterations <= cold.iterations
+
+
+def test_bad_problems_are_named():
+    dp = sp.systems.double_pendulum()
+    with pytest.raises(NotImplementedError, match="holonomic constraints"):
+        control.Problem(sp.systems.pendulum_cartesian(), 1.0, 4)
+    with pytest.raises(NotImplementedError, match="minimum time"):
+        control.Problem(dp, 1.0, 4, free_duration=(0.5, 2.0))
+    with pytest.raises(ValueError, match="unknown keys"):
+        control.Problem(dp, 1.0, 4, start={"v": [0, 0]})
+    with pytest.raises(ValueError, match=r"component\(s\) \[1\] given in both"):
+        control.Problem(dp, 1.0, 4, end={"qdot": [np.nan, 0], "p": [0, 0]})
+    with pytest.raises(ValueError, match=r"n = 2 values"):
+        control.Problem(dp, 1.0, 4, end={"q": [0, 0, 0]})
+    with pytest.raises(ValueError, match=r"inputs must be a finite \(n, m\)"):
+        control.Problem(dp, 1.0, 4, inputs=np.ones((3, 1)))
+    with pytest.raises(ValueError, match="R must be a finite"):
+        control.Problem(dp, 1.0, 4, cost=control.effort(np.eye(3)))
+    with pytest.raises(ValueError, match="positive definite"):
+        control.Problem(dp, 1.0, 4, cost=control.effort(-np.eye(2)))
+    with pytest.raises(ValueError, match="lower <= upper"):
+        control.Problem(dp, 1.0, 4, input_bounds=(1.0, -1.0))
+    with pytest.raises(ValueError, match="duration"):
+        control.Problem(dp, -1.0, 4)
+    with pytest.raises(ValueError, match="solver must be"):
+        control.Problem(dp, 1.0, 4).solve(solver="snopt")
+    with pytest.raises(ValueError, match="hessian must be"):
+        control.Problem(dp, 1.0, 4).solve(hessian="exact")
