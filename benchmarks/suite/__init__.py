@@ -9,7 +9,8 @@ peers         search and interleaved timing across horizons and targets (section
 heyoka_models heyoka.py integrators   peers_dp      section 8       yardstick     section 9
 peers_chain   section 10              report, report_peers, plots, results_md: the output
 forces 11, symbolic 12, constraints 13, integrator 14, progress 15, store_every 16, top_forms 17,
-closed_form 18, derivcheck 19, plausibility 20, branch 21, tangent 22, stiff 23: the focused sections
+closed_form 18, derivcheck 19, plausibility 20, branch 21, tangent 22, stiff 23, control 24: the
+focused sections
 (run_section)
 readme_figures  the performance figures of README.md and docs/theory.md, from the recorded results
 """

@@ -24,11 +24,12 @@ Sections (numbers in the CSVs of the out directory, the summary in RESULTS.md):
    ../shared/bench/limit/, compiled at run time; skipped when absent);
 10. the n-link chain and an arm-like chain (non-uniform masses and lengths), n = 4 ... 32,
    against heyoka.py (Lagrangian helper) and GSL rk8pd with an LU right-hand side;
-11-23. the focused sections, one module each (suite/KEY.py, listed in FOCUSED below): the forms
+11-24. the focused sections, one module each (suite/KEY.py, listed in FOCUSED below): the forms
    of force=, systems from SymPy, constraints, the Integrator loop, progress/events/t_eval,
    store_every's memory, the top's two forms, the linear closed form, the derivative check,
-   the plausibility rule, the branch rule, the cost of tangent=True and stiff oscillations
-   (the Fermi-Pasta-Ulam problem, a stiff spring, Gauss against Lobatto per step).
+   the plausibility rule, the branch rule, the cost of tangent=True, stiff oscillations
+   (the Fermi-Pasta-Ulam problem, a stiff spring, Gauss against Lobatto per step) and
+   optimal control (the pendulum swing-up against backward Euler and the midpoint rule).
 
 Timing: wall-clock time (time.perf_counter) of the integration call alone
 (energies and errors are computed outside the timed region), median of
@@ -72,6 +73,7 @@ FOCUSED = (
     ("branch", "The branch rule: what it catches, what it costs"),
     ("tangent", "`tangent=True`: the cost of the exact tangent per step"),
     ("stiff", "Stiff oscillations: the Fermi–Pasta–Ulam problem and a stiff spring"),
+    ("control", "Optimal control: the pendulum swing-up against collocation baselines"),
 )
 GROUPS = {"classic": ("classic",), "peers": ("peers_dp", "yardstick", "peers_chain"),
           "focused": tuple(k for k, _ in FOCUSED)}

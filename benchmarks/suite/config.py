@@ -71,6 +71,10 @@ FULL = dict(
     stiff_T=200.0, stiff_slow_T=20.0, stiff_omega_h=(0.5, 1.0, 2.0, 5.0, 10.0), stiff_rounds=5,
     stiff_spring_steps=2000, stiff_spring_omega_h=(1.4, 14.0, 141.0),
     stiff_cost_cases=((2, 0.01, 20_000), (32, 0.005, 1000)), stiff_cost_rounds=9,
+    # ---- 24. optimal control: the swing-up, ours against backward Euler and the midpoint rule
+    control_ours=(("simpson", 25), ("simpson", 50), ("simpson", 100), ("lobatto4", 25),
+                  ("lobatto4", 50), ("lobatto4", 100)),
+    control_reference=("lobatto4", 100), control_baseline_N=(500,), control_rounds=3,
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -96,4 +100,6 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     top_quick=True, top_rounds=2, closed_steps=(100, 10_000), plaus_thin=6, branch_quick=True,
     tan_cases=((2, 2000), (8, 500), (32, 100)), tan_methods=("simpson",),
     stiff_T=50.0, stiff_cost_cases=((2, 0.01, 2000), (32, 0.005, 100)),
+    control_ours=(("simpson", 25), ("simpson", 50), ("lobatto4", 50)), control_rounds=1,
+    control_reference=("lobatto4", 50),
 )
