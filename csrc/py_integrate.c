@@ -204,6 +204,25 @@ static int jacobians_arg(const run *r, const run_call *c, sym_run *R)
     return 0;
 }
 
+/* Each step's derivative with respect to its size and start time
+ * (sym_run.h_jacobians): a writeable C-contiguous float64 array
+ * (n_steps, 2, 2n), or None. */
+static int h_jacobians_arg(const run *r, const run_call *c, sym_run *R)
+{
+    if (c->h_jacobians == NULL || c->h_jacobians == Py_None) return 0;
+    const npy_intp n = r->S->sys.n, N = c->n_steps < 0 ? 0 : c->n_steps;
+    PyArrayObject *a = (PyArrayObject *)c->h_jacobians;
+    if (!(PyArray_Check(c->h_jacobians) && PyArray_TYPE(a) == NPY_DOUBLE &&
+          PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 3 &&
+          PyArray_DIM(a, 0) == N && PyArray_DIM(a, 1) == 2 && PyArray_DIM(a, 2) == 2 * n)) {
+        PyErr_Format(PyExc_ValueError, "h_jacobians must be a writeable C-contiguous float64 "
+                     "array of shape (n_steps, 2, 2n) = (%ld, 2, %ld)", (long)N, (long)(2 * n));
+        return -1;
+    }
+    R->h_jacobians = PyArray_DATA(a);
+    return 0;
+}
+
 /* What a run reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
 static PyObject *extras_tuple(const sym_run *R)
@@ -381,7 +400,9 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
     const npy_intp rows = sym_stored_rows(N, c->store_every);
     if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
-    if (tangent_args(r, c, &R, rows) < 0 || jacobians_arg(r, c, &R) < 0) goto done;
+    if (tangent_args(r, c, &R, rows) < 0 || jacobians_arg(r, c, &R) < 0 ||
+        h_jacobians_arg(r, c, &R) < 0)
+        goto done;
     if (py_params_begin(r->module, r, c, rows, &pp) < 0)
         goto done;
     R.par = pp.active ? pp.par : NULL;
@@ -424,7 +445,7 @@ done:
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
  * report=None, force=None, multipliers=None, hook_force=None, branch=0, tangent=None,
- * tangent0=None, jacobians=None, params=None) -> (t, q, p, q_mid, iters,
+ * tangent0=None, jacobians=None, params=None, h_jacobians=None) -> (t, q, p, q_mid, iters,
  * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
  * sym_stored_rows rows and q_mid is None (and so do a force's work and
  * impulse outputs); multipliers (a constrained system) is filled in place,
@@ -437,19 +458,21 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", "hook_force", "branch", "tangent", "tangent0",
-                             "jacobians", "params", NULL};
+                             "jacobians", "params", "h_jacobians", NULL};
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
                   .hook_force = Py_None, .impulse0 = Py_None, .tangent = Py_None,
-                  .tangent0 = Py_None, .jacobians = Py_None, .params = Py_None};
+                  .tangent0 = Py_None, .jacobians = Py_None, .params = Py_None,
+                  .h_jacobians = Py_None};
     PyObject *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
                                      &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
                                      &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch,
-                                     &c.tangent, &c.tangent0, &c.jacobians, &c.params))
+                                     &c.tangent, &c.tangent0, &c.jacobians, &c.params,
+                                     &c.h_jacobians))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);

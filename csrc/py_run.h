@@ -52,7 +52,9 @@ typedef struct {
                                         (rows, 2n, k) and its value at node 0
                                         (2n, k) (None: the identity)        */
     PyObject *jacobians;             /* None, or sym_run.jacobians' output
-                                        (n_steps, 2n, 2n or 3n)             */
+                                        (n_steps, 2n, (2 + P) n)            */
+    PyObject *h_jacobians;           /* NULL/None, or sym_run.h_jacobians'
+                                        output (n_steps, 2, 2n)             */
     PyObject *params;                /* NULL/None, or (augmented system, theta,
                                         tangent or None, jacobians or None[, dD,
                                         S0, its force spec]):

@@ -400,6 +400,8 @@ static int tangent_step(sym_work *w, const sym_run *R, const loop *L, long k, co
         st = w->ops->tangent(w, q, p, R->h, cols, R->jac_u, L->eye,
                              R->jacobians + (size_t)k * m * (size_t)cols);
     }
+    if (!st && R->h_jacobians)
+        st = w->ops->time_tangent(w, q, p, R->h, R->h_jacobians + (size_t)k * 2 * m);
     if (!st && R->par) st = sym_params_step(w, R, k, q, p, keep ? c->row + 1 : -1);
     if (st || !R->tangent) return st;
     st = w->ops->tangent(w, q, p, R->h, R->tangent_cols, 0, L->phi, L->phi1);
@@ -440,7 +442,8 @@ static int run_steps(sym_work *w, sym_run *R, const loop *L)
         st = w->ops->step(w, qk, pk, R->h, q1, p1, qm, &info);
         w->counts.iterations += info.iterations;
         if (L->every == 1 && R->iters) R->iters[k] = info.iterations;
-        if (!st && (L->phi || L->eye || R->par)) st = tangent_step(w, R, L, k, qk, pk, &c, keep);
+        if (!st && (L->phi || L->eye || R->par || R->h_jacobians))
+            st = tangent_step(w, R, L, k, qk, pk, &c, keep);
         if (st) {
             set_failure(&R->failure, k, node_time(R, k), &info);
             break;
@@ -522,6 +525,8 @@ static int run_check(const sym_work *w, sym_run *R)
     if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
     if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
         return run_invalid(R, "tangent_cols");
+    if (R->h_jacobians && (!w->ops->time_tangent || w->sys->m > 0))
+        return run_invalid(R, "h_jacobians");
     if (R->jacobians && R->jac_u &&
         (!w->force || R->jac_u != (f->hold_points > 1 ? f->hold_points : 1)))
         return run_invalid(R, "jac_u");

@@ -121,3 +121,90 @@ int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, do
     if (J) memcpy(J, g->con ? sym_gcon_matrix(g) : g->J, sizeof(double) * nu * nu);
     return st;
 }
+
+/*
+ * The step's derivative with respect to its size h and its start time t
+ * (the duration of a transcription whose duration is free: the nodes t_k =
+ * k h move with h).  At fixed (q, p), held inputs and increments X, the
+ * points q_i do not move with h while g_i = sum_a D_ia X_a / h does, so
+ * P_i = M_i g_i and the kinetic part kappa_i = 1/2 A_i^T g_i of f_i (linear
+ * and quadratic in g) scale as 1/h and 1/h^2, and
+ *   dR_a/dh = sum_i b_i [ -D_ia P_i / h + B_ia (f_i + F_i) - 2 B_ia kappa_i
+ *                         + h B_ia (x_i dF_i/dt - Fv_i g_i / h) ],
+ *   dR_a/dt = h sum_i b_i B_ia dF_i/dt,
+ * the same rows of the explicit momentum p1 = p + h sum_i b_i (f_i + F_i)
+ * summed over a, and dX = -J^{-1} dR (J the Newton matrix at the root),
+ * dq1 = dX_{s-1}, dp1 = explicit + P [0; dX] (the momentum row).  dF/dt
+ * is a central difference of the force in t (zero for forces that do not
+ * depend on t: a held input, damping), the rest exact.  out: 2 x 2n,
+ * d(q1, p1)/dh then d(q1, p1)/dt.  Unconstrained systems (SYM_EMETHOD
+ * otherwise); leaves the workspace as sym_galerkin_tangent does.
+ */
+int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, double h,
+                              double *out)
+{
+    sym_gwork *g = (sym_gwork *)w;
+    const int n = g->n, s = g->tab->s, r = g->tab->r, nu = g->nu;
+    const size_t nnu = (size_t)nu * (size_t)nu, nn = (size_t)n * (size_t)n;
+    const double *x = g->base.method->table->x;
+    sym_fwork *fw = g->base.force;
+    (void)p;
+    if (g->con) return SYM_EMETHOD;
+    const size_t np = (size_t)n * (size_t)(n + nu);
+    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + 2 * (size_t)nu +
+                                           (size_t)r * n + 3 * (size_t)n) +
+                         sizeof(int) * (size_t)nu);
+    if (!buf) return SYM_ENOMEM;
+    double *Jsave = buf, *Rq = Jsave + nnu, *P = Rq + (size_t)nu * n, *dh = P + np,
+           *dt = dh + nu, *Ft = dt + nu, *ph = Ft + (size_t)r * n, *pt = ph + n, *zero = pt + n;
+    int *pivsave = (int *)(zero + n);
+    memcpy(Jsave, g->J, sizeof(double) * nnu);
+    memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
+    memset(Ft, 0, sizeof(double) * ((size_t)r * n + 3 * (size_t)n));
+    memset(dh, 0, sizeof(double) * 2 * (size_t)nu);
+    int st = tangent_setup(g, q, h, Rq, P);
+    for (int i = 0; i < r && !st && fw; i++) {     /* dF_i/dt, central differences */
+        const double ti = g->base.t + x[i] * h, e = 6.0554544523933395e-06 * (fabs(ti) + 1.0);
+        const double *qi = g->Qp + (size_t)i * n, *gi = g->Gp + (size_t)i * n;
+        st = sym_force_eval(fw, ti + e, g->base.k, i, qi, gi, SYM_FORCE_F, fw->fp, NULL, NULL);
+        if (!st) st = sym_force_eval(fw, ti - e, g->base.k, i, qi, gi, SYM_FORCE_F, fw->fm, NULL,
+                                     NULL);
+        for (int c = 0; c < n && !st; c++) Ft[(size_t)i * n + c] = (fw->fp[c] - fw->fm[c]) / (2 * e);
+    }
+    for (int i = 0; i < r && !st; i++) {
+        const double *M = g->Mp + i * nn, *A = g->Ap + i * nn, *gi = g->Gp + (size_t)i * n;
+        const double *dV = g->dVp + (size_t)i * n, bi = g->tab->b[i];
+        for (int c = 0; c < n; c++) {
+            double Pc = 0.0, kap = 0.0, fvg = 0.0;
+            for (int k = 0; k < n; k++) {
+                Pc += M[c * n + k] * gi[k];
+                kap += 0.5 * A[k * n + c] * gi[k];
+                if (fw) fvg += fw->Fv[i * nn + c * n + k] * gi[k];
+            }
+            const double Fc = fw ? fw->F[(size_t)i * n + c] : 0.0, ftc = Ft[(size_t)i * n + c];
+            /* h B_ia times this is row a's explicit h-term besides -D_ia P_i / h */
+            const double eh = (kap - dV[c] + Fc) - 2.0 * kap + h * x[i] * ftc - fvg;
+            ph[c] += bi * eh;
+            pt[c] += bi * h * ftc;
+            for (int a = 0; a <= s - 2; a++) {
+                dh[(size_t)a * n + c] -= bi * (-g->tab->D[i][a] * Pc / h + g->tab->B[i][a] * eh);
+                dt[(size_t)a * n + c] -= bi * h * g->tab->B[i][a] * ftc;
+            }
+        }
+    }
+    if (!st) {
+        g->lu_solve(nu, g->J, g->piv, dh);
+        g->lu_solve(nu, g->J, g->piv, dt);
+        const size_t m = 2 * (size_t)n;
+        for (int d = 0; d < n; d++) {
+            out[d] = dh[(size_t)(s - 2) * n + d];
+            out[m + d] = dt[(size_t)(s - 2) * n + d];
+            out[n + d] = sym_galerkin_tangent_dp(g, P, d, ph[d], zero, dh);
+            out[m + n + d] = sym_galerkin_tangent_dp(g, P, d, pt[d], zero, dt);
+        }
+    }
+    memcpy(g->J, Jsave, sizeof(double) * nnu);
+    memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);
+    free(buf);
+    return st;
+}

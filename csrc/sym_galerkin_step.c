@@ -139,5 +139,5 @@ const sym_scheme_ops sym_galerkin_ops = {
     .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
     .multipliers = sym_gcon_multipliers, .forced = 1,
     .newton_blocks = sym_galerkin_newton_blocks,
-    .param_tangent = param_tangent,
+    .param_tangent = param_tangent, .time_tangent = sym_galerkin_time_tangent,
 };

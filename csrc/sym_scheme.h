@@ -75,6 +75,9 @@ typedef struct sym_scheme_ops {
      * taken, as `tangent` (sym_params.h); NULL: not supported */
     int (*param_tangent)(sym_work *w, const double *q, double h,
                          const struct sym_params_run *par, double *C);
+    /* d(q1, p1)/dh and d(q1, p1)/dt (2 x 2n) of the step just taken, as
+     * `tangent` (sym_run.h_jacobians); NULL: not supported */
+    int (*time_tangent)(sym_work *w, const double *q, const double *p, double h, double *out);
     /* the Newton system of an implicit scheme (NULL for an explicit one):
      * its size for n degrees of freedom, and R, J at increments X */
     int (*unknowns)(const sym_method *m, int n);

@@ -569,6 +569,12 @@ typedef struct sym_run {
      * points, in that order); 0: no force columns */
     double *jacobians;
     int jac_u;
+    /* each step's derivative with respect to its size and its start time
+     * (NULL: not wanted; the unconstrained variational schemes only, else
+     * SYM_EINVAL naming it): n_steps x 2 x 2n, d(q_{j+1}, p_{j+1})/dh then
+     * d(q_{j+1}, p_{j+1})/dt_j at fixed (q_j, p_j) and inputs (a free
+     * duration's column: t_j = t0 + j h moves with h too) */
+    double *h_jacobians;
     struct sym_params_run *par; /* NULL, or parameter sensitivities (sym_params.h) */
     double *multipliers;     /* constrained: (rows - 1) x s x m, the
                                 multipliers lambda_a at the s nodes of the

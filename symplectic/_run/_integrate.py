@@ -378,7 +378,8 @@ def observer_of(spec, system, q0, p0, force=None, t_start=None):
 
 def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
         force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None),
-        tangent0=None, jacobians=None, params=None, param_jac=None, param0=None):
+        tangent0=None, jacobians=None, params=None, param_jac=None, param0=None,
+        h_jacobians=None):
     """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
     the C core's run, on the closed form's workspace when ``closed`` is the
@@ -407,6 +408,9 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     own derivative (P = 0; with a held force also that with respect to it:
     P = 1 for a value held over the step, P = the method's force points for
     a value at each: sym_run.jacobians), for an adjoint sweep.
+    ``h_jacobians``: an array (n_steps, 2, 2n) that receives each step's
+    derivative with respect to h and to its start time (sym_run.h_jacobians:
+    the unconstrained variational schemes; not on a kept run).
 
     ``params``: a :class:`symplectic._run._params.ParamSpec`: with
     ``spec.tangent`` the parameter derivatives d(q_k, p_k)/dtheta at the
@@ -441,6 +445,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
         else:
             kw.update(work=work, impulse=impulse, work0=start[0], impulse0=start[1])
     lam, tan = _filled_outputs(kw, system, spec, multipliers, tangent0, jacobians)
+    if h_jacobians is not None:
+        kw["h_jacobians"] = h_jacobians
     ptan = None
     if params is not None:
         if spec.tangent:

@@ -19,18 +19,20 @@ derivative is exact: each step's derivative with respect to its start and
 to each input value comes from the C core (the implicit function theorem
 on the converged step).
 
-Built so far: a fixed duration, the effort cost :func:`effort` (int 1/2
-u^T R u dt, by the scheme's own quadrature), conditions on any components
-of q, qdot or p at either end, box bounds on the inputs and on q, systems
-with their own dissipation, and two solvers: IPOPT through ``ipyopt``
-(``pip install 'symplectic[control]'``, Linux x86_64 wheels: the sparse
-exact Jacobian, the Hessian from the exact first derivatives) and SciPy's
-SLSQP (dense), each followed by a Newton polish of the first-order
-conditions.  Minimum time (``free_duration``), other costs, path
-constraints, holonomic constraints and parameter identification are not
-built yet: they raise NotImplementedError.
+Built so far: a fixed or free duration (minimum time: the step's
+derivative in h from the core too), the costs :func:`effort` (int 1/2 u^T
+R u dt, by the scheme's own quadrature) and :func:`duration` and weighted
+sums of them, conditions on any components of q, qdot or p at either end,
+box bounds on the inputs and on q, systems with their own dissipation, and
+two solvers: IPOPT through ``ipyopt`` (``pip install
+'symplectic[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
+the Hessian from the exact first derivatives) and SciPy's SLSQP (dense),
+each followed by a Newton polish of the first-order conditions.  Running
+and terminal costs of the state, path constraints, inputs B(q), holonomic
+constraints and parameter identification are not built yet.
 """
-from ._problem import Effort, Problem, effort
+from ._costs import Cost, Duration, Effort, duration, effort
+from ._problem import Problem
 from ._solution import Solution
 
-__all__ = ["Problem", "Solution", "Effort", "effort"]
+__all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "effort", "duration"]

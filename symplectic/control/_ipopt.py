@@ -3,6 +3,7 @@ transcribed control problem: the sparse exact Jacobian and the Hessian of
 symplectic.control._problem.Problem."""
 import numpy as np
 
+from .._model._errors import ConvergenceError
 from ._solution import Report
 
 _INF = 1e20                       # IPOPT's infinity (nlp_*_bound_inf is 1e19)
@@ -40,9 +41,28 @@ def _module():
 
 
 def solve(pb, z0, *, tol, max_iter, hessian, verbose):
-    """(z, nu, Report) of IPOPT from z0; nu the multipliers of the constraints
-    in pb's convention (L = J + nu . c, the same as IPOPT's)."""
+    """(z, nu, active, Report) of IPOPT from z0; nu the multipliers of the
+    constraints in pb's convention (L = J + nu . c, the same as IPOPT's),
+    active the variables at a bound (their multiplier above a tenth of their
+    distance to it)."""
     ipyopt = _module()
+    failed = []          # steps the integrator could not take at points IPOPT tried
+
+    def guarded(fn, size=None):
+        """fn, with a step's failure reported to IPOPT as NaN (an evaluation
+        error: it cuts the line search back) instead of an exception that
+        would cross its C code."""
+        def call(*args):
+            try:
+                return fn(*args)
+            except ConvergenceError as exc:
+                failed.append(exc)
+                if size is None:
+                    return float("nan")
+                args[-1][:] = np.nan
+                return False
+        return call
+
     jr, jc = pb.jac_structure()
     nc = len(pb.constraints(z0))
     # tol bounds the scaled first-order residual; the constraints (the dynamics: the
@@ -74,10 +94,21 @@ def solve(pb, z0, *, tol, max_iter, hessian, verbose):
     lo = np.where(np.isfinite(pb._lo), pb._lo, -_INF)
     hi = np.where(np.isfinite(pb._hi), pb._hi, _INF)
     nlp = ipyopt.Problem(pb.n_variables, lo, hi, nc, np.zeros(nc), np.zeros(nc), (jr, jc), hs,
-                         pb.objective, eval_grad_f, eval_g, eval_jac_g, eval_h,
+                         guarded(pb.objective), guarded(eval_grad_f, 1), guarded(eval_g, 1),
+                         guarded(eval_jac_g, 1), None if eval_h is None else guarded(eval_h, 1),
                          ipopt_options=options)
-    mult_g = np.zeros(nc)
-    z, _obj, status = nlp.solve(np.array(z0, dtype=float), mult_g=mult_g)
+    mult_g, zl, zu = np.zeros(nc), np.zeros(pb.n_variables), np.zeros(pb.n_variables)
+    z, _obj, status = nlp.solve(np.array(z0, dtype=float), mult_g=mult_g, mult_x_L=zl,
+                                mult_x_U=zu)
+    # at a bound: its multiplier is not small against the distance to it
+    # (complementarity z_L (x - x_L) = mu; a degenerate bound, both ~ sqrt(mu),
+    # counts as active: the polish's residual checks the multiplier's sign)
+    with np.errstate(invalid="ignore"):
+        active = (np.isfinite(pb._lo) & (zl > 0.1 * (z - pb._lo))) | \
+            (np.isfinite(pb._hi) & (zu > 0.1 * (pb._hi - z)))
     iters = int(nlp.stats.get("n_iter", 0)) if hasattr(nlp, "stats") else 0
     message = _SOLVED.get(status) or _MESSAGES.get(status, f"IPOPT status {status}")
-    return z, mult_g, Report("ipopt", status in _SOLVED, int(status), message, iters)
+    if failed and status not in _SOLVED:
+        message += (f"; {len(failed)} trial point(s) where a step failed, the last: "
+                    f"{failed[-1]}")
+    return z, mult_g, active, Report("ipopt", status in _SOLVED, int(status), message, iters)

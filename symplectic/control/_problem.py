@@ -12,39 +12,10 @@ from .._model import _validate
 from .._model._errors import ConvergenceError
 from .._run import _integrate
 from . import _ipopt
+from ._costs import Cost, effort
 from ._solution import Report, Solution
 
 _END_KEYS = ("q", "qdot", "p")
-
-
-class Effort:
-    """The cost int_0^T 1/2 u(t)^T R u(t) dt (units of u squared times R
-    times seconds), by the scheme's quadrature of a force:
-    h sum_k sum_i b_i 1/2 u_ki^T R u_ki.  ``R`` (m, m) symmetric positive
-    definite; None: the identity."""
-
-    def __init__(self, R=None):
-        self.R = None if R is None else np.array(R, dtype=float, ndmin=2)
-
-    def matrix(self, m):
-        """R for m inputs (checked)."""
-        if self.R is None:
-            return np.eye(m)
-        R = self.R
-        if R.shape != (m, m) or not np.isfinite(R).all():
-            raise ValueError(f"effort: R must be a finite ({m}, {m}) matrix for {m} inputs, "
-                             f"got shape {R.shape}")
-        if not np.allclose(R, R.T, rtol=1e-12, atol=0.0):
-            raise ValueError("effort: R must be symmetric")
-        return _validate.positive_definite("effort: R", R)
-
-    def __repr__(self):
-        return "effort(R=I)" if self.R is None else f"effort(R={self.R.tolist()})"
-
-
-def effort(R=None):
-    """The input effort cost 1/2 int u^T R u dt (see :class:`Effort`)."""
-    return Effort(R)
 
 
 def _end(name, d, n):
@@ -101,7 +72,7 @@ class Problem:
         Any unconstrained form (built-in, callables, compiled, SymPy), with
         its own force (dissipation) if it has one.
     duration : float
-        T (s), fixed.
+        T (s): fixed, or with ``free_duration`` the first guess of it.
     intervals : int
         N: the steps of the transcription, h = T / N.
     method : str
@@ -117,15 +88,20 @@ class Problem:
         ``integrate(qdot0=...)`` takes it): arrays (n,) whose NaN entries
         are free; a missing key or end is free; a component may be given in
         ``"qdot"`` or in ``"p"``, not both.
-    cost : Effort, optional
-        ``effort(R)`` (default ``effort()``: 1/2 int |u|^2 dt).
+    cost : Cost, optional
+        ``effort(R)`` (default ``effort()``: 1/2 int |u|^2 dt), ``duration()``
+        (T: minimum time) or a weighted sum (``duration() + 0.01 *
+        effort()``).
     input_bounds : (lower, upper), optional
         Bounds on every input value (scalars or (m,) arrays; None or +-inf:
         none).
     state_bounds : (lower, upper), optional
         Bounds on q at every node ((n,) arrays or scalars).
-    free_duration : None
-        Minimum time is not built yet (NotImplementedError).
+    free_duration : (T_min, T_max), optional
+        Let the duration vary between these bounds (s, 0 < T_min <= T_max,
+        T_max may be inf): h = T / N is then an unknown, whose derivative
+        of every step comes from the core (``sym_run.h_jacobians``: the
+        variational schemes, not rk4).
     **method_options
         Newton's options of the steps (``rtol``, ``max_iter``, ``newton``;
         ``branch_check`` is ``"off"`` unless given: the dynamics constraints
@@ -146,9 +122,6 @@ class Problem:
         if self.system.n_constraints:
             raise NotImplementedError("control.Problem: systems with holonomic constraints are "
                                       "not supported yet")
-        if free_duration is not None:
-            raise NotImplementedError("control.Problem: minimum time (free_duration) is not "
-                                      "built yet; fix the duration")
         n = self.system.n
         self.duration = _validate.positive("duration", duration)
         self.intervals = _validate.integer("intervals", intervals, 1)
@@ -161,6 +134,16 @@ class Problem:
         self._options = dict(method_options)     # integrate's keywords, for replay
         self._m = self._spec.method
         self.method = self._m.name
+        self.free = free_duration is not None
+        if self.free:
+            if not self._m.symplectic:
+                raise NotImplementedError(f"control.Problem: a free duration needs the step's "
+                                          f"derivative in h, which {self.method} does not give; "
+                                          f"use a variational scheme")
+            T_lo, T_hi = _bounds_pair("free_duration", free_duration, 1)
+            if not T_lo[0] > 0:
+                raise ValueError(f"free_duration: the lower bound must be > 0, got "
+                                 f"{free_duration!r}")
         B = np.eye(n) if inputs is None else np.array(inputs, dtype=float)
         if B.ndim == 1:
             B = B[:, None]
@@ -172,55 +155,78 @@ class Problem:
         self.start = _end("start", start, n)
         self.end = _end("end", end, n)
         cost = effort() if cost is None else cost
-        if not isinstance(cost, Effort):
-            raise NotImplementedError(f"control.Problem: the cost must be control.effort(R) for "
-                                      f"now, got {type(cost).__name__}")
+        if not isinstance(cost, Cost):
+            raise TypeError(f"cost must be control.effort(R), control.duration() or a weighted "
+                            f"sum of them, got {type(cost).__name__}")
         self.cost = cost
-        self._R = cost.matrix(self.n_inputs)
+        self._cost = cost.bind(self.n_inputs)
+        if self._cost.timed and not self.free:
+            raise ValueError("control.Problem: the cost duration() needs free_duration=(T_min, "
+                             "T_max): with a fixed duration it is a constant")
         self._x = np.array(self._m.force_x)
         self._b = np.array(self._m.force_b)
         self.P = len(self._x)
         N, m = self.intervals, self.n_inputs
         self._ny = (N + 1) * 2 * n
-        self.n_variables = self._ny + N * self.P * m
+        self._nu = N * self.P * m
+        self.n_variables = self._ny + self._nu + (1 if self.free else 0)
         ulo, uhi = _bounds_pair("input_bounds", input_bounds, m)
         qlo, qhi = _bounds_pair("state_bounds", state_bounds, n)
         lo = np.concatenate([np.tile(np.concatenate([qlo, np.full(n, -np.inf)]), N + 1),
                              np.tile(ulo, N * self.P)])
         hi = np.concatenate([np.tile(np.concatenate([qhi, np.full(n, np.inf)]), N + 1),
                              np.tile(uhi, N * self.P)])
+        if self.free:
+            lo = np.append(lo, T_lo / N)
+            hi = np.append(hi, T_hi / N)
         self._lo, self._hi = lo, hi
+        self._pinned = np.zeros(self.n_variables, dtype=bool)   # fixed by a q or p condition
+        for node, conds in ((0, self.start), (N, self.end)):
+            for key, (idx, _v) in conds.items():
+                if key != "qdot":
+                    self._pinned[node * 2 * n + (n if key == "p" else 0) + idx] = True
         self._cache = None
 
     # ------------------------------------------------------------ the variables
     def _split(self, z):
         n, N = self.system.n, self.intervals
         Y = z[:self._ny].reshape(N + 1, 2 * n)
-        U = z[self._ny:].reshape(N, self.P, self.n_inputs)
+        U = z[self._ny:self._ny + self._nu].reshape(N, self.P, self.n_inputs)
         return Y, U
 
-    def point_times(self):
+    def _h(self, z):
+        """The step at z: the last unknown with a free duration."""
+        return float(z[-1]) if self.free else self.h
+
+    def point_times(self, h=None):
         """(N, P): the times of the inputs u_ki, t_k + x_i h."""
-        return forces.point_times(self.method, self.h, self.intervals)
+        return forces.point_times(self.method, self.h if h is None else h, self.intervals)
 
     # ------------------------------------------------------------ the steps
-    def _one_step(self, k, y, Uk):
-        """Phi_h from y = (q_k, p_k) with the inputs Uk (P, m) of step k, and
-        its derivative [d/dy | d/du_k0 .. d/du_k,P-1] (2n, 2n + P m)."""
+    def _one_step(self, k, y, Uk, h):
+        """Phi_h from y = (q_k, p_k) at t_k = k h with the inputs Uk (P, m) of
+        step k, and its derivative [d/dy | d/du_k0 .. d/du_k,P-1 | d/dh]
+        (2n, 2n + P m + 1 with a free duration: d/dh + k d/dt_k, the node
+        moving with h)."""
         n, P, B = self.system.n, self.P, self.inputs
         jac = np.empty((1, 2 * n, (2 + P) * n))
+        hj = np.empty((1, 2, 2 * n)) if self.free else None
         f = forces._resolve(self.system, (Uk @ B.T)[None], None, 1, self._m)
-        spec = dataclasses.replace(self._spec, t0=k * self.h)
-        r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac)
+        spec = dataclasses.replace(self._spec, t0=k * h, h=h)
+        r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac,
+                           h_jacobians=hj)
         if r.failure is not None:
-            err = _integrate.convergence_error(self._m, self.h, r.failure, system=self.system,
+            err = _integrate.convergence_error(self._m, h, r.failure, system=self.system,
                                                state=(y[:n], y[n:]))
             raise ConvergenceError(f"control.Problem: the step of interval {k} (t = "
-                                   f"{k * self.h:.6g}) failed at a point the solver tried: "
+                                   f"{k * h:.6g}) failed at a point the solver tried: "
                                    f"{err}. More intervals, or a guess nearer the solution "
-                                   f"(guess=), may help", step=k, t=k * self.h) from None
+                                   f"(guess=), may help", step=k, t=k * h) from None
         ju = (jac[0, :, 2 * n:].reshape(2 * n, P, n) @ B).reshape(2 * n, P * self.n_inputs)
-        return np.concatenate([r.q[-1], r.p[-1]]), np.hstack([jac[0, :, :2 * n], ju])
+        parts = [jac[0, :, :2 * n], ju]
+        if self.free:
+            parts.append((hj[0, 0] + k * hj[0, 1])[:, None])
+        return np.concatenate([r.q[-1], r.p[-1]]), np.hstack(parts)
 
     def _steps(self, z):
         """Phi_h of every interval from its own start, and each step's derivative
@@ -228,48 +234,68 @@ class Problem:
         if self._cache is not None and np.array_equal(self._cache[0], z):
             return self._cache[1], self._cache[2]
         Y, U = self._split(z)
-        pairs = [self._one_step(k, Y[k], U[k]) for k in range(self.intervals)]
+        h = self._h(z)
+        pairs = [self._one_step(k, Y[k], U[k], h) for k in range(self.intervals)]
         ends = np.array([e for e, _ in pairs])
         dy = np.array([d for _, d in pairs])
         self._cache = (z.copy(), ends, dy)
         return ends, dy
 
     def _block(self, k):
-        """The variables of interval k, (q_k, p_k) and u_k, as indices into z (increasing)."""
+        """The variables of interval k, (q_k, p_k) and u_k, as indices into z
+        (increasing; the step h, last, is not among them)."""
         w, Pm = 2 * self.system.n, self.P * self.n_inputs
         return np.r_[k * w:(k + 1) * w, self._ny + k * Pm + np.arange(Pm)]
 
-    def _curvature_block(self, k, v0, nuk):
-        """The Hessian of nu_k . Phi_h(y_k, u_k) in v = (y_k, u_k), by central
-        differences of its exact gradient dPhi^T nu_k (it only steers the
-        iterations; their residuals are exact)."""
+    def _block_hessian(self, k, z, obj_factor, nuk):
+        """The Hessian of obj_factor J + nu_k . Phi_h(y_k, u_k[, h]) in the
+        interval's variables v = (y_k, u_k[, h]): the cost's exact part and
+        the dynamics' by central differences of their exact gradient
+        dPhi^T nu_k (it only steers the iterations; their residuals are
+        exact).  (The duration's own entries of the cost: the terms of
+        interval k; summed over the intervals by the caller.)"""
         w, P, m = 2 * self.system.n, self.P, self.n_inputs
+        idx = self._block(k)
+        v0 = np.append(z[idx], self._h(z)) if self.free else z[idx]
         nv = len(v0)
         Hk = np.empty((nv, nv))
         for j in range(nv):
-            e = 6e-6 * max(1.0, abs(v0[j]))
+            e = 6e-6 * max(1.0, abs(v0[j])) if j < len(idx) else 1e-6 * v0[j]
             g = []
             for sgn in (1.0, -1.0):
                 v = v0.copy()
                 v[j] += sgn * e
-                g.append(self._one_step(k, v[:w], v[w:].reshape(P, m))[1].T @ nuk)
+                h = v[-1] if self.free else self.h
+                g.append(self._one_step(k, v[:w], v[w:w + P * m].reshape(P, m), h)[1].T @ nuk)
             Hk[:, j] = (g[0] - g[1]) / (2 * e)
-        return 0.5 * (Hk + Hk.T)
+        Hk = 0.5 * (Hk + Hk.T)
+        h = self._h(z)
+        Hk[w:w + P * m, w:w + P * m] += obj_factor * self._cost.hess_uu(h, self._b)
+        if self.free:
+            _, U = self._split(z)
+            uh = obj_factor * self._cost.hess_uh(U[k], self._b)
+            Hk[w:w + P * m, -1] += uh
+            Hk[-1, w:w + P * m] += uh
+        return Hk
 
-    def _curvature(self, z, nu):
-        """The Hessian of nu . c(z), dynamics part: block-diagonal over the intervals."""
-        Hc = np.zeros((self.n_variables, self.n_variables))
+    def _lagrangian_hessian(self, z, obj_factor, nu):
+        """The Hessian of obj_factor J + nu . c (dense; the end conditions'
+        curvature left out)."""
+        H = np.zeros((self.n_variables, self.n_variables))
         w = 2 * self.system.n
         for k in range(self.intervals):
             idx = self._block(k)
-            Hc[np.ix_(idx, idx)] += self._curvature_block(k, z[idx], nu[k * w:(k + 1) * w])
-        return Hc
+            if self.free:
+                idx = np.append(idx, self.n_variables - 1)
+            H[np.ix_(idx, idx)] += self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w])
+        return H
 
     # ------------------------------------------------------------ sparse forms (IPOPT)
     def jac_structure(self):
         """(rows, cols) of the constraint Jacobian's nonzeros: per interval its
-        start's 2n x 2n block, -I on the next node, its inputs' block; each
-        end condition's row over its node's 2n columns."""
+        start's 2n x 2n block, -I on the next node, its inputs' block (and
+        the step's column); each end condition's row over its node's 2n
+        columns."""
         n, N = self.system.n, self.intervals
         w, Pm = 2 * n, self.P * self.n_inputs
         rows, cols = [], []
@@ -279,6 +305,9 @@ class Problem:
             cu = self._ny + k * Pm + np.arange(Pm)
             rows += [np.repeat(r, w), r, np.repeat(r, Pm)]
             cols += [np.tile(cy, w), cy + w, np.tile(cu, w)]
+            if self.free:
+                rows.append(r)
+                cols.append(np.full(w, self.n_variables - 1))
         r0 = N * w
         for node, conds in ((0, self.start), (N, self.end)):
             for _key, (idx, _v) in conds.items():
@@ -291,11 +320,13 @@ class Problem:
     def jac_values(self, z):
         """The Jacobian's values in the order of :meth:`jac_structure`."""
         n, N = self.system.n, self.intervals
-        w = 2 * n
+        w, Pm = 2 * n, self.P * self.n_inputs
         _, dy = self._steps(z)
         parts = []
         for k in range(N):
-            parts += [dy[k, :, :w].ravel(), -np.ones(w), dy[k, :, w:].ravel()]
+            parts += [dy[k, :, :w].ravel(), -np.ones(w), dy[k, :, w:w + Pm].ravel()]
+            if self.free:
+                parts.append(dy[k, :, -1])
         ends = self._end_rows(z)[1]
         j = 0
         for node, conds in ((0, self.start), (N, self.end)):
@@ -307,67 +338,90 @@ class Problem:
 
     def hess_structure(self):
         """(rows, cols) of the lower triangle of the Lagrangian's Hessian: the
-        blocks of the intervals' variables (the cost's and the dynamics')."""
+        blocks of the intervals' variables (the cost's and the dynamics'),
+        and with a free duration the step's row and its diagonal entry."""
         rows, cols = [], []
+        last = self.n_variables - 1
         for k in range(self.intervals):
             idx = self._block(k)
             i, j = np.tril_indices(len(idx))
             rows.append(idx[i])
             cols.append(idx[j])
+            if self.free:
+                rows.append(np.full(len(idx), last))
+                cols.append(idx)
+        if self.free:
+            rows.append(np.array([last]))
+            cols.append(np.array([last]))
         return np.concatenate(rows).astype(np.int64), np.concatenate(cols).astype(np.int64)
 
     def hess_values(self, z, obj_factor, nu):
         """obj_factor * Hess J + Hess (nu . c) in the order of :meth:`hess_structure`
         (the end conditions' curvature left out: it only steers the iterations)."""
-        w, Pm, m = 2 * self.system.n, self.P * self.n_inputs, self.n_inputs
-        Hcost = np.zeros((w + Pm, w + Pm))
-        for i in range(self.P):
-            a = w + i * m
-            Hcost[a:a + m, a:a + m] = self.h * self._b[i] * self._R
-        out = []
+        w = 2 * self.system.n
+        out, hh = [], 0.0
         for k in range(self.intervals):
-            idx = self._block(k)
-            Hk = obj_factor * Hcost + self._curvature_block(k, z[idx], nu[k * w:(k + 1) * w])
-            i, j = np.tril_indices(len(idx))
+            nb = len(self._block(k))
+            Hk = self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w])
+            i, j = np.tril_indices(nb)
             out.append(Hk[i, j])
+            if self.free:
+                out.append(Hk[-1, :nb])
+                hh += Hk[-1, -1]
+        if self.free:
+            out.append(np.array([hh]))
         return np.concatenate(out)
 
-    def _cost_hess(self):
-        H = np.zeros((self.n_variables, self.n_variables))
-        N, P, m = self.intervals, self.P, self.n_inputs
-        for k in range(N):
-            for i in range(P):
-                a = self._ny + (k * P + i) * m
-                H[a:a + m, a:a + m] = self.h * self._b[i] * self._R
-        return H
-
     def kkt_residual(self, z, nu):
-        """max(|grad J + J_c^T nu|, |c|): the first-order conditions' residual
-        at (z, nu), over the variables not at a bound."""
-        free = self._free(z)
+        """The first-order conditions' residual at (z, nu): the largest of |c|
+        and, with r = grad J + J_c^T nu, |r_j| for a variable inside its
+        bounds, max(0, -r_j) at its lower bound and max(0, r_j) at its upper
+        one (the bound's multiplier r_j must not be negative there); none for
+        a variable an end condition on q or p fixes (that condition's
+        multiplier, which only its row sees, takes up r_j)."""
         r = self.objective_grad(z) + self.constraints_jac(z).T @ nu
-        return max(float(np.max(np.abs(r[free]), initial=0.0)),
+        at_lo, at_hi = self._at_bound(z, 1e-12)
+        res = np.where(at_lo, np.maximum(0.0, -r), np.where(at_hi, np.maximum(0.0, r),
+                                                              np.abs(r)))
+        res[self._pinned] = 0.0
+        return max(float(np.max(res, initial=0.0)),
                    float(np.max(np.abs(self.constraints(z)), initial=0.0)))
 
-    def _free(self, z):
-        """The variables not at a bound (within 1e-7 relative: an interior-point
-        solution stops that close to an active one)."""
+    def _at_bound(self, z, rel):
+        """(at the lower bound, at the upper bound): within rel relative."""
         scale = np.maximum(1.0, np.abs(z))
-        return ~((z - self._lo <= 1e-7 * scale) | (self._hi - z <= 1e-7 * scale))
+        return z - self._lo <= rel * scale, self._hi - z <= rel * scale
 
-    def _polish(self, z, nu, tol, iters=8):
+    def _free(self, z):
+        """The variables not at a bound (within 1e-12 relative)."""
+        at_lo, at_hi = self._at_bound(z, 1e-12)
+        return ~(at_lo | at_hi)
+
+    def _polish(self, z, nu, tol, active=None, iters=8):
         """Newton's iteration on the first-order conditions from (z, nu),
         the variables at a bound held there: [H A^T; A 0] (dz, nu+) = (-g, -c),
-        H the cost's Hessian plus the constraints' curvature (_curvature).
-        Returns the best (z, nu, residual) met."""
-        best = (z, nu, self.kkt_residual(z, nu))
-        Hj = self._cost_hess()
+        H the Lagrangian's Hessian (_lagrangian_hessian).  ``active`` (the
+        solver's verdict: a bound multiplier that is not zero) puts those
+        variables on their bound first.  Returns the best (z, nu, residual)
+        met."""
+        first = (z, nu, self.kkt_residual(z, nu))
+        if active is not None and active.any():
+            z = z.copy()
+            lo_side = np.abs(z - self._lo) <= np.abs(self._hi - z)
+            z[active] = np.where(lo_side, self._lo, self._hi)[active]
+        try:
+            best = (z, nu, self.kkt_residual(z, nu))
+        except ConvergenceError:
+            return first
         for _ in range(iters):
             z, nu, res = best
             if res <= tol:
                 break
             free = self._free(z)
-            H = (Hj + self._curvature(z, nu))[np.ix_(free, free)]
+            try:
+                H = self._lagrangian_hessian(z, 1.0, nu)[np.ix_(free, free)]
+            except ConvergenceError:     # a step the differences could not take
+                break
             A = self.constraints_jac(z)[:, free]
             nc = A.shape[0]
             K = np.block([[H, A.T], [A, np.zeros((nc, nc))]])
@@ -382,27 +436,26 @@ class Problem:
             nu1 = sol[free.sum():]
             try:
                 r1 = self.kkt_residual(z1, nu1)
-            except Exception:           # a step the integrator cannot take: keep the best
+            except ConvergenceError:    # a step the integrator cannot take: keep the best
                 break
             if not r1 < best[2]:
                 break
             best = (z1, nu1, r1)
-        return best
+        return best if best[2] < first[2] else first
 
     # ------------------------------------------------------------ cost, constraints
-    def _weights(self):
-        """h b_i for each input value, (N, P, 1)."""
-        return (self.h * self._b)[None, :, None]
-
     def objective(self, z):
-        """The discrete cost h sum_k sum_i b_i 1/2 u_ki^T R u_ki."""
+        """The discrete cost (see :mod:`symplectic.control._costs`)."""
         _, U = self._split(z)
-        return float(0.5 * np.sum(self._weights() * U * (U @ self._R)))
+        return float(self._cost.value(U, self._h(z), self._b))
 
     def objective_grad(self, z):
         _, U = self._split(z)
+        h = self._h(z)
         g = np.zeros_like(z)
-        g[self._ny:] = (self._weights() * (U @ self._R)).ravel()
+        g[self._ny:self._ny + self._nu] = np.ravel(self._cost.grad_u(U, h, self._b))
+        if self.free:
+            g[-1] = self._cost.grad_h(U, h, self._b)
         return g
 
     def _end_rows(self, z):
@@ -450,22 +503,33 @@ class Problem:
             J[rows, k * w:(k + 1) * w] = dy[k, :, :w]
             J[rows, (k + 1) * w:(k + 2) * w] -= np.eye(w)
             u0 = self._ny + k * P * m
-            J[rows, u0:u0 + P * m] = dy[k, :, w:]
+            J[rows, u0:u0 + P * m] = dy[k, :, w:w + P * m]
+            if self.free:
+                J[rows, -1] = dy[k, :, -1]
         return np.vstack([J, self._end_rows(z)[1]])
 
     # ------------------------------------------------------------ the guess
+    def _pack(self, q, p, U, T):
+        z = np.concatenate([np.hstack([q, p]).ravel(), np.ravel(U)])
+        return np.append(z, T / self.intervals) if self.free else z
+
     def _guess(self, guess):
         n, N, P, m = self.system.n, self.intervals, self.P, self.n_inputs
-        t = np.linspace(0.0, self.duration, N + 1)
         if isinstance(guess, Solution):
-            q = np.column_stack([np.interp(t, guess.t, guess.q[:, j]) for j in range(n)])
-            p = np.column_stack([np.interp(t, guess.t, guess.p[:, j]) for j in range(n)])
+            T = guess.duration if self.free else self.duration
+            t = np.linspace(0.0, T, N + 1)
+            s = t * (guess.duration / T)              # the guess's time at the same fraction
+            q = np.column_stack([np.interp(s, guess.t, guess.q[:, j]) for j in range(n)])
+            p = np.column_stack([np.interp(s, guess.t, guess.p[:, j]) for j in range(n)])
             if guess.u.shape == (N, P, m) and guess.method == self.method and \
-                    abs(guess.duration - self.duration) <= 1e-12 * self.duration:
+                    abs(guess.duration - T) <= 1e-12 * T:
                 U = guess.u.copy()
             else:
-                U = guess.u_at(self.point_times().ravel()).reshape(N, P, m)
-            return np.concatenate([np.hstack([q, p]).ravel(), U.ravel()])
+                tu = self.point_times(T / N).ravel() * (guess.duration / T)
+                U = guess.u_at(np.clip(tu, 0.0, guess.duration)).reshape(N, P, m)
+            return self._pack(q, p, U, T)
+        T = self.duration
+        t = np.linspace(0.0, T, N + 1)
         if guess is None:
             guess = {}
         if not isinstance(guess, dict) or set(guess) - {"q", "p", "u"}:
@@ -479,16 +543,16 @@ class Problem:
             q0, p0 = self._full_start()
             tr = _integrate.integrate(self.system, q0, p0, self.h, N, method=self.method,
                                       force=U @ self.inputs.T, **self._options)
-            return np.concatenate([np.hstack([tr.q, tr.p]).ravel(), U.ravel()])
+            return self._pack(tr.q, tr.p, U, T)
         if guess.get("q") is not None:
             q = np.broadcast_to(np.asarray(guess["q"], dtype=float), (N + 1, n))
         else:           # the straight line between the given ends' positions
             qa = self._given("q", self.start, np.zeros(n))
             qb = self._given("q", self.end, qa)
-            q = qa + np.outer(t / self.duration, qb - qa)
+            q = qa + np.outer(t / T, qb - qa)
         p = np.zeros((N + 1, n)) if guess.get("p") is None else \
             np.broadcast_to(np.asarray(guess["p"], dtype=float), (N + 1, n))
-        return np.concatenate([np.hstack([q, p]).ravel(), U.ravel()])
+        return self._pack(q, p, U, T)
 
     @staticmethod
     def _given(key, conds, default):
@@ -529,7 +593,8 @@ class Problem:
         ``"q"``, ``"p"`` ((N+1, n)) and/or ``"u"`` ((N, P, m)); ``"u"``
         alone with a fully given start is simulated from it.
 
-        ``polish`` (default: on up to 3000 unknowns): Newton's
+        ``polish`` (default: on after a successful solve, up to 3000
+        unknowns): Newton's
         iteration on the first-order conditions -- the exact gradient and
         constraint Jacobian, the constraints' curvature as for ``hessian``
         -- with the variables at a bound held there, until their residual
@@ -548,13 +613,15 @@ class Problem:
         z0 = np.clip(self._guess(guess), self._lo, self._hi)
         t_start = time.perf_counter()
         if solver == "ipopt":
-            z, nu, report = _ipopt.solve(self, z0, tol=tol, max_iter=max_iter, hessian=hessian,
+            z, nu, active, report = _ipopt.solve(self, z0, tol=tol, max_iter=max_iter,
+                                                 hessian=hessian,
                                          verbose=verbose)
         else:
             z, nu, report = self._slsqp(z0, tol, max_iter)
+            active = None
         kkt = None
-        if polish or (polish is None and self.n_variables <= 3000):
-            z, nu, kkt = self._polish(z, nu, polish_tol)
+        if polish or (polish is None and report.success and self.n_variables <= 3000):
+            z, nu, kkt = self._polish(z, nu, polish_tol, active)
         elapsed = time.perf_counter() - t_start
         return Solution(self, z, report, elapsed, nu, kkt)
 

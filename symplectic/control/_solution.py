@@ -34,6 +34,7 @@ class Solution:
     cost : float
         The discrete cost at the solution.
     duration : float
+        T = N h (s): the problem's, or with a free duration the optimum's.
     costate : ndarray (N+1, 2n)
         (lambda_q, lambda_p) at the nodes: the multipliers nu_k of the
         dynamics constraints Phi_h(y_k, u_k) - y_{k+1} = 0 in the
@@ -49,21 +50,23 @@ class Solution:
         The solver's report (IPOPT's status codes, or SLSQP's; solve_time:
         wall seconds of the whole solve, the polish included).
     method, h :
-        The scheme and its step.
+        The scheme and its step (s).
     """
 
     def __init__(self, problem, z, report, elapsed, nu, kkt=None):
         self.problem = problem
         n, N = problem.system.n, problem.intervals
-        Y, U = problem._split(np.asarray(z, dtype=float))
-        self.t = np.array([k * problem.h for k in range(N + 1)])
+        z = np.asarray(z, dtype=float)
+        Y, U = problem._split(z)
+        self.h = h = problem._h(z)
+        self.t = np.array([k * h for k in range(N + 1)])
         self.q, self.p = Y[:, :n].copy(), Y[:, n:].copy()
         self.qdot = problem.system.velocity(self.q, self.p)
         self.u = U.copy()
-        self.t_u = problem.point_times()
+        self.t_u = problem.point_times(h)
         self.cost = problem.objective(z)
-        self.duration = problem.duration
-        self.method, self.h = problem.method, problem.h
+        self.duration = N * h
+        self.method = problem.method
         self.solver = report.solver
         self.success, self.status = report.success, report.status
         self.message, self.iterations = report.message, report.iterations
@@ -72,7 +75,7 @@ class Solution:
         # L = J + sum_k nu_k . (Phi_k - y_{k+1}): lambda_{k+1} = nu_k, lambda_0 = D_0^T lambda_1
         lam = np.empty((N + 1, 2 * n))
         lam[1:] = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
-        _, dy = problem._steps(np.asarray(z, dtype=float))
+        _, dy = problem._steps(z)
         lam[0] = dy[0, :, :2 * n].T @ lam[1]
         self.costate = lam
 
@@ -100,16 +103,18 @@ class Solution:
             out += li[:, None] * vals[k, i]
         return out[0] if np.ndim(t) == 0 else out
 
-    def replay(self, method=None, h=None, **options):
+    def replay(self, method=None, h=None, *, n_steps=None, **options):
         """The inputs fed to ``integrate`` from the solution's start: with the
         problem's method and step, the values at the force points as they
         are (the trajectory equals the solution's states to Newton's
-        tolerance); with another ``method`` or ``h`` (T / h a whole number of
-        steps), :meth:`u_at` sampled at that method's force points.  Returns
-        the :class:`symplectic.Trajectory`."""
+        tolerance); with another ``method``, ``h`` (T / h a whole number of
+        steps) or ``n_steps`` (h = T / n_steps), :meth:`u_at` sampled at that
+        method's force points.  Returns the :class:`symplectic.Trajectory`."""
         pb = self.problem
         method = pb.method if method is None else method
-        h = pb.h if h is None else _validate.positive("h", h)
+        if n_steps is not None:
+            h = self.duration / _validate.integer("n_steps", n_steps, 1)
+        h = self.h if h is None else _validate.positive("h", h)
         N = int(round(self.duration / h))
         if N < 1 or abs(N * h - self.duration) > 1e-9 * self.duration:
             raise ValueError(f"replay: the duration {self.duration} is not a whole number of "

@@ -76,6 +76,8 @@ CHECKS = {
                                             - 0.04853415038874672 * np.sin(ns["sol"].t))
                            ).max() < 1e-4),
         ("replayed, the end is met to Newton's tolerance", lambda ns: ns["sol"].miss() < 1e-10),
+        ("the double integrator's minimum time is 2 s", lambda ns: abs(ns["fastest"].duration - 2)
+         < 1e-10),
     ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),

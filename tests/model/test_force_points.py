@@ -162,3 +162,44 @@ def test_an_input_at_one_point_needs_branch_check_off():
     # p1 = p0 + h sum_i b_i (-q_i + u_i): the impulse h/6 minus the spring's
     q_mid = tr.q_mid[0, 0]                 # Simpson's internal node, (n_steps, n)
     assert abs(tr.p[-1, 0] - (h / 6 - h * (4 * q_mid + tr.q[-1, 0]) / 6)) < 1e-15
+
+
+@pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4", "lobatto5", "gauss3"])
+def test_the_step_derivative_in_h_and_t_equals_differences(method):
+    """sym_run.h_jacobians (what control's free duration differentiates with): d(q1, p1)/dh
+    and d(q1, p1)/dt of a damped double pendulum under a time-dependent force plus inputs at
+    the force points, against central differences of the step in h and in its start time."""
+    from symplectic._model import _validate
+    from symplectic._run import _integrate
+    system = sp.systems.double_pendulum(damping=(0.3, 0.1))
+    P = len(sp.methods(details=True)[method]["force_points"])
+    U = np.random.default_rng(2).normal(size=(1, P, 2))
+    drive = sp.forces.from_callable(lambda t, q, v: np.array([np.sin(3 * t), 0.5 * np.cos(2 * t)]))
+    force = drive + sp.forces.at_points(U)
+    q, p = np.array([0.4, -0.2]), np.array([0.3, 0.1])
+
+    def step(h, t0, want=False):
+        spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
+        hj = np.empty((1, 2, 4)) if want else None
+        r = _integrate.run(system, q, p, spec, None, force=force + system.force, h_jacobians=hj)
+        return np.concatenate([r.q[-1], r.p[-1]]), hj
+
+    _, hj = step(0.1, 0.7, True)
+    e = 1e-6
+    fd_h = (step(0.1 + e, 0.7)[0] - step(0.1 - e, 0.7)[0]) / (2 * e)
+    fd_t = (step(0.1, 0.7 + e)[0] - step(0.1, 0.7 - e)[0]) / (2 * e)
+    assert np.abs(hj[0, 0] - fd_h).max() < 1e-8 * max(1.0, np.abs(fd_h).max())
+    assert np.abs(hj[0, 1] - fd_t).max() < 1e-8 * max(1.0, np.abs(fd_t).max())
+    assert np.abs(fd_t).max() > 0.01                 # the force does depend on t
+
+
+def test_the_step_derivative_in_h_is_refused_where_there_is_none():
+    from symplectic._model import _validate
+    from symplectic._run import _integrate
+    for system, method, q, p in [(sp.systems.double_pendulum(), "rk4", [0.4, 0.1], [0.0, 0.0]),
+                                 (sp.systems.pendulum_cartesian(), "simpson", [0.6, -0.8],
+                                  [0.0, 0.0])]:
+        spec = _validate.run_spec(method, 0.1, 1, 0.0)
+        with pytest.raises(ValueError, match=r"invalid argument \(h_jacobians\)"):
+            _integrate.run(system, np.array(q), np.array(p), spec, None,
+                           h_jacobians=np.empty((1, 2, 4)))

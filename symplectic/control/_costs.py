@@ -1,0 +1,169 @@
+"""The costs of a control problem: the input effort, the duration, and
+weighted sums of them, each with the derivatives the transcription needs.
+
+A cost is evaluated on the inputs U (N, P, m) at the force points, with
+the step h and the weights b_i of the scheme's force quadrature:
+
+    effort:    J = h sum_k sum_i b_i 1/2 u_ki^T R u_ki   (int 1/2 u^T R u dt)
+    duration:  J = N h                                    (T, minimum time)
+"""
+import numpy as np
+
+from .._model import _validate
+
+
+class Cost:
+    """A cost of a control problem: add costs with ``+``, weight them with
+    ``*`` (``control.duration() + 0.1 * control.effort()``)."""
+
+    terms = ()
+
+    def __add__(self, other):
+        if not isinstance(other, Cost):
+            return NotImplemented
+        return CostSum(self.terms + other.terms)
+
+    def __mul__(self, w):
+        w = _validate.real("cost weight", w)
+        if not w >= 0:
+            raise ValueError(f"a cost's weight must be >= 0, got {w}")
+        return CostSum(tuple((c * w, t) for c, t in self.terms))
+
+    __rmul__ = __mul__
+
+    def bind(self, m):
+        """The cost for m inputs (checks, matrices): a _Bound."""
+        return _Bound([(c, t.bind_term(m)) for c, t in self.terms])
+
+
+class CostSum(Cost):
+    """sum_j c_j J_j."""
+
+    def __init__(self, terms):
+        self.terms = tuple(terms)
+
+    def __repr__(self):
+        return " + ".join(f"{c:g} * {t!r}" if c != 1 else repr(t) for c, t in self.terms)
+
+
+class Effort(Cost):
+    """The cost int_0^T 1/2 u(t)^T R u(t) dt (units of u squared times R
+    times seconds), by the scheme's quadrature of a force:
+    h sum_k sum_i b_i 1/2 u_ki^T R u_ki.  ``R`` (m, m) symmetric positive
+    definite; None: the identity."""
+
+    def __init__(self, R=None):
+        self.R = None if R is None else np.array(R, dtype=float, ndmin=2)
+        self.terms = ((1.0, self),)
+
+    def matrix(self, m):
+        """R for m inputs (checked)."""
+        if self.R is None:
+            return np.eye(m)
+        R = self.R
+        if R.shape != (m, m) or not np.isfinite(R).all():
+            raise ValueError(f"effort: R must be a finite ({m}, {m}) matrix for {m} inputs, "
+                             f"got shape {R.shape}")
+        if not np.allclose(R, R.T, rtol=1e-12, atol=0.0):
+            raise ValueError("effort: R must be symmetric")
+        return _validate.positive_definite("effort: R", R)
+
+    def bind_term(self, m):
+        return _EffortTerm(self.matrix(m))
+
+    def __repr__(self):
+        return "effort(R=I)" if self.R is None else f"effort(R={self.R.tolist()})"
+
+
+class Duration(Cost):
+    """The cost T = N h, the duration (minimum time; needs ``free_duration``)."""
+
+    def __init__(self):
+        self.terms = ((1.0, self),)
+
+    def bind_term(self, m):
+        return _DurationTerm()
+
+    def __repr__(self):
+        return "duration()"
+
+
+def effort(R=None):
+    """The input effort cost 1/2 int u^T R u dt (see :class:`Effort`)."""
+    return Effort(R)
+
+
+def duration():
+    """The duration T as a cost: minimum time, with ``Problem(...,
+    free_duration=(T_min, T_max))`` (see :class:`Duration`)."""
+    return Duration()
+
+
+class _EffortTerm:
+    timed = False
+
+    def __init__(self, R):
+        self.R = R
+
+    def value(self, U, h, b):
+        return float(0.5 * h * np.sum(b[None, :, None] * U * (U @ self.R)))
+
+    def grad_u(self, U, h, b):
+        return h * b[None, :, None] * (U @ self.R)
+
+    def grad_h(self, U, h, b):
+        return float(0.5 * np.sum(b[None, :, None] * U * (U @ self.R)))
+
+    def hess_uu(self, h, b):
+        """The (P m, P m) block of one interval."""
+        m, P = self.R.shape[0], len(b)
+        H = np.zeros((P * m, P * m))
+        for i in range(P):
+            H[i * m:(i + 1) * m, i * m:(i + 1) * m] = h * b[i] * self.R
+        return H
+
+    def hess_uh(self, Uk, b):
+        """d^2 J / du_k dh, (P m,)."""
+        return (b[:, None] * (Uk @ self.R)).ravel()
+
+
+class _DurationTerm:
+    timed = True
+
+    def value(self, U, h, b):
+        return float(U.shape[0] * h)
+
+    def grad_u(self, U, h, b):
+        return np.zeros_like(U)
+
+    def grad_h(self, U, h, b):
+        return float(U.shape[0])
+
+    def hess_uu(self, h, b):
+        return 0.0
+
+    def hess_uh(self, Uk, b):
+        return 0.0
+
+
+class _Bound:
+    """A cost bound to a problem's inputs: sum_j c_j J_j and its derivatives."""
+
+    def __init__(self, terms):
+        self.terms = terms
+        self.timed = any(t.timed for _, t in terms)
+
+    def value(self, U, h, b):
+        return sum(c * t.value(U, h, b) for c, t in self.terms)
+
+    def grad_u(self, U, h, b):
+        return sum(c * t.grad_u(U, h, b) for c, t in self.terms)
+
+    def grad_h(self, U, h, b):
+        return sum(c * t.grad_h(U, h, b) for c, t in self.terms)
+
+    def hess_uu(self, h, b):
+        return sum(c * t.hess_uu(h, b) for c, t in self.terms)
+
+    def hess_uh(self, Uk, b):
+        return sum(c * t.hess_uh(Uk, b) for c, t in self.terms)
