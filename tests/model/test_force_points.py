@@ -200,6 +200,6 @@ def test_the_step_derivative_in_h_is_refused_where_there_is_none():
                                  (sp.systems.pendulum_cartesian(), "simpson", [0.6, -0.8],
                                   [0.0, 0.0])]:
         spec = _validate.run_spec(method, 0.1, 1, 0.0)
-        with pytest.raises(ValueError, match=r"invalid argument \(h_jacobians\)"):
+        with pytest.raises(ValueError, match=r"invalid run argument \(h_jacobians\)"):
             _integrate.run(system, np.array(q), np.array(p), spec, None,
                            h_jacobians=np.empty((1, 2, 4)))
