@@ -27,12 +27,16 @@ box bounds on the inputs and on q, systems with their own dissipation, and
 two solvers: IPOPT through ``ipyopt`` (``pip install
 'symplectic[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
 the Hessian from the exact first derivatives) and SciPy's SLSQP (dense),
-each followed by a Newton polish of the first-order conditions.  Running
-and terminal costs of the state, path constraints, inputs B(q), holonomic
-constraints and parameter identification are not built yet.
+each followed by a Newton polish of the first-order conditions; and
+:func:`identify`, parameters (and the initial state) fitted to sampled
+positions with the run's exact derivatives.  Running and terminal costs of
+the state, path constraints, inputs B(q) and holonomic constraints are not
+built yet.
 """
 from ._costs import Cost, Duration, Effort, duration, effort
+from ._identify import Identification, identify
 from ._problem import Problem
 from ._solution import Solution
 
-__all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "effort", "duration"]
+__all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "effort", "duration", "identify",
+           "Identification"]
