@@ -74,9 +74,10 @@ FULL = dict(
     # ---- 24. optimal control: the swing-up, ours against backward Euler and the midpoint rule
     control_ours=(("simpson", 25), ("simpson", 50), ("simpson", 100), ("lobatto4", 25),
                   ("lobatto4", 50), ("lobatto4", 100)),
-    control_reference=("lobatto4", 100), control_baseline_N=(500,), control_rounds=3,
+    control_reference=("lobatto4", 100), control_baseline_N=(500,), control_rounds=2,
     control_crane=(("simpson", 40), ("simpson", 80), ("simpson", 160), ("lobatto4", 20),
                    ("lobatto4", 40), ("lobatto4", 80)),
+    control_cart_pendulum=(("simpson", 30), ("simpson", 60), ("simpson", 120)),
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -104,4 +105,5 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     stiff_T=50.0, stiff_cost_cases=((2, 0.01, 2000), (32, 0.005, 100)),
     control_ours=(("simpson", 25), ("simpson", 50), ("lobatto4", 50)), control_rounds=1,
     control_reference=("lobatto4", 50), control_crane=(("simpson", 40), ("lobatto4", 20)),
+    control_cart_pendulum=(("simpson", 30),),
 )
