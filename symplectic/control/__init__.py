@@ -29,9 +29,10 @@ two solvers: IPOPT through ``ipyopt`` (``pip install
 the Hessian from the exact first derivatives) and SciPy's SLSQP (dense),
 each followed by a Newton polish of the first-order conditions; and
 :func:`identify`, parameters (and the initial state) fitted to sampled
-positions with the run's exact derivatives.  Running and terminal costs of
-the state, path constraints, inputs B(q) and holonomic constraints are not
-built yet.
+positions with the run's exact derivatives.  Systems with holonomic
+constraints: the scheme solves them as integrate does (a whole start on
+the manifold, a fixed duration).  Running and terminal costs of the state,
+path constraints and inputs B(q) are not built yet.
 """
 from ._costs import Cost, Duration, Effort, duration, effort
 from ._identify import Identification, identify

@@ -69,8 +69,12 @@ class Problem:
     Parameters
     ----------
     system : symplectic.System
-        Any unconstrained form (built-in, callables, compiled, SymPy), with
-        its own force (dissipation) if it has one.
+        Any form (built-in, callables, compiled, SymPy), with its own force
+        (dissipation) if it has one.  With holonomic constraints the scheme
+        solves them as ``integrate`` does, the start must be given whole
+        (on the constraint manifold) and the duration fixed; give the end
+        conditions that the constraints leave free (a redundant one makes
+        the problem degenerate).
     duration : float
         T (s): fixed, or with ``free_duration`` the first guess of it.
     intervals : int
@@ -119,9 +123,6 @@ class Problem:
                  end=None, cost=None, input_bounds=None, state_bounds=None, free_duration=None,
                  **method_options):
         self.system = _validate.system(system)
-        if self.system.n_constraints:
-            raise NotImplementedError("control.Problem: systems with holonomic constraints are "
-                                      "not supported yet")
         n = self.system.n
         self.duration = _validate.positive("duration", duration)
         self.intervals = _validate.integer("intervals", intervals, 1)
@@ -154,6 +155,8 @@ class Problem:
         self.n_inputs = B.shape[1]
         self.start = _end("start", start, n)
         self.end = _end("end", end, n)
+        if self.system.n_constraints:
+            self._constrained_start()
         cost = effort() if cost is None else cost
         if not isinstance(cost, Cost):
             raise TypeError(f"cost must be control.effort(R), control.duration() or a weighted "
@@ -538,8 +541,10 @@ class Problem:
         U = np.zeros((N, P, m))
         if guess.get("u") is not None:
             U = np.broadcast_to(np.asarray(guess["u"], dtype=float), (N, P, m)).copy()
-        if guess.get("q") is None and guess.get("u") is not None and self._full_start():
-            # a simulated guess: the start state driven by the guessed inputs
+        simulate = guess.get("u") is not None or self.system.n_constraints > 0
+        if guess.get("q") is None and simulate and self._full_start():
+            # a simulated guess: the start state driven by the guessed inputs (the default
+            # with constraints: a straight line in q would leave their manifold)
             q0, p0 = self._full_start()
             tr = _integrate.integrate(self.system, q0, p0, self.h, N, method=self.method,
                                       force=U @ self.inputs.T, **self._options)
@@ -553,6 +558,25 @@ class Problem:
         p = np.zeros((N + 1, n)) if guess.get("p") is None else \
             np.broadcast_to(np.asarray(guess["p"], dtype=float), (N + 1, n))
         return self._pack(q, p, U, T)
+
+    def _constrained_start(self):
+        """A system with holonomic constraints: the scheme solves them, the
+        duration is fixed and the whole start is given, on the constraint
+        manifold (every later node is on it by the step itself)."""
+        if not self._m.constrained:
+            raise ValueError(f"control.Problem: {self.method} does not solve systems with "
+                             f"holonomic constraints; use a variational scheme")
+        if self.free:
+            raise NotImplementedError("control.Problem: a free duration is not built for systems "
+                                      "with holonomic constraints (the constrained step has no "
+                                      "derivative in h yet)")
+        full = self._full_start()
+        if full is None:
+            raise NotImplementedError("control.Problem: a system with holonomic constraints needs "
+                                      "the whole start (q and qdot or p): it is fixed on the "
+                                      "constraint manifold")
+        _validate.constrained_state(self.system, self._m, full[0], full[1], "start['q']",
+                                    "start's momentum", True, self._spec.options)
 
     @staticmethod
     def _given(key, conds, default):
@@ -591,7 +615,8 @@ class Problem:
         positions at rest, zero inputs), a :class:`Solution` (a warm start,
         resampled to this problem's nodes and points), or a dict with
         ``"q"``, ``"p"`` ((N+1, n)) and/or ``"u"`` ((N, P, m)); ``"u"``
-        alone with a fully given start is simulated from it.
+        alone with a fully given start is simulated from it (with holonomic
+        constraints the default guess is that simulation with no input).
 
         ``polish`` (default: on after a successful solve, up to 3000
         unknowns): Newton's

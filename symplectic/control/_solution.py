@@ -104,7 +104,8 @@ class Solution:
         return out[0] if np.ndim(t) == 0 else out
 
     def replay(self, method=None, h=None, *, n_steps=None, **options):
-        """The inputs fed to ``integrate`` from the solution's start: with the
+        """The inputs fed to ``integrate`` from the solution's start (the
+        problem's, when it gives the whole start): with the
         problem's method and step, the values at the force points as they
         are (the trajectory equals the solution's states to Newton's
         tolerance); with another ``method``, ``h`` (T / h a whole number of
@@ -126,7 +127,10 @@ class Solution:
             U = self.u_at(tu.ravel()).reshape(tu.shape + (pb.n_inputs,))
         opts = dict(pb._options) if method == pb.method else {}
         opts.update(options)
-        return _integrate.integrate(pb.system, self.q[0], self.p[0], self.duration / N, N,
+        # from the start as given when it is given whole (the solver's copy of it may differ
+        # by rounding, which a constrained start's check would refuse at rest)
+        q0, p0 = pb._full_start() or (self.q[0], self.p[0])
+        return _integrate.integrate(pb.system, q0, p0, self.duration / N, N,
                                     method=method, force=U @ pb.inputs.T, **opts)
 
     def miss(self, trajectory=None):
