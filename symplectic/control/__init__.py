@@ -21,8 +21,8 @@ on the converged step).
 
 Built so far: a fixed or free duration (minimum time: the step's
 derivative in h from the core too), the costs :func:`effort` (int 1/2 u^T
-R u dt, by the scheme's own quadrature) and :func:`duration` and weighted
-sums of them, conditions on any components of q, qdot or p at either end,
+R u dt, by the scheme's own quadrature), :func:`duration`, :func:`terminal`
+(a cost of the end state) and weighted sums of them, conditions on any components of q, qdot or p at either end,
 box bounds on the inputs and on q, systems with their own dissipation, and
 two solvers: IPOPT through ``ipyopt`` (``pip install
 'symplectic[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
@@ -31,13 +31,13 @@ each followed by a Newton polish of the first-order conditions; and
 :func:`identify`, parameters (and the initial state) fitted to sampled
 positions with the run's exact derivatives.  Systems with holonomic
 constraints: the scheme solves them as integrate does (a whole start on
-the manifold, a fixed duration).  Running and terminal costs of the state,
-path constraints and inputs B(q) are not built yet.
+the manifold, a fixed duration).  Running costs of the state, path
+constraints and inputs B(q) are not built yet.
 """
-from ._costs import Cost, Duration, Effort, duration, effort
+from ._costs import Cost, Duration, Effort, Terminal, duration, effort, terminal
 from ._identify import Identification, identify
 from ._problem import Problem
 from ._solution import Solution
 
-__all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "effort", "duration", "identify",
-           "Identification"]
+__all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "Terminal", "effort", "duration",
+           "terminal", "identify", "Identification"]

@@ -6,6 +6,7 @@ the step h and the weights b_i of the scheme's force quadrature:
 
     effort:    J = h sum_k sum_i b_i 1/2 u_ki^T R u_ki   (int 1/2 u^T R u dt)
     duration:  J = N h                                    (T, minimum time)
+    terminal:  J = phi(q_N, p_N)                          (a cost of the end state)
 """
 import numpy as np
 
@@ -88,6 +89,33 @@ class Duration(Cost):
         return "duration()"
 
 
+class Terminal(Cost):
+    """A cost phi(q_N, p_N) of the end state: ``phi(q, p)`` returns a float,
+    ``grad(q, p)`` the pair (dphi/dq, dphi/dp), two arrays (n,) (the exact
+    gradient: the transcription's derivatives are exact with it; its
+    Hessian, which only steers the iterations, comes from differences of
+    it)."""
+
+    def __init__(self, phi, grad):
+        if not callable(phi) or not callable(grad):
+            raise TypeError("terminal(phi, grad): phi(q, p) -> float and grad(q, p) -> "
+                            "(dphi/dq, dphi/dp) must be callables")
+        self.phi, self.grad = phi, grad
+        self.terms = ((1.0, self),)
+
+    def bind_term(self, m):
+        return _TerminalTerm(self.phi, self.grad)
+
+    def __repr__(self):
+        return f"terminal({getattr(self.phi, '__name__', 'phi')})"
+
+
+def terminal(phi, grad):
+    """The cost phi(q(T), p(T)) of the end state (see :class:`Terminal`);
+    add it to an effort: ``effort() + 10 * terminal(phi, grad)``."""
+    return Terminal(phi, grad)
+
+
 def effort(R=None):
     """The input effort cost 1/2 int u^T R u dt (see :class:`Effort`)."""
     return Effort(R)
@@ -99,7 +127,71 @@ def duration():
     return Duration()
 
 
-class _EffortTerm:
+class _Term:
+    """The parts a term does not have: zero."""
+    timed = False
+
+    def value(self, U, h, b):
+        return 0.0
+
+    def grad_u(self, U, h, b):
+        return np.zeros_like(U)
+
+    def grad_h(self, U, h, b):
+        return 0.0
+
+    def hess_uu(self, h, b):
+        return 0.0
+
+    def hess_uh(self, Uk, b):
+        return 0.0
+
+    def end_value(self, y):
+        return 0.0
+
+    def end_grad(self, y):
+        return np.zeros_like(y)
+
+    def end_hess(self, y):
+        return 0.0
+
+
+class _TerminalTerm(_Term):
+    def __init__(self, phi, grad):
+        self.phi, self.grad = phi, grad
+
+    def end_value(self, y):
+        n = len(y) // 2
+        v = self.phi(y[:n].copy(), y[n:].copy())
+        v = _validate.real("terminal cost phi(q, p)", v)
+        return v
+
+    def end_grad(self, y):
+        n = len(y) // 2
+        g = self.grad(y[:n].copy(), y[n:].copy())
+        try:
+            gq, gp = g
+            out = np.concatenate([np.asarray(gq, dtype=float).reshape(n),
+                                  np.asarray(gp, dtype=float).reshape(n)])
+        except (TypeError, ValueError):
+            raise ValueError(f"terminal cost: grad(q, p) must return (dphi/dq, dphi/dp), two "
+                             f"arrays of {n} values") from None
+        if not np.isfinite(out).all():
+            raise ValueError(f"terminal cost: grad(q, p) returned non-finite values {out}")
+        return out
+
+    def end_hess(self, y):
+        H = np.empty((len(y), len(y)))
+        for j in range(len(y)):
+            e = 6e-6 * max(1.0, abs(y[j]))
+            yp, ym = y.copy(), y.copy()
+            yp[j] += e
+            ym[j] -= e
+            H[:, j] = (self.end_grad(yp) - self.end_grad(ym)) / (2 * e)
+        return 0.5 * (H + H.T)
+
+
+class _EffortTerm(_Term):
     timed = False
 
     def __init__(self, R):
@@ -127,7 +219,7 @@ class _EffortTerm:
         return (b[:, None] * (Uk @ self.R)).ravel()
 
 
-class _DurationTerm:
+class _DurationTerm(_Term):
     timed = True
 
     def value(self, U, h, b):
@@ -167,3 +259,16 @@ class _Bound:
 
     def hess_uh(self, Uk, b):
         return sum(c * t.hess_uh(Uk, b) for c, t in self.terms)
+
+    @property
+    def has_end(self):
+        return any(isinstance(t, _TerminalTerm) for _, t in self.terms)
+
+    def end_value(self, y):
+        return sum(c * t.end_value(y) for c, t in self.terms)
+
+    def end_grad(self, y):
+        return sum(c * t.end_grad(y) for c, t in self.terms)
+
+    def end_hess(self, y):
+        return sum(c * t.end_hess(y) for c, t in self.terms)

@@ -94,8 +94,8 @@ class Problem:
         ``"qdot"`` or in ``"p"``, not both.
     cost : Cost, optional
         ``effort(R)`` (default ``effort()``: 1/2 int |u|^2 dt), ``duration()``
-        (T: minimum time) or a weighted sum (``duration() + 0.01 *
-        effort()``).
+        (T: minimum time), ``terminal(phi, grad)`` (a cost of the end state)
+        or a weighted sum (``duration() + 0.01 * effort()``).
     input_bounds : (lower, upper), optional
         Bounds on every input value (scalars or (m,) arrays; None or +-inf:
         none).
@@ -159,8 +159,9 @@ class Problem:
             self._constrained_start()
         cost = effort() if cost is None else cost
         if not isinstance(cost, Cost):
-            raise TypeError(f"cost must be control.effort(R), control.duration() or a weighted "
-                            f"sum of them, got {type(cost).__name__}")
+            raise TypeError(f"cost must be control.effort(R), control.duration(), "
+                            f"control.terminal(phi, grad) or a weighted sum of them, got "
+                            f"{type(cost).__name__}")
         self.cost = cost
         self._cost = cost.bind(self.n_inputs)
         if self._cost.timed and not self.free:
@@ -291,6 +292,9 @@ class Problem:
             if self.free:
                 idx = np.append(idx, self.n_variables - 1)
             H[np.ix_(idx, idx)] += self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w])
+        if self._cost.has_end:
+            end = slice(self._ny - w, self._ny)
+            H[end, end] += obj_factor * self._cost.end_hess(z[end])
         return H
 
     # ------------------------------------------------------------ sparse forms (IPOPT)
@@ -356,6 +360,11 @@ class Problem:
         if self.free:
             rows.append(np.array([last]))
             cols.append(np.array([last]))
+        if self._cost.has_end:                  # the end state's block (the terminal cost)
+            w = 2 * self.system.n
+            i, j = np.tril_indices(w)
+            rows.append(self._ny - w + i)
+            cols.append(self._ny - w + j)
         return np.concatenate(rows).astype(np.int64), np.concatenate(cols).astype(np.int64)
 
     def hess_values(self, z, obj_factor, nu):
@@ -373,6 +382,9 @@ class Problem:
                 hh += Hk[-1, -1]
         if self.free:
             out.append(np.array([hh]))
+        if self._cost.has_end:
+            i, j = np.tril_indices(w)
+            out.append(obj_factor * self._cost.end_hess(z[self._ny - w:self._ny])[i, j])
         return np.concatenate(out)
 
     def kkt_residual(self, z, nu):
@@ -449,14 +461,17 @@ class Problem:
     # ------------------------------------------------------------ cost, constraints
     def objective(self, z):
         """The discrete cost (see :mod:`symplectic.control._costs`)."""
-        _, U = self._split(z)
-        return float(self._cost.value(U, self._h(z), self._b))
+        Y, U = self._split(z)
+        end = self._cost.end_value(Y[-1]) if self._cost.has_end else 0.0
+        return float(self._cost.value(U, self._h(z), self._b) + end)
 
     def objective_grad(self, z):
-        _, U = self._split(z)
+        Y, U = self._split(z)
         h = self._h(z)
         g = np.zeros_like(z)
         g[self._ny:self._ny + self._nu] = np.ravel(self._cost.grad_u(U, h, self._b))
+        if self._cost.has_end:
+            g[self._ny - Y.shape[1]:self._ny] = self._cost.end_grad(Y[-1])
         if self.free:
             g[-1] = self._cost.grad_h(U, h, self._b)
         return g

@@ -159,8 +159,12 @@ def test_lagrangian_hessian_equals_differences_of_the_gradient():
     gradient of the Lagrangian, free duration included."""
     pb = control.Problem(sp.systems.double_pendulum(), 0.6, 3, method="simpson",
                          inputs=[[1.0], [0.5]], start={"q": [0.3, 0.1], "p": [0.0, 0.1]},
-                         end={"q": [0.5, 0.2]}, free_duration=(0.1, 2.0),
-                         cost=control.duration() + control.effort(2.0), rtol=1e-15)
+                         end={"q": [0.5, np.nan]}, free_duration=(0.1, 2.0),
+                         cost=control.duration() + control.effort(2.0) + 0.5 * control.terminal(
+                             lambda q, p: float(np.cos(q[1]) * p[0] ** 2),
+                             lambda q, p: (np.array([0.0, -np.sin(q[1]) * p[0] ** 2]),
+                                           np.array([2 * np.cos(q[1]) * p[0], 0.0]))),
+                         rtol=1e-15)
     rng = np.random.default_rng(9)
     z = rng.normal(scale=0.3, size=pb.n_variables)
     z[-1] = 0.2
@@ -181,6 +185,29 @@ def test_lagrangian_hessian_equals_differences_of_the_gradient():
         zm[j] -= e
         fd[:, j] = (grad(zp) - grad(zm)) / (2 * e)
     assert np.abs(H - fd).max() < 1e-5 * np.abs(fd).max()
+
+
+@pytest.mark.parametrize("method, order", [("midpoint", 2), ("simpson", 4), ("lobatto4", 6)])
+def test_terminal_cost_converges_at_the_scheme_order(method, order):
+    """The oscillator with a soft end: min 1/2 int u^2 + w/2 (q(T) - 1)^2, free end state.
+    Pontryagin: u = kappa sin(T - t), kappa = w / (1 + w S), S = T/2 - sin(2T)/4,
+    q(T) = w S / (1 + w S), J* = w / (2 (1 + w S))."""
+    w, T = 10.0, 2.0
+    S = T / 2 - np.sin(2 * T) / 4
+    J_soft, qT = w / (2 * (1 + w * S)), w * S / (1 + w * S)
+    errs, qerrs = [], []
+    for N in (4, 8, 16):
+        pb = control.Problem(sp.systems.linear([[1.0]], [[1.0]]), T, N, method=method,
+                             inputs=[1.0], start={"q": [0.0], "qdot": [0.0]},
+                             cost=control.effort() + w * control.terminal(
+                                 lambda q, p: 0.5 * (q[0] - 1) ** 2,
+                                 lambda q, p: (np.array([q[0] - 1]), np.zeros(1))), rtol=1e-15)
+        sol = pb.solve(tol=1e-12)
+        assert sol.success and sol.kkt_residual < 1e-12
+        errs.append(abs(sol.cost - J_soft))
+        qerrs.append(abs(sol.q[-1, 0] - qT))
+    assert _order((4, 8, 16), errs) > order - 0.2, errs
+    assert _order((4, 8, 16), qerrs) > order - 0.3, qerrs
 
 
 @pytest.mark.parametrize("method", ["simpson", "lobatto4", "midpoint"])
