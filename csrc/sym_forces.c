@@ -186,7 +186,8 @@ int sym_force_eval(sym_fwork *fw, double t, long k, int point, const double *q, 
     const unsigned wv = (need & SYM_FORCE_DV) && (fw->jac & SYM_FORCE_DV);
     if (need & SYM_FORCE_F) {
         if (f->hold)
-            memcpy(F, f->hold + ((size_t)k * (size_t)fw->hpts + (fw->hpts > 1 ? (size_t)point : 0)) * un,
+            memcpy(F, f->hold + ((size_t)k * (size_t)fw->hpts +
+                                 (fw->hpts > 1 ? (size_t)point : 0)) * un,
                    sizeof(double) * un);
         else
             memset(F, 0, sizeof(double) * un);

@@ -169,7 +169,8 @@ int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, dou
         st = sym_force_eval(fw, ti + e, g->base.k, i, qi, gi, SYM_FORCE_F, fw->fp, NULL, NULL);
         if (!st) st = sym_force_eval(fw, ti - e, g->base.k, i, qi, gi, SYM_FORCE_F, fw->fm, NULL,
                                      NULL);
-        for (int c = 0; c < n && !st; c++) Ft[(size_t)i * n + c] = (fw->fp[c] - fw->fm[c]) / (2 * e);
+        for (int c = 0; c < n && !st; c++)
+            Ft[(size_t)i * n + c] = (fw->fp[c] - fw->fm[c]) / (2.0 * e);
     }
     for (int i = 0; i < r && !st; i++) {
         const double *M = g->Mp + i * nn, *A = g->Ap + i * nn, *gi = g->Gp + (size_t)i * n;
