@@ -668,10 +668,19 @@ class Problem:
     def _slsqp(self, z0, tol, max_iter):
         from scipy import optimize      # SciPy: in the extras "control", "exact", "test"
         bounded = np.isfinite(self._lo).any() or np.isfinite(self._hi).any()
+        nc = len(self.constraints(z0))
+
+        def constraints(z):
+            # a trial point whose step fails: constraints far from zero, which SLSQP's
+            # merit function refuses, so that its line search cuts the step back
+            try:
+                return self.constraints(z)
+            except ConvergenceError:
+                return np.full(nc, 1e6 * (1.0 + float(np.max(np.abs(z)))))
         res = optimize.minimize(
             self.objective, z0, jac=self.objective_grad, method="SLSQP",
             bounds=optimize.Bounds(self._lo, self._hi) if bounded else None,
-            constraints=[{"type": "eq", "fun": self.constraints, "jac": self.constraints_jac}],
+            constraints=[{"type": "eq", "fun": constraints, "jac": self.constraints_jac}],
             options={"maxiter": int(max_iter), "ftol": float(tol)})
         mult = getattr(res, "multipliers", None)
         # SciPy's Lagrangian is J - mu . c; ours J + nu . c
