@@ -112,10 +112,13 @@ def identify(system, t_data, q_data, params, *, q0, p0, h, method="simpson", fit
         mass > 0: a step of the solver would otherwise try any value).
     max_iter, tol :
         The least-squares solver's (SciPy's trust-region reflective, with
-        the exact Jacobian): its evaluations and its ``xtol``/``ftol``.
-    **method_options
+        the exact Jacobian): its evaluations, and its ``xtol``, ``ftol`` and
+        ``gtol``.
+    **method_options :
         Newton's options of the runs.
 
+    Notes
+    -----
     Each evaluation is one ``integrate(..., tangent=True, wrt=params)``:
     the residuals q(t_i) - q_data_i and their exact Jacobian from the run's
     tangent (in q0, p0) and parameter tangent (in the parameters), so that

@@ -113,6 +113,8 @@ class Problem:
         trial input -- at one force point, say -- changes the energy as no
         smooth force does).
 
+    Notes
+    -----
     The unknowns are the states (q_k, p_k), k = 0..N, and the inputs
     u_ki at the method's force points t_k + x_i h (``u`` of shape
     (N, P, m)); the dynamics constraints are (q_{k+1}, p_{k+1}) =
