@@ -223,6 +223,31 @@ static int h_jacobians_arg(const run *r, const run_call *c, sym_run *R)
     return 0;
 }
 
+/* The states at the force points and their derivatives (sym_run.points): a
+ * writeable C-contiguous float64 array (n_steps, r, 2n, 1 + c [+ 2]) with
+ * c the columns of jacobians (after jacobians_arg) and 2 more with
+ * h_jacobians, or None. */
+static int points_arg(const run *r, const run_call *c, sym_run *R)
+{
+    if (c->points == NULL || c->points == Py_None) return 0;
+    const npy_intp n = r->S->sys.n, N = c->n_steps < 0 ? 0 : c->n_steps;
+    const npy_intp np = sym_method_force_points(r->m);
+    const npy_intp ld = 1 + 2 * n + (npy_intp)R->jac_u * n + (R->h_jacobians ? 2 : 0);
+    PyArrayObject *a = (PyArrayObject *)c->points;
+    if (!(PyArray_Check(c->points) && PyArray_TYPE(a) == NPY_DOUBLE &&
+          PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 4 &&
+          PyArray_DIM(a, 0) == N && PyArray_DIM(a, 1) == np && PyArray_DIM(a, 2) == 2 * n &&
+          PyArray_DIM(a, 3) == ld)) {
+        PyErr_Format(PyExc_ValueError, "points must be a writeable C-contiguous float64 array "
+                     "of shape (n_steps, r, 2n, 1 + c) = (%ld, %ld, %ld, %ld) (c: the columns "
+                     "of jacobians, + 2 with h_jacobians)", (long)N, (long)np, (long)(2 * n),
+                     (long)ld);
+        return -1;
+    }
+    R->points = PyArray_DATA(a);
+    return 0;
+}
+
 /* What a run reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
 static PyObject *extras_tuple(const sym_run *R)
@@ -401,7 +426,7 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     const npy_intp rows = sym_stored_rows(N, c->store_every);
     if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
     if (tangent_args(r, c, &R, rows) < 0 || jacobians_arg(r, c, &R) < 0 ||
-        h_jacobians_arg(r, c, &R) < 0)
+        h_jacobians_arg(r, c, &R) < 0 || points_arg(r, c, &R) < 0)
         goto done;
     if (py_params_begin(r->module, r, c, rows, &pp) < 0)
         goto done;
@@ -445,7 +470,8 @@ done:
 /* integrate(system, q0, p0, h, n_steps, method, t0, rtol, max_iter, predictor,
  * chord, cancel, store_every=1, hook=None, hook_buf=None, hook_steps=None,
  * report=None, force=None, multipliers=None, hook_force=None, branch=0, tangent=None,
- * tangent0=None, jacobians=None, params=None, h_jacobians=None) -> (t, q, p, q_mid, iters,
+ * tangent0=None, jacobians=None, params=None, h_jacobians=None, points=None) -> (t, q, p,
+ * q_mid, iters,
  * n_done, failure, (rows, stopped, counts)).  With store_every > 1 the arrays have
  * sym_stored_rows rows and q_mid is None (and so do a force's work and
  * impulse outputs); multipliers (a constrained system) is filled in place,
@@ -458,21 +484,21 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", "hook_force", "branch", "tangent", "tangent0",
-                             "jacobians", "params", "h_jacobians", NULL};
+                             "jacobians", "params", "h_jacobians", "points", NULL};
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
                   .hook_force = Py_None, .impulse0 = Py_None, .tangent = Py_None,
                   .tangent0 = Py_None, .jacobians = Py_None, .params = Py_None,
-                  .h_jacobians = Py_None};
+                  .h_jacobians = Py_None, .points = Py_None};
     PyObject *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOOOOO", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
                                      &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
                                      &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch,
                                      &c.tangent, &c.tangent0, &c.jacobians, &c.params,
-                                     &c.h_jacobians))
+                                     &c.h_jacobians, &c.points))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);

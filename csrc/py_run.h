@@ -55,6 +55,8 @@ typedef struct {
                                         (n_steps, 2n, (2 + P) n)            */
     PyObject *h_jacobians;           /* NULL/None, or sym_run.h_jacobians'
                                         output (n_steps, 2, 2n)             */
+    PyObject *points;                /* NULL/None, or sym_run.points' output
+                                        (n_steps, r, 2n, 1 + c [+ 2])       */
     PyObject *params;                /* NULL/None, or (augmented system, theta,
                                         tangent or None, jacobians or None[, dD,
                                         S0, its force spec]):

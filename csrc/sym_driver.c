@@ -387,21 +387,26 @@ static int progress(sym_run *R)
     return SYM_OK;
 }
 
-/* The derivatives after step k from (q, p): its own (sym_run.jacobians),
+/* The derivatives after step k from (q, p): its own (sym_run.jacobians,
+ * h_jacobians, and with them the force points' states: sym_run.points),
  * and the tangent (sym_run.tangent) Phi_{k+1} = D_k Phi_k, kept in the next
  * output row when the step's end is kept. */
 static int tangent_step(sym_work *w, const sym_run *R, const loop *L, long k, const double *q,
                         const double *p, const cursor *c, int keep)
 {
     const size_t m = 2 * (size_t)w->n, mk = m * (size_t)R->tangent_cols;
+    const int cols = (int)m + R->jac_u * w->n, ld = 1 + cols + (R->h_jacobians ? 2 : 0);
+    const size_t npt = R->points ? (size_t)sym_method_force_points(w->method) : 0;
+    double *pts = R->points ? R->points + (size_t)k * npt * m * (size_t)ld : NULL;
     int st = SYM_OK;
     if (R->jacobians) {
-        const int cols = (int)m + R->jac_u * w->n;
-        st = w->ops->tangent(w, q, p, R->h, cols, R->jac_u, L->eye,
-                             R->jacobians + (size_t)k * m * (size_t)cols);
+        double *out = R->jacobians + (size_t)k * m * (size_t)cols;
+        st = pts ? w->ops->point_tangent(w, q, p, R->h, cols, R->jac_u, L->eye, out, pts, ld)
+                 : w->ops->tangent(w, q, p, R->h, cols, R->jac_u, L->eye, out);
     }
     if (!st && R->h_jacobians)
-        st = w->ops->time_tangent(w, q, p, R->h, R->h_jacobians + (size_t)k * 2 * m);
+        st = w->ops->time_tangent(w, q, p, R->h, R->h_jacobians + (size_t)k * 2 * m,
+                                  pts ? pts + 1 + cols : NULL, ld);
     if (!st && R->par) st = sym_params_step(w, R, k, q, p, keep ? c->row + 1 : -1);
     if (st || !R->tangent) return st;
     st = w->ops->tangent(w, q, p, R->h, R->tangent_cols, 0, L->phi, L->phi1);
@@ -527,6 +532,8 @@ static int run_check(const sym_work *w, sym_run *R)
         return run_invalid(R, "tangent_cols");
     if (R->h_jacobians && (!w->ops->time_tangent || w->sys->m > 0))
         return run_invalid(R, "h_jacobians");
+    if (R->points && (!R->jacobians || !w->ops->point_tangent || w->sys->m > 0))
+        return run_invalid(R, "points");
     if (R->jacobians && R->jac_u &&
         (!w->force || R->jac_u != (f->hold_points > 1 ? f->hold_points : 1)))
         return run_invalid(R, "jac_u");

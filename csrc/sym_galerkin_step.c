@@ -140,4 +140,5 @@ const sym_scheme_ops sym_galerkin_ops = {
     .multipliers = sym_gcon_multipliers, .forced = 1,
     .newton_blocks = sym_galerkin_newton_blocks,
     .param_tangent = param_tangent, .time_tangent = sym_galerkin_time_tangent,
+    .point_tangent = sym_galerkin_point_tangent,
 };

@@ -212,7 +212,10 @@ SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double 
 SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
                                            double h, const double *X, double *R, double *J);
 SYM_PRIVATE int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p,
-                                          double h, double *out);
+                                          double h, double *out, double *pts, int ld);
+SYM_PRIVATE int sym_galerkin_point_tangent(sym_work *w, const double *q, const double *p,
+                                           double h, int k, int ublocks, const double *V,
+                                           double *out, double *pts, int ld);
 /* sym_galerkin_jac.c: the pieces of the tangent shared with the constrained
  * one: the points evaluated at the root (g->X) with every derivative, the
  * kernel's Newton matrix into g->J (not factorised), R_q = dR/dq at fixed

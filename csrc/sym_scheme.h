@@ -75,9 +75,18 @@ typedef struct sym_scheme_ops {
      * taken, as `tangent` (sym_params.h); NULL: not supported */
     int (*param_tangent)(sym_work *w, const double *q, double h,
                          const struct sym_params_run *par, double *C);
+    /* `tangent`, and the states (q_i, qdot_i) at the method's r force
+     * points of the step just taken with their derivative along the same
+     * columns: pts r 2n rows of stride ld, column 0 the state, 1 .. k the
+     * derivatives (sym_run.points); NULL: not supported */
+    int (*point_tangent)(sym_work *w, const double *q, const double *p, double h, int k,
+                         int ublocks, const double *V, double *out, double *pts, int ld);
     /* d(q1, p1)/dh and d(q1, p1)/dt (2 x 2n) of the step just taken, as
-     * `tangent` (sym_run.h_jacobians); NULL: not supported */
-    int (*time_tangent)(sym_work *w, const double *q, const double *p, double h, double *out);
+     * `tangent` (sym_run.h_jacobians), and with pts (not NULL; a scheme with
+     * point_tangent) those of the point states into its columns 0 and 1 (rows
+     * of stride ld); NULL: not supported */
+    int (*time_tangent)(sym_work *w, const double *q, const double *p, double h, double *out,
+                        double *pts, int ld);
     /* the Newton system of an implicit scheme (NULL for an explicit one):
      * its size for n degrees of freedom, and R, J at increments X */
     int (*unknowns)(const sym_method *m, int n);

@@ -575,6 +575,13 @@ typedef struct sym_run {
      * d(q_{j+1}, p_{j+1})/dt_j at fixed (q_j, p_j) and inputs (a free
      * duration's column: t_j = t0 + j h moves with h too) */
     double *h_jacobians;
+    /* the states at each step's r = sym_method_force_points force points
+     * and their derivatives (NULL: not wanted; needs jacobians; the
+     * unconstrained variational schemes, else SYM_EINVAL naming it):
+     * n_steps x r x 2n x (1 + c [+ 2]), row (i, .) = (q_i, qdot_i) at
+     * t_j + x_i h, column 0 the state, then its derivative along the c
+     * columns of jacobians, then (with h_jacobians) d/dh and d/dt_j */
+    double *points;
     struct sym_params_run *par; /* NULL, or parameter sensitivities (sym_params.h) */
     double *multipliers;     /* constrained: (rows - 1) x s x m, the
                                 multipliers lambda_a at the s nodes of the

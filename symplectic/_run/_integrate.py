@@ -379,7 +379,7 @@ def observer_of(spec, system, q0, p0, force=None, t_start=None):
 def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report=None,
         force=None, outputs=None, multipliers=False, kept=None, start=(0.0, None),
         tangent0=None, jacobians=None, params=None, param_jac=None, param0=None,
-        h_jacobians=None):
+        h_jacobians=None, points=None):
     """Run validated inputs by ``spec`` (a :class:`symplectic._model._validate.RunSpec`:
     the method, h, n_steps, t0, Newton's options, the thinning ``every``):
     the C core's run, on the closed form's workspace when ``closed`` is the
@@ -410,6 +410,11 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     a value at each: sym_run.jacobians), for an adjoint sweep.
     ``h_jacobians``: an array (n_steps, 2, 2n) that receives each step's
     derivative with respect to h and to its start time (sym_run.h_jacobians:
+    the unconstrained variational schemes; not on a kept run).
+    ``points``: with ``jacobians``, an array (n_steps, r, 2n, 1 + c [+ 2])
+    that receives the states (q_i, qdot_i) at each step's r force points
+    t_k + x_i h (column 0) and their derivatives along the c columns of
+    ``jacobians`` (then d/dh and d/dt_k with ``h_jacobians``; sym_run.points:
     the unconstrained variational schemes; not on a kept run).
 
     ``params``: a :class:`symplectic._run._params.ParamSpec`: with
@@ -447,6 +452,8 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
     lam, tan = _filled_outputs(kw, system, spec, multipliers, tangent0, jacobians)
     if h_jacobians is not None:
         kw["h_jacobians"] = h_jacobians
+    if points is not None:
+        kw["points"] = points
     ptan = None
     if params is not None:
         if spec.tangent:

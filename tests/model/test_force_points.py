@@ -203,3 +203,83 @@ def test_the_step_derivative_in_h_is_refused_where_there_is_none():
         with pytest.raises(ValueError, match=r"invalid run argument \(h_jacobians\)"):
             _integrate.run(system, np.array(q), np.array(p), spec, None,
                            h_jacobians=np.empty((1, 2, 4)))
+
+
+def _point_run(system, method, q, p, U, force, h, t0, *, free=False):
+    """One step with sym_run.points (and h_jacobians with ``free``): (end state, points)."""
+    from symplectic._model import _validate
+    from symplectic._run import _integrate
+    n, P = system.n, U.shape[1]
+    spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
+    cols = (2 + P) * n
+    jac = np.empty((1, 2 * n, cols))
+    pts = np.empty((1, P, 2 * n, 1 + cols + (2 if free else 0)))
+    hj = np.empty((1, 2, 2 * n)) if free else None
+    r = _integrate.run(system, q, p, spec, None, force=force, jacobians=jac, h_jacobians=hj,
+                       points=pts)
+    return np.concatenate([r.q[-1], r.p[-1]]), pts[0]
+
+
+@pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4", "lobatto5", "gauss2",
+                                    "gauss3"])
+def test_the_states_at_the_force_points_and_their_derivatives_equal_differences(method):
+    """sym_run.points (what control's running costs read): the states (q_i, qdot_i) at a
+    step's force points and their derivatives in (q, p), in the inputs at each point, in h and
+    in the start time, against central differences of the states themselves; a damped double
+    pendulum under a time-dependent force plus the inputs.  The values: at a point on a node
+    (Lobatto's ends) the node's q, and the midpoint rule's (q0 + q1) / 2 and (q1 - q0) / h."""
+    system = sp.systems.double_pendulum(damping=(0.3, 0.1))
+    x = np.array(sp.methods(details=True)[method]["force_points"])
+    P, n = len(x), 2
+    U0 = np.random.default_rng(5).normal(size=(1, P, 2))
+    drive = sp.forces.from_callable(lambda t, q, v: np.array([np.sin(3 * t), 0.5 * np.cos(2 * t)]))
+    q, p, h, t0 = np.array([0.4, -0.2]), np.array([0.3, 0.1]), 0.1, 0.7
+
+    def at(q, p, U, h, t0, free=False):
+        force = drive + sp.forces.at_points(U) + system.force
+        return _point_run(system, method, q, p, U, force, h, t0, free=free)
+
+    end, pts = at(q, p, U0, h, t0, True)
+    val = pts[:, :, 0]
+    if method == "midpoint":
+        assert np.allclose(val[0, :n], (q + end[:n]) / 2, rtol=0, atol=1e-14)
+        assert np.allclose(val[0, n:], (end[:n] - q) / h, rtol=0, atol=1e-12)
+    if x[0] == 0.0 and x[-1] == 1.0:
+        assert np.array_equal(val[0, :n], q)
+        assert np.allclose(val[-1, :n], end[:n], rtol=0, atol=1e-15)
+    e = 1e-6
+    v0 = np.concatenate([q, p, U0.ravel()])
+    for j in range(len(v0)):
+        vp, vm = v0.copy(), v0.copy()
+        vp[j] += e
+        vm[j] -= e
+        fp = at(vp[:n], vp[n:2 * n], vp[2 * n:].reshape(1, P, 2), h, t0)[1][:, :, 0]
+        fm = at(vm[:n], vm[n:2 * n], vm[2 * n:].reshape(1, P, 2), h, t0)[1][:, :, 0]
+        fd = (fp - fm) / (2 * e)
+        assert np.abs(pts[:, :, 1 + j] - fd).max() < 1e-8 * max(1.0, np.abs(fd).max()), j
+    for col, (dh, dt) in ((1 + len(v0), (e, 0.0)), (2 + len(v0), (0.0, e))):
+        fd = (at(q, p, U0, h + dh, t0 + dt)[1][:, :, 0]
+              - at(q, p, U0, h - dh, t0 - dt)[1][:, :, 0]) / (2 * e)
+        assert np.abs(pts[:, :, col] - fd).max() < 1e-8 * max(1.0, np.abs(fd).max()), col
+        assert np.abs(fd).max() > 1e-3
+
+
+def test_the_states_at_the_force_points_are_refused_where_there_are_none():
+    from symplectic._model import _validate
+    from symplectic._run import _integrate
+    system = sp.systems.double_pendulum()
+    q, p = np.array([0.4, 0.1]), np.zeros(2)
+    spec = _validate.run_spec("simpson", 0.1, 1, 0.0)
+    with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):   # no jacobians
+        _integrate.run(system, q, p, spec, None, points=np.empty((1, 3, 4, 5)))
+    with pytest.raises(ValueError, match=r"points must be .* shape \(n_steps, r, 2n, 1 \+ c\) "
+                                         r"= \(1, 3, 4, 5\)"):
+        _integrate.run(system, q, p, spec, None, jacobians=np.empty((1, 4, 4)),
+                       points=np.empty((1, 3, 4, 6)))
+    for system, method, q in [(sp.systems.double_pendulum(), "rk4", [0.4, 0.1]),
+                              (sp.systems.pendulum_cartesian(), "simpson", [0.6, -0.8])]:
+        spec = _validate.run_spec(method, 0.1, 1, 0.0)
+        r = 4 if method == "rk4" else 3
+        with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):
+            _integrate.run(system, np.array(q), np.zeros(2), spec, None,
+                           jacobians=np.empty((1, 4, 4)), points=np.empty((1, r, 4, 5)))
