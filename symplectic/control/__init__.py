@@ -34,10 +34,10 @@ constraints: the scheme solves them as integrate does (a whole start on
 the manifold, a fixed duration).  Running costs of the state, path
 constraints and inputs B(q) are not built yet.
 """
-from ._costs import Cost, Duration, Effort, Terminal, duration, effort, terminal
+from ._costs import Cost, Duration, Effort, Running, Terminal, duration, effort, running, terminal
 from ._identify import Identification, identify
 from ._problem import Problem
 from ._solution import Solution
 
-__all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "Terminal", "effort", "duration",
-           "terminal", "identify", "Identification"]
+__all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "Terminal", "Running", "effort",
+           "duration", "terminal", "running", "identify", "Identification"]

@@ -7,6 +7,9 @@ the step h and the weights b_i of the scheme's force quadrature:
     effort:    J = h sum_k sum_i b_i 1/2 u_ki^T R u_ki   (int 1/2 u^T R u dt)
     duration:  J = N h                                    (T, minimum time)
     terminal:  J = phi(q_N, p_N)                          (a cost of the end state)
+    running:   J = h sum_k sum_i b_i l(t_ki, q_ki, qdot_ki, u_ki)
+               (int l dt; q_ki, qdot_ki: the step's own states at its force
+               points, sym_run.points)
 """
 import numpy as np
 
@@ -110,6 +113,37 @@ class Terminal(Cost):
         return f"terminal({getattr(self.phi, '__name__', 'phi')})"
 
 
+class Running(Cost):
+    """A running cost int_0^T l(t, q, qdot, u) dt, by the scheme's quadrature
+    at its force points with the step's own states there (the Galerkin
+    polynomial's q_i and qdot_i, exact derivatives from the core), so that
+    the transcription keeps the scheme's order.  ``l(t, q, qdot, u)`` returns
+    a float; ``grad(t, q, qdot, u)`` the triple (dl/dq, dl/dqdot, dl/du),
+    arrays (n,), (n,), (m,) (exact: the transcription's gradient is exact
+    with it; its Hessian, which only steers the iterations, comes from
+    differences of it, and with a free duration dl/dt from differences of
+    l).  Units: those of the cost times 1/s."""
+
+    def __init__(self, l, grad):
+        if not callable(l) or not callable(grad):
+            raise TypeError("running(l, grad): l(t, q, qdot, u) -> float and grad(t, q, qdot, "
+                            "u) -> (dl/dq, dl/dqdot, dl/du) must be callables")
+        self.l, self.grad = l, grad
+        self.terms = ((1.0, self),)
+
+    def bind_term(self, m):
+        return _RunningTerm(self.l, self.grad, m)
+
+    def __repr__(self):
+        return f"running({getattr(self.l, '__name__', 'l')})"
+
+
+def running(l, grad):
+    """The running cost int l(t, q, qdot, u) dt (see :class:`Running`); add
+    it to others: ``effort() + running(l, grad)``."""
+    return Running(l, grad)
+
+
 def terminal(phi, grad):
     """The cost phi(q(T), p(T)) of the end state (see :class:`Terminal`);
     add it to an effort: ``effort() + 10 * terminal(phi, grad)``."""
@@ -191,6 +225,47 @@ class _TerminalTerm(_Term):
         return 0.5 * (H + H.T)
 
 
+class _RunningTerm(_Term):
+    """l at the force points: values, gradients, and dl/dt by differences."""
+
+    def __init__(self, l, grad, m):
+        self.l, self.grad, self.m = l, grad, m
+
+    def values(self, t, Q, V, U):
+        """l at each point: t (K,), Q, V (K, n), U (K, m) -> (K,)."""
+        out = np.empty(len(t))
+        for j in range(len(t)):
+            out[j] = _validate.real("running cost l(t, q, qdot, u)",
+                                    self.l(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy()))
+        return out
+
+    def grads(self, t, Q, V, U):
+        """(dl/dq, dl/dqdot, dl/du) at each point: (K, n), (K, n), (K, m)."""
+        K, n = Q.shape
+        gq, gv, gu = np.empty((K, n)), np.empty((K, n)), np.empty((K, self.m))
+        for j in range(K):
+            g = self.grad(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy())
+            try:
+                a, b, c = g
+                gq[j] = np.asarray(a, dtype=float).reshape(n)
+                gv[j] = np.asarray(b, dtype=float).reshape(n)
+                gu[j] = np.asarray(c, dtype=float).reshape(self.m)
+            except (TypeError, ValueError):
+                raise ValueError(f"running cost: grad(t, q, qdot, u) must return (dl/dq, "
+                                 f"dl/dqdot, dl/du), arrays of {n}, {n} and {self.m} "
+                                 f"values") from None
+            if not (np.isfinite(gq[j]).all() and np.isfinite(gv[j]).all() and
+                    np.isfinite(gu[j]).all()):
+                raise ValueError(f"running cost: grad(t, q, qdot, u) returned non-finite "
+                                 f"values at t = {t[j]}")
+        return gq, gv, gu
+
+    def dt(self, t, Q, V, U):
+        """dl/dt at each point by central differences (a free duration)."""
+        e = 6e-6 * (np.abs(t) + 1.0)
+        return (self.values(t + e, Q, V, U) - self.values(t - e, Q, V, U)) / (2 * e)
+
+
 class _EffortTerm(_Term):
     timed = False
 
@@ -259,6 +334,11 @@ class _Bound:
 
     def hess_uh(self, Uk, b):
         return sum(c * t.hess_uh(Uk, b) for c, t in self.terms)
+
+    @property
+    def running(self):
+        """The running terms, (weight, _RunningTerm) pairs."""
+        return [(c, t) for c, t in self.terms if isinstance(t, _RunningTerm)]
 
     @property
     def has_end(self):

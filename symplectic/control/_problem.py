@@ -94,8 +94,10 @@ class Problem:
         ``"qdot"`` or in ``"p"``, not both.
     cost : Cost, optional
         ``effort(R)`` (default ``effort()``: 1/2 int |u|^2 dt), ``duration()``
-        (T: minimum time), ``terminal(phi, grad)`` (a cost of the end state)
-        or a weighted sum (``duration() + 0.01 * effort()``).
+        (T: minimum time), ``terminal(phi, grad)`` (a cost of the end state),
+        ``running(l, grad)`` (int l(t, q, qdot, u) dt, at the scheme's force
+        points: the variational schemes, no holonomic constraints) or a
+        weighted sum (``duration() + 0.01 * effort()``).
     input_bounds : (lower, upper), optional
         Bounds on every input value (scalars or (m,) arrays; None or +-inf:
         none).
@@ -162,10 +164,19 @@ class Problem:
         cost = effort() if cost is None else cost
         if not isinstance(cost, Cost):
             raise TypeError(f"cost must be control.effort(R), control.duration(), "
-                            f"control.terminal(phi, grad) or a weighted sum of them, got "
+                            f"control.terminal(phi, grad), control.running(l, grad) or a "
+                            f"weighted sum of them, got "
                             f"{type(cost).__name__}")
         self.cost = cost
         self._cost = cost.bind(self.n_inputs)
+        self._running = bool(self._cost.running)
+        if self._running and (not self._m.symplectic or self.system.n_constraints):
+            raise NotImplementedError(f"control.Problem: a running cost needs the step's states "
+                                      f"at its force points (sym_run.points), which "
+                                      f"{self.method} does not give"
+                                      + (" with holonomic constraints"
+                                         if self.system.n_constraints else "")
+                                      + "; use a variational scheme on an unconstrained system")
         if self._cost.timed and not self.free:
             raise ValueError("control.Problem: the cost duration() needs free_duration=(T_min, "
                              "T_max): with a fixed duration it is a constant")
@@ -191,7 +202,7 @@ class Problem:
             for key, (idx, _v) in conds.items():
                 if key != "qdot":
                     self._pinned[node * 2 * n + (n if key == "p" else 0) + idx] = True
-        self._cache = None
+        self._cache = self._rcache = None
 
     # ------------------------------------------------------------ the variables
     def _split(self, z):
@@ -211,16 +222,20 @@ class Problem:
     # ------------------------------------------------------------ the steps
     def _one_step(self, k, y, Uk, h):
         """Phi_h from y = (q_k, p_k) at t_k = k h with the inputs Uk (P, m) of
-        step k, and its derivative [d/dy | d/du_k0 .. d/du_k,P-1 | d/dh]
+        step k, its derivative [d/dy | d/du_k0 .. d/du_k,P-1 | d/dh]
         (2n, 2n + P m + 1 with a free duration: d/dh + k d/dt_k, the node
-        moving with h)."""
+        moving with h), and with a running cost the states (q_i, qdot_i) at
+        the force points (P, 2n) and their derivative in the same columns
+        (P, 2n, 2n + P m [+ 1]) (else None)."""
         n, P, B = self.system.n, self.P, self.inputs
         jac = np.empty((1, 2 * n, (2 + P) * n))
         hj = np.empty((1, 2, 2 * n)) if self.free else None
+        pts = np.empty((1, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
+            if self._running else None
         f = forces._resolve(self.system, (Uk @ B.T)[None], None, 1, self._m)
         spec = dataclasses.replace(self._spec, t0=k * h, h=h)
         r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac,
-                           h_jacobians=hj)
+                           h_jacobians=hj, points=pts)
         if r.failure is not None:
             err = _integrate.convergence_error(self._m, h, r.failure, system=self.system,
                                                state=(y[:n], y[n:]))
@@ -232,7 +247,15 @@ class Problem:
         parts = [jac[0, :, :2 * n], ju]
         if self.free:
             parts.append((hj[0, 0] + k * hj[0, 1])[:, None])
-        return np.concatenate([r.q[-1], r.p[-1]]), np.hstack(parts)
+        point = None
+        if self._running:
+            c = pts[0]
+            du = (c[:, :, 1 + 2 * n:1 + (2 + P) * n].reshape(P, 2 * n, P, n) @ B)
+            pparts = [c[:, :, 1:1 + 2 * n], du.reshape(P, 2 * n, P * self.n_inputs)]
+            if self.free:
+                pparts.append((c[:, :, -2] + k * c[:, :, -1])[:, :, None])
+            point = (c[:, :, 0].copy(), np.concatenate(pparts, axis=2))
+        return np.concatenate([r.q[-1], r.p[-1]]), np.hstack(parts), point
 
     def _steps(self, z):
         """Phi_h of every interval from its own start, and each step's derivative
@@ -241,11 +264,60 @@ class Problem:
             return self._cache[1], self._cache[2]
         Y, U = self._split(z)
         h = self._h(z)
-        pairs = [self._one_step(k, Y[k], U[k], h) for k in range(self.intervals)]
-        ends = np.array([e for e, _ in pairs])
-        dy = np.array([d for _, d in pairs])
-        self._cache = (z.copy(), ends, dy)
+        steps = [self._one_step(k, Y[k], U[k], h) for k in range(self.intervals)]
+        ends = np.array([e for e, _, _ in steps])
+        dy = np.array([d for _, d, _ in steps])
+        points = None
+        if self._running:
+            points = (np.array([pt[0] for _, _, pt in steps]),
+                      np.array([pt[1] for _, _, pt in steps]))
+        self._cache = (z.copy(), ends, dy, points)
         return ends, dy
+
+    def _running_blocks(self, ks, points, U, h):
+        """The running terms over the intervals ks: their value, and the
+        gradient in each interval's variables (len(ks), 2n + P m [+ 1]) from
+        the states at the force points and their derivatives ``points``
+        ((K, P, 2n), (K, P, 2n, columns)), the inputs U (K, P, m) and h:
+        J = h sum_k sum_i b_i l(t_ki, q_ki, qdot_ki, u_ki), t_ki = (k + x_i) h."""
+        n, P, m = self.system.n, self.P, self.n_inputs
+        K = len(ks)
+        vals, D = points
+        tau = (np.asarray(ks, dtype=float)[:, None] + self._x[None, :]).ravel()
+        t, Q, V, Uf = tau * h, vals[:, :, :n].reshape(-1, n), vals[:, :, n:].reshape(-1, n), \
+            U.reshape(-1, m)
+        bw = np.tile(self._b, K)
+        value, grad = 0.0, np.zeros((K, D.shape[-1]))
+        for c, term in self._cost.running:
+            l = term.values(t, Q, V, Uf)
+            gq, gv, gu = term.grads(t, Q, V, Uf)
+            value += c * h * float(bw @ l)
+            gs = (c * h * bw[:, None] * np.hstack([gq, gv])).reshape(K, P, 2 * n)
+            grad += np.einsum("kir,kirc->kc", gs, D)
+            grad[:, 2 * n:2 * n + P * m] += (c * h * bw[:, None] * gu).reshape(K, P * m)
+            if self.free:      # d/dh of h b_i l(t_ki, ...): the states' part is in D
+                lt = term.dt(t, Q, V, Uf)
+                grad[:, -1] += (c * bw * (l + h * lt * tau)).reshape(K, P).sum(axis=1)
+        return value, grad
+
+    def _running_all(self, z):
+        """The running terms' value and gradient in z (zeros without them)."""
+        g = np.zeros_like(z)
+        if not self._running:
+            return 0.0, g
+        if self._rcache is not None and np.array_equal(self._rcache[0], z):
+            return self._rcache[1], self._rcache[2].copy()
+        self._steps(z)
+        _, U = self._split(z)
+        value, gb = self._running_blocks(np.arange(self.intervals), self._cache[3], U,
+                                         self._h(z))
+        for k in range(self.intervals):
+            idx = self._block(k)
+            g[idx] += gb[k, :len(idx)]
+        if self.free:
+            g[-1] += gb[:, -1].sum()
+        self._rcache = (z.copy(), value, g.copy())
+        return value, g
 
     def _block(self, k):
         """The variables of interval k, (q_k, p_k) and u_k, as indices into z
@@ -272,7 +344,13 @@ class Problem:
                 v = v0.copy()
                 v[j] += sgn * e
                 h = v[-1] if self.free else self.h
-                g.append(self._one_step(k, v[:w], v[w:w + P * m].reshape(P, m), h)[1].T @ nuk)
+                Uk = v[w:w + P * m].reshape(P, m)
+                _, jac, point = self._one_step(k, v[:w], Uk, h)
+                gk = jac.T @ nuk
+                if self._running:
+                    pts = (point[0][None], point[1][None])
+                    gk = gk + obj_factor * self._running_blocks([k], pts, Uk[None], h)[1][0]
+                g.append(gk)
             Hk[:, j] = (g[0] - g[1]) / (2 * e)
         Hk = 0.5 * (Hk + Hk.T)
         h = self._h(z)
@@ -465,7 +543,7 @@ class Problem:
         """The discrete cost (see :mod:`symplectic.control._costs`)."""
         Y, U = self._split(z)
         end = self._cost.end_value(Y[-1]) if self._cost.has_end else 0.0
-        return float(self._cost.value(U, self._h(z), self._b) + end)
+        return float(self._cost.value(U, self._h(z), self._b) + end + self._running_all(z)[0])
 
     def objective_grad(self, z):
         Y, U = self._split(z)
@@ -476,7 +554,7 @@ class Problem:
             g[self._ny - Y.shape[1]:self._ny] = self._cost.end_grad(Y[-1])
         if self.free:
             g[-1] = self._cost.grad_h(U, h, self._b)
-        return g
+        return g + self._running_all(z)[1]
 
     def _end_rows(self, z):
         """The end conditions' residuals and Jacobian rows."""

@@ -39,7 +39,8 @@ class Solution:
         (lambda_q, lambda_p) at the nodes: the multipliers nu_k of the
         dynamics constraints Phi_h(y_k, u_k) - y_{k+1} = 0 in the
         Lagrangian J + sum_k nu_k . (...) (node k+1 for the step k -> k+1)
-        and lambda_0 = D_0^T lambda_1 (the discrete adjoint recursion),
+        and lambda_0 = D_0^T lambda_1 + dJ/d(q_0, p_0) (the discrete
+        adjoint recursion),
         which approximate Pontryagin's costates lambda(t_k) of
         H = l(u) + lambda . (qdot, pdot) at the scheme's order (for the
         effort cost the optimal input is u = -R^-1 B^T lambda_p).
@@ -72,11 +73,12 @@ class Solution:
         self.message, self.iterations = report.message, report.iterations
         self.solve_time = float(elapsed)
         self.kkt_residual = problem.kkt_residual(z, nu) if kkt is None else float(kkt)
-        # L = J + sum_k nu_k . (Phi_k - y_{k+1}): lambda_{k+1} = nu_k, lambda_0 = D_0^T lambda_1
+        # L = J + sum_k nu_k . (Phi_k - y_{k+1}): lambda_{k+1} = nu_k, and the recursion
+        # lambda_k = D_k^T lambda_{k+1} + dJ/dy_k continued to k = 0
         lam = np.empty((N + 1, 2 * n))
         lam[1:] = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
         _, dy = problem._steps(z)
-        lam[0] = dy[0, :, :2 * n].T @ lam[1]
+        lam[0] = dy[0, :, :2 * n].T @ lam[1] + problem.objective_grad(z)[:2 * n]
         self.costate = lam
 
     def u_at(self, t):

@@ -1,0 +1,179 @@
+"""symplectic.control: running costs of the state, int l(t, q, qdot, u) dt at the scheme's
+force points with the step's own states there (sym_run.points).
+
+Expected values: the LQ oscillator with a state cost in closed form (the Hamiltonian system
+x' = A x - B R^-1 B^T lambda, lambda' = -Q x - A^T lambda solved by the matrix exponential,
+J* = 1/2 (lambda(0) . x(0) - lambda(T) . x(T))), finite differences for the derivatives, and
+for a nonlinear swing-up the finest run (its orders, not its value, are checked)."""
+import numpy as np
+import pytest
+
+import symplectic as sp
+from symplectic import control
+
+pytest.importorskip("scipy.optimize")
+
+ORDERS = {"midpoint": 2, "simpson": 4, "lobatto4": 6, "gauss2": 4, "gauss3": 6}
+W_Q, W_V, T_LQ = 3.0, 0.5, 2.0          # the state cost 1/2 (W_Q q^2 + W_V qdot^2)
+
+
+def _order(Ns, errs):
+    return -np.polyfit(np.log(Ns), np.log(errs), 1)[0]
+
+
+def lq_closed_form(t):
+    """x(t) = (q, qdot) and lambda(t) = (lambda_q, lambda_v) of q'' = -q + u, (0, 0) -> (1, 0)
+    in T_LQ, min 1/2 int W_Q q^2 + W_V qdot^2 + u^2 dt; and J*."""
+    from scipy.linalg import expm
+    A = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    Bu = np.array([[0.0], [1.0]])
+    Q = np.diag([W_Q, W_V])
+    H = np.block([[A, -Bu @ Bu.T], [-Q, -A.T]])
+    x0, xT = np.zeros(2), np.array([1.0, 0.0])
+    E = expm(H * T_LQ)
+    lam0 = np.linalg.solve(E[:2, 2:], xT - E[:2, :2] @ x0)
+    y = np.array([expm(H * s) @ np.concatenate([x0, lam0]) for s in np.atleast_1d(t)])
+    yT = E @ np.concatenate([x0, lam0])
+    J = 0.5 * (lam0 @ x0 - yT[2:] @ yT[:2])
+    return y[:, :2], y[:, 2:], J
+
+
+def _state_cost(t, q, qdot, u):
+    return 0.5 * (W_Q * q[0] ** 2 + W_V * qdot[0] ** 2)
+
+
+def _state_cost_grad(t, q, qdot, u):
+    return np.array([W_Q * q[0]]), np.array([W_V * qdot[0]]), np.zeros(1)
+
+
+def _lq(method, N):
+    pb = control.Problem(sp.systems.linear([[1.0]], [[1.0]]), T_LQ, N, method=method,
+                         inputs=[1.0], start={"q": [0.0], "qdot": [0.0]},
+                         end={"q": [1.0], "qdot": [0.0]},
+                         cost=control.effort() + control.running(_state_cost, _state_cost_grad),
+                         rtol=1e-15)
+    return pb.solve(tol=1e-12)
+
+
+def test_the_closed_form_satisfies_its_own_conditions():
+    """The closed form reaches (1, 0) at T, and J* equals the cost integrated by quadrature
+    along it (u = -lambda_v)."""
+    t = np.linspace(0.0, T_LQ, 4001)
+    x, lam, J = lq_closed_form(t)
+    assert np.abs(x[0]).max() < 1e-14 and np.abs(x[-1] - [1.0, 0.0]).max() < 1e-12
+    f = 0.5 * (W_Q * x[:, 0] ** 2 + W_V * x[:, 1] ** 2 + lam[:, 1] ** 2)
+    w = np.full(t.size, 2.0)
+    w[1::2], w[0], w[-1] = 4.0, 1.0, 1.0                    # Simpson's rule
+    assert abs(np.sum(w * f) * (t[1] - t[0]) / 3 - J) < 1e-12
+
+
+@pytest.mark.parametrize("method, Ns", [
+    ("midpoint", (4, 8, 16)), ("simpson", (4, 8, 16)), ("lobatto4", (3, 4, 6)),
+    ("gauss2", (4, 8, 16)), ("gauss3", (3, 4, 6))])
+def test_lq_with_a_state_cost_converges_at_the_scheme_order(method, Ns):
+    """J, the states at the nodes and the costates (the multipliers; lambda_0 with the
+    running cost's own derivative at node 0) against the closed form."""
+    errs = {"J": [], "x": [], "lam": []}
+    for N in Ns:
+        sol = _lq(method, N)
+        assert sol.success and sol.kkt_residual < 1e-11, (sol.message, sol.kkt_residual)
+        x, lam, J = lq_closed_form(sol.t)
+        errs["J"].append(abs(sol.cost - J))
+        errs["x"].append(np.abs(np.column_stack([sol.q[:, 0], sol.qdot[:, 0]]) - x).max())
+        errs["lam"].append(np.abs(sol.costate - lam).max())
+    for key, e in errs.items():
+        assert _order(Ns, e) > ORDERS[method] - 0.3, (key, e)
+
+
+def _swing(method, N, **kw):
+    """The 3 s swing-up with a cost on the swing as well: min int T^2 + 0.1 theta'^2 +
+    (1 - cos theta) dt (nonlinear in the state)."""
+    def l(t, q, v, u):
+        return 0.1 * v[0] ** 2 + 1.0 - np.cos(q[0])
+
+    def grad(t, q, v, u):
+        return np.array([np.sin(q[0])]), np.array([0.2 * v[0]]), np.zeros(1)
+    system = sp.systems.pendulum(m=1.0, omega=np.sqrt(9.81))
+    pb = control.Problem(system, 3.0, N, method=method, inputs=[1.0],
+                         start={"q": [0.0], "qdot": [0.0]}, end={"q": [np.pi], "qdot": [0.0]},
+                         cost=control.effort(2.0) + control.running(l, grad), rtol=1e-15, **kw)
+    return pb.solve(tol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4"])
+def test_nonlinear_running_cost_converges_at_the_scheme_order(method):
+    """J of the swing-up with a state cost against lobatto5 on 40 intervals."""
+    ref = _swing("lobatto5", 40)
+    assert ref.success and ref.kkt_residual < 1e-10
+    Ns = (16, 32)
+    errs = [abs(_swing(method, N).cost - ref.cost) for N in Ns]
+    assert _order(Ns, errs) > ORDERS[method] - 0.5, errs
+
+
+def _timed(t, q, v, u):
+    return np.sin(2 * t) * q[0] * v[1] + 0.3 * q[1] ** 2 * u[0] ** 2
+
+
+def _timed_grad(t, q, v, u):
+    return (np.array([np.sin(2 * t) * v[1], 0.6 * q[1] * u[0] ** 2]),
+            np.array([0.0, np.sin(2 * t) * q[0]]), np.array([0.6 * q[1] ** 2 * u[0]]))
+
+
+@pytest.mark.parametrize("free", [False, True])
+def test_running_cost_gradient_and_hessian_equal_differences(free):
+    """A damped double pendulum, one input, a running cost in t, q, qdot and u (and a free
+    duration, where the nodes and points move with h): the cost's gradient against central
+    differences of the cost, and the Lagrangian's Hessian against differences of its exact
+    gradient."""
+    cost = control.effort(1.5) + 0.7 * control.running(_timed, _timed_grad)
+    extra = dict(free_duration=(0.1, 2.0), cost=cost + control.duration()) if free else \
+        dict(cost=cost)
+    pb = control.Problem(sp.systems.double_pendulum(damping=(0.2, 0.1)), 0.6, 3,
+                         method="simpson", inputs=[[0.0], [1.0]],
+                         start={"q": [0.3, 0.2], "p": [0.0, 0.1]}, end={"q": [0.5, np.nan]},
+                         rtol=1e-15, **extra)
+    rng = np.random.default_rng(11)
+    z = rng.normal(scale=0.3, size=pb.n_variables)
+    if free:
+        z[-1] = 0.2
+    g = pb.objective_grad(z)
+    e = 1e-6
+    gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e)
+                    for d in np.eye(pb.n_variables)])
+    assert np.abs(g - gfd).max() < 1e-8 * max(1.0, np.abs(gfd).max())
+    assert np.abs(g[:pb._ny]).max() > 1e-2            # the states do enter the cost
+    nu = rng.normal(size=len(pb.constraints(z)))
+    rows, cols = pb.hess_structure()
+    H = np.zeros((pb.n_variables, pb.n_variables))
+    np.add.at(H, (rows, cols), pb.hess_values(z, 0.7, nu))
+    H = H + np.tril(H, -1).T
+
+    def grad(z):       # the end conditions here are linear: no curvature left out
+        return 0.7 * pb.objective_grad(z) + pb.constraints_jac(z).T @ nu
+    fd = np.empty_like(H)
+    for j in range(pb.n_variables):
+        e = 1e-5 * max(1.0, abs(z[j]))
+        zp, zm = z.copy(), z.copy()
+        zp[j] += e
+        zm[j] -= e
+        fd[:, j] = (grad(zp) - grad(zm)) / (2 * e)
+    assert np.abs(H - fd).max() < 1e-5 * np.abs(fd).max()
+
+
+def test_running_costs_are_refused_where_the_points_are_not_given():
+    cost = control.effort() + control.running(_state_cost, _state_cost_grad)
+    with pytest.raises(NotImplementedError, match="running cost .* rk4"):
+        control.Problem(sp.systems.linear([[1.0]], [[1.0]]), 1.0, 4, method="rk4",
+                        inputs=[1.0], start={"q": [0.0], "qdot": [0.0]}, cost=cost)
+    with pytest.raises(NotImplementedError, match="running cost .* holonomic constraints"):
+        control.Problem(sp.systems.pendulum_cartesian(), 1.0, 4, inputs=np.eye(2),
+                        start={"q": [0.6, -0.8], "qdot": [0.0, 0.0]}, cost=cost)
+    with pytest.raises(TypeError, match="running"):
+        control.running(lambda t, q, v, u: 0.0, None)
+    bad = control.Problem(sp.systems.linear([[1.0]], [[1.0]]), 1.0, 2, inputs=[1.0],
+                          start={"q": [0.0], "qdot": [0.0]},
+                          cost=control.running(_state_cost, lambda t, q, v, u: (q, v)))
+    with pytest.raises(ValueError, match=r"grad\(t, q, qdot, u\) must return \(dl/dq, "
+                                         r"dl/dqdot, dl/du\)"):
+        bad.objective_grad(np.zeros(bad.n_variables))
