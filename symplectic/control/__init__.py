@@ -36,8 +36,9 @@ constraints and inputs B(q) are not built yet.
 """
 from ._costs import Cost, Duration, Effort, Running, Terminal, duration, effort, running, terminal
 from ._identify import Identification, identify
+from ._path import Path, path
 from ._problem import Problem
 from ._solution import Solution
 
 __all__ = ["Problem", "Solution", "Cost", "Effort", "Duration", "Terminal", "Running", "effort",
-           "duration", "terminal", "running", "identify", "Identification"]
+           "duration", "terminal", "running", "Path", "path", "identify", "Identification"]

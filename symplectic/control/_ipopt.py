@@ -93,7 +93,9 @@ def solve(pb, z0, *, tol, max_iter, hessian, verbose):
 
     lo = np.where(np.isfinite(pb._lo), pb._lo, -_INF)
     hi = np.where(np.isfinite(pb._hi), pb._hi, _INF)
-    nlp = ipyopt.Problem(pb.n_variables, lo, hi, nc, np.zeros(nc), np.zeros(nc), (jr, jc), hs,
+    gl, gu = pb.constraint_bounds()
+    gl, gu = np.where(np.isfinite(gl), gl, -_INF), np.where(np.isfinite(gu), gu, _INF)
+    nlp = ipyopt.Problem(pb.n_variables, lo, hi, nc, gl, gu, (jr, jc), hs,
                          guarded(pb.objective), guarded(eval_grad_f, 1), guarded(eval_g, 1),
                          guarded(eval_jac_g, 1), None if eval_h is None else guarded(eval_h, 1),
                          ipopt_options=options)

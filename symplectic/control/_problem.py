@@ -13,6 +13,7 @@ from .._model._errors import ConvergenceError
 from .._run import _integrate
 from . import _ipopt
 from ._costs import Cost, effort
+from ._path import Path
 from ._solution import Report, Solution
 
 _END_KEYS = ("q", "qdot", "p")
@@ -103,6 +104,11 @@ class Problem:
         none).
     state_bounds : (lower, upper), optional
         Bounds on q at every node ((n,) arrays or scalars).
+    path : Path or list of Path, optional
+        Path constraints ``control.path(c, jac, lower, upper)``: lower <=
+        c(t, q, qdot, u) <= upper at every force point of every step, on
+        the step's own states there (the variational schemes, no holonomic
+        constraints).
     free_duration : (T_min, T_max), optional
         Let the duration vary between these bounds (s, 0 < T_min <= T_max,
         T_max may be inf): h = T / N is then an unknown, whose derivative
@@ -125,7 +131,7 @@ class Problem:
 
     def __init__(self, system, duration, intervals, *, method="simpson", inputs=None, start=None,
                  end=None, cost=None, input_bounds=None, state_bounds=None, free_duration=None,
-                 **method_options):
+                 path=None, **method_options):
         self.system = _validate.system(system)
         n = self.system.n
         self.duration = _validate.positive("duration", duration)
@@ -170,8 +176,11 @@ class Problem:
         self.cost = cost
         self._cost = cost.bind(self.n_inputs)
         self._running = bool(self._cost.running)
-        if self._running and (not self._m.symplectic or self.system.n_constraints):
-            raise NotImplementedError(f"control.Problem: a running cost needs the step's states "
+        self._paths = self._bind_paths(path)
+        self._points = self._running or bool(self._paths)
+        if self._points and (not self._m.symplectic or self.system.n_constraints):
+            what = "a running cost" if self._running else "a path constraint"
+            raise NotImplementedError(f"control.Problem: {what} needs the step's states "
                                       f"at its force points (sym_run.points), which "
                                       f"{self.method} does not give"
                                       + (" with holonomic constraints"
@@ -186,6 +195,11 @@ class Problem:
         N, m = self.intervals, self.n_inputs
         self._ny = (N + 1) * 2 * n
         self._nu = N * self.P * m
+        self._R = sum(pc.r for pc in self._paths)          # path rows at each point
+        self._neq = N * 2 * n + sum(len(i) for c in (self.start, self.end)
+                                    for i, _ in c.values())
+        self._path_lo = np.tile(np.concatenate([pc.lo for pc in self._paths] or [[]]), N * self.P)
+        self._path_hi = np.tile(np.concatenate([pc.hi for pc in self._paths] or [[]]), N * self.P)
         self.n_variables = self._ny + self._nu + (1 if self.free else 0)
         ulo, uhi = _bounds_pair("input_bounds", input_bounds, m)
         qlo, qhi = _bounds_pair("state_bounds", state_bounds, n)
@@ -202,7 +216,20 @@ class Problem:
             for key, (idx, _v) in conds.items():
                 if key != "qdot":
                     self._pinned[node * 2 * n + (n if key == "p" else 0) + idx] = True
-        self._cache = self._rcache = None
+        self._cache = self._rcache = self._pcache = None
+
+    def _bind_paths(self, path):
+        """The path constraints, bound (sizes, bounds) and checked."""
+        if path is None:
+            return []
+        items = [path] if isinstance(path, Path) else list(path)
+        for pc in items:
+            if not isinstance(pc, Path):
+                raise TypeError(f"path must be a control.path(c, jac, lower, upper) or a list of "
+                                f"them, got {type(pc).__name__}")
+        n, m = self.system.n, self.n_inputs
+        q = self._given("q", self.start, np.zeros(n))
+        return [pc.bind(n, m, (0.0, q, np.zeros(n), np.zeros(m))) for pc in items]
 
     # ------------------------------------------------------------ the variables
     def _split(self, z):
@@ -231,7 +258,7 @@ class Problem:
         jac = np.empty((1, 2 * n, (2 + P) * n))
         hj = np.empty((1, 2, 2 * n)) if self.free else None
         pts = np.empty((1, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
-            if self._running else None
+            if self._points else None
         f = forces._resolve(self.system, (Uk @ B.T)[None], None, 1, self._m)
         spec = dataclasses.replace(self._spec, t0=k * h, h=h)
         r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac,
@@ -248,7 +275,7 @@ class Problem:
         if self.free:
             parts.append((hj[0, 0] + k * hj[0, 1])[:, None])
         point = None
-        if self._running:
+        if self._points:
             c = pts[0]
             du = (c[:, :, 1 + 2 * n:1 + (2 + P) * n].reshape(P, 2 * n, P, n) @ B)
             pparts = [c[:, :, 1:1 + 2 * n], du.reshape(P, 2 * n, P * self.n_inputs)]
@@ -268,7 +295,7 @@ class Problem:
         ends = np.array([e for e, _, _ in steps])
         dy = np.array([d for _, d, _ in steps])
         points = None
-        if self._running:
+        if self._points:
             points = (np.array([pt[0] for _, _, pt in steps]),
                       np.array([pt[1] for _, _, pt in steps]))
         self._cache = (z.copy(), ends, dy, points)
@@ -319,13 +346,82 @@ class Problem:
         self._rcache = (z.copy(), value, g.copy())
         return value, g
 
+    def _path_blocks(self, ks, points, U, h):
+        """The path constraints at the force points of the intervals ks:
+        values (K, P, R) and their derivative in each interval's variables
+        (K, P, R, 2n + P m [+ 1]), from the points' states and derivatives
+        as for :meth:`_running_blocks`."""
+        n, P, m = self.system.n, self.P, self.n_inputs
+        K = len(ks)
+        vals, D = points
+        tau = (np.asarray(ks, dtype=float)[:, None] + self._x[None, :]).ravel()
+        t, Q, V, Uf = tau * h, vals[:, :, :n].reshape(-1, n), vals[:, :, n:].reshape(-1, n), \
+            U.reshape(-1, m)
+        cv, cd = [], []
+        for pc in self._paths:
+            cv.append(pc.values(t, Q, V, Uf).reshape(K, P, pc.r))
+            jq, jv, ju = pc.jacobians(t, Q, V, Uf)
+            js = np.concatenate([jq, jv], axis=2).reshape(K, P, pc.r, 2 * n)
+            d = np.einsum("kijr,kirc->kijc", js, D)
+            ju = ju.reshape(K, P, pc.r, m)
+            for i in range(P):
+                d[:, i, :, 2 * n + i * m:2 * n + (i + 1) * m] += ju[:, i]
+            if self.free:      # t_ki = tau_ki h: the explicit time's part of d/dh
+                d[..., -1] += (pc.dt(t, Q, V, Uf) * tau[:, None]).reshape(K, P, pc.r)
+            cd.append(d)
+        return np.concatenate(cv, axis=2), np.concatenate(cd, axis=2)
+
+    def _path_all(self, z):
+        """The path constraints' values (N P R,) and derivatives (N, P, R,
+        columns) at z (cached by z)."""
+        if self._pcache is not None and np.array_equal(self._pcache[0], z):
+            return self._pcache[1], self._pcache[2]
+        self._steps(z)
+        _, U = self._split(z)
+        v, d = self._path_blocks(np.arange(self.intervals), self._cache[3], U, self._h(z))
+        self._pcache = (z.copy(), v.ravel(), d)
+        return v.ravel(), d
+
+    def _block_cols(self, k):
+        """The columns of interval k's variables, the step h last with a free duration."""
+        idx = self._block(k)
+        return np.append(idx, self.n_variables - 1) if self.free else idx
+
+    def _nu_path(self, nu, k):
+        """The multipliers of interval k's path rows."""
+        PR = self.P * self._R
+        return np.asarray(nu)[self._neq + k * PR:self._neq + (k + 1) * PR]
+
+    def constraint_bounds(self):
+        """(lower, upper) of every constraint row: 0 for the dynamics and the
+        end conditions, the path constraints' bounds (+-inf: none)."""
+        z = np.zeros(self._neq)
+        return np.concatenate([z, self._path_lo]), np.concatenate([z, self._path_hi])
+
+    def _path_active(self, z, nu):
+        """(active, at the upper bound) of each path row: within 1e-6
+        relative of a bound, or its multiplier large against its distance to
+        it with the bound's sign (nu >= 0 at an upper bound)."""
+        if not self._paths:
+            return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+        c = self.constraints(z)[self._neq:]
+        nup = np.asarray(nu)[self._neq:] if len(nu) > self._neq else np.zeros(len(c))
+        lo, hi = self._path_lo, self._path_hi
+        with np.errstate(invalid="ignore"):
+            dhi, dlo = hi - c, c - lo
+            act_hi = np.isfinite(hi) & ((dhi <= 1e-6 * np.maximum(1.0, np.abs(hi))) |
+                                        (nup > 0.1 * dhi))
+            act_lo = np.isfinite(lo) & ((dlo <= 1e-6 * np.maximum(1.0, np.abs(lo))) |
+                                        (-nup > 0.1 * dlo))
+        return act_hi | act_lo, act_hi & (~act_lo | (dhi <= dlo))
+
     def _block(self, k):
         """The variables of interval k, (q_k, p_k) and u_k, as indices into z
         (increasing; the step h, last, is not among them)."""
         w, Pm = 2 * self.system.n, self.P * self.n_inputs
         return np.r_[k * w:(k + 1) * w, self._ny + k * Pm + np.arange(Pm)]
 
-    def _block_hessian(self, k, z, obj_factor, nuk):
+    def _block_hessian(self, k, z, obj_factor, nuk, nupk=None):
         """The Hessian of obj_factor J + nu_k . Phi_h(y_k, u_k[, h]) in the
         interval's variables v = (y_k, u_k[, h]): the cost's exact part and
         the dynamics' by central differences of their exact gradient
@@ -347,9 +443,12 @@ class Problem:
                 Uk = v[w:w + P * m].reshape(P, m)
                 _, jac, point = self._one_step(k, v[:w], Uk, h)
                 gk = jac.T @ nuk
+                pts = (point[0][None], point[1][None]) if self._points else None
                 if self._running:
-                    pts = (point[0][None], point[1][None])
                     gk = gk + obj_factor * self._running_blocks([k], pts, Uk[None], h)[1][0]
+                if self._paths:
+                    d = self._path_blocks([k], pts, Uk[None], h)[1][0]
+                    gk = gk + d.reshape(-1, d.shape[-1]).T @ nupk
                 g.append(gk)
             Hk[:, j] = (g[0] - g[1]) / (2 * e)
         Hk = 0.5 * (Hk + Hk.T)
@@ -368,10 +467,9 @@ class Problem:
         H = np.zeros((self.n_variables, self.n_variables))
         w = 2 * self.system.n
         for k in range(self.intervals):
-            idx = self._block(k)
-            if self.free:
-                idx = np.append(idx, self.n_variables - 1)
-            H[np.ix_(idx, idx)] += self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w])
+            idx = self._block_cols(k)
+            H[np.ix_(idx, idx)] += self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w],
+                                                       self._nu_path(nu, k))
         if self._cost.has_end:
             end = slice(self._ny - w, self._ny)
             H[end, end] += obj_factor * self._cost.end_hess(z[end])
@@ -382,7 +480,7 @@ class Problem:
         """(rows, cols) of the constraint Jacobian's nonzeros: per interval its
         start's 2n x 2n block, -I on the next node, its inputs' block (and
         the step's column); each end condition's row over its node's 2n
-        columns."""
+        columns; each path row over its interval's columns."""
         n, N = self.system.n, self.intervals
         w, Pm = 2 * n, self.P * self.n_inputs
         rows, cols = [], []
@@ -402,6 +500,11 @@ class Problem:
                     rows.append(np.full(w, r0))
                     cols.append(node * w + np.arange(w))
                     r0 += 1
+        PR = self.P * self._R
+        for k in range(N if self._paths else 0):
+            cb = self._block_cols(k)
+            rows.append(np.repeat(r0 + k * PR + np.arange(PR), len(cb)))
+            cols.append(np.tile(cb, PR))
         return np.concatenate(rows).astype(np.int64), np.concatenate(cols).astype(np.int64)
 
     def jac_values(self, z):
@@ -421,6 +524,8 @@ class Problem:
                 for _ in idx:
                     parts.append(ends[j, node * w:(node + 1) * w])
                     j += 1
+        if self._paths:
+            parts.append(self._path_all(z)[1].ravel())
         return np.concatenate(parts)
 
     def hess_structure(self):
@@ -454,7 +559,8 @@ class Problem:
         out, hh = [], 0.0
         for k in range(self.intervals):
             nb = len(self._block(k))
-            Hk = self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w])
+            Hk = self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w],
+                                     self._nu_path(nu, k))
             i, j = np.tril_indices(nb)
             out.append(Hk[i, j])
             if self.free:
@@ -479,8 +585,25 @@ class Problem:
         res = np.where(at_lo, np.maximum(0.0, -r), np.where(at_hi, np.maximum(0.0, r),
                                                               np.abs(r)))
         res[self._pinned] = 0.0
-        return max(float(np.max(res, initial=0.0)),
-                   float(np.max(np.abs(self.constraints(z)), initial=0.0)))
+        c = self.constraints(z)
+        worst = max(float(np.max(res, initial=0.0)),
+                    float(np.max(np.abs(c[:self._neq]), initial=0.0)))
+        if self._paths:
+            return max(worst, self._path_residual(c[self._neq:], np.asarray(nu)[self._neq:]))
+        return worst
+
+    def _path_residual(self, c, nup):
+        """The path rows' part of the residual: their violation, and the
+        sign of their multipliers (nu >= 0 at an upper bound, <= 0 at a
+        lower one, 0 inside, within 1e-9 relative of a bound)."""
+        lo, hi = self._path_lo, self._path_hi
+        viol = np.maximum(0.0, np.maximum(c - hi, lo - c))
+        with np.errstate(invalid="ignore"):
+            at_hi = hi - c <= 1e-9 * np.maximum(1.0, np.abs(hi))
+            at_lo = c - lo <= 1e-9 * np.maximum(1.0, np.abs(lo))
+        sign = np.where(at_hi & at_lo, 0.0, np.where(
+            at_hi, np.maximum(0.0, -nup), np.where(at_lo, np.maximum(0.0, nup), np.abs(nup))))
+        return float(np.max(np.maximum(viol, sign), initial=0.0))
 
     def _at_bound(self, z, rel):
         """(at the lower bound, at the upper bound): within rel relative."""
@@ -497,9 +620,18 @@ class Problem:
         the variables at a bound held there: [H A^T; A 0] (dz, nu+) = (-g, -c),
         H the Lagrangian's Hessian (_lagrangian_hessian).  ``active`` (the
         solver's verdict: a bound multiplier that is not zero) puts those
-        variables on their bound first.  Returns the best (z, nu, residual)
-        met."""
+        variables on their bound first.  The path rows active at the start
+        (:meth:`_path_active`) are held at their bound as equalities, the
+        others left out (their multipliers 0).  Returns the best (z, nu,
+        residual) met."""
+        nu = np.asarray(nu, dtype=float)
+        if len(nu) < self._neq + len(self._path_lo):      # a solver without the path's
+            nu = np.concatenate([nu, np.zeros(self._neq + len(self._path_lo) - len(nu))])
         first = (z, nu, self.kkt_residual(z, nu))
+        act, at_hi = self._path_active(z, nu)
+        rows = np.concatenate([np.arange(self._neq), self._neq + np.flatnonzero(act)])
+        target = np.concatenate([np.zeros(self._neq),
+                                 np.where(at_hi, self._path_hi, self._path_lo)])
         if active is not None and active.any():
             z = z.copy()
             lo_side = np.abs(z - self._lo) <= np.abs(self._hi - z)
@@ -517,10 +649,11 @@ class Problem:
                 H = self._lagrangian_hessian(z, 1.0, nu)[np.ix_(free, free)]
             except ConvergenceError:     # a step the differences could not take
                 break
-            A = self.constraints_jac(z)[:, free]
+            A = self.constraints_jac(z)[np.ix_(rows, free)]
             nc = A.shape[0]
             K = np.block([[H, A.T], [A, np.zeros((nc, nc))]])
-            rhs = -np.concatenate([self.objective_grad(z)[free], self.constraints(z)])
+            rhs = -np.concatenate([self.objective_grad(z)[free],
+                                   (self.constraints(z) - target)[rows]])
             try:
                 sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
             except np.linalg.LinAlgError:
@@ -528,7 +661,8 @@ class Problem:
             z1 = z.copy()
             z1[free] += sol[:free.sum()]
             z1 = np.clip(z1, self._lo, self._hi)
-            nu1 = sol[free.sum():]
+            nu1 = np.zeros_like(nu)
+            nu1[rows] = sol[free.sum():]
             try:
                 r1 = self.kkt_residual(z1, nu1)
             except ConvergenceError:    # a step the integrator cannot take: keep the best
@@ -584,11 +718,16 @@ class Problem:
         return np.concatenate(vals), np.vstack(rows)
 
     def constraints(self, z):
-        """The equality constraints: Phi_h(q_k, p_k; B u_k) - (q_{k+1}, p_{k+1}), k = 0..N-1
-        (N 2n values), then the end conditions."""
+        """The constraints: Phi_h(q_k, p_k; B u_k) - (q_{k+1}, p_{k+1}), k = 0..N-1
+        (N 2n values), then the end conditions (these = 0), then the path
+        constraints c(t_ki, q_ki, qdot_ki, u_ki), interval by interval and
+        point by point (between their bounds: :meth:`constraint_bounds`)."""
         ends, _ = self._steps(z)
         Y, _ = self._split(z)
-        return np.concatenate([(ends - Y[1:]).ravel(), self._end_rows(z)[0]])
+        parts = [(ends - Y[1:]).ravel(), self._end_rows(z)[0]]
+        if self._paths:
+            parts.append(self._path_all(z)[0])
+        return np.concatenate(parts)
 
     def constraints_jac(self, z):
         """Their exact Jacobian (dense, rows x n_variables)."""
@@ -604,7 +743,15 @@ class Problem:
             J[rows, u0:u0 + P * m] = dy[k, :, w:w + P * m]
             if self.free:
                 J[rows, -1] = dy[k, :, -1]
-        return np.vstack([J, self._end_rows(z)[1]])
+        parts = [J, self._end_rows(z)[1]]
+        if self._paths:
+            d = self._path_all(z)[1]
+            PR = self.P * self._R
+            Jp = np.zeros((N * PR, self.n_variables))
+            for k in range(N):
+                Jp[np.ix_(k * PR + np.arange(PR), self._block_cols(k))] = d[k].reshape(PR, -1)
+            parts.append(Jp)
+        return np.vstack(parts)
 
     # ------------------------------------------------------------ the guess
     def _pack(self, q, p, U, T):
@@ -734,8 +881,7 @@ class Problem:
         t_start = time.perf_counter()
         if solver == "ipopt":
             z, nu, active, report = _ipopt.solve(self, z0, tol=tol, max_iter=max_iter,
-                                                 hessian=hessian,
-                                         verbose=verbose)
+                                                 hessian=hessian, verbose=verbose)
         else:
             z, nu, report = self._slsqp(z0, tol, max_iter)
             active = None
@@ -748,22 +894,49 @@ class Problem:
     def _slsqp(self, z0, tol, max_iter):
         from scipy import optimize      # SciPy: in the extras "control", "exact", "test"
         bounded = np.isfinite(self._lo).any() or np.isfinite(self._hi).any()
-        nc = len(self.constraints(z0))
+        neq = self._neq
+        up, low = np.flatnonzero(np.isfinite(self._path_hi)), np.flatnonzero(
+            np.isfinite(self._path_lo))
+        far = []         # the value of a row at a trial point whose step fails
 
-        def constraints(z):
-            # a trial point whose step fails: constraints far from zero, which SLSQP's
-            # merit function refuses, so that its line search cuts the step back
+        def values(z):
+            # a trial point whose step fails: constraints far from zero (violated), which
+            # SLSQP's merit function refuses, so that its line search cuts the step back
             try:
                 return self.constraints(z)
             except ConvergenceError:
-                return np.full(nc, 1e6 * (1.0 + float(np.max(np.abs(z)))))
+                far[:] = [1e6 * (1.0 + float(np.max(np.abs(z))))]
+                return None
+
+        def eq(z):
+            c = values(z)
+            return np.full(neq, far[0]) if c is None else c[:neq]
+
+        def ineq(z):     # SLSQP's form: >= 0
+            c = values(z)
+            if c is None:
+                return np.full(len(up) + len(low), -far[0])
+            cp = c[neq:]
+            return np.concatenate([self._path_hi[up] - cp[up], cp[low] - self._path_lo[low]])
+
+        def ineq_jac(z):
+            Jp = self.constraints_jac(z)[neq:]
+            return np.vstack([-Jp[up], Jp[low]])
+        cons = [{"type": "eq", "fun": eq, "jac": lambda z: self.constraints_jac(z)[:neq]}]
+        if len(up) + len(low):
+            cons.append({"type": "ineq", "fun": ineq, "jac": ineq_jac})
         res = optimize.minimize(
             self.objective, z0, jac=self.objective_grad, method="SLSQP",
             bounds=optimize.Bounds(self._lo, self._hi) if bounded else None,
-            constraints=[{"type": "eq", "fun": constraints, "jac": self.constraints_jac}],
-            options={"maxiter": int(max_iter), "ftol": float(tol)})
+            constraints=cons, options={"maxiter": int(max_iter), "ftol": float(tol)})
+        nu = np.zeros(neq + len(self._path_lo))
         mult = getattr(res, "multipliers", None)
-        # SciPy's Lagrangian is J - mu . c; ours J + nu . c
-        nu = -np.asarray(mult) if mult is not None else np.zeros(len(self.constraints(res.x)))
+        if mult is not None:
+            # SciPy's Lagrangian is J - mu . g, g = c (equalities), hi - c and c - lo (>= 0);
+            # ours J + nu . c
+            mult = np.asarray(mult, dtype=float)
+            nu[:neq] = -mult[:neq]
+            nu[neq + up] += mult[neq:neq + len(up)]
+            nu[neq + low] -= mult[neq + len(up):]
         return res.x, nu, Report("scipy", bool(res.success), int(res.status), str(res.message),
                                  int(getattr(res, "nit", 0)))

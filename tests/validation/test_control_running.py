@@ -88,7 +88,7 @@ def test_lq_with_a_state_cost_converges_at_the_scheme_order(method, Ns):
 def _swing(method, N, **kw):
     """The 3 s swing-up with a cost on the swing as well: min int T^2 + 0.1 theta'^2 +
     (1 - cos theta) dt (nonlinear in the state)."""
-    def l(t, q, v, u):
+    def swing_cost(t, q, v, u):
         return 0.1 * v[0] ** 2 + 1.0 - np.cos(q[0])
 
     def grad(t, q, v, u):
@@ -96,7 +96,7 @@ def _swing(method, N, **kw):
     system = sp.systems.pendulum(m=1.0, omega=np.sqrt(9.81))
     pb = control.Problem(system, 3.0, N, method=method, inputs=[1.0],
                          start={"q": [0.0], "qdot": [0.0]}, end={"q": [np.pi], "qdot": [0.0]},
-                         cost=control.effort(2.0) + control.running(l, grad), rtol=1e-15, **kw)
+                         cost=control.effort(2.0) + control.running(swing_cost, grad), rtol=1e-15, **kw)
     return pb.solve(tol=1e-12)
 
 
@@ -177,3 +177,164 @@ def test_running_costs_are_refused_where_the_points_are_not_given():
     with pytest.raises(ValueError, match=r"grad\(t, q, qdot, u\) must return \(dl/dq, "
                                          r"dl/dqdot, dl/du\)"):
         bad.objective_grad(np.zeros(bad.n_variables))
+
+
+# ---------------------------------------------------------------- path constraints
+ELL = 1.0 / 9.0          # Bryson-Denham: q <= ELL, ELL <= 1/6
+
+
+def bryson_denham(t):
+    """The Bryson-Denham problem's closed form (Bryson & Ho, Applied Optimal Control, 1975,
+    sec. 3.11): q'' = u, (q, qdot): (0, 1) -> (0, -1) in T = 1, min 1/2 int u^2, q <= ELL.
+    With ELL <= 1/6 the path touches q = ELL on [3 ELL, 1 - 3 ELL]: q = ELL (1 - (1 -
+    t / (3 ELL))^3) before it (and mirrored after), u = -2 / (3 ELL) (1 - t / (3 ELL));
+    J* = 4 / (9 ELL)."""
+    s = np.minimum(t, 1.0 - t)
+    a = np.clip(1.0 - s / (3 * ELL), 0.0, None)
+    return ELL * (1.0 - a ** 3), -2.0 / (3 * ELL) * a, 4.0 / (9 * ELL)
+
+
+def _bryson_denham(method, N, solver="auto"):
+    pb = control.Problem(sp.systems.linear([[1.0]], [[0.0]]), 1.0, N, method=method,
+                         inputs=[1.0], start={"q": [0.0], "qdot": [1.0]},
+                         end={"q": [0.0], "qdot": [-1.0]},
+                         path=control.path(lambda t, q, v, u: q[:1],
+                                           lambda t, q, v, u: ([[1.0]], [[0.0]], [[0.0]]),
+                                           upper=ELL), rtol=1e-15)
+    return pb, pb.solve(solver, tol=1e-12)
+
+
+def test_bryson_denham_closed_form_is_consistent():
+    t = np.linspace(0.0, 1.0, 9001)
+    q, u, J = bryson_denham(t)
+    assert abs(np.gradient(q, t)[0] - 1.0) < 1e-3 and q.max() <= ELL + 1e-15
+    w = np.full(t.size, 2.0)
+    w[1::2], w[0], w[-1] = 4.0, 1.0, 1.0
+    assert abs(0.5 * np.sum(w * u ** 2) * (t[1] - t[0]) / 3 - J) < 1e-6
+    qdd = np.gradient(np.gradient(q, t), t)
+    inner = (np.abs(t - 3 * ELL) > 0.01) & (np.abs(t - (1 - 3 * ELL)) > 0.01)
+    assert np.abs(qdd - u)[inner][5:-5].max() < 1e-3
+
+
+def _bryson_denham_errors(method, Ns, arc=False):
+    """|J - J*| and the largest error of q at the nodes for each N, with the checks every
+    solution must pass: converged, the constraint held at every force point, and with
+    ``arc`` active at every point on the arc.  (The midpoint rule's optimum
+    touches q = ELL at two points and dips between them: with one point a step the discrete
+    problem has no arc.)"""
+    errs, qerrs = [], []
+    for N in Ns:
+        pb, sol = _bryson_denham(method, N)
+        assert sol.success and sol.kkt_residual < 1e-9, (sol.message, sol.kkt_residual)
+        q, _u, J = bryson_denham(sol.t)
+        errs.append(abs(sol.cost - J))
+        qerrs.append(np.abs(sol.q[:, 0] - q).max())
+        z = pb._pack(sol.q, sol.p, sol.u, sol.duration)
+        c = pb.constraints(z)[pb._neq:].reshape(N, pb.P)
+        assert c.max() <= ELL + 1e-12
+        tu = pb.point_times()
+        on_arc = (tu > 3 * ELL + 1e-9) & (tu < 1 - 3 * ELL - 1e-9)
+        assert not arc or (on_arc.any() and np.allclose(c[on_arc], ELL, rtol=0, atol=1e-10))
+    return errs, qerrs
+
+
+@pytest.mark.parametrize("method", ["simpson", "lobatto4"])
+def test_bryson_denham_is_exact_with_its_junctions_on_nodes(method):
+    """The path constraint q <= 1/9 at every force point.  With the junctions of the
+    constrained arc (t = 1/3, 2/3) on nodes, the Lobatto schemes reproduce the closed form
+    (piecewise cubic) to rounding: J = 4 / (9 ELL) and q at the nodes."""
+    errs, qerrs = _bryson_denham_errors(method, (6, 12), arc=True)
+    assert max(errs) < 1e-10 and max(qerrs) < 1e-11, (errs, qerrs)
+
+
+@pytest.mark.parametrize("method, Ns", [("midpoint", (6, 12, 24)), ("gauss2", (6, 12, 24)),
+                                        ("simpson", (8, 16, 32)), ("lobatto4", (8, 16, 32))])
+def test_bryson_denham_converges_to_the_closed_form(method, Ns):
+    """Where the scheme cannot be exact (the midpoint rule and gauss2, whose points are not
+    the nodes; the Lobatto schemes with the junctions inside steps, where u has a kink), J
+    and q at the nodes converge to the closed form (at order 2 or more: the kink limits the
+    order)."""
+    errs, qerrs = _bryson_denham_errors(method, Ns)
+    assert errs[-1] < 2e-2 and _order(Ns, errs) > 1.5, errs
+    assert qerrs[-1] < 2e-3 and _order(Ns, qerrs) > 1.0, qerrs
+
+
+def test_bryson_denham_with_slsqp_matches_ipopt():
+    pytest.importorskip("ipyopt")
+    _, a = _bryson_denham("simpson", 12, "scipy")
+    _, b = _bryson_denham("simpson", 12, "ipopt")
+    assert a.success and b.success and a.kkt_residual < 1e-9
+    assert abs(a.cost - b.cost) < 1e-10 and np.abs(a.q - b.q).max() < 1e-8
+
+
+def _limit(t, q, v, u):
+    return np.array([np.cos(t) * q[0] + v[1] ** 2 + 0.5 * u[0], q[0] * q[1]])
+
+
+def _limit_jac(t, q, v, u):
+    return (np.array([[np.cos(t), 0.0], [q[1], q[0]]]), np.array([[0.0, 2 * v[1]], [0.0, 0.0]]),
+            np.array([[0.5], [0.0]]))
+
+
+@pytest.mark.parametrize("free", [False, True])
+def test_path_constraint_jacobian_and_hessian_equal_differences(free):
+    """Path rows in t, q, qdot and u (and with a free duration): the dense and the sparse
+    Jacobian against central differences of the constraints, and the Lagrangian's Hessian
+    (the path rows' curvature by differences of their exact gradient) against differences
+    of its exact gradient with random multipliers on every row."""
+    extra = dict(free_duration=(0.1, 2.0), cost=control.duration() + control.effort()) \
+        if free else {}
+    pb = control.Problem(sp.systems.double_pendulum(damping=(0.2, 0.1)), 0.6, 3,
+                         method="lobatto4", inputs=[[0.0], [1.0]],
+                         start={"q": [0.3, 0.2], "p": [0.0, 0.1]}, end={"q": [0.5, np.nan]},
+                         path=[control.path(_limit, _limit_jac, lower=[-1.0, -np.inf],
+                                            upper=[1.0, 0.5])], rtol=1e-15, **extra)
+    assert pb.constraint_bounds()[1][-2:].tolist() == [1.0, 0.5]
+    rng = np.random.default_rng(13)
+    z = rng.normal(scale=0.3, size=pb.n_variables)
+    if free:
+        z[-1] = 0.2
+    J = pb.constraints_jac(z)
+    e = 1e-6
+    fd = np.column_stack([(pb.constraints(z + e * d) - pb.constraints(z - e * d)) / (2 * e)
+                          for d in np.eye(pb.n_variables)])
+    assert J.shape[0] == pb._neq + 3 * 4 * 2
+    assert np.abs(J - fd).max() < 1e-7 * max(1.0, np.abs(fd).max())
+    rows, cols = pb.jac_structure()
+    sparse = np.zeros_like(J)
+    np.add.at(sparse, (rows, cols), pb.jac_values(z))
+    assert np.array_equal(sparse, J)
+    nu = rng.normal(size=J.shape[0])
+    hr, hc = pb.hess_structure()
+    H = np.zeros((pb.n_variables, pb.n_variables))
+    np.add.at(H, (hr, hc), pb.hess_values(z, 0.7, nu))
+    H = H + np.tril(H, -1).T
+
+    def grad(z):       # the end conditions here are linear: no curvature left out
+        return 0.7 * pb.objective_grad(z) + pb.constraints_jac(z).T @ nu
+    fdH = np.empty_like(H)
+    for j in range(pb.n_variables):
+        e = 1e-5 * max(1.0, abs(z[j]))
+        fdH[:, j] = (grad(z + e * np.eye(pb.n_variables)[j]) -
+                     grad(z - e * np.eye(pb.n_variables)[j])) / (2 * e)
+    assert np.abs(H - fdH).max() < 1e-5 * np.abs(fdH).max()
+
+
+def test_path_constraints_are_checked():
+    lin = sp.systems.linear([[1.0]], [[0.0]])
+    kw = dict(inputs=[1.0], start={"q": [0.0], "qdot": [0.0]})
+    with pytest.raises(TypeError, match="path must be a control.path"):
+        control.Problem(lin, 1.0, 4, path=[lambda t, q, v, u: q], **kw)
+    with pytest.raises(ValueError, match="need lower <= upper"):
+        control.Problem(lin, 1.0, 4, path=control.path(_limit, _limit_jac, 1.0, 0.0, size=1),
+                        **kw)
+    with pytest.raises(ValueError, match="finite lower or upper"):
+        control.Problem(lin, 1.0, 4, path=control.path(_limit, _limit_jac, None, None, size=1),
+                        **kw)
+    with pytest.raises(NotImplementedError, match="path constraint .* rk4"):
+        control.Problem(lin, 1.0, 4, method="rk4", path=control.path(_limit, _limit_jac, size=2),
+                        **kw)
+    pb = control.Problem(lin, 1.0, 2, path=control.path(lambda t, q, v, u: [q[0], 1.0, 2.0],
+                                                        _limit_jac, size=2), **kw)
+    with pytest.raises(ValueError, match="must return 2 finite values"):
+        pb.constraints(np.zeros(pb.n_variables))

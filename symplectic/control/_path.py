@@ -1,0 +1,103 @@
+"""Path constraints of a control problem: lower <= c(t, q, qdot, u) <= upper
+at every force point of every step, on the step's own states there (the
+points where the inputs live; sym_run.points)."""
+import numpy as np
+
+from .._model import _validate
+
+
+class Path:
+    """The path constraint lower <= c(t, q, qdot, u) <= upper, imposed at
+    each of the scheme's force points t_k + x_i h with the step's own states
+    there (the Galerkin polynomial's q_i and qdot_i) and the inputs u_ki.
+
+    ``c(t, q, qdot, u)`` returns r values; ``jac(t, q, qdot, u)`` the triple
+    (dc/dq, dc/dqdot, dc/du) of shapes (r, n), (r, n), (r, m), exact (the
+    transcription's derivatives are exact with it; the constraints'
+    curvature in the Hessian, which only steers the iterations, comes from
+    differences of it).  ``lower``, ``upper``: scalars or arrays (r,), None
+    or +-inf for no bound (default: c <= 0).  ``size``: r, when neither
+    bound is an array (else c is evaluated at the start to learn it)."""
+
+    def __init__(self, c, jac, lower=None, upper=0.0, size=None):
+        if not callable(c) or not callable(jac):
+            raise TypeError("path(c, jac): c(t, q, qdot, u) -> (r,) and jac(t, q, qdot, u) -> "
+                            "(dc/dq, dc/dqdot, dc/du) must be callables")
+        self.c, self.jac = c, jac
+        self.lower, self.upper = lower, upper
+        self.size = None if size is None else _validate.integer("path size", size, 1)
+
+    def bind(self, n, m, probe):
+        """The constraint for n coordinates and m inputs: a _BoundPath.
+        ``probe`` = (t, q, qdot, u), where c is evaluated when its size is
+        not given."""
+        r = self.size
+        for b in (self.lower, self.upper):
+            if b is not None and np.ndim(b) == 1:
+                r = len(b) if r is None else r
+        if r is None:
+            r = len(np.atleast_1d(np.asarray(self.c(*probe), dtype=float)))
+        lo = np.broadcast_to(np.asarray(-np.inf if self.lower is None else self.lower,
+                                        dtype=float), (r,)).copy()
+        hi = np.broadcast_to(np.asarray(np.inf if self.upper is None else self.upper,
+                                        dtype=float), (r,)).copy()
+        if np.isnan(lo).any() or np.isnan(hi).any() or (lo > hi).any():
+            raise ValueError(f"path: need lower <= upper (+-inf or None: no bound), got "
+                             f"{self.lower!r}, {self.upper!r}")
+        if not (np.isfinite(lo) | np.isfinite(hi)).all():
+            raise ValueError("path: every component needs a finite lower or upper bound")
+        return _BoundPath(self.c, self.jac, lo, hi, n, m)
+
+    def __repr__(self):
+        return f"path({getattr(self.c, '__name__', 'c')})"
+
+
+def path(c, jac, lower=None, upper=0.0, size=None):
+    """The path constraint lower <= c(t, q, qdot, u) <= upper at every force
+    point (see :class:`Path`); ``Problem(..., path=[...])``."""
+    return Path(c, jac, lower, upper, size)
+
+
+class _BoundPath:
+    """A path constraint with its size r and bounds (r,) checked."""
+
+    def __init__(self, c, jac, lo, hi, n, m):
+        self.c, self.jac, self.lo, self.hi = c, jac, lo, hi
+        self.r, self.n, self.m = len(lo), n, m
+
+    def values(self, t, Q, V, U):
+        """c at K points -> (K, r)."""
+        out = np.empty((len(t), self.r))
+        for j in range(len(t)):
+            v = np.asarray(self.c(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy()),
+                           dtype=float)
+            if v.size != self.r or not np.isfinite(v).all():
+                raise ValueError(f"path constraint: c(t, q, qdot, u) must return {self.r} finite "
+                                 f"values, got {v!r} at t = {t[j]}")
+            out[j] = v.reshape(self.r)
+        return out
+
+    def jacobians(self, t, Q, V, U):
+        """(dc/dq, dc/dqdot, dc/du) at K points: (K, r, n), (K, r, n), (K, r, m)."""
+        K, r, n, m = len(t), self.r, self.n, self.m
+        jq, jv, ju = np.empty((K, r, n)), np.empty((K, r, n)), np.empty((K, r, m))
+        for j in range(K):
+            try:
+                a, b, c = self.jac(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy())
+                jq[j] = np.asarray(a, dtype=float).reshape(r, n)
+                jv[j] = np.asarray(b, dtype=float).reshape(r, n)
+                ju[j] = np.asarray(c, dtype=float).reshape(r, m)
+            except (TypeError, ValueError):
+                raise ValueError(f"path constraint: jac(t, q, qdot, u) must return (dc/dq, "
+                                 f"dc/dqdot, dc/du) of shapes ({r}, {n}), ({r}, {n}), "
+                                 f"({r}, {m})") from None
+            if not (np.isfinite(jq[j]).all() and np.isfinite(jv[j]).all() and
+                    np.isfinite(ju[j]).all()):
+                raise ValueError(f"path constraint: jac(t, q, qdot, u) returned non-finite "
+                                 f"values at t = {t[j]}")
+        return jq, jv, ju
+
+    def dt(self, t, Q, V, U):
+        """dc/dt at K points by central differences (a free duration): (K, r)."""
+        e = 6e-6 * (np.abs(t) + 1.0)
+        return (self.values(t + e, Q, V, U) - self.values(t - e, Q, V, U)) / (2 * e)[:, None]
