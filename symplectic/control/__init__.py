@@ -22,8 +22,11 @@ on the converged step).
 Built so far: a fixed or free duration (minimum time: the step's
 derivative in h from the core too), the costs :func:`effort` (int 1/2 u^T
 R u dt, by the scheme's own quadrature), :func:`duration`, :func:`terminal`
-(a cost of the end state) and weighted sums of them, conditions on any components of q, qdot or p at either end,
-box bounds on the inputs and on q, systems with their own dissipation, and
+(a cost of the end state), :func:`running` (int l(t, q, qdot, u) dt at
+the force points, on the step's own states there) and weighted sums of
+them, conditions on any components of q, qdot or p at either end, box
+bounds on the inputs and on q, path constraints :func:`path` at the force
+points, systems with their own dissipation, and
 two solvers: IPOPT through ``ipyopt`` (``pip install
 'symplectic[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
 the Hessian from the exact first derivatives) and SciPy's SLSQP (dense),
@@ -31,8 +34,8 @@ each followed by a Newton polish of the first-order conditions; and
 :func:`identify`, parameters (and the initial state) fitted to sampled
 positions with the run's exact derivatives.  Systems with holonomic
 constraints: the scheme solves them as integrate does (a whole start on
-the manifold, a fixed duration).  Running costs of the state, path
-constraints and inputs B(q) are not built yet.
+the manifold, a fixed duration; no running cost or path constraint yet).
+Inputs B(q) are not built yet.
 """
 from ._costs import Cost, Duration, Effort, Running, Terminal, duration, effort, running, terminal
 from ._identify import Identification, identify

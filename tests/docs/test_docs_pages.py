@@ -78,6 +78,10 @@ CHECKS = {
         ("replayed, the end is met to Newton's tolerance", lambda ns: ns["sol"].miss() < 1e-10),
         ("the double integrator's minimum time is 2 s", lambda ns: abs(ns["fastest"].duration - 2)
          < 1e-10),
+        ("Bryson-Denham: J = 4 and q <= 1/9 (junctions on nodes)",
+         lambda ns: abs(ns["bd"].cost - 4.0) < 1e-10 and ns["bd"].q.max() <= 1 / 9 + 1e-12),
+        ("the running cost on q keeps the unbounded path below its 1/4, at a cost above 2",
+         lambda ns: ns["bd2"].q.max() < 0.25 - 0.01 and ns["bd2"].cost > 2.0 + 0.1),
     ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),
