@@ -16,6 +16,19 @@ import numpy as np
 from .._model import _validate
 
 
+def fd_hessian(grad, v0, steps):
+    """The symmetric part of the central differences of an exact gradient:
+    column j is (grad(v0 + e_j) - grad(v0 - e_j)) / (2 e_j), e_j = steps[j]
+    (the transcription's curvature, which only steers the iterations)."""
+    H = np.empty((len(v0), len(v0)))
+    for j, e in enumerate(steps):
+        vp, vm = v0.copy(), v0.copy()
+        vp[j] += e
+        vm[j] -= e
+        H[:, j] = (grad(vp) - grad(vm)) / (2 * e)
+    return 0.5 * (H + H.T)
+
+
 class Cost:
     """A cost of a control problem: add costs with ``+``, weight them with
     ``*`` (``control.duration() + 0.1 * control.effort()``)."""
@@ -215,14 +228,7 @@ class _TerminalTerm(_Term):
         return out
 
     def end_hess(self, y):
-        H = np.empty((len(y), len(y)))
-        for j in range(len(y)):
-            e = 6e-6 * max(1.0, abs(y[j]))
-            yp, ym = y.copy(), y.copy()
-            yp[j] += e
-            ym[j] -= e
-            H[:, j] = (self.end_grad(yp) - self.end_grad(ym)) / (2 * e)
-        return 0.5 * (H + H.T)
+        return fd_hessian(self.end_grad, y, 6e-6 * np.maximum(1.0, np.abs(y)))
 
 
 class _RunningTerm(_Term):

@@ -12,7 +12,7 @@ from .._model import _validate
 from .._model._errors import ConvergenceError
 from .._run import _integrate
 from . import _ipopt
-from ._costs import Cost, effort
+from ._costs import Cost, effort, fd_hessian
 from ._path import Path
 from ._solution import Report, Solution
 
@@ -431,27 +431,23 @@ class Problem:
         w, P, m = 2 * self.system.n, self.P, self.n_inputs
         idx = self._block(k)
         v0 = np.append(z[idx], self._h(z)) if self.free else z[idx]
-        nv = len(v0)
-        Hk = np.empty((nv, nv))
-        for j in range(nv):
-            e = 6e-6 * max(1.0, abs(v0[j])) if j < len(idx) else 1e-6 * v0[j]
-            g = []
-            for sgn in (1.0, -1.0):
-                v = v0.copy()
-                v[j] += sgn * e
-                h = v[-1] if self.free else self.h
-                Uk = v[w:w + P * m].reshape(P, m)
-                _, jac, point = self._one_step(k, v[:w], Uk, h)
-                gk = jac.T @ nuk
-                pts = (point[0][None], point[1][None]) if self._points else None
-                if self._running:
-                    gk = gk + obj_factor * self._running_blocks([k], pts, Uk[None], h)[1][0]
-                if self._paths:
-                    d = self._path_blocks([k], pts, Uk[None], h)[1][0]
-                    gk = gk + d.reshape(-1, d.shape[-1]).T @ nupk
-                g.append(gk)
-            Hk[:, j] = (g[0] - g[1]) / (2 * e)
-        Hk = 0.5 * (Hk + Hk.T)
+
+        def grad(v):
+            h = v[-1] if self.free else self.h
+            Uk = v[w:w + P * m].reshape(P, m)
+            _, jac, point = self._one_step(k, v[:w], Uk, h)
+            gk = jac.T @ nuk
+            pts = (point[0][None], point[1][None]) if self._points else None
+            if self._running:
+                gk = gk + obj_factor * self._running_blocks([k], pts, Uk[None], h)[1][0]
+            if self._paths:
+                d = self._path_blocks([k], pts, Uk[None], h)[1][0]
+                gk = gk + d.reshape(-1, d.shape[-1]).T @ nupk
+            return gk
+        steps = 6e-6 * np.maximum(1.0, np.abs(v0))
+        if self.free:
+            steps[-1] = 1e-6 * v0[-1]
+        Hk = fd_hessian(grad, v0, steps)
         h = self._h(z)
         Hk[w:w + P * m, w:w + P * m] += obj_factor * self._cost.hess_uu(h, self._b)
         if self.free:
