@@ -13,6 +13,7 @@ from .._model._errors import ConvergenceError
 from .._run import _integrate
 from . import _ipopt
 from ._costs import Cost, effort, fd_hessian
+from ._inputs import StateInputs
 from ._path import Path
 from ._solution import Report, Solution
 
@@ -84,9 +85,16 @@ class Problem:
         The scheme, ``symplectic.methods()``; the transcription has its
         order (midpoint 2, simpson 4, lobatto4 6, lobatto5 8, gauss2 4,
         gauss3 6).
-    inputs : array_like (n, m), optional
+    inputs : array_like (n, m) or callable, optional
         B: the generalized force of the inputs is B u (default: the
         identity, every coordinate actuated).  A vector (n,) is one input.
+        A callable ``B(q)`` returning (n, m): inputs that act through the
+        configuration (the force values at the force points become unknowns
+        too, tied to B(q_i) u_i on the step's own states there: the
+        variational schemes, no holonomic constraints).
+    inputs_jac : callable, optional
+        With a callable B: ``dB/dq(q)`` -> (n, m, n), [c, j, l] =
+        dB_cj/dq_l (exact derivatives); else central differences of B.
     start, end : dict, optional
         Conditions at t = 0 and t = T on any components of ``"q"``,
         ``"qdot"`` or ``"p"`` (p = M(q) qdot, the Legendre transform, as
@@ -131,7 +139,7 @@ class Problem:
 
     def __init__(self, system, duration, intervals, *, method="simpson", inputs=None, start=None,
                  end=None, cost=None, input_bounds=None, state_bounds=None, free_duration=None,
-                 path=None, **method_options):
+                 path=None, inputs_jac=None, **method_options):
         self.system = _validate.system(system)
         n = self.system.n
         self.duration = _validate.positive("duration", duration)
@@ -155,16 +163,24 @@ class Problem:
             if not T_lo[0] > 0:
                 raise ValueError(f"free_duration: the lower bound must be > 0, got "
                                  f"{free_duration!r}")
-        B = np.eye(n) if inputs is None else np.array(inputs, dtype=float)
-        if B.ndim == 1:
-            B = B[:, None]
-        if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1 or not np.isfinite(B).all():
-            raise ValueError(f"inputs must be a finite (n, m) = ({n}, m) matrix B (the force "
-                             f"B u), got shape {np.shape(inputs)}")
-        self.inputs = B
-        self.n_inputs = B.shape[1]
         self.start = _end("start", start, n)
         self.end = _end("end", end, n)
+        self._Bq = None
+        if callable(inputs):
+            self._Bq = StateInputs(inputs, inputs_jac, n, self._given("q", self.start,
+                                                                      np.zeros(n)))
+            self.inputs, self.n_inputs = inputs, self._Bq.m
+        else:
+            if inputs_jac is not None:
+                raise ValueError("inputs_jac goes with a callable inputs=B(q)")
+            B = np.eye(n) if inputs is None else np.array(inputs, dtype=float)
+            if B.ndim == 1:
+                B = B[:, None]
+            if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1 or not np.isfinite(B).all():
+                raise ValueError(f"inputs must be a finite (n, m) = ({n}, m) matrix B (the "
+                                 f"force B u) or a callable B(q), got shape {np.shape(inputs)}")
+            self.inputs = B
+            self.n_inputs = B.shape[1]
         if self.system.n_constraints:
             self._constrained_start()
         cost = effort() if cost is None else cost
@@ -177,9 +193,10 @@ class Problem:
         self._cost = cost.bind(self.n_inputs)
         self._running = bool(self._cost.running)
         self._paths = self._bind_paths(path)
-        self._points = self._running or bool(self._paths)
+        self._points = self._running or bool(self._paths) or self._Bq is not None
         if self._points and (not self._m.symplectic or self.system.n_constraints):
-            what = "a running cost" if self._running else "a path constraint"
+            what = "a running cost" if self._running else "a path constraint" if self._paths \
+                else "inputs B(q)"
             raise NotImplementedError(f"control.Problem: {what} needs the step's states "
                                       f"at its force points (sym_run.points), which "
                                       f"{self.method} does not give"
@@ -195,18 +212,19 @@ class Problem:
         N, m = self.intervals, self.n_inputs
         self._ny = (N + 1) * 2 * n
         self._nu = N * self.P * m
+        self._nf = N * self.P * n if self._Bq is not None else 0   # the forces F_ki
         self._R = sum(pc.r for pc in self._paths)          # path rows at each point
-        self._neq = N * 2 * n + sum(len(i) for c in (self.start, self.end)
-                                    for i, _ in c.values())
+        self._nend = sum(len(i) for c in (self.start, self.end) for i, _ in c.values())
+        self._neq = N * 2 * n + self._nend + self._nf
         self._path_lo = np.tile(np.concatenate([pc.lo for pc in self._paths] or [[]]), N * self.P)
         self._path_hi = np.tile(np.concatenate([pc.hi for pc in self._paths] or [[]]), N * self.P)
-        self.n_variables = self._ny + self._nu + (1 if self.free else 0)
+        self.n_variables = self._ny + self._nu + self._nf + (1 if self.free else 0)
         ulo, uhi = _bounds_pair("input_bounds", input_bounds, m)
         qlo, qhi = _bounds_pair("state_bounds", state_bounds, n)
         lo = np.concatenate([np.tile(np.concatenate([qlo, np.full(n, -np.inf)]), N + 1),
-                             np.tile(ulo, N * self.P)])
+                             np.tile(ulo, N * self.P), np.full(self._nf, -np.inf)])
         hi = np.concatenate([np.tile(np.concatenate([qhi, np.full(n, np.inf)]), N + 1),
-                             np.tile(uhi, N * self.P)])
+                             np.tile(uhi, N * self.P), np.full(self._nf, np.inf)])
         if self.free:
             lo = np.append(lo, T_lo / N)
             hi = np.append(hi, T_hi / N)
@@ -216,7 +234,7 @@ class Problem:
             for key, (idx, _v) in conds.items():
                 if key != "qdot":
                     self._pinned[node * 2 * n + (n if key == "p" else 0) + idx] = True
-        self._cache = self._rcache = self._pcache = None
+        self._cache = self._rcache = self._pcache = self._icache = None
 
     def _bind_paths(self, path):
         """The path constraints, bound (sizes, bounds) and checked."""
@@ -247,19 +265,22 @@ class Problem:
         return forces.point_times(self.method, self.h if h is None else h, self.intervals)
 
     # ------------------------------------------------------------ the steps
-    def _one_step(self, k, y, Uk, h):
-        """Phi_h from y = (q_k, p_k) at t_k = k h with the inputs Uk (P, m) of
-        step k, its derivative [d/dy | d/du_k0 .. d/du_k,P-1 | d/dh]
-        (2n, 2n + P m + 1 with a free duration: d/dh + k d/dt_k, the node
-        moving with h), and with a running cost the states (q_i, qdot_i) at
-        the force points (P, 2n) and their derivative in the same columns
-        (P, 2n, 2n + P m [+ 1]) (else None)."""
-        n, P, B = self.system.n, self.P, self.inputs
+    def _one_step(self, k, v, h):
+        """Phi_h from y = (q_k, p_k) at t_k = k h with interval k's variables
+        v = (y, u_k[, F_k]) (:meth:`_block`), its derivative in them [d/dy |
+        d/du_k0 .. d/du_k,P-1 | d/dF_k (inputs B(q)) | d/dh] (2n, columns;
+        d/dh + k d/dt_k with a free duration, the node moving with h), and
+        with a running cost, a path constraint or inputs B(q) the states
+        (q_i, qdot_i) at the force points (P, 2n) and their derivative in the
+        same columns (P, 2n, columns) (else None)."""
+        n, P, m = self.system.n, self.P, self.n_inputs
+        y, Uk = v[:2 * n], v[2 * n:2 * n + P * m].reshape(P, m)
         jac = np.empty((1, 2 * n, (2 + P) * n))
         hj = np.empty((1, 2, 2 * n)) if self.free else None
         pts = np.empty((1, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
             if self._points else None
-        f = forces._resolve(self.system, (Uk @ B.T)[None], None, 1, self._m)
+        Fk = v[2 * n + P * m:].reshape(P, n) if self._Bq is not None else Uk @ self.inputs.T
+        f = forces._resolve(self.system, Fk[None], None, 1, self._m)
         spec = dataclasses.replace(self._spec, t0=k * h, h=h)
         r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac,
                            h_jacobians=hj, points=pts)
@@ -270,28 +291,34 @@ class Problem:
                                    f"{k * h:.6g}) failed at a point the solver tried: "
                                    f"{err}. More intervals, or a guess nearer the solution "
                                    f"(guess=), may help", step=k, t=k * h) from None
-        ju = (jac[0, :, 2 * n:].reshape(2 * n, P, n) @ B).reshape(2 * n, P * self.n_inputs)
-        parts = [jac[0, :, :2 * n], ju]
+        parts = [jac[0, :, :2 * n]] + self._force_columns(jac[0, :, 2 * n:])
         if self.free:
             parts.append((hj[0, 0] + k * hj[0, 1])[:, None])
         point = None
         if self._points:
-            c = pts[0]
-            du = (c[:, :, 1 + 2 * n:1 + (2 + P) * n].reshape(P, 2 * n, P, n) @ B)
-            pparts = [c[:, :, 1:1 + 2 * n], du.reshape(P, 2 * n, P * self.n_inputs)]
+            c = pts[0].reshape(P * 2 * n, -1)
+            pparts = [c[:, 1:1 + 2 * n]] + self._force_columns(c[:, 1 + 2 * n:1 + (2 + P) * n])
             if self.free:
-                pparts.append((c[:, :, -2] + k * c[:, :, -1])[:, :, None])
-            point = (c[:, :, 0].copy(), np.concatenate(pparts, axis=2))
+                pparts.append((c[:, -2] + k * c[:, -1])[:, None])
+            point = (pts[0, :, :, 0].copy(), np.hstack(pparts).reshape(P, 2 * n, -1))
         return np.concatenate([r.q[-1], r.p[-1]]), np.hstack(parts), point
+
+    def _force_columns(self, dF):
+        """The derivative in the per-point forces (rows, P n) as the blocks of
+        the interval's columns: [d/du] (F = B u), or [0 | d/dF] (inputs B(q))."""
+        P, m = self.P, self.n_inputs
+        if self._Bq is None:
+            rows = dF.shape[0]
+            return [(dF.reshape(rows, P, -1) @ self.inputs).reshape(rows, P * m)]
+        return [np.zeros((dF.shape[0], P * m)), dF]
 
     def _steps(self, z):
         """Phi_h of every interval from its own start, and each step's derivative
         [d/d(q_k, p_k) | d/du_k0 .. d/du_k,P-1] (N, 2n, 2n + P m); cached by z."""
         if self._cache is not None and np.array_equal(self._cache[0], z):
             return self._cache[1], self._cache[2]
-        Y, U = self._split(z)
         h = self._h(z)
-        steps = [self._one_step(k, Y[k], U[k], h) for k in range(self.intervals)]
+        steps = [self._one_step(k, z[self._block(k)], h) for k in range(self.intervals)]
         ends = np.array([e for e, _, _ in steps])
         dy = np.array([d for _, d, _ in steps])
         points = None
@@ -382,6 +409,50 @@ class Problem:
         self._pcache = (z.copy(), v.ravel(), d)
         return v.ravel(), d
 
+    def _input_blocks(self, ks, points, U, F):
+        """With inputs B(q): the equations F_ki - B(q_ki) u_ki at the force
+        points of the intervals ks, values (K, P, n) and their derivative in
+        each interval's variables (K, P, n, columns): through the points'
+        states (d/dq_ki), directly in u_ki (-B) and in F_ki (I)."""
+        n, P, m = self.system.n, self.P, self.n_inputs
+        K = len(ks)
+        vals, D = points
+        g, gq, gu = self._Bq.rows(vals[:, :, :n].reshape(-1, n), U.reshape(-1, m),
+                                  F.reshape(-1, n))
+        d = np.einsum("kicl,kilx->kicx", gq.reshape(K, P, n, n), D[:, :, :n, :])
+        gu = gu.reshape(K, P, n, m)
+        f0 = 2 * n + P * m
+        for i in range(P):
+            d[:, i, :, 2 * n + i * m:2 * n + (i + 1) * m] += gu[:, i]
+            d[:, i, :, f0 + i * n:f0 + (i + 1) * n] += np.eye(n)
+        return g.reshape(K, P, n), d
+
+    def _input_all(self, z):
+        """The inputs' equations (N P n,) and their derivatives (N, P, n,
+        columns) at z (cached by z)."""
+        if self._icache is not None and np.array_equal(self._icache[0], z):
+            return self._icache[1], self._icache[2]
+        self._steps(z)
+        _, U = self._split(z)
+        v, d = self._input_blocks(np.arange(self.intervals), self._cache[3], U,
+                                  self._forces_of(z))
+        self._icache = (z.copy(), v.ravel(), d)
+        return v.ravel(), d
+
+    def _forces_of(self, z):
+        """The per-point generalized forces (N, P, n): the unknowns F with
+        inputs B(q), else B u."""
+        if self._Bq is not None:
+            return z[self._ny + self._nu:self._ny + self._nu + self._nf].reshape(
+                self.intervals, self.P, self.system.n)
+        return self._split(z)[1] @ self.inputs.T
+
+    def _nu_inputs(self, nu, k):
+        """The multipliers of interval k's rows F_ki - B(q_ki) u_ki."""
+        Pn = self.P * self.system.n
+        r0 = self.intervals * 2 * self.system.n + self._nend + k * Pn
+        return np.asarray(nu)[r0:r0 + Pn] if self._Bq is not None else None
+
     def _block_cols(self, k):
         """The columns of interval k's variables, the step h last with a free duration."""
         idx = self._block(k)
@@ -416,12 +487,16 @@ class Problem:
         return act_hi | act_lo, act_hi & (~act_lo | (dhi <= dlo))
 
     def _block(self, k):
-        """The variables of interval k, (q_k, p_k) and u_k, as indices into z
-        (increasing; the step h, last, is not among them)."""
-        w, Pm = 2 * self.system.n, self.P * self.n_inputs
-        return np.r_[k * w:(k + 1) * w, self._ny + k * Pm + np.arange(Pm)]
+        """The variables of interval k, (q_k, p_k), u_k and with inputs B(q)
+        the forces F_k, as indices into z (increasing; the step h, last, is
+        not among them)."""
+        w, Pm, Pn = 2 * self.system.n, self.P * self.n_inputs, self.P * self.system.n
+        idx = np.r_[k * w:(k + 1) * w, self._ny + k * Pm + np.arange(Pm)]
+        if self._Bq is None:
+            return idx
+        return np.r_[idx, self._ny + self._nu + k * Pn + np.arange(Pn)]
 
-    def _block_hessian(self, k, z, obj_factor, nuk, nupk=None):
+    def _block_hessian(self, k, z, obj_factor, nuk, nupk=None, nuik=None):
         """The Hessian of obj_factor J + nu_k . Phi_h(y_k, u_k[, h]) in the
         interval's variables v = (y_k, u_k[, h]): the cost's exact part and
         the dynamics' by central differences of their exact gradient
@@ -435,9 +510,13 @@ class Problem:
         def grad(v):
             h = v[-1] if self.free else self.h
             Uk = v[w:w + P * m].reshape(P, m)
-            _, jac, point = self._one_step(k, v[:w], Uk, h)
+            _, jac, point = self._one_step(k, v[:len(idx)], h)
             gk = jac.T @ nuk
             pts = (point[0][None], point[1][None]) if self._points else None
+            if self._Bq is not None:
+                Fk = v[w + P * m:len(idx)].reshape(P, -1)
+                d = self._input_blocks([k], pts, Uk[None], Fk[None])[1][0]
+                gk = gk + d.reshape(-1, d.shape[-1]).T @ nuik
             if self._running:
                 gk = gk + obj_factor * self._running_blocks([k], pts, Uk[None], h)[1][0]
             if self._paths:
@@ -465,7 +544,8 @@ class Problem:
         for k in range(self.intervals):
             idx = self._block_cols(k)
             H[np.ix_(idx, idx)] += self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w],
-                                                       self._nu_path(nu, k))
+                                                       self._nu_path(nu, k),
+                                                       self._nu_inputs(nu, k))
         if self._cost.has_end:
             end = slice(self._ny - w, self._ny)
             H[end, end] += obj_factor * self._cost.end_hess(z[end])
@@ -478,17 +558,13 @@ class Problem:
         the step's column); each end condition's row over its node's 2n
         columns; each path row over its interval's columns."""
         n, N = self.system.n, self.intervals
-        w, Pm = 2 * n, self.P * self.n_inputs
+        w = 2 * n
         rows, cols = [], []
         for k in range(N):
             r = k * w + np.arange(w)
-            cy = k * w + np.arange(w)
-            cu = self._ny + k * Pm + np.arange(Pm)
-            rows += [np.repeat(r, w), r, np.repeat(r, Pm)]
-            cols += [np.tile(cy, w), cy + w, np.tile(cu, w)]
-            if self.free:
-                rows.append(r)
-                cols.append(np.full(w, self.n_variables - 1))
+            cb = self._block_cols(k)
+            rows += [np.repeat(r, len(cb)), r]
+            cols += [np.tile(cb, w), k * w + w + np.arange(w)]
         r0 = N * w
         for node, conds in ((0, self.start), (N, self.end)):
             for _key, (idx, _v) in conds.items():
@@ -496,23 +572,22 @@ class Problem:
                     rows.append(np.full(w, r0))
                     cols.append(node * w + np.arange(w))
                     r0 += 1
-        PR = self.P * self._R
-        for k in range(N if self._paths else 0):
-            cb = self._block_cols(k)
-            rows.append(np.repeat(r0 + k * PR + np.arange(PR), len(cb)))
-            cols.append(np.tile(cb, PR))
+        for per, on in ((self.P * n, self._Bq is not None), (self.P * self._R, bool(self._paths))):
+            for k in range(N if on else 0):       # the inputs' rows, then the path's
+                cb = self._block_cols(k)
+                rows.append(np.repeat(r0 + k * per + np.arange(per), len(cb)))
+                cols.append(np.tile(cb, per))
+            r0 += N * per if on else 0
         return np.concatenate(rows).astype(np.int64), np.concatenate(cols).astype(np.int64)
 
     def jac_values(self, z):
         """The Jacobian's values in the order of :meth:`jac_structure`."""
         n, N = self.system.n, self.intervals
-        w, Pm = 2 * n, self.P * self.n_inputs
+        w = 2 * n
         _, dy = self._steps(z)
         parts = []
         for k in range(N):
-            parts += [dy[k, :, :w].ravel(), -np.ones(w), dy[k, :, w:w + Pm].ravel()]
-            if self.free:
-                parts.append(dy[k, :, -1])
+            parts += [dy[k].ravel(), -np.ones(w)]
         ends = self._end_rows(z)[1]
         j = 0
         for node, conds in ((0, self.start), (N, self.end)):
@@ -520,6 +595,8 @@ class Problem:
                 for _ in idx:
                     parts.append(ends[j, node * w:(node + 1) * w])
                     j += 1
+        if self._Bq is not None:
+            parts.append(self._input_all(z)[1].ravel())
         if self._paths:
             parts.append(self._path_all(z)[1].ravel())
         return np.concatenate(parts)
@@ -556,7 +633,7 @@ class Problem:
         for k in range(self.intervals):
             nb = len(self._block(k))
             Hk = self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w],
-                                     self._nu_path(nu, k))
+                                     self._nu_path(nu, k), self._nu_inputs(nu, k))
             i, j = np.tril_indices(nb)
             out.append(Hk[i, j])
             if self.free:
@@ -715,44 +792,66 @@ class Problem:
 
     def constraints(self, z):
         """The constraints: Phi_h(q_k, p_k; B u_k) - (q_{k+1}, p_{k+1}), k = 0..N-1
-        (N 2n values), then the end conditions (these = 0), then the path
+        (N 2n values), then the end conditions, with inputs B(q) F_ki -
+        B(q_ki) u_ki (interval by interval, point by point; these = 0), then the path
         constraints c(t_ki, q_ki, qdot_ki, u_ki), interval by interval and
         point by point (between their bounds: :meth:`constraint_bounds`)."""
         ends, _ = self._steps(z)
         Y, _ = self._split(z)
         parts = [(ends - Y[1:]).ravel(), self._end_rows(z)[0]]
+        if self._Bq is not None:
+            parts.append(self._input_all(z)[0])
         if self._paths:
             parts.append(self._path_all(z)[0])
         return np.concatenate(parts)
 
     def constraints_jac(self, z):
         """Their exact Jacobian (dense, rows x n_variables)."""
-        n, N, P, m = self.system.n, self.intervals, self.P, self.n_inputs
+        n, N = self.system.n, self.intervals
         _, dy = self._steps(z)
-        J = np.zeros((N * 2 * n, self.n_variables))
         w = 2 * n
+        J = self._block_rows(dy)
         for k in range(N):
-            rows = slice(k * w, (k + 1) * w)
-            J[rows, k * w:(k + 1) * w] = dy[k, :, :w]
-            J[rows, (k + 1) * w:(k + 2) * w] -= np.eye(w)
-            u0 = self._ny + k * P * m
-            J[rows, u0:u0 + P * m] = dy[k, :, w:w + P * m]
-            if self.free:
-                J[rows, -1] = dy[k, :, -1]
+            J[k * w:(k + 1) * w, (k + 1) * w:(k + 2) * w] -= np.eye(w)
         parts = [J, self._end_rows(z)[1]]
+        if self._Bq is not None:
+            parts.append(self._block_rows(self._input_all(z)[1]))
         if self._paths:
-            d = self._path_all(z)[1]
-            PR = self.P * self._R
-            Jp = np.zeros((N * PR, self.n_variables))
-            for k in range(N):
-                Jp[np.ix_(k * PR + np.arange(PR), self._block_cols(k))] = d[k].reshape(PR, -1)
-            parts.append(Jp)
+            parts.append(self._block_rows(self._path_all(z)[1]))
         return np.vstack(parts)
 
+    def _block_rows(self, d):
+        """Dense rows from each interval's rows over its own columns: d (N,
+        ..., columns) -> (N * rows per interval, n_variables)."""
+        N = self.intervals
+        per = int(np.prod(d.shape[1:-1]))
+        out = np.zeros((N * per, self.n_variables))
+        for k in range(N):
+            out[np.ix_(k * per + np.arange(per), self._block_cols(k))] = d[k].reshape(per, -1)
+        return out
+
     # ------------------------------------------------------------ the guess
-    def _pack(self, q, p, U, T):
-        z = np.concatenate([np.hstack([q, p]).ravel(), np.ravel(U)])
+    def _pack(self, q, p, U, T, F=None):
+        """z from the nodes' states, the inputs and T; with inputs B(q) the
+        forces F (N, P, n), by default B(q_k) u_ki at each interval's start."""
+        parts = [np.hstack([q, p]).ravel(), np.ravel(U)]
+        if self._Bq is not None:
+            if F is None:
+                F = np.array([[self._Bq.matrix(np.asarray(q[k], dtype=float)) @ U[k, i]
+                               for i in range(self.P)] for k in range(self.intervals)])
+            parts.append(np.ravel(F))
+        z = np.concatenate(parts)
         return np.append(z, T / self.intervals) if self.free else z
+
+    def _costate0(self, z, nu):
+        """lambda_0: the discrete adjoint recursion lambda_k = D_k^T
+        lambda_{k+1} + dJ/dy_k (+ the other rows of interval k) continued to
+        k = 0, i.e. the Lagrangian's gradient in (q_0, p_0) without the
+        start conditions' rows."""
+        nu = np.array(nu, dtype=float)
+        r0 = self.intervals * 2 * self.system.n
+        nu[r0:r0 + sum(len(i) for i, _ in self.start.values())] = 0.0
+        return (self.objective_grad(z) + self.constraints_jac(z).T @ nu)[:2 * self.system.n]
 
     def _guess(self, guess):
         n, N, P, m = self.system.n, self.intervals, self.P, self.n_inputs
@@ -762,13 +861,15 @@ class Problem:
             s = t * (guess.duration / T)              # the guess's time at the same fraction
             q = np.column_stack([np.interp(s, guess.t, guess.q[:, j]) for j in range(n)])
             p = np.column_stack([np.interp(s, guess.t, guess.p[:, j]) for j in range(n)])
+            F = None
             if guess.u.shape == (N, P, m) and guess.method == self.method and \
                     abs(guess.duration - T) <= 1e-12 * T:
                 U = guess.u.copy()
+                F = guess.forces.copy() if self._Bq is not None else None
             else:
                 tu = self.point_times(T / N).ravel() * (guess.duration / T)
                 U = guess.u_at(np.clip(tu, 0.0, guess.duration)).reshape(N, P, m)
-            return self._pack(q, p, U, T)
+            return self._pack(q, p, U, T, F)
         T = self.duration
         t = np.linspace(0.0, T, N + 1)
         if guess is None:
@@ -779,7 +880,8 @@ class Problem:
         U = np.zeros((N, P, m))
         if guess.get("u") is not None:
             U = np.broadcast_to(np.asarray(guess["u"], dtype=float), (N, P, m)).copy()
-        simulate = guess.get("u") is not None or self.system.n_constraints > 0
+        simulate = (guess.get("u") is not None or self.system.n_constraints > 0) and \
+            self._Bq is None
         if guess.get("q") is None and simulate and self._full_start():
             # a simulated guess: the start state driven by the guessed inputs (the default
             # with constraints: a straight line in q would leave their manifold)

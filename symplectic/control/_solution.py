@@ -31,6 +31,9 @@ class Solution:
         The states there (qdot = M(q)^-1 p).
     u : ndarray (N, P, m)
         The inputs at the force points, times :attr:`t_u` (N, P).
+    forces : ndarray (N, P, n)
+        The generalized forces of the inputs there, B u (B(q_ki) u_ki with
+        inputs B(q)).
     cost : float
         The discrete cost at the solution.
     duration : float
@@ -39,8 +42,8 @@ class Solution:
         (lambda_q, lambda_p) at the nodes: the multipliers nu_k of the
         dynamics constraints Phi_h(y_k, u_k) - y_{k+1} = 0 in the
         Lagrangian J + sum_k nu_k . (...) (node k+1 for the step k -> k+1)
-        and lambda_0 = D_0^T lambda_1 + dJ/d(q_0, p_0) (the discrete
-        adjoint recursion),
+        and lambda_0 = D_0^T lambda_1 + dJ/d(q_0, p_0) (+ interval 0's
+        other rows: the discrete adjoint recursion continued),
         which approximate Pontryagin's costates lambda(t_k) of
         H = l(u) + lambda . (qdot, pdot) at the scheme's order (for the
         effort cost the optimal input is u = -R^-1 B^T lambda_p).
@@ -77,9 +80,9 @@ class Solution:
         # lambda_k = D_k^T lambda_{k+1} + dJ/dy_k continued to k = 0
         lam = np.empty((N + 1, 2 * n))
         lam[1:] = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
-        _, dy = problem._steps(z)
-        lam[0] = dy[0, :, :2 * n].T @ lam[1] + problem.objective_grad(z)[:2 * n]
+        lam[0] = problem._costate0(z, nu)
         self.costate = lam
+        self.forces = problem._forces_of(z).copy()
 
     def u_at(self, t):
         """The inputs at times ``t`` (scalar or array, 0 <= t <= T): in each
@@ -123,17 +126,19 @@ class Solution:
             raise ValueError(f"replay: the duration {self.duration} is not a whole number of "
                              f"steps h = {h}")
         if method == pb.method and N == pb.intervals:
-            U = self.u
+            force = self.forces
+        elif pb._Bq is not None:          # B(q) u_at(t) on the replay's own states
+            force = pb._Bq.force(self.u_at)
         else:
             tu = forces.point_times(method, self.duration / N, N)
-            U = self.u_at(tu.ravel()).reshape(tu.shape + (pb.n_inputs,))
+            force = self.u_at(tu.ravel()).reshape(tu.shape + (pb.n_inputs,)) @ pb.inputs.T
         opts = dict(pb._options) if method == pb.method else {}
         opts.update(options)
         # from the start as given when it is given whole (the solver's copy of it may differ
         # by rounding, which a constrained start's check would refuse at rest)
         q0, p0 = pb._full_start() or (self.q[0], self.p[0])
         return _integrate.integrate(pb.system, q0, p0, self.duration / N, N,
-                                    method=method, force=U @ pb.inputs.T, **opts)
+                                    method=method, force=force, **opts)
 
     def miss(self, trajectory=None):
         """The largest violation of the end conditions by a trajectory's last

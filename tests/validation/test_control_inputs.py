@@ -1,0 +1,166 @@
+"""symplectic.control: inputs that act through the configuration, the generalized force
+B(q) u (the forces at the force points as unknowns tied to B(q_ki) u_ki on the step's own
+states there).
+
+Expected values: the same problem with a constant matrix B (a callable returning it must
+give the same optimum), finite differences for the derivatives, and for a nonlinear
+problem the finest run (orders) and a fine replay by another scheme."""
+import numpy as np
+import pytest
+
+import symplectic as sp
+from symplectic import control
+
+pytest.importorskip("scipy.optimize")
+
+ORDERS = {"midpoint": 2, "simpson": 4, "lobatto4": 6}
+G = 9.81
+
+
+def _order(Ns, errs):
+    return -np.polyfit(np.log(Ns), np.log(errs), 1)[0]
+
+
+def test_a_constant_b_as_a_callable_gives_the_matrix_optimum():
+    """B(q) = B for all q: the transcription with the forces as unknowns has the same
+    optimum as the matrix one (the LQ oscillator, two methods)."""
+    osc = sp.systems.linear([[1.0]], [[1.0]])
+    kw = dict(start={"q": [0.0], "qdot": [0.0]}, end={"q": [1.0], "qdot": [0.0]}, rtol=1e-15)
+    for method in ("simpson", "gauss2"):
+        a = control.Problem(osc, 2.0, 6, method=method, inputs=[[2.0]], **kw).solve(tol=1e-12)
+        b = control.Problem(osc, 2.0, 6, method=method, inputs=lambda q: np.array([[2.0]]),
+                            inputs_jac=lambda q: np.zeros((1, 1, 1)), **kw).solve(tol=1e-12)
+        assert a.success and b.success and b.kkt_residual < 1e-11
+        assert abs(a.cost - b.cost) < 1e-12 and np.abs(a.u - b.u).max() < 1e-10
+        assert np.abs(a.costate - b.costate).max() < 1e-10
+        assert np.abs(b.forces - 2.0 * b.u).max() < 1e-12
+
+
+def _thruster(q):
+    """A pendulum (length 1) pushed horizontally at its bob: the torque is cos(theta) u."""
+    return np.array([[np.cos(q[0])]])
+
+
+def _thruster_jac(q):
+    return np.array([[[-np.sin(q[0])]]])
+
+
+def _push(method, N, jac=_thruster_jac):
+    pb = control.Problem(sp.systems.pendulum(m=1.0, omega=np.sqrt(G)), 2.0, N, method=method,
+                         inputs=_thruster, inputs_jac=jac,
+                         start={"q": [0.0], "qdot": [0.0]}, end={"q": [1.2], "qdot": [0.0]},
+                         rtol=1e-15)
+    return pb.solve(tol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def push_reference():
+    sol = _push("lobatto5", 32)
+    assert sol.success and sol.kkt_residual < 1e-10
+    return sol
+
+
+@pytest.mark.parametrize("method, Ns", [("midpoint", (8, 16)), ("simpson", (12, 24)),
+                                        ("lobatto4", (12, 24))])
+def test_configuration_dependent_inputs_converge_at_the_scheme_order(method, Ns,
+                                                                     push_reference):
+    """The pendulum pushed at its bob by a horizontal force u (torque cos(theta) u), from
+    rest at 0 to rest at 1.2 rad in 2 s, min 1/2 int u^2: J against lobatto5 on 32
+    intervals at the scheme's order (Simpson on 8 intervals is still short of it: 6.4x to
+    16, then 16.5x to 32); and the inputs replayed by lobatto5 at a fine step (B(q) u_at(t)
+    on the replay's own states) reach the end, the miss falling with N."""
+    sols = [_push(method, N) for N in Ns]
+    errs = [abs(s.cost - push_reference.cost) for s in sols]
+    assert _order(Ns, errs) > ORDERS[method] - 0.5, errs
+    for s in sols:
+        assert s.success and s.kkt_residual < 1e-10 and s.miss() < 1e-10
+    misses = [s.miss(s.replay(method="lobatto5", n_steps=400)) for s in sols]
+    assert misses[1] < misses[0] / 2 ** (ORDERS[method] - 1), misses
+    assert misses[1] < {"midpoint": 0.2, "simpson": 1e-3, "lobatto4": 1e-5}[method], misses
+    assert push_reference.miss(push_reference.replay(method="lobatto5", n_steps=400)) < 1e-7
+
+
+def test_without_the_jacobian_differences_of_b_give_the_same_optimum(push_reference):
+    a = _push("simpson", 8)
+    b = _push("simpson", 8, jac=None)
+    assert b.success and b.kkt_residual < 1e-8
+    assert abs(a.cost - b.cost) < 1e-9
+
+
+def _b2(q):
+    return np.array([[np.cos(q[1]), 0.3], [np.sin(q[0]) * q[1], 1.0]])
+
+
+def _b2_jac(q):
+    d = np.zeros((2, 2, 2))
+    d[0, 0, 1] = -np.sin(q[1])
+    d[1, 0, 0] = np.cos(q[0]) * q[1]
+    d[1, 0, 1] = np.sin(q[0])
+    return d
+
+
+@pytest.mark.parametrize("free", [False, True])
+def test_state_input_jacobian_and_hessian_equal_differences(free):
+    """A damped double pendulum with two inputs through B(q), a running cost and a path
+    constraint (and a free duration): the Jacobian (dense and sparse) against central
+    differences of the constraints, the cost's gradient against differences of the cost, and
+    the Lagrangian's Hessian against differences of its exact gradient."""
+    cost = control.effort(np.diag([1.0, 2.0])) + control.running(
+        lambda t, q, v, u: q[0] * v[1] * u[1], lambda t, q, v, u: ([v[1] * u[1], 0.0],
+                                                                   [0.0, q[0] * u[1]],
+                                                                   [0.0, q[0] * v[1]]))
+    extra = dict(free_duration=(0.1, 2.0), cost=cost + control.duration()) if free else \
+        dict(cost=cost)
+    pb = control.Problem(sp.systems.double_pendulum(damping=(0.2, 0.1)), 0.6, 3,
+                         method="simpson", inputs=_b2, inputs_jac=_b2_jac,
+                         start={"q": [0.3, 0.2], "p": [0.0, 0.1]}, end={"q": [0.5, np.nan]},
+                         path=control.path(lambda t, q, v, u: [q[1] * u[0]],
+                                           lambda t, q, v, u: ([[0.0, u[0]]], [[0.0, 0.0]],
+                                                               [[q[1], 0.0]]), upper=2.0),
+                         rtol=1e-15, **extra)
+    rng = np.random.default_rng(17)
+    z = rng.normal(scale=0.3, size=pb.n_variables)
+    if free:
+        z[-1] = 0.2
+    e = 1e-6
+    eye = np.eye(pb.n_variables)
+    J = pb.constraints_jac(z)
+    fd = np.column_stack([(pb.constraints(z + e * d) - pb.constraints(z - e * d)) / (2 * e)
+                          for d in eye])
+    assert J.shape[0] == pb._neq + 3 * 3
+    assert np.abs(J - fd).max() < 1e-7 * max(1.0, np.abs(fd).max())
+    rows, cols = pb.jac_structure()
+    sparse = np.zeros_like(J)
+    np.add.at(sparse, (rows, cols), pb.jac_values(z))
+    assert np.array_equal(sparse, J)
+    g = pb.objective_grad(z)
+    gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e) for d in eye])
+    assert np.abs(g - gfd).max() < 1e-8 * max(1.0, np.abs(gfd).max())
+    nu = rng.normal(size=J.shape[0])
+    hr, hc = pb.hess_structure()
+    assert np.all(hr >= hc)
+    H = np.zeros((pb.n_variables, pb.n_variables))
+    np.add.at(H, (hr, hc), pb.hess_values(z, 0.7, nu))
+    H = H + np.tril(H, -1).T
+
+    def grad(z):       # the end conditions here are linear: no curvature left out
+        return 0.7 * pb.objective_grad(z) + pb.constraints_jac(z).T @ nu
+    fdH = np.column_stack([(grad(z + 1e-5 * max(1.0, abs(z[j])) * eye[j]) -
+                            grad(z - 1e-5 * max(1.0, abs(z[j])) * eye[j])) /
+                           (2e-5 * max(1.0, abs(z[j]))) for j in range(pb.n_variables)])
+    assert np.abs(H - fdH).max() < 1e-5 * np.abs(fdH).max()
+
+
+def test_state_inputs_are_checked():
+    lin = sp.systems.linear([[1.0]], [[1.0]])
+    kw = dict(start={"q": [0.0], "qdot": [0.0]})
+    with pytest.raises(ValueError, match=r"B\(q\) must return an \(n, m\) = \(1, m\)"):
+        control.Problem(lin, 1.0, 4, inputs=lambda q: np.ones((2, 1)), **kw)
+    with pytest.raises(ValueError, match="inputs_jac goes with a callable"):
+        control.Problem(lin, 1.0, 4, inputs=[1.0], inputs_jac=lambda q: 0, **kw)
+    with pytest.raises(NotImplementedError, match=r"inputs B\(q\) .* rk4"):
+        control.Problem(lin, 1.0, 4, method="rk4", inputs=lambda q: np.ones((1, 1)), **kw)
+    pb = control.Problem(lin, 1.0, 2, inputs=lambda q: np.ones((1, 1)),
+                         inputs_jac=lambda q: np.ones(3), **kw)
+    with pytest.raises(ValueError, match=r"dB/dq\(q\) must return an \(n, m, n\)"):
+        pb.constraints_jac(np.zeros(pb.n_variables))
