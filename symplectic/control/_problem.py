@@ -87,6 +87,7 @@ class Problem:
         gauss3 6).
     inputs : array_like (n, m) or callable, optional
         B: the generalized force of the inputs is B u (default: the
+        system's own inputs, ``from_sympy(..., inputs=[u...])``, else the
         identity, every coordinate actuated).  A vector (n,) is one input.
         A callable ``B(q)`` returning (n, m): inputs that act through the
         configuration (the force values at the force points become unknowns
@@ -166,6 +167,9 @@ class Problem:
         self.start = _end("start", start, n)
         self.end = _end("end", end, n)
         self._Bq = None
+        if inputs is None and getattr(self.system, "input_matrix", None) is not None:
+            # a SymPy system's own inputs (from_sympy(..., inputs=[u...]))
+            inputs, inputs_jac = self.system.input_matrix, self.system.input_matrix_jac
         if callable(inputs):
             self._Bq = StateInputs(inputs, inputs_jac, n, self._given("q", self.start,
                                                                       np.zeros(n)))

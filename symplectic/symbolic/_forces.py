@@ -80,13 +80,17 @@ def generalized_forces(applied, q, qdot):
 
 
 # ---------------------------------------------------------------------- input
-def spec(q_arg, qdot_arg, lag_spec, forces, dissipation, applied, time, params):
+def spec(q_arg, qdot_arg, lag_spec, forces, dissipation, applied, time, params, inputs=None):
     """The total generalized force in plain symbols, with its parameters:
-    a dict (F, q, qdot, time, params, param_order, names), or None when no
-    force is given."""
+    a dict (F, q, qdot, time, params, param_order, names, and with
+    ``inputs`` the control inputs u and B = dF/du: F(u) = F(0) + B(q) u,
+    F holding F(0)), or None when no force is given."""
     if forces is None and dissipation is None and not applied:
         if time is not None:
             raise ValueError("time= is only used with forces=, dissipation= or applied=")
+        if inputs is not None:
+            raise ValueError("inputs= names the control inputs in forces= or applied=; give "
+                             "the forces they drive there")
         return None
     n = len(lag_spec["q"])
     qs = list(lag_spec["q"])
@@ -147,10 +151,38 @@ def spec(q_arg, qdot_arg, lag_spec, forces, dissipation, applied, time, params):
         total = [a + b for a, b in zip(total, generalized_forces(ap, qs, qds))]
     if tvar is not None and time is not None:
         total = [e.xreplace({tvar: time}) for e in total]
+    us, B = (), ()
+    if inputs is not None:
+        us, B, total = _split_inputs(inputs, total, qs, qds, tsym)
     known = qs + qds + [tsym]
-    pvals = parameters(params, total, known)
+    pvals = parameters(params, total + [b for row in B for b in row], known)
     return dict(F=tuple(total), q=tuple(qs), qdot=tuple(qds), time=tsym, params=pvals,
-                param_order=tuple(pvals), names=tuple(s.name for s in qs))
+                param_order=tuple(pvals), names=tuple(s.name for s in qs), inputs=us, B=B)
+
+
+def _split_inputs(inputs, total, qs, qds, tsym):
+    """(u, B, F(0)) of forces F(u) = F(0) + B(q) u in the input symbols u:
+    B = dF/du, which must not depend on u (the inputs enter linearly), the
+    velocities or the time."""
+    us = tuple(as_list(inputs, "inputs"))
+    if not us or not all(isinstance(u, _sy.Symbol) for u in us) or len(set(us)) != len(us):
+        raise ValueError(f"inputs must be distinct SymPy Symbols (the control inputs), got "
+                         f"{list(us)}")
+    taken = set(us) & (set(qs) | set(qds) | {tsym})
+    if taken:
+        raise ValueError(f"inputs {sorted(map(str, taken))} are coordinates, velocities or the "
+                         f"time")
+    B = tuple(tuple(_sy.diff(e, u) for u in us) for e in total)
+    for row in B:
+        for b in row:
+            if any(_sy.diff(b, u) != 0 for u in us):
+                raise ValueError(f"the inputs must enter the forces linearly, F = F0 + B(q) u; "
+                                 f"dF/du = {b} depends on them")
+            if b.free_symbols & (set(qds) | {tsym}):
+                raise ValueError(f"the inputs' matrix B = dF/du may depend on q only (control "
+                                 f"inputs B(q) u), not on the velocities or the time: {b}")
+    zero = {u: 0 for u in us}
+    return us, B, [_sy.expand(e.xreplace(zero)) if e.has(*us) else e for e in total]
 
 
 # ---------------------------------------------------------------------- model

@@ -96,7 +96,7 @@ def _rebuild_symbolic(spec, params, options):
 
 def system(expr, q, qdot=None, params=None, *, constraints=None, compile="auto",
            simplify=False, name=None, test_point=None, cache_dir=None, forces=None,
-           dissipation=None, applied=None, time=None):
+           dissipation=None, applied=None, time=None, inputs=None):
     """A :class:`SymbolicSystem` from a SymPy Lagrangian or from (M, V).
 
     Parameters
@@ -151,6 +151,14 @@ def system(expr, q, qdot=None, params=None, *, constraints=None, compile="auto",
         Lagrangian, pass ``qdot`` for velocity-dependent forces.  ``time``
         defaults to the variable of functions of time q(t), else a symbol
         named ``t``.
+    inputs
+        Control inputs: SymPy Symbols u_1..u_m that appear in ``forces`` or
+        ``applied`` (e.g. a thrust along a body's axis), linearly, with
+        coefficients in q only: F = F0 + B(q) u.  The system's own force is
+        then F0 (u = 0), and ``system.input_matrix(q)`` (n, m) and
+        ``system.input_matrix_jac(q)`` (n, m, n) give B and dB/dq, which
+        :class:`symplectic.control.Problem` takes by default
+        (``system.inputs`` lists the symbols).
 
     Raises
     ------
@@ -169,7 +177,8 @@ def system(expr, q, qdot=None, params=None, *, constraints=None, compile="auto",
     spec = _spec(expr, q, qd, params, simplify, test_point)
     if constraints is not None:
         spec = _constraints.add_constraints(spec, constraints, q, qd, params)
-    spec["forces"] = _forces.spec(q, qdot, spec, forces, dissipation, applied, time, params)
+    spec["forces"] = _forces.spec(q, qdot, spec, forces, dissipation, applied, time, params,
+                                  inputs)
     options = dict(compile=compile, name=name, cache_dir=cache_dir)
     allp = dict(spec["params"])
     if spec["forces"] is not None:
@@ -212,20 +221,47 @@ def _make(spec, params, options):
     obj.mass_matrix = spec["M"]
     obj.potential_energy = spec["V"]
     obj.generalized_forces = None
+    obj.inputs = obj.input_matrix = obj.input_matrix_jac = None
     fs = spec.get("forces")
+    if fs is not None and fs.get("inputs"):
+        _input_matrix(obj, fs, params)
     if fs is not None:
         fvalues = []
         for s in fs["param_order"]:
             if s not in params:
                 raise ValueError(f"no value for parameter {s}")
             fvalues.append(finite_value(s, params[s]))
-        force, obj.force_backend = _forces.model_for(fs).force(fvalues, options["compile"],
-                                                               options["cache_dir"])
-        obj._force = force
-        obj.generalized_forces = list(fs["F"])
+        if any(e != 0 for e in fs["F"]):        # (only the inputs' terms: no force of its own)
+            force, obj.force_backend = _forces.model_for(fs).force(
+                fvalues, options["compile"], options["cache_dir"])
+            obj._force = force
+            obj.generalized_forces = list(fs["F"])
         obj.parameters.update(zip(fs["param_order"], fvalues))
         obj._params.update({s.name: v for s, v in zip(fs["param_order"], fvalues)})
     return obj
+
+
+def _input_matrix(obj, fs, params):
+    """system.inputs, input_matrix(q) = B (n, m) and input_matrix_jac(q) =
+    dB/dq (n, m, n), NumPy functions of the inputs' matrix at these
+    parameter values."""
+    import numpy as np
+    import sympy as sy
+    q = list(fs["q"])
+    n, m = len(q), len(fs["inputs"])
+    Bm = sy.Matrix(fs["B"]).xreplace({s: params[s] for s in fs["param_order"] if s in params})
+    dB = [[[sy.diff(Bm[c, j], ql) for ql in q] for j in range(m)] for c in range(n)]
+    fB, fdB = sy.lambdify([q], Bm, "numpy"), sy.lambdify([q], dB, "numpy")
+
+    def input_matrix(qv):
+        """B(q) (n, m): the generalized force of the inputs is B(q) u."""
+        return np.array(fB(np.asarray(qv, dtype=float)), dtype=float).reshape(n, m)
+
+    def input_matrix_jac(qv):
+        """dB/dq (n, m, n), [c, j, l] = dB_cj/dq_l."""
+        return np.array(fdB(np.asarray(qv, dtype=float)), dtype=float).reshape(n, m, n)
+    obj.inputs = list(fs["inputs"])
+    obj.input_matrix, obj.input_matrix_jac = input_matrix, input_matrix_jac
 
 
 def _compiled(model, data, options, cmodel=None, cdata=None):

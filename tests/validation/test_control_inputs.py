@@ -164,3 +164,40 @@ def test_state_inputs_are_checked():
                          inputs_jac=lambda q: np.ones(3), **kw)
     with pytest.raises(ValueError, match=r"dB/dq\(q\) must return an \(n, m, n\)"):
         pb.constraints_jac(np.zeros(pb.n_variables))
+
+
+def test_sympy_inputs_drive_the_problem_by_default():
+    """from_sympy(..., applied=[PointForce(bob, (u, 0))], inputs=[u]): the system's own
+    B(q) = dF/du (here L cos(theta)) is what Problem takes without inputs=, and gives the
+    optimum of the callable B(q) of the same pendulum; its parameters follow with_params,
+    and a pickled copy keeps it."""
+    sy = pytest.importorskip("sympy")
+    import pickle
+    th, w, u, L = sy.symbols("theta omega u L")
+    lag = L ** 2 * w ** 2 / 2 + G * L * sy.cos(th)
+    bob = sp.symbolic.PointForce([L * sy.sin(th), -L * sy.cos(th)], [u, 0])
+    system = sp.System.from_sympy(lag, [th], [w], params={"L": 1.0}, applied=[bob], inputs=[u])
+    assert system.inputs == [u] and system.force is None
+    assert np.allclose(system.input_matrix([0.4]), [[np.cos(0.4)]], rtol=0, atol=1e-15)
+    assert np.allclose(system.input_matrix_jac([0.4]), [[[-np.sin(0.4)]]], rtol=0, atol=1e-15)
+    assert np.allclose(system.with_params(L=2.0).input_matrix([0.4]), [[2 * np.cos(0.4)]])
+    assert np.allclose(pickle.loads(pickle.dumps(system)).input_matrix([0.4]), [[np.cos(0.4)]])
+    pb = control.Problem(system, 2.0, 12, start={"q": [0.0], "qdot": [0.0]},
+                         end={"q": [1.2], "qdot": [0.0]}, rtol=1e-15)
+    sol = pb.solve(tol=1e-12)
+    assert sol.success and sol.kkt_residual < 1e-10
+    assert abs(sol.cost - _push("simpson", 12).cost) < 1e-10
+
+
+def test_sympy_inputs_are_checked():
+    sy = pytest.importorskip("sympy")
+    th, w, u = sy.symbols("theta omega u")
+    lag = w ** 2 / 2 + sy.cos(th)
+    with pytest.raises(ValueError, match="linearly"):
+        sp.System.from_sympy(lag, [th], [w], forces=[u ** 2], inputs=[u])
+    with pytest.raises(ValueError, match="may depend on q only"):
+        sp.System.from_sympy(lag, [th], [w], forces=[w * u], inputs=[u])
+    with pytest.raises(ValueError, match="give the forces they drive"):
+        sp.System.from_sympy(lag, [th], [w], inputs=[u])
+    with pytest.raises(ValueError, match="distinct SymPy Symbols"):
+        sp.System.from_sympy(lag, [th], [w], forces=[u], inputs=[u, u])
