@@ -14,6 +14,7 @@ the step h and the weights b_i of the scheme's force quadrature:
 import numpy as np
 
 from .._model import _validate
+from . import _sympy
 
 
 def fd_hessian(grad, v0, steps):
@@ -105,14 +106,29 @@ class Duration(Cost):
         return "duration()"
 
 
+def _from_sympy(name, f, grad, symbols, params, groups):
+    """(f, grad): as given, or from a SymPy expression f and ``symbols``."""
+    if _sympy.is_expression(f):
+        if grad is not None:
+            raise TypeError(f"{name}: with a SymPy expression the derivatives are derived; "
+                            f"give symbols=, not a gradient")
+        return _sympy.functions(f, symbols, groups, params, name)
+    if symbols is not None or params is not None:
+        raise TypeError(f"{name}: symbols= and params= go with a SymPy expression")
+    return f, grad
+
+
 class Terminal(Cost):
     """A cost phi(q_N, p_N) of the end state: ``phi(q, p)`` returns a float,
     ``grad(q, p)`` the pair (dphi/dq, dphi/dp), two arrays (n,) (the exact
     gradient: the transcription's derivatives are exact with it; its
     Hessian, which only steers the iterations, comes from differences of
-    it)."""
+    it).  Or ``phi`` a SymPy expression with ``symbols={"q": [...], "p":
+    [...]}`` (and ``params={symbol or name: value}``): its gradient is
+    derived."""
 
-    def __init__(self, phi, grad):
+    def __init__(self, phi, grad=None, symbols=None, params=None):
+        phi, grad = _from_sympy("terminal", phi, grad, symbols, params, ("q", "p"))
         if not callable(phi) or not callable(grad):
             raise TypeError("terminal(phi, grad): phi(q, p) -> float and grad(q, p) -> "
                             "(dphi/dq, dphi/dp) must be callables")
@@ -135,9 +151,13 @@ class Running(Cost):
     arrays (n,), (n,), (m,) (exact: the transcription's gradient is exact
     with it; its Hessian, which only steers the iterations, comes from
     differences of it, and with a free duration dl/dt from differences of
-    l).  Units: those of the cost times 1/s."""
+    l).  Units: those of the cost times 1/s.  Or ``l`` a SymPy expression
+    with ``symbols={"t": t, "q": [...], "qdot": [...], "u": [...]}`` ("t"
+    optional) and ``params={symbol or name: value}``: its gradient is
+    derived."""
 
-    def __init__(self, l, grad):
+    def __init__(self, l, grad=None, symbols=None, params=None):
+        l, grad = _from_sympy("running", l, grad, symbols, params, ("t", "q", "qdot", "u"))
         if not callable(l) or not callable(grad):
             raise TypeError("running(l, grad): l(t, q, qdot, u) -> float and grad(t, q, qdot, "
                             "u) -> (dl/dq, dl/dqdot, dl/du) must be callables")
@@ -151,16 +171,18 @@ class Running(Cost):
         return f"running({getattr(self.l, '__name__', 'l')})"
 
 
-def running(l, grad):
+def running(l, grad=None, *, symbols=None, params=None):
     """The running cost int l(t, q, qdot, u) dt (see :class:`Running`); add
-    it to others: ``effort() + running(l, grad)``."""
-    return Running(l, grad)
+    it to others: ``effort() + running(l, grad)``, or from SymPy:
+    ``running(expr, symbols={"q": q, "qdot": qd, "u": u})``."""
+    return Running(l, grad, symbols, params)
 
 
-def terminal(phi, grad):
+def terminal(phi, grad=None, *, symbols=None, params=None):
     """The cost phi(q(T), p(T)) of the end state (see :class:`Terminal`);
-    add it to an effort: ``effort() + 10 * terminal(phi, grad)``."""
-    return Terminal(phi, grad)
+    add it to an effort: ``effort() + 10 * terminal(phi, grad)``, or from
+    SymPy: ``terminal(expr, symbols={"q": q, "p": p})``."""
+    return Terminal(phi, grad, symbols, params)
 
 
 def effort(R=None):

@@ -4,6 +4,7 @@ points where the inputs live; sym_run.points)."""
 import numpy as np
 
 from .._model import _validate
+from . import _sympy
 
 
 class Path:
@@ -17,9 +18,23 @@ class Path:
     curvature in the Hessian, which only steers the iterations, comes from
     differences of it).  ``lower``, ``upper``: scalars or arrays (r,), None
     or +-inf for no bound (default: c <= 0).  ``size``: r, when neither
-    bound is an array (else c is evaluated at the start to learn it)."""
+    bound is an array (else c is evaluated at the start to learn it).  Or
+    ``c`` SymPy expressions (one, a list or a Matrix) with ``symbols={"t":
+    t, "q": [...], "qdot": [...], "u": [...]}`` ("t" optional) and
+    ``params``: their Jacobians are derived."""
 
-    def __init__(self, c, jac, lower=None, upper=0.0, size=None):
+    def __init__(self, c, jac=None, lower=None, upper=0.0, size=None, symbols=None,
+                 params=None):
+        if _sympy.is_expression(c):
+            if jac is not None:
+                raise TypeError("path: with SymPy expressions the Jacobians are derived; give "
+                                "symbols=, not jac")
+            import sympy as sy
+            c = list(c) if isinstance(c, (list, tuple, sy.MatrixBase)) else [c]
+            size = len(c) if size is None else size
+            c, jac = _sympy.functions(c, symbols, ("t", "q", "qdot", "u"), params, "path")
+        elif symbols is not None or params is not None:
+            raise TypeError("path: symbols= and params= go with SymPy expressions")
         if not callable(c) or not callable(jac):
             raise TypeError("path(c, jac): c(t, q, qdot, u) -> (r,) and jac(t, q, qdot, u) -> "
                             "(dc/dq, dc/dqdot, dc/du) must be callables")
@@ -52,10 +67,10 @@ class Path:
         return f"path({getattr(self.c, '__name__', 'c')})"
 
 
-def path(c, jac, lower=None, upper=0.0, size=None):
+def path(c, jac=None, lower=None, upper=0.0, size=None, *, symbols=None, params=None):
     """The path constraint lower <= c(t, q, qdot, u) <= upper at every force
     point (see :class:`Path`); ``Problem(..., path=[...])``."""
-    return Path(c, jac, lower, upper, size)
+    return Path(c, jac, lower, upper, size, symbols, params)
 
 
 class _BoundPath:

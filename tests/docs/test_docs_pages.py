@@ -82,6 +82,9 @@ CHECKS = {
          lambda ns: abs(ns["bd"].cost - 4.0) < 1e-10 and ns["bd"].q.max() <= 1 / 9 + 1e-12),
         ("the running cost on q keeps the unbounded path below its 1/4, at a cost above 2",
          lambda ns: ns["bd2"].q.max() < 0.25 - 0.01 and ns["bd2"].cost > 2.0 + 0.1),
+        ("the pushed pendulum reaches 1.2 rad at rest, B(0) = cos 0 = 1",
+         lambda ns: ns["push"].success and ns["push"].miss() < 1e-9
+         and ns["swing"].input_matrix([0.0])[0, 0] == 1.0),
     ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),

@@ -338,3 +338,42 @@ def test_path_constraints_are_checked():
                                                         _limit_jac, size=2), **kw)
     with pytest.raises(ValueError, match="must return 2 finite values"):
         pb.constraints(np.zeros(pb.n_variables))
+
+
+def test_sympy_costs_and_paths_equal_their_callables():
+    """running, terminal and path from SymPy expressions (with a parameter): the same
+    values and derivatives as hand-written callables at random arguments, and the same
+    optimum of the Bryson-Denham problem."""
+    sy = pytest.importorskip("sympy")
+    t, a = sy.symbols("t a")
+    q, v, u, p = sy.symbols("q0:2"), sy.symbols("v0:2"), sy.symbols("u0:1"), sy.symbols("p0:2")
+    run = control.running(a * sy.sin(2 * t) * q[0] * v[1] + 0.3 * q[1] ** 2 * u[0] ** 2,
+                          symbols={"t": t, "q": q, "qdot": v, "u": u}, params={"a": 1.0})
+    term = control.terminal(sy.cos(q[1]) * p[0] ** 2, symbols={"q": q, "p": p})
+    pc = control.path([sy.cos(t) * q[0] + v[1] ** 2 + 0.5 * u[0], q[0] * q[1]],
+                      symbols={"t": t, "q": q, "qdot": v, "u": u}, upper=[1.0, 0.5])
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        tt, Q, V, U, Pm = rng.normal(), rng.normal(size=2), rng.normal(size=2), \
+            rng.normal(size=1), rng.normal(size=2)
+        assert abs(run.l(tt, Q, V, U) - _timed(tt, Q, V, U)) < 1e-14
+        for x, y in zip(run.grad(tt, Q, V, U), _timed_grad(tt, Q, V, U)):
+            assert np.allclose(x, y, rtol=0, atol=1e-14)
+        assert abs(term.phi(Q, Pm) - np.cos(Q[1]) * Pm[0] ** 2) < 1e-14
+        assert np.allclose(term.grad(Q, Pm)[0], [0.0, -np.sin(Q[1]) * Pm[0] ** 2], atol=1e-14)
+        assert np.allclose(pc.c(tt, Q, V, U), _limit(tt, Q, V, U), rtol=0, atol=1e-14)
+        for x, y in zip(pc.jac(tt, Q, V, U), _limit_jac(tt, Q, V, U)):
+            assert np.allclose(x, y, rtol=0, atol=1e-14)
+    x = sy.Symbol("x")
+    below = control.path(x, symbols={"q": [x], "qdot": [sy.Symbol("xd")],
+                                     "u": [sy.Symbol("F")]}, upper=ELL)
+    pb = control.Problem(sp.systems.linear([[1.0]], [[0.0]]), 1.0, 6, inputs=[1.0],
+                         start={"q": [0.0], "qdot": [1.0]}, end={"q": [0.0], "qdot": [-1.0]},
+                         path=below, rtol=1e-15)
+    assert abs(pb.solve(tol=1e-12).cost - 4.0 / (9 * ELL)) < 1e-10
+    with pytest.raises(ValueError, match="symbols without a value: \\['b'\\]"):
+        control.running(sy.Symbol("b") * q[0], symbols={"q": q, "qdot": v, "u": u})
+    with pytest.raises(ValueError, match="missing \\['u'\\]"):
+        control.running(q[0], symbols={"q": q, "qdot": v})
+    with pytest.raises(TypeError, match="give symbols=, not a gradient"):
+        control.running(q[0], _timed_grad, symbols={"q": q, "qdot": v, "u": u})
