@@ -317,8 +317,10 @@ static void projected_dp(ctan *c, const double *dq1, double *dp1, const double *
 /* The k columns (dq, dp), or (dq, dp, du) with ublocks, of V through steps
  * 1-3 (Jc factorised); p~ gains the held force's impulse h sum_i b_i u_i,
  * so dp~ gains pu (sym_gforce_du). */
-static void columns(const sym_gwork *g, double h, ctan *c, int k, int ublocks, const double *V,
-                    double *out)
+/* With pts (not NULL) the force points' states and their derivatives too
+ * (sym_galerkin_point_column on the root's increments X and dX). */
+static void columns(const sym_gwork *g, const double *q, double h, ctan *c, int k, int ublocks,
+                    const double *V, double *out, double *pts, int ld)
 {
     const int n = c->n, s = c->s;
     const sym_gcon *con = g->con;
@@ -331,6 +333,7 @@ static void columns(const sym_gwork *g, double h, ctan *c, int k, int ublocks, c
         if (ublocks) sym_gforce_du(g, h, ublocks, V, k, col, c->Ru, c->pu);
         leading_rhs(h, c, ublocks ? c->Ru : NULL);
         con->lu_solve(c->N, c->Jc, c->piv, c->dZ);
+        if (pts) sym_galerkin_point_column(g, c->dq, c->dZ, 0.0, h, pts, col + 1, ld);
         for (int d = 0; d < n; d++) c->dp[d] += c->pu[d];
         tilde_dp(g, c);
         double *dq1 = c->dq;   /* dq1 = dq + dX_{s-1}, in place (dq is spent) */
@@ -340,10 +343,11 @@ static void columns(const sym_gwork *g, double h, ctan *c, int k, int ublocks, c
         projected_dp(c, dq1, dp1, NULL, NULL, NULL);
         for (int d = 0; d < n; d++) out[(size_t)(n + d) * k + col] = dp1[d];
     }
+    if (pts) sym_galerkin_point_column(g, q, con->X, 0.0, h, pts, 0, ld);
 }
 
 int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h, int k,
-                     int ublocks, const double *V, double *out)
+                     int ublocks, const double *V, double *out, double *pts, int ld)
 {
     ctan c;
     (void)p;   /* p enters through R_0 alone, linearly */
@@ -355,7 +359,7 @@ int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h, i
     st = node_terms(g, q, &c);
     if (!st) st = end_terms(g, &c);
     if (!st) st = saddle_matrix(g, q, h, &c);
-    if (!st) columns(g, h, &c, k, ublocks, V, out);
+    if (!st) columns(g, q, h, &c, k, ublocks, V, out, pts, ld);
     memcpy(g->J, c.Jsave, sizeof(double) * nnu);
     ctan_free(&c);
     return st;

@@ -532,7 +532,7 @@ static int run_check(const sym_work *w, sym_run *R)
         return run_invalid(R, "tangent_cols");
     if (R->h_jacobians && (!w->ops->time_tangent || w->sys->m > 0))
         return run_invalid(R, "h_jacobians");
-    if (R->points && (!R->jacobians || !w->ops->point_tangent || w->sys->m > 0))
+    if (R->points && (!R->jacobians || !w->ops->point_tangent))
         return run_invalid(R, "points");
     if (R->jacobians && R->jac_u &&
         (!w->force || R->jac_u != (f->hold_points > 1 ? f->hold_points : 1)))

@@ -52,36 +52,27 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
  * values are the step's scratch, which the next step recomputes.  A
  * constrained step's is sym_gcon_tangent (sym_constraints_tangent.c).
  */
-/* The states at the r quadrature points of the root and their derivative
- * along one direction: q_i = q + sum_{a>=1} B_ia X_a, qdot_i = g_i =
- * sum_{a>=1} D_ia X_a / h (sym_gk_general.h), so dq_i = dq + sum_a B_ia
- * dX_a, dqdot_i = sum_a D_ia dX_a / h - g_i dh / h (dh: a variation of the
- * step, 0 for any other); written into column col of row (i, c) (q_i[c])
- * and (i, n + c) (qdot_i[c]) of pts, rows of stride ld. */
-static void point_column(const sym_gwork *g, const double *dq, const double *dX, double dh,
-                         double h, double *pts, int col, int ld)
+/* The states at the r quadrature points and their derivative along one
+ * direction: q_i = q + sum_{a>=1} B_ia X_a, qdot_i = g_i = sum_{a>=1} D_ia
+ * X_a / h (sym_gk_general.h; the constrained step's nodes are the same,
+ * sym_constraints.c), so dq_i = dq + sum_a B_ia dX_a, dqdot_i = sum_a D_ia
+ * dX_a / h - g_i dh / h (dh: a variation of the step, 0 for any other);
+ * written into column col of row (i, c) (q_i[c]) and (i, n + c) (qdot_i[c])
+ * of pts, rows of stride ld.  With dq = q, dX = X and dh = 0 it gives the
+ * states themselves. */
+void sym_galerkin_point_column(const sym_gwork *g, const double *dq, const double *dX,
+                               double dh, double h, double *pts, int col, int ld)
 {
     const int n = g->n, s = g->tab->s, r = g->tab->r;
     for (int i = 0; i < r; i++)
         for (int c = 0; c < n; c++) {
-            double vb = dq ? dq[c] : 0.0, vd = -g->Gp[(size_t)i * n + c] * dh;
+            double vb = dq ? dq[c] : 0.0, vd = dh != 0.0 ? -g->Gp[(size_t)i * n + c] * dh : 0.0;
             for (int a = 1; a < s; a++) {
                 vb += g->tab->B[i][a] * dX[(size_t)(a - 1) * n + c];
                 vd += g->tab->D[i][a] * dX[(size_t)(a - 1) * n + c];
             }
             pts[((size_t)i * 2 * n + c) * ld + col] = vb;
             pts[((size_t)i * 2 * n + n + c) * ld + col] = vd / h;
-        }
-}
-
-/* The point states themselves into column 0 (as point_column). */
-static void point_values(const sym_gwork *g, double *pts, int ld)
-{
-    const int n = g->n, r = g->tab->r;
-    for (int i = 0; i < r; i++)
-        for (int c = 0; c < n; c++) {
-            pts[((size_t)i * 2 * n + c) * ld] = g->Qp[(size_t)i * n + c];
-            pts[((size_t)i * 2 * n + n + c) * ld] = g->Gp[(size_t)i * n + c];
         }
 }
 
@@ -112,13 +103,13 @@ static int galerkin_tangent(sym_gwork *g, const double *q, double h, int k, int 
         if (ublocks) sym_gforce_du(g, h, ublocks, V, k, col, Ru, pu);
         tangent_rhs(g, Rq, dq, dp, ublocks ? Ru : NULL, dX);
         g->lu_solve(nu, g->J, g->piv, dX);
-        if (pts) point_column(g, dq, dX, 0.0, h, pts, col + 1, ld);
+        if (pts) sym_galerkin_point_column(g, dq, dX, 0.0, h, pts, col + 1, ld);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
         for (int c = 0; c < n; c++)
             out[(size_t)(n + c) * k + col] =
                 sym_galerkin_tangent_dp(g, P, c, dp[c] + pu[c], dq, dX);
     }
-    if (pts && !st) point_values(g, pts, ld);
+    if (pts && !st) sym_galerkin_point_column(g, q, g->X, 0.0, h, pts, 0, ld);
     memcpy(g->J, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);
     free(buf);
@@ -129,7 +120,7 @@ int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h
                          int ublocks, const double *V, double *out)
 {
     sym_gwork *g = (sym_gwork *)w;
-    if (g->con) return sym_gcon_tangent(g, q, p, h, k, ublocks, V, out);
+    if (g->con) return sym_gcon_tangent(g, q, p, h, k, ublocks, V, out, NULL, 0);
     return galerkin_tangent(g, q, h, k, ublocks, V, out, NULL, 0);
 }
 
@@ -137,8 +128,7 @@ int sym_galerkin_point_tangent(sym_work *w, const double *q, const double *p, do
                                int ublocks, const double *V, double *out, double *pts, int ld)
 {
     sym_gwork *g = (sym_gwork *)w;
-    (void)p;
-    if (g->con) return SYM_EMETHOD;
+    if (g->con) return sym_gcon_tangent(g, q, p, h, k, ublocks, V, out, pts, ld);
     return galerkin_tangent(g, q, h, k, ublocks, V, out, pts, ld);
 }
 
@@ -251,8 +241,8 @@ int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, dou
         g->lu_solve(nu, g->J, g->piv, dh);
         g->lu_solve(nu, g->J, g->piv, dt);
         if (pts) {
-            point_column(g, NULL, dh, 1.0, h, pts, 0, ld);
-            point_column(g, NULL, dt, 0.0, h, pts, 1, ld);
+            sym_galerkin_point_column(g, NULL, dh, 1.0, h, pts, 0, ld);
+            sym_galerkin_point_column(g, NULL, dt, 0.0, h, pts, 1, ld);
         }
         const size_t m = 2 * (size_t)n;
         for (int d = 0; d < n; d++) {

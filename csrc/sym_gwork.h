@@ -205,7 +205,8 @@ SYM_PRIVATE int sym_gcon_multipliers(const sym_work *w, double *lambda);
 /* sym_constraints_tangent.c: the tangent map of the constrained step just
  * taken (the contract of sym_scheme_ops.tangent) */
 SYM_PRIVATE int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h,
-                                 int k, int ublocks, const double *V, double *out);
+                                 int k, int ublocks, const double *V, double *out, double *pts,
+                                 int ld);
 /* sym_galerkin_diag.c */
 SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
                                      int k, int ublocks, const double *V, double *out);
@@ -213,6 +214,9 @@ SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const d
                                            double h, const double *X, double *R, double *J);
 SYM_PRIVATE int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p,
                                           double h, double *out, double *pts, int ld);
+SYM_PRIVATE void sym_galerkin_point_column(const sym_gwork *g, const double *dq,
+                                           const double *dX, double dh, double h, double *pts,
+                                           int col, int ld);
 SYM_PRIVATE int sym_galerkin_point_tangent(sym_work *w, const double *q, const double *p,
                                            double h, int k, int ublocks, const double *V,
                                            double *out, double *pts, int ld);

@@ -577,7 +577,8 @@ typedef struct sym_run {
     double *h_jacobians;
     /* the states at each step's r = sym_method_force_points force points
      * and their derivatives (NULL: not wanted; needs jacobians; the
-     * unconstrained variational schemes, else SYM_EINVAL naming it):
+     * variational schemes, else SYM_EINVAL naming it; constrained too, but
+     * then not with h_jacobians, which a constrained run refuses):
      * n_steps x r x 2n x (1 + c [+ 2]), row (i, .) = (q_i, qdot_i) at
      * t_j + x_i h, column 0 the state, then its derivative along the c
      * columns of jacobians, then (with h_jacobians) d/dh and d/dt_j */

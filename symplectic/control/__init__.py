@@ -34,8 +34,8 @@ each followed by a Newton polish of the first-order conditions; and
 :func:`identify`, parameters (and the initial state) fitted to sampled
 positions with the run's exact derivatives.  Systems with holonomic
 constraints: the scheme solves them as integrate does (a whole start on
-the manifold, a fixed duration; no running cost, path constraint or
-inputs B(q) yet).  Inputs that act through the configuration, B(q) u: a
+the manifold, a fixed duration).  Inputs that act through the
+configuration, B(q) u: a
 callable ``inputs=B`` (``inputs_jac=dB/dq``), or a SymPy system's own
 (``from_sympy(..., inputs=[u...])``).
 """

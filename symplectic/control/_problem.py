@@ -92,7 +92,7 @@ class Problem:
         A callable ``B(q)`` returning (n, m): inputs that act through the
         configuration (the force values at the force points become unknowns
         too, tied to B(q_i) u_i on the step's own states there: the
-        variational schemes, no holonomic constraints).
+        variational schemes).
     inputs_jac : callable, optional
         With a callable B: ``dB/dq(q)`` -> (n, m, n), [c, j, l] =
         dB_cj/dq_l (exact derivatives); else central differences of B.
@@ -106,7 +106,7 @@ class Problem:
         ``effort(R)`` (default ``effort()``: 1/2 int |u|^2 dt), ``duration()``
         (T: minimum time), ``terminal(phi, grad)`` (a cost of the end state),
         ``running(l, grad)`` (int l(t, q, qdot, u) dt, at the scheme's force
-        points: the variational schemes, no holonomic constraints) or a
+        points: the variational schemes) or a
         weighted sum (``duration() + 0.01 * effort()``).
     input_bounds : (lower, upper), optional
         Bounds on every input value (scalars or (m,) arrays; None or +-inf:
@@ -116,8 +116,7 @@ class Problem:
     path : Path or list of Path, optional
         Path constraints ``control.path(c, jac, lower, upper)``: lower <=
         c(t, q, qdot, u) <= upper at every force point of every step, on
-        the step's own states there (the variational schemes, no holonomic
-        constraints).
+        the step's own states there (the variational schemes).
     free_duration : (T_min, T_max), optional
         Let the duration vary between these bounds (s, 0 < T_min <= T_max,
         T_max may be inf): h = T / N is then an unknown, whose derivative
@@ -198,15 +197,12 @@ class Problem:
         self._running = bool(self._cost.running)
         self._paths = self._bind_paths(path)
         self._points = self._running or bool(self._paths) or self._Bq is not None
-        if self._points and (not self._m.symplectic or self.system.n_constraints):
+        if self._points and not self._m.symplectic:
             what = "a running cost" if self._running else "a path constraint" if self._paths \
                 else "inputs B(q)"
             raise NotImplementedError(f"control.Problem: {what} needs the step's states "
                                       f"at its force points (sym_run.points), which "
-                                      f"{self.method} does not give"
-                                      + (" with holonomic constraints"
-                                         if self.system.n_constraints else "")
-                                      + "; use a variational scheme on an unconstrained system")
+                                      f"{self.method} does not give; use a variational scheme")
         if self._cost.timed and not self.free:
             raise ValueError("control.Problem: the cost duration() needs free_duration=(T_min, "
                              "T_max): with a fixed duration it is a constant")

@@ -264,6 +264,35 @@ def test_the_states_at_the_force_points_and_their_derivatives_equal_differences(
         assert np.abs(fd).max() > 1e-3
 
 
+@pytest.mark.parametrize("method", ["simpson", "lobatto4", "gauss2"])
+def test_the_constrained_step_gives_the_states_at_its_force_points(method):
+    """sym_run.points on a constrained step (the Cartesian pendulum, inputs at each point):
+    the states at the force points satisfy the constraint where they are nodes, and their
+    derivatives in (q, p) and the inputs equal central differences."""
+    system = sp.systems.pendulum_cartesian()
+    P = len(sp.methods(details=True)[method]["force_points"])
+    U0 = np.random.default_rng(7).normal(size=(1, P, 2))
+    q, p, h = np.array([0.6, -0.8]), np.array([0.8, 0.6]) * 0.3, 0.05
+
+    def at(q, p, U):
+        return _point_run(system, method, q, p, U, sp.forces.at_points(U), h, 0.2)
+
+    end, pts = at(q, p, U0)
+    val = pts[:, :, 0]
+    x = np.array(sp.methods(details=True)[method]["force_points"])
+    if x[-1] == 1.0:
+        assert np.allclose(val[-1, :2], end[:2], rtol=0, atol=1e-15)
+    e = 1e-6
+    v0 = np.concatenate([q, p, U0.ravel()])
+    for j in range(len(v0)):
+        vp, vm = v0.copy(), v0.copy()
+        vp[j] += e
+        vm[j] -= e
+        fd = (at(vp[:2], vp[2:4], vp[4:].reshape(1, P, 2))[1][:, :, 0]
+              - at(vm[:2], vm[2:4], vm[4:].reshape(1, P, 2))[1][:, :, 0]) / (2 * e)
+        assert np.abs(pts[:, :, 1 + j] - fd).max() < 1e-7 * max(1.0, np.abs(fd).max()), j
+
+
 def test_the_states_at_the_force_points_are_refused_where_there_are_none():
     from symplectic._model import _validate
     from symplectic._run import _integrate
@@ -276,10 +305,7 @@ def test_the_states_at_the_force_points_are_refused_where_there_are_none():
                                          r"= \(1, 3, 4, 5\)"):
         _integrate.run(system, q, p, spec, None, jacobians=np.empty((1, 4, 4)),
                        points=np.empty((1, 3, 4, 6)))
-    for system, method, q in [(sp.systems.double_pendulum(), "rk4", [0.4, 0.1]),
-                              (sp.systems.pendulum_cartesian(), "simpson", [0.6, -0.8])]:
-        spec = _validate.run_spec(method, 0.1, 1, 0.0)
-        r = 4 if method == "rk4" else 3
-        with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):
-            _integrate.run(system, np.array(q), np.zeros(2), spec, None,
-                           jacobians=np.empty((1, 4, 4)), points=np.empty((1, r, 4, 5)))
+    spec = _validate.run_spec("rk4", 0.1, 1, 0.0)
+    with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):
+        _integrate.run(system, q, p, spec, None, jacobians=np.empty((1, 4, 4)),
+                       points=np.empty((1, 4, 4, 5)))

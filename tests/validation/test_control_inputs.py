@@ -201,3 +201,87 @@ def test_sympy_inputs_are_checked():
         sp.System.from_sympy(lag, [th], [w], inputs=[u])
     with pytest.raises(ValueError, match="distinct SymPy Symbols"):
         sp.System.from_sympy(lag, [th], [w], forces=[u], inputs=[u, u])
+
+
+def _tangential(q):
+    """A force of magnitude u along the Cartesian pendulum's tangent (-y, x): on the unit
+    circle, the torque u of the angle pendulum."""
+    return np.array([[-q[1]], [q[0]]])
+
+
+def _tangential_jac(q):
+    d = np.zeros((2, 1, 2))
+    d[0, 0, 1] = -1.0
+    d[1, 0, 0] = 1.0
+    return d
+
+
+def _cartesian(N, **kw):
+    pytest.importorskip("ipyopt")
+    pb = control.Problem(sp.systems.pendulum_cartesian(m=1.0, l=1.0, g=G), 3.0, N,
+                         method="simpson", inputs=_tangential, inputs_jac=_tangential_jac,
+                         start={"q": [0.0, -1.0], "qdot": [0.0, 0.0]},
+                         end={"q": [np.nan, 1.0], "qdot": [0.0, np.nan]},
+                         cost=control.effort(2.0), rtol=1e-14, **kw)
+    phi = np.pi * np.linspace(0.0, 1.0, N + 1)
+    guess = {"q": np.column_stack([np.sin(phi), -np.cos(phi)]),
+             "p": np.column_stack([np.cos(phi), np.sin(phi)]) * np.pi / 3}
+    return pb, pb.solve("ipopt", guess=guess)
+
+
+def test_constrained_pendulum_with_a_tangential_input_matches_the_angle_pendulum():
+    """The Cartesian pendulum (x^2 + y^2 = 1 by a multiplier) swung up in 3 s by a force
+    B(q) u along its tangent is the angle pendulum swung up by the torque u: its J converges
+    to that problem's optimum (36.640289055, ours with lobatto4 on 100 intervals in the
+    benchmark record, section 24) at Simpson's order, on a different discretization; the
+    nodes stay on the circle."""
+    J_angle = _swing_angle_reference()
+    errs = []
+    for N in (12, 24):
+        _pb, sol = _cartesian(N)
+        # (the constrained polish stops near 1e-6 here, as in test_control.py's swing-up)
+        assert sol.success and sol.kkt_residual < 1e-6, (sol.message, sol.kkt_residual)
+        assert np.abs((sol.q ** 2).sum(axis=1) - 1).max() < 1e-12
+        errs.append(abs(sol.cost - J_angle))
+    assert _order((12, 24), errs) > 3.5 and errs[-1] < 2e-2, errs     # 0.146, 8.6e-3
+
+
+def _swing_angle_reference():
+    """The angle pendulum's 3 s swing-up (torque u, min int u^2) by lobatto5 on 40 intervals:
+    converged to 1e-9 (the tests of test_control.py fit its orders against it)."""
+    pb = control.Problem(sp.systems.pendulum(m=1.0, omega=np.sqrt(G)), 3.0, 40,
+                         method="lobatto5", inputs=[1.0], start={"q": [0.0], "qdot": [0.0]},
+                         end={"q": [np.pi], "qdot": [0.0]}, cost=control.effort(2.0),
+                         rtol=1e-15)
+    return pb.solve(tol=1e-12).cost
+
+
+def test_constrained_state_inputs_running_cost_and_path_derivatives_equal_differences():
+    """With holonomic constraints too (the constrained step's states at its force points):
+    the Jacobian, the cost's gradient and the Hessian against differences."""
+    pb = control.Problem(sp.systems.pendulum_cartesian(m=1.0, l=1.0, g=G), 0.4, 2,
+                         method="lobatto4", inputs=_tangential, inputs_jac=_tangential_jac,
+                         start={"q": [0.6, -0.8], "p": [0.8 * 0.3, 0.6 * 0.3]},
+                         end={"q": [np.nan, -0.5]},
+                         cost=control.effort() + control.running(
+                             lambda t, q, v, u: q[0] * v[1] ** 2,
+                             lambda t, q, v, u: ([v[1] ** 2, 0.0], [0.0, 2 * q[0] * v[1]],
+                                                 [0.0])),
+                         path=control.path(lambda t, q, v, u: [v[0] * u[0]],
+                                           lambda t, q, v, u: ([[0.0, 0.0]], [[u[0], 0.0]],
+                                                               [[v[0]]]), upper=3.0),
+                         rtol=1e-15)
+    rng = np.random.default_rng(21)
+    phi = rng.uniform(-1.0, 1.0, size=3)
+    z = pb._pack(np.column_stack([np.sin(phi), -np.cos(phi)]),
+                 0.3 * np.column_stack([np.cos(phi), np.sin(phi)]),
+                 rng.normal(scale=0.3, size=(2, pb.P, 1)), 0.4)
+    e = 1e-6
+    eye = np.eye(pb.n_variables)
+    J = pb.constraints_jac(z)
+    fd = np.column_stack([(pb.constraints(z + e * d) - pb.constraints(z - e * d)) / (2 * e)
+                          for d in eye])
+    assert np.abs(J - fd).max() < 1e-6 * max(1.0, np.abs(fd).max())
+    g = pb.objective_grad(z)
+    gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e) for d in eye])
+    assert np.abs(g - gfd).max() < 1e-7 * max(1.0, np.abs(gfd).max())
