@@ -366,6 +366,62 @@ int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h, i
 }
 
 /*
+ * d(q1, p1)/dh and d(q1, p1)/dt of the constrained step just taken (the
+ * contract of sym_scheme_ops.time_tangent).  Steps 1-3 above in h at fixed
+ * (q, p): the leading rows R_a move with h as the unconstrained ones do
+ * (their explicit derivative dR/dh of sym_galerkin_time_rhs; -G^T Lambda
+ * does not see h), the rows C_a = g(Q_a) / h have the root of g(Q_a) = 0,
+ * which does not move with h, so
+ *
+ *   Jc dZ = -(dR/dh, 0),  dq1 = dX_{s-1},
+ *   dp~ = (d/dh of h sum_i b_i (f_i + F_i) at fixed Z) + P_X dX
+ *         - sum_{a=1}^{s-2} [ S(Q_a, Lambda_a) dX_a ] - sum_a G(Q_a)^T dLambda_a,
+ *
+ * and the projection as in step 3 (it does not see h).  The same in the
+ * start time t with dR/dt (a force that depends on t).  pts: the force
+ * points' states' derivatives (sym_galerkin_point_column) into columns 0
+ * and 1.
+ */
+int sym_gcon_time_tangent(sym_gwork *g, const double *q, double h, double *out, double *pts,
+                          int ld)
+{
+    ctan c;
+    if (!g->prev_valid) return SYM_EINVAL;   /* no step just taken */
+    int st = ctan_new(g, &c);
+    if (st) return st;
+    const int n = c.n, s = c.s, nu = c.nu, r = g->tab->r;
+    const size_t nnu = (size_t)nu * (size_t)nu, m2 = 2 * (size_t)n;
+    double *buf = malloc(sizeof(double) * ((size_t)r * n + 2 * (size_t)nu + 2 * (size_t)n));
+    if (!buf) {
+        ctan_free(&c);
+        return SYM_ENOMEM;
+    }
+    double *Ft = buf, *rh = Ft + (size_t)r * n, *rt = rh + nu, *ph = rt + nu, *pt = ph + n;
+    memcpy(c.Jsave, g->J, sizeof(double) * nnu);
+    st = node_terms(g, q, &c);
+    if (!st) st = end_terms(g, &c);
+    if (!st) st = saddle_matrix(g, q, h, &c);
+    if (!st) st = sym_galerkin_time_rhs(g, h, Ft, rh, rt, ph, pt);
+    for (int col = 0; col < 2 && !st; col++) {
+        memset(c.dZ, 0, sizeof(double) * (size_t)c.N);
+        memcpy(c.dZ, col ? rt : rh, sizeof(double) * (size_t)nu);
+        g->con->lu_solve(c.N, c.Jc, c.piv, c.dZ);
+        if (pts) sym_galerkin_point_column(g, NULL, c.dZ, col ? 0.0 : 1.0, h, pts, col, ld);
+        memset(c.dq, 0, sizeof(double) * (size_t)n);
+        memcpy(c.dp, col ? pt : ph, sizeof(double) * (size_t)n);
+        tilde_dp(g, &c);
+        const double *dq1 = c.dZ + (size_t)(s - 2) * n;
+        for (int d = 0; d < n; d++) out[(size_t)col * m2 + d] = dq1[d];
+        projected_dp(&c, dq1, c.dp, NULL, NULL, NULL);
+        for (int d = 0; d < n; d++) out[(size_t)col * m2 + n + d] = c.dp[d];
+    }
+    memcpy(g->J, c.Jsave, sizeof(double) * nnu);
+    free(buf);
+    ctan_free(&c);
+    return st;
+}
+
+/*
  * The parameter block C = d(q1, p1)/dtheta at fixed (q, p) of the step just
  * taken (sym_params.h), for M, V and the constraints g depending on theta:
  * the augmented system psys = (q, theta) carries g(q, theta), so that its

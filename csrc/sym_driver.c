@@ -530,8 +530,7 @@ static int run_check(const sym_work *w, sym_run *R)
     if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
     if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
         return run_invalid(R, "tangent_cols");
-    if (R->h_jacobians && (!w->ops->time_tangent || w->sys->m > 0))
-        return run_invalid(R, "h_jacobians");
+    if (R->h_jacobians && !w->ops->time_tangent) return run_invalid(R, "h_jacobians");
     if (R->points && (!R->jacobians || !w->ops->point_tangent))
         return run_invalid(R, "points");
     if (R->jacobians && R->jac_u &&

@@ -181,32 +181,23 @@ int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, do
  * depend on t: a held input, damping), the rest exact.  out: 2 x 2n,
  * d(q1, p1)/dh then d(q1, p1)/dt; pts (NULL: not wanted): the same two
  * derivatives of the point states (point_column) in columns 0 and 1 of
- * rows of stride ld.  Unconstrained systems (SYM_EMETHOD otherwise);
- * leaves the workspace as sym_galerkin_tangent does.
+ * rows of stride ld.  A constrained step's is sym_gcon_time_tangent
+ * (sym_constraints_tangent.c), on the explicit terms of
+ * sym_galerkin_time_rhs; leaves the workspace as sym_galerkin_tangent does.
  */
-int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, double h,
-                              double *out, double *pts, int ld)
+int sym_galerkin_time_rhs(sym_gwork *g, double h, double *Ft, double *dh, double *dt,
+                          double *ph, double *pt)
 {
-    sym_gwork *g = (sym_gwork *)w;
     const int n = g->n, s = g->tab->s, r = g->tab->r, nu = g->nu;
-    const size_t nnu = (size_t)nu * (size_t)nu, nn = (size_t)n * (size_t)n;
+    const size_t nn = (size_t)n * (size_t)n;
     const double *x = g->base.method->table->x;
     sym_fwork *fw = g->base.force;
-    (void)p;
-    if (g->con) return SYM_EMETHOD;
-    const size_t np = (size_t)n * (size_t)(n + nu);
-    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + 2 * (size_t)nu +
-                                           (size_t)r * n + 3 * (size_t)n) +
-                         sizeof(int) * (size_t)nu);
-    if (!buf) return SYM_ENOMEM;
-    double *Jsave = buf, *Rq = Jsave + nnu, *P = Rq + (size_t)nu * n, *dh = P + np,
-           *dt = dh + nu, *Ft = dt + nu, *ph = Ft + (size_t)r * n, *pt = ph + n, *zero = pt + n;
-    int *pivsave = (int *)(zero + n);
-    memcpy(Jsave, g->J, sizeof(double) * nnu);
-    memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
-    memset(Ft, 0, sizeof(double) * ((size_t)r * n + 3 * (size_t)n));
-    memset(dh, 0, sizeof(double) * 2 * (size_t)nu);
-    int st = tangent_setup(g, q, h, Rq, P);
+    int st = SYM_OK;
+    memset(Ft, 0, sizeof(double) * (size_t)r * n);
+    memset(dh, 0, sizeof(double) * (size_t)nu);
+    memset(dt, 0, sizeof(double) * (size_t)nu);
+    memset(ph, 0, sizeof(double) * (size_t)n);
+    memset(pt, 0, sizeof(double) * (size_t)n);
     for (int i = 0; i < r && !st && fw; i++) {     /* dF_i/dt, central differences */
         const double ti = g->base.t + x[i] * h, e = 6.0554544523933395e-06 * (fabs(ti) + 1.0);
         const double *qi = g->Qp + (size_t)i * n, *gi = g->Gp + (size_t)i * n;
@@ -237,6 +228,30 @@ int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, dou
             }
         }
     }
+    return st;
+}
+
+int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, double h,
+                              double *out, double *pts, int ld)
+{
+    sym_gwork *g = (sym_gwork *)w;
+    const int n = g->n, s = g->tab->s, r = g->tab->r, nu = g->nu;
+    const size_t nnu = (size_t)nu * (size_t)nu;
+    (void)p;
+    if (g->con) return sym_gcon_time_tangent(g, q, h, out, pts, ld);
+    const size_t np = (size_t)n * (size_t)(n + nu);
+    double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + 2 * (size_t)nu +
+                                           (size_t)r * n + 3 * (size_t)n) +
+                         sizeof(int) * (size_t)nu);
+    if (!buf) return SYM_ENOMEM;
+    double *Jsave = buf, *Rq = Jsave + nnu, *P = Rq + (size_t)nu * n, *dh = P + np,
+           *dt = dh + nu, *Ft = dt + nu, *ph = Ft + (size_t)r * n, *pt = ph + n, *zero = pt + n;
+    int *pivsave = (int *)(zero + n);
+    memcpy(Jsave, g->J, sizeof(double) * nnu);
+    memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
+    memset(zero, 0, sizeof(double) * (size_t)n);
+    int st = tangent_setup(g, q, h, Rq, P);
+    if (!st) st = sym_galerkin_time_rhs(g, h, Ft, dh, dt, ph, pt);
     if (!st) {
         g->lu_solve(nu, g->J, g->piv, dh);
         g->lu_solve(nu, g->J, g->piv, dt);

@@ -214,6 +214,14 @@ SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const d
                                            double h, const double *X, double *R, double *J);
 SYM_PRIVATE int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p,
                                           double h, double *out, double *pts, int ld);
+/* at the root's point evaluations (sym_galerkin_tangent_root): dF_i/dt by
+ * differences (Ft, r x n), minus the step equations' explicit derivatives in
+ * h and in the start time at fixed increments (dh, dt: nu), and the
+ * momentum's (ph, pt: n) -- sym_galerkin_time_tangent's formulas */
+SYM_PRIVATE int sym_galerkin_time_rhs(sym_gwork *g, double h, double *Ft, double *dh,
+                                      double *dt, double *ph, double *pt);
+SYM_PRIVATE int sym_gcon_time_tangent(sym_gwork *g, const double *q, double h, double *out,
+                                      double *pts, int ld);
 SYM_PRIVATE void sym_galerkin_point_column(const sym_gwork *g, const double *dq,
                                            const double *dX, double dh, double h, double *pts,
                                            int col, int ld);

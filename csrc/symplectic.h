@@ -570,15 +570,14 @@ typedef struct sym_run {
     double *jacobians;
     int jac_u;
     /* each step's derivative with respect to its size and its start time
-     * (NULL: not wanted; the unconstrained variational schemes only, else
+     * (NULL: not wanted; the variational schemes, constrained too, else
      * SYM_EINVAL naming it): n_steps x 2 x 2n, d(q_{j+1}, p_{j+1})/dh then
      * d(q_{j+1}, p_{j+1})/dt_j at fixed (q_j, p_j) and inputs (a free
      * duration's column: t_j = t0 + j h moves with h too) */
     double *h_jacobians;
     /* the states at each step's r = sym_method_force_points force points
      * and their derivatives (NULL: not wanted; needs jacobians; the
-     * variational schemes, else SYM_EINVAL naming it; constrained too, but
-     * then not with h_jacobians, which a constrained run refuses):
+     * variational schemes, else SYM_EINVAL naming it; constrained too):
      * n_steps x r x 2n x (1 + c [+ 2]), row (i, .) = (q_i, qdot_i) at
      * t_j + x_i h, column 0 the state, then its derivative along the c
      * columns of jacobians, then (with h_jacobians) d/dh and d/dt_j */

@@ -34,7 +34,7 @@ each followed by a Newton polish of the first-order conditions; and
 :func:`identify`, parameters (and the initial state) fitted to sampled
 positions with the run's exact derivatives.  Systems with holonomic
 constraints: the scheme solves them as integrate does (a whole start on
-the manifold, a fixed duration).  Inputs that act through the
+the manifold).  Inputs that act through the
 configuration, B(q) u: a
 callable ``inputs=B`` (``inputs_jac=dB/dq``), or a SymPy system's own
 (``from_sympy(..., inputs=[u...])``).

@@ -74,7 +74,7 @@ class Problem:
         Any form (built-in, callables, compiled, SymPy), with its own force
         (dissipation) if it has one.  With holonomic constraints the scheme
         solves them as ``integrate`` does, the start must be given whole
-        (on the constraint manifold) and the duration fixed; give the end
+        (on the constraint manifold); give the end
         conditions that the constraints leave free (a redundant one makes
         the problem degenerate).
     duration : float
@@ -900,16 +900,12 @@ class Problem:
         return self._pack(q, p, U, T)
 
     def _constrained_start(self):
-        """A system with holonomic constraints: the scheme solves them, the
-        duration is fixed and the whole start is given, on the constraint
-        manifold (every later node is on it by the step itself)."""
+        """A system with holonomic constraints: the scheme solves them and
+        the whole start is given, on the constraint manifold (every later
+        node is on it by the step itself)."""
         if not self._m.constrained:
             raise ValueError(f"control.Problem: {self.method} does not solve systems with "
                              f"holonomic constraints; use a variational scheme")
-        if self.free:
-            raise NotImplementedError("control.Problem: a free duration is not built for systems "
-                                      "with holonomic constraints (the constrained step has no "
-                                      "derivative in h yet)")
         full = self._full_start()
         if full is None:
             raise NotImplementedError("control.Problem: a system with holonomic constraints needs "

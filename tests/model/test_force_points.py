@@ -193,16 +193,49 @@ def test_the_step_derivative_in_h_and_t_equals_differences(method):
     assert np.abs(fd_t).max() > 0.01                 # the force does depend on t
 
 
+@pytest.mark.parametrize("method", ["simpson", "lobatto4", "gauss2"])
+def test_the_constrained_step_derivative_in_h_and_t_equals_differences(method):
+    """sym_run.h_jacobians of the constrained step (sym_gcon_time_tangent): the Cartesian
+    pendulum under a time-dependent force plus inputs at the points, d(q1, p1)/dh and /dt
+    and the force points' states' (sym_run.points' last two columns) against central
+    differences in h and in the start time."""
+    system = sp.systems.pendulum_cartesian()
+    P = len(sp.methods(details=True)[method]["force_points"])
+    U = np.random.default_rng(4).normal(size=(1, P, 2))
+    drive = sp.forces.from_callable(lambda t, q, v: np.array([np.sin(3 * t), 0.5 * np.cos(2 * t)]))
+    q, p = np.array([0.6, -0.8]), np.array([0.8, 0.6]) * 0.3
+
+    def at(h, t0):
+        return _point_run(system, method, q, p, U, drive + sp.forces.at_points(U), h, t0,
+                          free=True)
+
+    def step(h, t0):
+        from symplectic._model import _validate
+        from symplectic._run import _integrate
+        spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
+        hj = np.empty((1, 2, 4))
+        r = _integrate.run(system, q, p, spec, None, force=drive + sp.forces.at_points(U),
+                           h_jacobians=hj)
+        return np.concatenate([r.q[-1], r.p[-1]]), hj[0]
+
+    _, hj = step(0.05, 0.7)
+    _, pts = at(0.05, 0.7)
+    e = 1e-6
+    for col, (dh, dt) in enumerate(((e, 0.0), (0.0, e))):
+        fd = (step(0.05 + dh, 0.7 + dt)[0] - step(0.05 - dh, 0.7 - dt)[0]) / (2 * e)
+        assert np.abs(hj[col] - fd).max() < 1e-7 * max(1.0, np.abs(fd).max()), col
+        assert np.abs(fd).max() > 1e-3
+        fdp = (at(0.05 + dh, 0.7 + dt)[1][:, :, 0] - at(0.05 - dh, 0.7 - dt)[1][:, :, 0]) / (2 * e)
+        assert np.abs(pts[:, :, -2 + col] - fdp).max() < 1e-7 * max(1.0, np.abs(fdp).max())
+
+
 def test_the_step_derivative_in_h_is_refused_where_there_is_none():
     from symplectic._model import _validate
     from symplectic._run import _integrate
-    for system, method, q, p in [(sp.systems.double_pendulum(), "rk4", [0.4, 0.1], [0.0, 0.0]),
-                                 (sp.systems.pendulum_cartesian(), "simpson", [0.6, -0.8],
-                                  [0.0, 0.0])]:
-        spec = _validate.run_spec(method, 0.1, 1, 0.0)
-        with pytest.raises(ValueError, match=r"invalid run argument \(h_jacobians\)"):
-            _integrate.run(system, np.array(q), np.array(p), spec, None,
-                           h_jacobians=np.empty((1, 2, 4)))
+    spec = _validate.run_spec("rk4", 0.1, 1, 0.0)
+    with pytest.raises(ValueError, match=r"invalid run argument \(h_jacobians\)"):
+        _integrate.run(sp.systems.double_pendulum(), np.array([0.4, 0.1]), np.zeros(2), spec,
+                       None, h_jacobians=np.empty((1, 2, 4)))
 
 
 def _point_run(system, method, q, p, U, force, h, t0, *, free=False):

@@ -285,3 +285,40 @@ def test_constrained_state_inputs_running_cost_and_path_derivatives_equal_differ
     g = pb.objective_grad(z)
     gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e) for d in eye])
     assert np.abs(g - gfd).max() < 1e-7 * max(1.0, np.abs(gfd).max())
+
+
+TH1 = 1.2
+
+
+def _time_and_effort(system, N, method, **kw):
+    """min 10 T + 1/2 int u^2 dt, rest at theta = 0 to rest at TH1, T free."""
+    pb = control.Problem(system, 2.0, N, method=method, cost=10 * control.duration()
+                         + control.effort(), free_duration=(0.2, 10.0), rtol=1e-14, **kw)
+    return pb
+
+
+def test_constrained_free_duration_converges_to_the_angle_pendulums_optimum():
+    """A free duration with holonomic constraints (the constrained step's derivative in h,
+    sym_gcon_time_tangent): the Cartesian pendulum driven along its tangent, min 10 T +
+    1/2 int u^2 from rest hanging to rest at 1.2 rad, converges at Simpson's order to the
+    angle pendulum's optimum (lobatto5, 40 intervals), T = 0.89175."""
+    pytest.importorskip("ipyopt")
+    ref = _time_and_effort(sp.systems.pendulum(m=1.0, omega=np.sqrt(G)), 40, "lobatto5",
+                           inputs=[1.0], start={"q": [0.0], "qdot": [0.0]},
+                           end={"q": [TH1], "qdot": [0.0]}).solve(tol=1e-12)
+    assert ref.success and ref.kkt_residual < 1e-9 and abs(ref.duration - 0.89175) < 1e-5
+    errs = []
+    for N in (8, 16):
+        pb = _time_and_effort(sp.systems.pendulum_cartesian(m=1.0, l=1.0, g=G), N, "simpson",
+                              inputs=_tangential, inputs_jac=_tangential_jac,
+                              start={"q": [0.0, -1.0], "qdot": [0.0, 0.0]},
+                              end={"q": [np.sin(TH1), np.nan], "qdot": [0.0, np.nan]})
+        phi = TH1 * np.linspace(0.0, 1.0, N + 1)
+        sol = pb.solve("ipopt", guess={"q": np.column_stack([np.sin(phi), -np.cos(phi)]),
+                                       "p": np.zeros((N + 1, 2))})
+        assert sol.success and sol.kkt_residual < 1e-9, (sol.message, sol.kkt_residual)
+        # the nodes are the NLP's: on the circle to its residual
+        assert np.abs((sol.q ** 2).sum(axis=1) - 1).max() < 1e-10
+        assert sol.miss() < 1e-9
+        errs.append(abs(sol.cost - ref.cost))
+    assert _order((8, 16), errs) > 3.5, errs
