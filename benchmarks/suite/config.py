@@ -77,6 +77,10 @@ FULL = dict(
     control_reference=("lobatto4", 100), control_baseline_N=(500,), control_rounds=2,
     control_crane=(("simpson", 40), ("simpson", 80), ("simpson", 160), ("lobatto4", 20),
                    ("lobatto4", 40), ("lobatto4", 80)),
+    control_crane_baseline_N=(150, 300),       # backward Euler and the midpoint rule on the crane
+    # the 10 s swing-up from one optimum: the anchor solved from the seed's nodes, then the cases
+    control_same_seed=("lobatto4", 100), control_same_anchor=("simpson", 100),
+    control_same_ours=(("simpson", 25), ("simpson", 50), ("simpson", 100), ("lobatto4", 50)),
     control_cart_pendulum=(("simpson", 30), ("simpson", 60), ("simpson", 120)),
 )
 

@@ -165,25 +165,7 @@ class Problem:
                                  f"{free_duration!r}")
         self.start = _end("start", start, n)
         self.end = _end("end", end, n)
-        self._Bq = None
-        if inputs is None and getattr(self.system, "input_matrix", None) is not None:
-            # a SymPy system's own inputs (from_sympy(..., inputs=[u...]))
-            inputs, inputs_jac = self.system.input_matrix, self.system.input_matrix_jac
-        if callable(inputs):
-            self._Bq = StateInputs(inputs, inputs_jac, n, self._given("q", self.start,
-                                                                      np.zeros(n)))
-            self.inputs, self.n_inputs = inputs, self._Bq.m
-        else:
-            if inputs_jac is not None:
-                raise ValueError("inputs_jac goes with a callable inputs=B(q)")
-            B = np.eye(n) if inputs is None else np.array(inputs, dtype=float)
-            if B.ndim == 1:
-                B = B[:, None]
-            if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1 or not np.isfinite(B).all():
-                raise ValueError(f"inputs must be a finite (n, m) = ({n}, m) matrix B (the "
-                                 f"force B u) or a callable B(q), got shape {np.shape(inputs)}")
-            self.inputs = B
-            self.n_inputs = B.shape[1]
+        self._bind_inputs(inputs, inputs_jac)
         if self.system.n_constraints:
             self._constrained_start()
         cost = effort() if cost is None else cost
@@ -219,22 +201,53 @@ class Problem:
         self._path_lo = np.tile(np.concatenate([pc.lo for pc in self._paths] or [[]]), N * self.P)
         self._path_hi = np.tile(np.concatenate([pc.hi for pc in self._paths] or [[]]), N * self.P)
         self.n_variables = self._ny + self._nu + self._nf + (1 if self.free else 0)
-        ulo, uhi = _bounds_pair("input_bounds", input_bounds, m)
-        qlo, qhi = _bounds_pair("state_bounds", state_bounds, n)
-        lo = np.concatenate([np.tile(np.concatenate([qlo, np.full(n, -np.inf)]), N + 1),
-                             np.tile(ulo, N * self.P), np.full(self._nf, -np.inf)])
-        hi = np.concatenate([np.tile(np.concatenate([qhi, np.full(n, np.inf)]), N + 1),
-                             np.tile(uhi, N * self.P), np.full(self._nf, np.inf)])
-        if self.free:
-            lo = np.append(lo, T_lo / N)
-            hi = np.append(hi, T_hi / N)
-        self._lo, self._hi = lo, hi
+        self._lo, self._hi = self._variable_bounds(input_bounds, state_bounds,
+                                                   (T_lo, T_hi) if self.free else None)
         self._pinned = np.zeros(self.n_variables, dtype=bool)   # fixed by a q or p condition
         for node, conds in ((0, self.start), (N, self.end)):
             for key, (idx, _v) in conds.items():
                 if key != "qdot":
                     self._pinned[node * 2 * n + (n if key == "p" else 0) + idx] = True
         self._cache = self._rcache = self._pcache = self._icache = None
+
+    def _bind_inputs(self, inputs, inputs_jac):
+        """self.inputs (B, or the callable B(q) with self._Bq) and n_inputs;
+        None: the system's own inputs (from_sympy(..., inputs=[u...])), else
+        the identity."""
+        n = self.system.n
+        self._Bq = None
+        if inputs is None and getattr(self.system, "input_matrix", None) is not None:
+            inputs, inputs_jac = self.system.input_matrix, self.system.input_matrix_jac
+        if callable(inputs):
+            self._Bq = StateInputs(inputs, inputs_jac, n, self._given("q", self.start,
+                                                                      np.zeros(n)))
+            self.inputs, self.n_inputs = inputs, self._Bq.m
+            return
+        if inputs_jac is not None:
+            raise ValueError("inputs_jac goes with a callable inputs=B(q)")
+        B = np.eye(n) if inputs is None else np.array(inputs, dtype=float)
+        if B.ndim == 1:
+            B = B[:, None]
+        if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1 or not np.isfinite(B).all():
+            raise ValueError(f"inputs must be a finite (n, m) = ({n}, m) matrix B (the "
+                             f"force B u) or a callable B(q), got shape {np.shape(inputs)}")
+        self.inputs = B
+        self.n_inputs = B.shape[1]
+
+    def _variable_bounds(self, input_bounds, state_bounds, T_bounds):
+        """(lower, upper) of every unknown: q at the nodes, the inputs, (the
+        forces F: none), h = T / N."""
+        n, N, m = self.system.n, self.intervals, self.n_inputs
+        ulo, uhi = _bounds_pair("input_bounds", input_bounds, m)
+        qlo, qhi = _bounds_pair("state_bounds", state_bounds, n)
+        lo = np.concatenate([np.tile(np.concatenate([qlo, np.full(n, -np.inf)]), N + 1),
+                             np.tile(ulo, N * self.P), np.full(self._nf, -np.inf)])
+        hi = np.concatenate([np.tile(np.concatenate([qhi, np.full(n, np.inf)]), N + 1),
+                             np.tile(uhi, N * self.P), np.full(self._nf, np.inf)])
+        if T_bounds is not None:
+            lo = np.append(lo, T_bounds[0] / N)
+            hi = np.append(hi, T_bounds[1] / N)
+        return lo, hi
 
     def _bind_paths(self, path):
         """The path constraints, bound (sizes, bounds) and checked."""
