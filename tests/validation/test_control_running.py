@@ -166,9 +166,6 @@ def test_running_costs_are_refused_where_the_points_are_not_given():
     with pytest.raises(NotImplementedError, match="running cost .* rk4"):
         control.Problem(sp.systems.linear([[1.0]], [[1.0]]), 1.0, 4, method="rk4",
                         inputs=[1.0], start={"q": [0.0], "qdot": [0.0]}, cost=cost)
-    with pytest.raises(NotImplementedError, match="running cost .* holonomic constraints"):
-        control.Problem(sp.systems.pendulum_cartesian(), 1.0, 4, inputs=np.eye(2),
-                        start={"q": [0.6, -0.8], "qdot": [0.0, 0.0]}, cost=cost)
     with pytest.raises(TypeError, match="running"):
         control.running(lambda t, q, v, u: 0.0, None)
     bad = control.Problem(sp.systems.linear([[1.0]], [[1.0]]), 1.0, 2, inputs=[1.0],
