@@ -207,6 +207,9 @@ SYM_PRIVATE int sym_gcon_multipliers(const sym_work *w, double *lambda);
 SYM_PRIVATE int sym_gcon_tangent(sym_gwork *g, const double *q, const double *p, double h,
                                  int k, int ublocks, const double *V, double *out, double *pts,
                                  int ld);
+/* ... and its derivative in h and t (sym_scheme_ops.time_tangent) */
+SYM_PRIVATE int sym_gcon_time_tangent(sym_gwork *g, const double *q, double h, double *out,
+                                      double *pts, int ld);
 /* sym_galerkin_diag.c */
 SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double *p, double h,
                                      int k, int ublocks, const double *V, double *out);
@@ -214,17 +217,6 @@ SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const d
                                            double h, const double *X, double *R, double *J);
 SYM_PRIVATE int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p,
                                           double h, double *out, double *pts, int ld);
-/* at the root's point evaluations (sym_galerkin_tangent_root): dF_i/dt by
- * differences (Ft, r x n), minus the step equations' explicit derivatives in
- * h and in the start time at fixed increments (dh, dt: nu), and the
- * momentum's (ph, pt: n) -- sym_galerkin_time_tangent's formulas */
-SYM_PRIVATE int sym_galerkin_time_rhs(sym_gwork *g, double h, double *Ft, double *dh,
-                                      double *dt, double *ph, double *pt);
-SYM_PRIVATE int sym_gcon_time_tangent(sym_gwork *g, const double *q, double h, double *out,
-                                      double *pts, int ld);
-SYM_PRIVATE void sym_galerkin_point_column(const sym_gwork *g, const double *dq,
-                                           const double *dX, double dh, double h, double *pts,
-                                           int col, int ld);
 SYM_PRIVATE int sym_galerkin_point_tangent(sym_work *w, const double *q, const double *p,
                                            double h, int k, int ublocks, const double *V,
                                            double *out, double *pts, int ld);
@@ -238,6 +230,17 @@ SYM_PRIVATE int sym_galerkin_tangent_root(sym_gwork *g, const double *q, double 
                                           double *P);
 SYM_PRIVATE double sym_galerkin_tangent_dp(const sym_gwork *g, const double *P, int c,
                                            double dpc, const double *dq, const double *dX);
+/* at the root's point evaluations (sym_galerkin_tangent_root): dF_i/dt by
+ * differences (Ft, r x n), minus the step equations' explicit derivatives in
+ * h and in the start time at fixed increments (dh, dt: nu), and the
+ * momentum's (ph, pt: n) -- sym_galerkin_time_tangent's formulas */
+SYM_PRIVATE int sym_galerkin_time_rhs(sym_gwork *g, double h, double *Ft, double *dh,
+                                      double *dt, double *ph, double *pt);
+/* the states at the force points (q_i, qdot_i) along a direction (dq, dX,
+ * dh), into column col of pts (rows of stride ld) */
+SYM_PRIVATE void sym_galerkin_point_column(const sym_gwork *g, const double *dq,
+                                           const double *dX, double dh, double h, double *pts,
+                                           int col, int ld);
 /* sym_galerkin_param.c: the parameter block of the unconstrained step just
  * taken (the contract of sym_scheme_ops.param_tangent, sym_params.h) */
 SYM_PRIVATE int sym_galerkin_param_tangent(sym_work *w, const double *q, double h,
