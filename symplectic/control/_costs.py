@@ -17,17 +17,38 @@ from .._model import _validate
 from . import _sympy
 
 
-def fd_hessian(grad, v0, steps):
-    """The symmetric part of the central differences of an exact gradient:
-    column j is (grad(v0 + e_j) - grad(v0 - e_j)) / (2 e_j), e_j = steps[j]
-    (the transcription's curvature, which only steers the iterations)."""
-    H = np.empty((len(v0), len(v0)))
+def fd_columns(f, v0, steps):
+    """Central differences of f (an array) in each coordinate of v0, stacked
+    on the last axis: (f(v0 + e_j) - f(v0 - e_j)) / (2 e_j), e_j = steps[j]."""
+    cols = []
     for j, e in enumerate(steps):
         vp, vm = v0.copy(), v0.copy()
         vp[j] += e
         vm[j] -= e
-        H[:, j] = (grad(vp) - grad(vm)) / (2 * e)
+        cols.append((f(vp) - f(vm)) / (2 * e))
+    return np.stack(cols, axis=-1)
+
+
+def fd_hessian(grad, v0, steps):
+    """The symmetric part of the central differences of an exact gradient
+    (the transcription's curvature, which only steers the iterations)."""
+    H = fd_columns(grad, v0, steps)
     return 0.5 * (H + H.T)
+
+
+def derivative_parts(g, shapes, what, t):
+    """The arrays of a user's derivative tuple ``g`` with the given shapes,
+    checked finite (``what``: its call and the shapes it must return; t: the
+    time of the call, for the message)."""
+    try:
+        if len(g) != len(shapes):
+            raise ValueError
+        parts = [np.asarray(x, dtype=float).reshape(sh) for x, sh in zip(g, shapes)]
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}") from None
+    if not all(np.isfinite(x).all() for x in parts):
+        raise ValueError(f"{what.split(' must ')[0]} returned non-finite values at t = {t}")
+    return parts
 
 
 class Cost:
@@ -238,16 +259,9 @@ class _TerminalTerm(_Term):
     def end_grad(self, y):
         n = len(y) // 2
         g = self.grad(y[:n].copy(), y[n:].copy())
-        try:
-            gq, gp = g
-            out = np.concatenate([np.asarray(gq, dtype=float).reshape(n),
-                                  np.asarray(gp, dtype=float).reshape(n)])
-        except (TypeError, ValueError):
-            raise ValueError(f"terminal cost: grad(q, p) must return (dphi/dq, dphi/dp), two "
-                             f"arrays of {n} values") from None
-        if not np.isfinite(out).all():
-            raise ValueError(f"terminal cost: grad(q, p) returned non-finite values {out}")
-        return out
+        what = (f"terminal cost: grad(q, p) must return (dphi/dq, dphi/dp), two arrays of {n} "
+                f"values")
+        return np.concatenate(derivative_parts(g, ((n,), (n,)), what, "T"))
 
     def end_hess(self, y):
         return fd_hessian(self.end_grad, y, 6e-6 * np.maximum(1.0, np.abs(y)))
@@ -271,21 +285,11 @@ class _RunningTerm(_Term):
         """(dl/dq, dl/dqdot, dl/du) at each point: (K, n), (K, n), (K, m)."""
         K, n = Q.shape
         gq, gv, gu = np.empty((K, n)), np.empty((K, n)), np.empty((K, self.m))
+        what = (f"running cost: grad(t, q, qdot, u) must return (dl/dq, dl/dqdot, dl/du), "
+                f"arrays of {n}, {n} and {self.m} values")
         for j in range(K):
             g = self.grad(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy())
-            try:
-                a, b, c = g
-                gq[j] = np.asarray(a, dtype=float).reshape(n)
-                gv[j] = np.asarray(b, dtype=float).reshape(n)
-                gu[j] = np.asarray(c, dtype=float).reshape(self.m)
-            except (TypeError, ValueError):
-                raise ValueError(f"running cost: grad(t, q, qdot, u) must return (dl/dq, "
-                                 f"dl/dqdot, dl/du), arrays of {n}, {n} and {self.m} "
-                                 f"values") from None
-            if not (np.isfinite(gq[j]).all() and np.isfinite(gv[j]).all() and
-                    np.isfinite(gu[j]).all()):
-                raise ValueError(f"running cost: grad(t, q, qdot, u) returned non-finite "
-                                 f"values at t = {t[j]}")
+            gq[j], gv[j], gu[j] = derivative_parts(g, ((n,), (n,), (self.m,)), what, t[j])
         return gq, gv, gu
 
     def dt(self, t, Q, V, U):

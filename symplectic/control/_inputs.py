@@ -7,6 +7,8 @@ own states q_ki there (sym_run.points), so that the scheme's order and the
 exact derivatives carry over."""
 import numpy as np
 
+from ._costs import derivative_parts, fd_columns
+
 
 class StateInputs:
     """B(q) (n, m) and its derivative dB/dq (n, m, n), [c, j, l] =
@@ -39,22 +41,10 @@ class StateInputs:
         """dB/dq (n, m, n) at q."""
         n, m = self.n, self.m
         if self.jac is None:
-            dB = np.empty((n, m, n))
-            for k in range(n):
-                e = 6e-6 * max(1.0, abs(q[k]))
-                qp, qm = q.copy(), q.copy()
-                qp[k] += e
-                qm[k] -= e
-                dB[:, :, k] = (self.matrix(qp) - self.matrix(qm)) / (2 * e)
-            return dB
-        try:
-            dB = np.asarray(self.jac(q.copy()), dtype=float).reshape(n, m, n)
-        except (TypeError, ValueError):
-            raise ValueError(f"inputs_jac: dB/dq(q) must return an (n, m, n) = ({n}, {m}, {n}) "
-                             f"array, [c, j, l] = dB_cj/dq_l") from None
-        if not np.isfinite(dB).all():
-            raise ValueError(f"inputs_jac returned non-finite values at q = {q}")
-        return dB
+            return fd_columns(self.matrix, q, 6e-6 * np.maximum(1.0, np.abs(q)))
+        what = (f"inputs_jac: dB/dq(q) must return an (n, m, n) = ({n}, {m}, {n}) array, "
+                f"[c, j, l] = dB_cj/dq_l")
+        return derivative_parts((self.jac(q.copy()),), ((n, m, n),), what, f"q = {q}")[0]
 
     def rows(self, Q, U, F):
         """The equations F_i - B(q_i) u_i at K points and their derivatives in

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._model import _validate
 from . import _sympy
+from ._costs import derivative_parts
 
 
 class Path:
@@ -96,20 +97,11 @@ class _BoundPath:
         """(dc/dq, dc/dqdot, dc/du) at K points: (K, r, n), (K, r, n), (K, r, m)."""
         K, r, n, m = len(t), self.r, self.n, self.m
         jq, jv, ju = np.empty((K, r, n)), np.empty((K, r, n)), np.empty((K, r, m))
+        what = (f"path constraint: jac(t, q, qdot, u) must return (dc/dq, dc/dqdot, dc/du) of "
+                f"shapes ({r}, {n}), ({r}, {n}), ({r}, {m})")
         for j in range(K):
-            try:
-                a, b, c = self.jac(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy())
-                jq[j] = np.asarray(a, dtype=float).reshape(r, n)
-                jv[j] = np.asarray(b, dtype=float).reshape(r, n)
-                ju[j] = np.asarray(c, dtype=float).reshape(r, m)
-            except (TypeError, ValueError):
-                raise ValueError(f"path constraint: jac(t, q, qdot, u) must return (dc/dq, "
-                                 f"dc/dqdot, dc/du) of shapes ({r}, {n}), ({r}, {n}), "
-                                 f"({r}, {m})") from None
-            if not (np.isfinite(jq[j]).all() and np.isfinite(jv[j]).all() and
-                    np.isfinite(ju[j]).all()):
-                raise ValueError(f"path constraint: jac(t, q, qdot, u) returned non-finite "
-                                 f"values at t = {t[j]}")
+            g = self.jac(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy())
+            jq[j], jv[j], ju[j] = derivative_parts(g, ((r, n), (r, n), (r, m)), what, t[j])
         return jq, jv, ju
 
     def dt(self, t, Q, V, U):

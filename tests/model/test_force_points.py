@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
+from support.control_checks import central_columns
 
 scipy_integrate = pytest.importorskip("scipy.integrate")
 
@@ -282,14 +283,9 @@ def test_the_states_at_the_force_points_and_their_derivatives_equal_differences(
         assert np.allclose(val[-1, :n], end[:n], rtol=0, atol=1e-15)
     e = 1e-6
     v0 = np.concatenate([q, p, U0.ravel()])
-    for j in range(len(v0)):
-        vp, vm = v0.copy(), v0.copy()
-        vp[j] += e
-        vm[j] -= e
-        fp = at(vp[:n], vp[n:2 * n], vp[2 * n:].reshape(1, P, 2), h, t0)[1][:, :, 0]
-        fm = at(vm[:n], vm[n:2 * n], vm[2 * n:].reshape(1, P, 2), h, t0)[1][:, :, 0]
-        fd = (fp - fm) / (2 * e)
-        assert np.abs(pts[:, :, 1 + j] - fd).max() < 1e-8 * max(1.0, np.abs(fd).max()), j
+    fd = central_columns(lambda v: at(v[:n], v[n:2 * n], v[2 * n:].reshape(1, P, 2), h,
+                                      t0)[1][:, :, 0], v0, np.full(len(v0), e))
+    assert np.abs(pts[:, :, 1:1 + len(v0)] - fd).max() < 1e-8 * max(1.0, np.abs(fd).max())
     for col, (dh, dt) in ((1 + len(v0), (e, 0.0)), (2 + len(v0), (0.0, e))):
         fd = (at(q, p, U0, h + dh, t0 + dt)[1][:, :, 0]
               - at(q, p, U0, h - dh, t0 - dt)[1][:, :, 0]) / (2 * e)
@@ -315,15 +311,10 @@ def test_the_constrained_step_gives_the_states_at_its_force_points(method):
     x = np.array(sp.methods(details=True)[method]["force_points"])
     if x[-1] == 1.0:
         assert np.allclose(val[-1, :2], end[:2], rtol=0, atol=1e-15)
-    e = 1e-6
     v0 = np.concatenate([q, p, U0.ravel()])
-    for j in range(len(v0)):
-        vp, vm = v0.copy(), v0.copy()
-        vp[j] += e
-        vm[j] -= e
-        fd = (at(vp[:2], vp[2:4], vp[4:].reshape(1, P, 2))[1][:, :, 0]
-              - at(vm[:2], vm[2:4], vm[4:].reshape(1, P, 2))[1][:, :, 0]) / (2 * e)
-        assert np.abs(pts[:, :, 1 + j] - fd).max() < 1e-7 * max(1.0, np.abs(fd).max()), j
+    fd = central_columns(lambda v: at(v[:2], v[2:4], v[4:].reshape(1, P, 2))[1][:, :, 0], v0,
+                         np.full(len(v0), 1e-6))
+    assert np.abs(pts[:, :, 1:1 + len(v0)] - fd).max() < 1e-7 * max(1.0, np.abs(fd).max())
 
 
 def test_the_states_at_the_force_points_are_refused_where_there_are_none():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
+from support.control_checks import check_derivatives, random_point
 from symplectic import control
 
 pytest.importorskip("scipy.optimize")
@@ -118,37 +119,9 @@ def test_state_input_jacobian_and_hessian_equal_differences(free):
                                            lambda t, q, v, u: ([[0.0, u[0]]], [[0.0, 0.0]],
                                                                [[q[1], 0.0]]), upper=2.0),
                          rtol=1e-15, **extra)
-    rng = np.random.default_rng(17)
-    z = rng.normal(scale=0.3, size=pb.n_variables)
-    if free:
-        z[-1] = 0.2
-    e = 1e-6
-    eye = np.eye(pb.n_variables)
-    J = pb.constraints_jac(z)
-    fd = np.column_stack([(pb.constraints(z + e * d) - pb.constraints(z - e * d)) / (2 * e)
-                          for d in eye])
+    z, nu = random_point(pb, 17)
+    J, _g = check_derivatives(pb, z, nu)   # (the end conditions here are linear)
     assert J.shape[0] == pb._neq + 3 * 3
-    assert np.abs(J - fd).max() < 1e-7 * max(1.0, np.abs(fd).max())
-    rows, cols = pb.jac_structure()
-    sparse = np.zeros_like(J)
-    np.add.at(sparse, (rows, cols), pb.jac_values(z))
-    assert np.array_equal(sparse, J)
-    g = pb.objective_grad(z)
-    gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e) for d in eye])
-    assert np.abs(g - gfd).max() < 1e-8 * max(1.0, np.abs(gfd).max())
-    nu = rng.normal(size=J.shape[0])
-    hr, hc = pb.hess_structure()
-    assert np.all(hr >= hc)
-    H = np.zeros((pb.n_variables, pb.n_variables))
-    np.add.at(H, (hr, hc), pb.hess_values(z, 0.7, nu))
-    H = H + np.tril(H, -1).T
-
-    def grad(z):       # the end conditions here are linear: no curvature left out
-        return 0.7 * pb.objective_grad(z) + pb.constraints_jac(z).T @ nu
-    fdH = np.column_stack([(grad(z + 1e-5 * max(1.0, abs(z[j])) * eye[j]) -
-                            grad(z - 1e-5 * max(1.0, abs(z[j])) * eye[j])) /
-                           (2e-5 * max(1.0, abs(z[j]))) for j in range(pb.n_variables)])
-    assert np.abs(H - fdH).max() < 1e-5 * np.abs(fdH).max()
 
 
 def test_state_inputs_are_checked():
@@ -276,15 +249,8 @@ def test_constrained_state_inputs_running_cost_and_path_derivatives_equal_differ
     z = pb._pack(np.column_stack([np.sin(phi), -np.cos(phi)]),
                  0.3 * np.column_stack([np.cos(phi), np.sin(phi)]),
                  rng.normal(scale=0.3, size=(2, pb.P, 1)), 0.4)
-    e = 1e-6
-    eye = np.eye(pb.n_variables)
-    J = pb.constraints_jac(z)
-    fd = np.column_stack([(pb.constraints(z + e * d) - pb.constraints(z - e * d)) / (2 * e)
-                          for d in eye])
-    assert np.abs(J - fd).max() < 1e-6 * max(1.0, np.abs(fd).max())
-    g = pb.objective_grad(z)
-    gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e) for d in eye])
-    assert np.abs(g - gfd).max() < 1e-7 * max(1.0, np.abs(gfd).max())
+    nu = rng.normal(size=len(pb.constraints(z)))
+    check_derivatives(pb, z, nu, jac=1e-6, grad=1e-7)
 
 
 TH1 = 1.2

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
+from support.control_checks import check_derivatives, random_point
 from symplectic import control
 
 pytest.importorskip("scipy.optimize")
@@ -133,32 +134,9 @@ def test_running_cost_gradient_and_hessian_equal_differences(free):
                          method="simpson", inputs=[[0.0], [1.0]],
                          start={"q": [0.3, 0.2], "p": [0.0, 0.1]}, end={"q": [0.5, np.nan]},
                          rtol=1e-15, **extra)
-    rng = np.random.default_rng(11)
-    z = rng.normal(scale=0.3, size=pb.n_variables)
-    if free:
-        z[-1] = 0.2
-    g = pb.objective_grad(z)
-    e = 1e-6
-    gfd = np.array([(pb.objective(z + e * d) - pb.objective(z - e * d)) / (2 * e)
-                    for d in np.eye(pb.n_variables)])
-    assert np.abs(g - gfd).max() < 1e-8 * max(1.0, np.abs(gfd).max())
+    z, nu = random_point(pb, 11)
+    _J, g = check_derivatives(pb, z, nu)   # (the end conditions here are linear)
     assert np.abs(g[:pb._ny]).max() > 1e-2            # the states do enter the cost
-    nu = rng.normal(size=len(pb.constraints(z)))
-    rows, cols = pb.hess_structure()
-    H = np.zeros((pb.n_variables, pb.n_variables))
-    np.add.at(H, (rows, cols), pb.hess_values(z, 0.7, nu))
-    H = H + np.tril(H, -1).T
-
-    def grad(z):       # the end conditions here are linear: no curvature left out
-        return 0.7 * pb.objective_grad(z) + pb.constraints_jac(z).T @ nu
-    fd = np.empty_like(H)
-    for j in range(pb.n_variables):
-        e = 1e-5 * max(1.0, abs(z[j]))
-        zp, zm = z.copy(), z.copy()
-        zp[j] += e
-        zm[j] -= e
-        fd[:, j] = (grad(zp) - grad(zm)) / (2 * e)
-    assert np.abs(H - fd).max() < 1e-5 * np.abs(fd).max()
 
 
 def test_running_costs_are_refused_where_the_points_are_not_given():
@@ -287,34 +265,9 @@ def test_path_constraint_jacobian_and_hessian_equal_differences(free):
                          path=[control.path(_limit, _limit_jac, lower=[-1.0, -np.inf],
                                             upper=[1.0, 0.5])], rtol=1e-15, **extra)
     assert pb.constraint_bounds()[1][-2:].tolist() == [1.0, 0.5]
-    rng = np.random.default_rng(13)
-    z = rng.normal(scale=0.3, size=pb.n_variables)
-    if free:
-        z[-1] = 0.2
-    J = pb.constraints_jac(z)
-    e = 1e-6
-    fd = np.column_stack([(pb.constraints(z + e * d) - pb.constraints(z - e * d)) / (2 * e)
-                          for d in np.eye(pb.n_variables)])
+    z, nu = random_point(pb, 13)
+    J, _g = check_derivatives(pb, z, nu)   # (the end conditions here are linear)
     assert J.shape[0] == pb._neq + 3 * 4 * 2
-    assert np.abs(J - fd).max() < 1e-7 * max(1.0, np.abs(fd).max())
-    rows, cols = pb.jac_structure()
-    sparse = np.zeros_like(J)
-    np.add.at(sparse, (rows, cols), pb.jac_values(z))
-    assert np.array_equal(sparse, J)
-    nu = rng.normal(size=J.shape[0])
-    hr, hc = pb.hess_structure()
-    H = np.zeros((pb.n_variables, pb.n_variables))
-    np.add.at(H, (hr, hc), pb.hess_values(z, 0.7, nu))
-    H = H + np.tril(H, -1).T
-
-    def grad(z):       # the end conditions here are linear: no curvature left out
-        return 0.7 * pb.objective_grad(z) + pb.constraints_jac(z).T @ nu
-    fdH = np.empty_like(H)
-    for j in range(pb.n_variables):
-        e = 1e-5 * max(1.0, abs(z[j]))
-        fdH[:, j] = (grad(z + e * np.eye(pb.n_variables)[j]) -
-                     grad(z - e * np.eye(pb.n_variables)[j])) / (2 * e)
-    assert np.abs(H - fdH).max() < 1e-5 * np.abs(fdH).max()
 
 
 def test_path_constraints_are_checked():
