@@ -25,7 +25,9 @@ def update(path, classic=None, blocks=None):
     body = classic if classic is not None else old_classic
     merged = dict(old_blocks)
     merged.update({k: block(k, v) for k, v in (blocks or {}).items()})
-    text = body if body.strip() else ""
+    # the blank line before each block is the writer's, not the text's: without this, each
+    # rewrite would keep the old ones and add new ones
+    text = body.rstrip("\n") + "\n" if body.strip() else ""
     for k in merged:
         text += ("\n" if text and not text.endswith("\n\n") else "") + merged[k]
     with open(path, "w") as f:
