@@ -210,6 +210,7 @@ class Problem(PointTerms):
                 if key != "qdot":
                     self._pinned[node * 2 * n + (n if key == "p" else 0) + idx] = True
         self._cache = self._rcache = self._pcache = self._icache = None
+        self._specs, self._blocks = {}, None
 
     def _bind_inputs(self, inputs, inputs_jac):
         """self.inputs (B, or the callable B(q) with self._Bq) and n_inputs;
@@ -294,8 +295,10 @@ class Problem(PointTerms):
         pts = np.empty((1, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
             if self._points else None
         Fk = v[2 * n + P * m:].reshape(P, n) if self._Bq is not None else Uk @ self.inputs.T
-        f = forces._resolve(self.system, Fk[None], None, 1, self._m)
-        spec = dataclasses.replace(self._spec, t0=k * h, h=h)
+        # the held values at the points (shape (1, P, n): checked once, by the problem's
+        # construction) plus the system's own force
+        f = forces.Force(hold=np.ascontiguousarray(Fk[None], dtype=float)) + self.system.force
+        spec = self._step_spec(k, h)
         r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac,
                            h_jacobians=hj, points=pts)
         if r.failure is not None:
@@ -316,6 +319,17 @@ class Problem(PointTerms):
                 pparts.append((c[:, -2] + k * c[:, -1])[:, None])
             point = (pts[0, :, :, 0].copy(), np.hstack(pparts).reshape(P, 2 * n, -1))
         return np.concatenate([r.q[-1], r.p[-1]]), np.hstack(parts), point
+
+    def _step_spec(self, k, h):
+        """The run spec of step k at step size h (kept: the same few are asked
+        for many times; cleared when h has moved on)."""
+        key = (k, h)
+        spec = self._specs.get(key)
+        if spec is None:
+            if len(self._specs) > 4 * self.intervals:
+                self._specs.clear()
+            spec = self._specs[key] = dataclasses.replace(self._spec, t0=k * h, h=h)
+        return spec
 
     def _force_columns(self, dF):
         """The derivative in the per-point forces (rows, P n) as the blocks of
@@ -351,6 +365,12 @@ class Problem(PointTerms):
         """The variables of interval k, (q_k, p_k), u_k and with inputs B(q)
         the forces F_k, as indices into z (increasing; the step h, last, is
         not among them)."""
+        if self._blocks is None:
+            self._blocks = [self._block_indices(j) for j in range(self.intervals)]
+        return self._blocks[k]
+
+    def _block_indices(self, k):
+        """:meth:`_block`, computed."""
         w, Pm, Pn = 2 * self.system.n, self.P * self.n_inputs, self.P * self.system.n
         idx = np.r_[k * w:(k + 1) * w, self._ny + k * Pm + np.arange(Pm)]
         if self._Bq is None:
