@@ -8,26 +8,19 @@ the recorded results fails here.  After a benchmark run:
 ``python benchmarks/suite/readme_figures.py --write``.  No timing is measured here.
 """
 import difflib
-import importlib.util
 import pathlib
 import re
 import shutil
 
 import pytest
+from support.benchscripts import ROOT, load, script
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "suite" / "readme_figures.py"
-if not SCRIPT.exists():
-    pytest.skip("benchmarks/ is not in this tree (the tests of an installed sdist)",
-                allow_module_level=True)
+SCRIPT = script("readme_figures")
 
 
 @pytest.fixture(scope="module")
 def rf():
-    spec = importlib.util.spec_from_file_location("readme_figures", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load(SCRIPT)
 
 
 def _diff(path, cur, new):

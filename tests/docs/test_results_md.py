@@ -1,24 +1,15 @@
 """benchmarks/suite/results_md.py, the writer of RESULTS.md: a run of some sections replaces
 their blocks and keeps everything else as it was recorded, byte for byte (it once added a blank
 line per block at each rewrite: 239 of them had gathered)."""
-import importlib.util
-import pathlib
-
 import pytest
+from support.benchscripts import ROOT, load, script
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "suite" / "results_md.py"
-if not SCRIPT.exists():
-    pytest.skip("benchmarks/ is not in this tree (the tests of an installed sdist)",
-                allow_module_level=True)
+SCRIPT = script("results_md")
 
 
 @pytest.fixture(scope="module")
 def rm():
-    spec = importlib.util.spec_from_file_location("results_md", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load(SCRIPT)
 
 
 def test_a_rewrite_replaces_its_block_and_keeps_the_rest(rm, tmp_path):
