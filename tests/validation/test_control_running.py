@@ -26,6 +26,7 @@ def lq_closed_form(t):
     """x(t) = (q, qdot) and lambda(t) = (lambda_q, lambda_v) of q'' = -q + u, (0, 0) -> (1, 0)
     in T_LQ, min 1/2 int W_Q q^2 + W_V qdot^2 + u^2 dt; and J*."""
     from scipy.linalg import expm
+    from scipy.sparse.linalg import expm_multiply
     A = np.array([[0.0, 1.0], [-1.0, 0.0]])
     Bu = np.array([[0.0], [1.0]])
     Q = np.diag([W_Q, W_V])
@@ -33,7 +34,12 @@ def lq_closed_form(t):
     x0, xT = np.zeros(2), np.array([1.0, 0.0])
     E = expm(H * T_LQ)
     lam0 = np.linalg.solve(E[:2, 2:], xT - E[:2, :2] @ x0)
-    y = np.array([expm(H * s) @ np.concatenate([x0, lam0]) for s in np.atleast_1d(t)])
+    t, y0 = np.atleast_1d(t), np.concatenate([x0, lam0])
+    if t.size == 1:
+        y = (expm(H * t[0]) @ y0)[None]
+    else:                           # an equally spaced grid: expm(H t) y0 on it at once
+        assert np.allclose(np.diff(t), t[1] - t[0], rtol=1e-12, atol=0)
+        y = expm_multiply(H, y0, start=t[0], stop=t[-1], num=t.size, endpoint=True)
     yT = E @ np.concatenate([x0, lam0])
     J = 0.5 * (lam0 @ x0 - yT[2:] @ yT[:2])
     return y[:, :2], y[:, 2:], J
