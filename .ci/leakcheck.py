@@ -550,9 +550,34 @@ def scenarios():
         expect(ValueError, _core.work, lin, Q0, P0, "simpson", linear=(0.05, D[:2], A))
         expect(TypeError, _core.work, lin, Q0, P0, "simpson", linear=(0.05, D))
 
+    def s_control():
+        # the runs of the control transcription: each step's derivatives with the force
+        # points' states (sym_run.points) and the derivative in h and t, unconstrained and
+        # constrained (sym_gcon_time_tangent), and the refusals of wrong arguments
+        from symplectic._model import _validate
+        from symplectic._run import _integrate
+        cases = ((sp.systems.double_pendulum(damping=(0.2, 0.1)), [0.4, -0.2], [0.3, 0.1]),
+                 (sp.systems.pendulum_cartesian(), [0.6, -0.8], [0.24, 0.18]))
+        for system, q, p in cases:
+            q, p = np.array(q), np.array(p)
+            for name in ("simpson", "lobatto4", "gauss2"):
+                P = len(sp.methods(details=True)[name]["force_points"])
+                force = sp.forces.at_points(np.full((1, P, 2), 0.1)) + system.force
+                spec = _validate.run_spec(name, 0.05, 1, 0.0)
+                cols = (2 + P) * 2
+                _integrate.run(system, q, p, spec, None, force=force,
+                               jacobians=np.empty((1, 4, cols)), h_jacobians=np.empty((1, 2, 4)),
+                               points=np.empty((1, P, 4, 3 + cols)))
+                expect(ValueError, _integrate.run, system, q, p, spec, None, force=force,
+                       jacobians=np.empty((1, 4, cols)), points=np.empty((1, P, 4, cols)))
+        spec = _validate.run_spec("rk4", 0.05, 1, 0.0)
+        expect(ValueError, _integrate.run, cases[0][0], np.array(cases[0][1]),
+               np.array(cases[0][2]), spec, None, jacobians=np.empty((1, 4, 4)),
+               points=np.empty((1, 4, 4, 5)))
+
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
             s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_forces,
-            s_timespans, s_constraints, s_integrator, s_closed_form]
+            s_timespans, s_constraints, s_integrator, s_closed_form, s_control]
 
 
 def child(mode):
