@@ -574,6 +574,42 @@ def scenarios():
         expect(ValueError, _integrate.run, cases[0][0], np.array(cases[0][1]),
                np.array(cases[0][2]), spec, None, jacobians=np.empty((1, 4, 4)),
                points=np.empty((1, 4, 4, 5)))
+        # shoot (py_shoot.c): the items' runs with every output, a failed item, the
+        # refusals, a callback's exception
+        for system, q, p in cases:
+            B = 4
+            Q, Pm = np.tile(q, (B, 1)), np.tile(p, (B, 1))
+            spec = _validate.run_spec("simpson", 0.05, 1, 0.0)
+            force = sp.forces.at_points(np.full((B, 3, 2), 0.1)) + system.force
+            _integrate.shoot(system, Q, Pm, np.arange(B), np.full(B, 0.05), spec, force,
+                             np.empty((B, 4, 10)), np.empty((B, 2, 4)),
+                             np.empty((B, 3, 4, 13)))
+            expect(ValueError, _integrate.shoot, system, Q, Pm, np.arange(B), np.full(B, 0.05),
+                   spec, force, np.empty((B, 4, 10)), None, np.empty((B, 3, 4, 12)))
+            expect(ValueError, _integrate.shoot, system, Q, Pm, np.arange(B), np.zeros(B),
+                   spec, force, np.empty((B, 4, 10)))
+        pend = sp.systems.pendulum()
+        spec = _validate.run_spec("simpson", 0.05, 1, 0.0, options={"max_iter": 3})
+        _integrate.shoot(pend, np.zeros((3, 1)), np.array([[0.0], [1e3], [0.0]]), np.arange(3),
+                         np.array([0.05, 2.0, 0.05]), spec,
+                         sp.forces.at_points(np.zeros((3, 3, 1))), np.empty((3, 2, 5)))
+        expect(ValueError, _core.shoot, pend, np.zeros((2, 1)), np.zeros((3, 1)), [0.0, 1.0],
+               [0.1, 0.1])
+        calls = []
+
+        def dV(q):
+            calls.append(1)
+            if len(calls) > 20:
+                raise RuntimeError("dV gave up")
+            return np.array([9.81 * np.sin(q[0])])
+        py = sp.System(1, lambda q: np.array([[1.0]]), lambda q: -9.81 * np.cos(q[0]),
+                       mass_grad=lambda q: np.zeros((1, 1, 1)), potential_grad=dV,
+                       potential_hess=lambda q: np.array([[9.81 * np.cos(q[0])]]),
+                       derivative_check=False)
+        spec = _validate.run_spec("simpson", 0.05, 1, 0.0)
+        expect(RuntimeError, _integrate.shoot, py, np.full((30, 1), 0.3), np.zeros((30, 1)),
+               np.arange(30), np.full(30, 0.05), spec,
+               sp.forces.at_points(np.zeros((30, 3, 1))), np.empty((30, 2, 5)))
 
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
             s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_forces,

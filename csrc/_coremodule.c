@@ -5,6 +5,7 @@
  * The binding's files and their layers are listed in py_core.h:
  *   symplectic._core.System          py_system.c (its forms: py_callbacks.c)
  *   step / integrate                 py_run.c (one integrate call: py_integrate.c)
+ *   shoot                            py_shoot.c
  *   work (the Work type)             py_work.c
  *   newton_system / step_tangent     py_diag.c
  *   methods / builtins               here
@@ -172,6 +173,13 @@ static PyMethodDef module_methods[] = {
      "that receives the multipliers at the nodes of the step ending at each stored row; "
      "tangent: an array (stored rows, 2n, k) that receives d(q, p)/d(q0, p0) applied to "
      "tangent0 ((2n, k); None: the identity, k = 2n)"},
+    {"shoot", (PyCFunction)(void (*)(void))mod_shoot, METH_VARARGS | METH_KEYWORDS,
+     "shoot(system, q0, p0, k, h, method='simpson', rtol=0, max_iter=0, predictor=True, "
+     "chord=0, branch=0, force=None, jacobians=None, h_jacobians=None, points=None) -> (q1, "
+     "p1, failed, failure): B independent steps, item b from (q0[b], p0[b]) at time k[b] h[b] "
+     "with step h[b] and the held force's row b; the derivatives' arrays as integrate's with "
+     "B for n_steps; failed = B, or the first item that failed (failure: status, reason, "
+     "iterations, residual, residual_rel)"},
     {"work", (PyCFunction)(void (*)(void))mod_work, METH_VARARGS | METH_KEYWORDS,
      "work(system, q, p, method='simpson', rtol=0, max_iter=0, predictor=True, chord=0, "
      "branch=0, force=None) -> Work: a run kept across calls (its integrate and step "

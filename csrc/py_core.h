@@ -8,6 +8,7 @@
  *   _coremodule.c   module init and the registry listings (methods, builtins)
  *   py_work.c       the Work type (a run kept across calls: sp.Integrator)
  *   py_diag.c       newton_system, step_tangent: diagnostics
+ *   py_shoot.c      shoot: independent single steps on one workspace
  *   py_run.c        step and integrate, and the prologue and epilogue of
  *                   every run entry point (the run struct: py_run.h)
  *   py_integrate.c  one integrate call on a prepared run: outputs,
@@ -181,6 +182,8 @@ int py_constraint_resolve(SystemObject *S, const double *q);
 /* py_run.c */
 PyObject *mod_step(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw);
+/* py_shoot.c */
+PyObject *mod_shoot(PyObject *module, PyObject *args, PyObject *kw);
 /* py_work.c */
 PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw);
 extern PyType_Spec py_Work_spec;

@@ -248,6 +248,14 @@ static int points_arg(const run *r, const run_call *c, sym_run *R)
     return 0;
 }
 
+/* Each step's derivatives (jacobians, h_jacobians, points: their checks
+ * above) into R; -1 with an exception. */
+int py_step_outputs(const run *r, const run_call *c, sym_run *R)
+{
+    return jacobians_arg(r, c, R) < 0 || h_jacobians_arg(r, c, R) < 0 ||
+                   points_arg(r, c, R) < 0 ? -1 : 0;
+}
+
 /* What a run reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
 static PyObject *extras_tuple(const sym_run *R)
@@ -425,8 +433,7 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
     const npy_intp rows = sym_stored_rows(N, c->store_every);
     if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
-    if (tangent_args(r, c, &R, rows) < 0 || jacobians_arg(r, c, &R) < 0 ||
-        h_jacobians_arg(r, c, &R) < 0 || points_arg(r, c, &R) < 0)
+    if (tangent_args(r, c, &R, rows) < 0 || py_step_outputs(r, c, &R) < 0)
         goto done;
     if (py_params_begin(r->module, r, c, rows, &pp) < 0)
         goto done;

@@ -87,5 +87,6 @@ void py_params_end(py_params *pp);
 int py_rows_fit(long n_steps, int n, int n_mid);
 double *py_hook_buffer(PyObject *buf, npy_intp size, const char *name);
 PyObject *py_run_integrate(run *r, const run_call *c);
+int py_step_outputs(const run *r, const run_call *c, sym_run *R);
 
 #endif /* PY_RUN_H */

@@ -16,7 +16,8 @@ The system type
 Runs
     ``work`` -- a workspace kept across calls (``sp.Integrator``, and every
     run of ``_integrate.run``); ``integrate`` -- a run of n steps; ``step``
-    -- one step; ``step_tangent`` -- one step and its tangent map
+    -- one step; ``shoot`` -- independent single steps, each from its own
+    state, time, step size and held force (``control.Problem``'s intervals); ``step_tangent`` -- one step and its tangent map
     (``analysis.tangent_map``); ``adjoint_sweep`` -- the backward sweep over
     a run's step derivatives (``sensitivity.gradient``).
 
@@ -47,13 +48,14 @@ Constants of the built-ins
 from ._core import (EBRANCH, ECHART, ECHART_REASON, ENOCONV, ENONFINITE, ESINGULAR, EUNSTABLE,
                     NEED_A, NEED_D2V, NEED_DV, NEED_H, NEED_M, NEED_V, SYMMETRY_RTOL,
                     TOP_MIN_SIN, System, asymmetry, builtins, force_builtins, integrate, methods,
-                    node_time, output_bytes, step, step_tangent, stored_rows, work, adjoint_sweep)
+                    node_time, output_bytes, shoot, step, step_tangent, stored_rows, work,
+                    adjoint_sweep)
 
 __all__ = [
     # the system type
     "System",
     # runs
-    "work", "integrate", "step", "step_tangent", "adjoint_sweep",
+    "work", "integrate", "shoot", "step", "step_tangent", "adjoint_sweep",
     # sizes and times of a run
     "stored_rows", "output_bytes", "node_time",
     # registries

@@ -491,6 +491,31 @@ def run(system, q0, p0, spec, closed=None, cancel=None, *, observer=None, report
                None if params is None else params.names)
 
 
+def shoot(system, q0, p0, k, h, spec, force, jacobians, h_jacobians=None, points=None):
+    """B independent single steps by ``spec``'s method and Newton options
+    (the C core's shoot): item b from (q0[b], p0[b]) (B, n) at time
+    k[b] h[b] with step h[b] and row b of ``force``'s held values (a
+    symplectic.forces.Force whose ``hold`` has B rows), its derivatives into
+    row b of ``jacobians``, ``h_jacobians`` and ``points`` (the arrays of
+    :func:`run` with B for n_steps).  Each item starts as a fresh one-step
+    run does.  Returns (q1, p1, failed, failure): the ends (B, n), and
+    failed = B, failure None when every item stepped, else the first item
+    that failed and its :class:`Failure` (the rows from it on unfilled)."""
+    k = np.asarray(k, dtype=float)
+    h = np.asarray(h, dtype=float)
+    kw = {} if h_jacobians is None else {"h_jacobians": h_jacobians}
+    if points is not None:
+        kw["points"] = points
+    q1, p1, failed, fail = _engine.shoot(system, q0, p0, k, h, spec.method.name,
+                                         force=force.spec(system.n), jacobians=jacobians,
+                                         **spec.options, **kw)
+    if fail is None:
+        return q1, p1, failed, None
+    status, reason, iters, res, res_rel = fail
+    return q1, p1, failed, Failure(status, reason, 0, float(k[failed] * h[failed]), iters, res,
+                                   res_rel)
+
+
 def _filled_outputs(kw, system, spec, multipliers, tangent0, jacobians):
     """The arrays the C run fills in place, added to its keywords ``kw``: a
     constrained system's multipliers (when ``multipliers``), the tangent

@@ -12,55 +12,71 @@ class PointTerms:
     """Problem's force-point terms (see the module's docstring)."""
 
     def _point_args(self, ks, points, U, h):
-        """The arguments of a term at the force points of the intervals ks:
-        tau = k + x_i (K P,), t = tau h, q_i, qdot_i (K P, n), u_i (K P, m)."""
+        """The arguments of a term at the force points of the intervals ks
+        with steps h (a number, or one per interval): tau = k + x_i (K P,),
+        t = tau h, q_i, qdot_i (K P, n), u_i (K P, m), and h at each point
+        (K P,)."""
         n, m = self.system.n, self.n_inputs
         vals = points[0]
         tau = (np.asarray(ks, dtype=float)[:, None] + self._x[None, :]).ravel()
-        return tau, tau * h, vals[:, :, :n].reshape(-1, n), vals[:, :, n:].reshape(-1, n), \
-            U.reshape(-1, m)
+        hp = np.repeat(np.broadcast_to(np.asarray(h, dtype=float), (len(ks),)), self.P)
+        return tau, tau * hp, vals[:, :, :n].reshape(-1, n), vals[:, :, n:].reshape(-1, n), \
+            U.reshape(-1, m), hp
 
     def _running_blocks(self, ks, points, U, h):
         """The running terms over the intervals ks: their value, and the
         gradient in each interval's variables (len(ks), 2n + P m [+ 1]) from
         the states at the force points and their derivatives ``points``
-        ((K, P, 2n), (K, P, 2n, columns)), the inputs U (K, P, m) and h:
+        ((K, P, 2n), (K, P, 2n, columns)), the inputs U (K, P, m) and h (a
+        number, or one per interval):
         J = h sum_k sum_i b_i l(t_ki, q_ki, qdot_ki, u_ki), t_ki = (k + x_i) h."""
         n, P, m = self.system.n, self.P, self.n_inputs
         K, D = len(ks), points[1]
-        tau, t, Q, V, Uf = self._point_args(ks, points, U, h)
+        tau, t, Q, V, Uf, hp = self._point_args(ks, points, U, h)
         bw = np.tile(self._b, K)
+        hb = hp * bw
         value, grad = 0.0, np.zeros((K, D.shape[-1]))
         for c, term in self._cost.running:
             l = term.values(t, Q, V, Uf)
             gq, gv, gu = term.grads(t, Q, V, Uf)
-            value += c * h * float(bw @ l)
-            gs = (c * h * bw[:, None] * np.hstack([gq, gv])).reshape(K, P, 2 * n)
+            value += c * float(hb @ l)
+            gs = (c * hb[:, None] * np.hstack([gq, gv])).reshape(K, P, 2 * n)
             grad += np.einsum("kir,kirc->kc", gs, D)
-            grad[:, 2 * n:2 * n + P * m] += (c * h * bw[:, None] * gu).reshape(K, P * m)
+            grad[:, 2 * n:2 * n + P * m] += (c * hb[:, None] * gu).reshape(K, P * m)
             if self.free:      # d/dh of h b_i l(t_ki, ...): the states' part is in D
                 lt = term.dt(t, Q, V, Uf)
-                grad[:, -1] += (c * bw * (l + h * lt * tau)).reshape(K, P).sum(axis=1)
+                grad[:, -1] += (c * bw * (l + hp * lt * tau)).reshape(K, P).sum(axis=1)
         return value, grad
+
+    def _cached(self, key, z, compute):
+        """compute(), kept by z under key (the terms ask for the same z many
+        times: the constraints, their Jacobian and the gradient)."""
+        hit = self._zcache.get(key)
+        if hit is not None and np.array_equal(hit[0], z):
+            return hit[1]
+        self._steps(z)
+        out = compute()
+        self._zcache[key] = (z.copy(), out)
+        return out
 
     def _running_all(self, z):
         """The running terms' value and gradient in z (zeros without them)."""
-        g = np.zeros_like(z)
         if not self._running:
-            return 0.0, g
-        if self._rcache is not None and np.array_equal(self._rcache[0], z):
-            return self._rcache[1], self._rcache[2].copy()
-        self._steps(z)
-        _, U = self._split(z)
-        value, gb = self._running_blocks(np.arange(self.intervals), self._cache[3], U,
-                                         self._h(z))
-        for k in range(self.intervals):
-            idx = self._block(k)
-            g[idx] += gb[k, :len(idx)]
-        if self.free:
-            g[-1] += gb[:, -1].sum()
-        self._rcache = (z.copy(), value, g.copy())
-        return value, g
+            return 0.0, np.zeros_like(z)
+
+        def compute():
+            g = np.zeros_like(z)
+            _, U = self._split(z)
+            value, gb = self._running_blocks(np.arange(self.intervals), self._cache[3], U,
+                                             self._h(z))
+            for k in range(self.intervals):
+                idx = self._block(k)
+                g[idx] += gb[k, :len(idx)]
+            if self.free:
+                g[-1] += gb[:, -1].sum()
+            return value, g
+        value, g = self._cached("running", z, compute)
+        return value, g.copy()
 
     def _path_blocks(self, ks, points, U, h):
         """The path constraints at the force points of the intervals ks:
@@ -69,7 +85,7 @@ class PointTerms:
         as for :meth:`_running_blocks`."""
         n, P, m = self.system.n, self.P, self.n_inputs
         K, D = len(ks), points[1]
-        tau, t, Q, V, Uf = self._point_args(ks, points, U, h)
+        tau, t, Q, V, Uf, _ = self._point_args(ks, points, U, h)
         cv, cd = [], []
         for pc in self._paths:
             cv.append(pc.values(t, Q, V, Uf).reshape(K, P, pc.r))
@@ -87,13 +103,11 @@ class PointTerms:
     def _path_all(self, z):
         """The path constraints' values (N P R,) and derivatives (N, P, R,
         columns) at z (cached by z)."""
-        if self._pcache is not None and np.array_equal(self._pcache[0], z):
-            return self._pcache[1], self._pcache[2]
-        self._steps(z)
-        _, U = self._split(z)
-        v, d = self._path_blocks(np.arange(self.intervals), self._cache[3], U, self._h(z))
-        self._pcache = (z.copy(), v.ravel(), d)
-        return v.ravel(), d
+        def compute():
+            _, U = self._split(z)
+            v, d = self._path_blocks(np.arange(self.intervals), self._cache[3], U, self._h(z))
+            return v.ravel(), d
+        return self._cached("path", z, compute)
 
     def _input_blocks(self, ks, points, U, F):
         """With inputs B(q): the equations F_ki - B(q_ki) u_ki at the force
@@ -116,14 +130,12 @@ class PointTerms:
     def _input_all(self, z):
         """The inputs' equations (N P n,) and their derivatives (N, P, n,
         columns) at z (cached by z)."""
-        if self._icache is not None and np.array_equal(self._icache[0], z):
-            return self._icache[1], self._icache[2]
-        self._steps(z)
-        _, U = self._split(z)
-        v, d = self._input_blocks(np.arange(self.intervals), self._cache[3], U,
-                                  self._forces_of(z))
-        self._icache = (z.copy(), v.ravel(), d)
-        return v.ravel(), d
+        def compute():
+            _, U = self._split(z)
+            v, d = self._input_blocks(np.arange(self.intervals), self._cache[3], U,
+                                      self._forces_of(z))
+            return v.ravel(), d
+        return self._cached("inputs", z, compute)
 
     def _forces_of(self, z):
         """The per-point generalized forces (N, P, n): the unknowns F with

@@ -2,7 +2,6 @@
 (multiple shooting over Phi_h with the inputs at the force points), its
 exact derivatives (dense for SLSQP, sparse for IPOPT: _ipopt.py), the
 SciPy solve and the Newton polish; the result is a _solution.Solution."""
-import dataclasses
 import time
 
 import numpy as np
@@ -12,7 +11,7 @@ from .._model import _validate
 from .._model._errors import ConvergenceError
 from .._run import _integrate
 from . import _ipopt
-from ._costs import Cost, effort, fd_hessian
+from ._costs import Cost, effort
 from ._inputs import StateInputs
 from ._path import Path
 from ._pointterms import PointTerms
@@ -209,8 +208,9 @@ class Problem(PointTerms):
             for key, (idx, _v) in conds.items():
                 if key != "qdot":
                     self._pinned[node * 2 * n + (n if key == "p" else 0) + idx] = True
-        self._cache = self._rcache = self._pcache = self._icache = None
-        self._specs, self._blocks = {}, None
+        self._cache = None
+        self._zcache = {}       # the force-point terms' (PointTerms._cached)
+        self._blocks = None
 
     def _bind_inputs(self, inputs, inputs_jac):
         """self.inputs (B, or the callable B(q) with self._Bq) and n_inputs;
@@ -280,79 +280,67 @@ class Problem(PointTerms):
         return forces.point_times(self.method, self.h if h is None else h, self.intervals)
 
     # ------------------------------------------------------------ the steps
-    def _one_step(self, k, v, h):
-        """Phi_h from y = (q_k, p_k) at t_k = k h with interval k's variables
-        v = (y, u_k[, F_k]) (:meth:`_block`), its derivative in them [d/dy |
-        d/du_k0 .. d/du_k,P-1 | d/dF_k (inputs B(q)) | d/dh] (2n, columns;
-        d/dh + k d/dt_k with a free duration, the node moving with h), and
-        with a running cost, a path constraint or inputs B(q) the states
-        (q_i, qdot_i) at the force points (P, 2n) and their derivative in the
-        same columns (P, 2n, columns) (else None)."""
+    def _shoot(self, ks, V, hs):
+        """Phi_h of the intervals ks (K,), each from its own variables V (K,
+        vars) -- y = (q_k, p_k), u_k[, F_k] (:meth:`_block`) -- with step
+        hs (K,) at t_k = k h, in one call of the C core: the ends (K, 2n),
+        their derivative in the variables [d/dy | d/du_k0 .. d/du_k,P-1 |
+        d/dF_k (inputs B(q)) | d/dh] (K, 2n, columns; d/dh + k d/dt_k with a
+        free duration, the node moving with h), and with a running cost, a
+        path constraint or inputs B(q) the states (q_i, qdot_i) at the force
+        points (K, P, 2n) and their derivative in the same columns (K, P, 2n,
+        columns) (else None)."""
         n, P, m = self.system.n, self.P, self.n_inputs
-        y, Uk = v[:2 * n], v[2 * n:2 * n + P * m].reshape(P, m)
-        jac = np.empty((1, 2 * n, (2 + P) * n))
-        hj = np.empty((1, 2, 2 * n)) if self.free else None
-        pts = np.empty((1, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
+        ks, hs = np.asarray(ks), np.asarray(hs, dtype=float)
+        K = len(ks)
+        U = V[:, 2 * n:2 * n + P * m].reshape(K, P, m)
+        F = V[:, 2 * n + P * m:].reshape(K, P, n) if self._Bq is not None else U @ self.inputs.T
+        jac = np.empty((K, 2 * n, (2 + P) * n))
+        hj = np.empty((K, 2, 2 * n)) if self.free else None
+        pts = np.empty((K, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
             if self._points else None
-        Fk = v[2 * n + P * m:].reshape(P, n) if self._Bq is not None else Uk @ self.inputs.T
-        # the held values at the points (shape (1, P, n): checked once, by the problem's
+        # the held values at the points (shape (K, P, n): checked once, by the problem's
         # construction) plus the system's own force
-        f = forces.Force(hold=np.ascontiguousarray(Fk[None], dtype=float)) + self.system.force
-        spec = self._step_spec(k, h)
-        r = _integrate.run(self.system, y[:n], y[n:], spec, None, force=f, jacobians=jac,
-                           h_jacobians=hj, points=pts)
-        if r.failure is not None:
-            err = _integrate.convergence_error(self._m, h, r.failure, system=self.system,
-                                               state=(y[:n], y[n:]))
+        f = forces.Force(hold=np.ascontiguousarray(F, dtype=float)) + self.system.force
+        q1, p1, failed, fail = _integrate.shoot(self.system, V[:, :n], V[:, n:2 * n], ks, hs,
+                                                self._spec, f, jac, hj, pts)
+        if fail is not None:
+            k, h = int(ks[failed]), float(hs[failed])
+            err = _integrate.convergence_error(self._m, h, fail, system=self.system,
+                                               state=(V[failed, :n], V[failed, n:2 * n]))
             raise ConvergenceError(f"control.Problem: the step of interval {k} (t = "
                                    f"{k * h:.6g}) failed at a point the solver tried: "
                                    f"{err}. More intervals, or a guess nearer the solution "
                                    f"(guess=), may help", step=k, t=k * h) from None
-        parts = [jac[0, :, :2 * n]] + self._force_columns(jac[0, :, 2 * n:])
+        parts = [jac[:, :, :2 * n]] + self._force_columns(jac[:, :, 2 * n:])
         if self.free:
-            parts.append((hj[0, 0] + k * hj[0, 1])[:, None])
+            parts.append((hj[:, 0] + ks[:, None] * hj[:, 1])[:, :, None])
         point = None
         if self._points:
-            c = pts[0].reshape(P * 2 * n, -1)
-            pparts = [c[:, 1:1 + 2 * n]] + self._force_columns(c[:, 1 + 2 * n:1 + (2 + P) * n])
+            c = pts.reshape(K, P * 2 * n, -1)
+            pparts = [c[:, :, 1:1 + 2 * n]] + self._force_columns(c[:, :, 1 + 2 * n:1 + (2 + P) * n])
             if self.free:
-                pparts.append((c[:, -2] + k * c[:, -1])[:, None])
-            point = (pts[0, :, :, 0].copy(), np.hstack(pparts).reshape(P, 2 * n, -1))
-        return np.concatenate([r.q[-1], r.p[-1]]), np.hstack(parts), point
-
-    def _step_spec(self, k, h):
-        """The run spec of step k at step size h (kept: the same few are asked
-        for many times; cleared when h has moved on)."""
-        key = (k, h)
-        spec = self._specs.get(key)
-        if spec is None:
-            if len(self._specs) > 4 * self.intervals:
-                self._specs.clear()
-            spec = self._specs[key] = dataclasses.replace(self._spec, t0=k * h, h=h)
-        return spec
+                pparts.append((c[:, :, -2] + ks[:, None] * c[:, :, -1])[:, :, None])
+            point = (pts[:, :, :, 0].copy(), np.concatenate(pparts, axis=-1).reshape(K, P, 2 * n, -1))
+        return np.concatenate([q1, p1], axis=1), np.concatenate(parts, axis=-1), point
 
     def _force_columns(self, dF):
-        """The derivative in the per-point forces (rows, P n) as the blocks of
+        """The derivative in the per-point forces (..., P n) as the blocks of
         the interval's columns: [d/du] (F = B u), or [0 | d/dF] (inputs B(q))."""
         P, m = self.P, self.n_inputs
+        lead = dF.shape[:-1]
         if self._Bq is None:
-            rows = dF.shape[0]
-            return [(dF.reshape(rows, P, -1) @ self.inputs).reshape(rows, P * m)]
-        return [np.zeros((dF.shape[0], P * m)), dF]
+            return [(dF.reshape(*lead, P, -1) @ self.inputs).reshape(*lead, P * m)]
+        return [np.zeros((*lead, P * m)), dF]
 
     def _steps(self, z):
         """Phi_h of every interval from its own start, and each step's derivative
         [d/d(q_k, p_k) | d/du_k0 .. d/du_k,P-1] (N, 2n, 2n + P m); cached by z."""
         if self._cache is not None and np.array_equal(self._cache[0], z):
             return self._cache[1], self._cache[2]
-        h = self._h(z)
-        steps = [self._one_step(k, z[self._block(k)], h) for k in range(self.intervals)]
-        ends = np.array([e for e, _, _ in steps])
-        dy = np.array([d for _, d, _ in steps])
-        points = None
-        if self._points:
-            points = (np.array([pt[0] for _, _, pt in steps]),
-                      np.array([pt[1] for _, _, pt in steps]))
+        N = self.intervals
+        V = z[np.array([self._block(k) for k in range(N)])]
+        ends, dy, points = self._shoot(np.arange(N), V, np.full(N, self._h(z)))
         self._cache = (z.copy(), ends, dy, points)
         return ends, dy
 
@@ -377,57 +365,70 @@ class Problem(PointTerms):
             return idx
         return np.r_[idx, self._ny + self._nu + k * Pn + np.arange(Pn)]
 
-    def _block_hessian(self, k, z, obj_factor, nuk, nupk=None, nuik=None):
-        """The Hessian of obj_factor J + nu_k . Phi_h(y_k, u_k[, h]) in the
-        interval's variables v = (y_k, u_k[, h]): the cost's exact part and
-        the dynamics' by central differences of their exact gradient
-        dPhi^T nu_k (it only steers the iterations; their residuals are
-        exact).  (The duration's own entries of the cost: the terms of
-        interval k; summed over the intervals by the caller.)"""
-        w, P, m = 2 * self.system.n, self.P, self.n_inputs
-        idx = self._block(k)
-        v0 = np.append(z[idx], self._h(z)) if self.free else z[idx]
-
-        def grad(v):
-            h = v[-1] if self.free else self.h
-            Uk = v[w:w + P * m].reshape(P, m)
-            _, jac, point = self._one_step(k, v[:len(idx)], h)
-            gk = jac.T @ nuk
-            pts = (point[0][None], point[1][None]) if self._points else None
-            if self._Bq is not None:
-                Fk = v[w + P * m:len(idx)].reshape(P, -1)
-                d = self._input_blocks([k], pts, Uk[None], Fk[None])[1][0]
-                gk = gk + d.reshape(-1, d.shape[-1]).T @ nuik
-            if self._running:
-                gk = gk + obj_factor * self._running_blocks([k], pts, Uk[None], h)[1][0]
-            if self._paths:
-                d = self._path_blocks([k], pts, Uk[None], h)[1][0]
-                gk = gk + d.reshape(-1, d.shape[-1]).T @ nupk
-            return gk
-        steps = 6e-6 * np.maximum(1.0, np.abs(v0))
+    def _block_hessians(self, z, obj_factor, nu):
+        """The Hessian of obj_factor J + nu_k . Phi_h(y_k, u_k[, h]) (+ the
+        interval's path and input rows) in each interval's variables v =
+        (y_k, u_k[, F_k][, h]), (N, d, d): the cost's exact part and the
+        rest by central differences of its exact gradient (dPhi^T nu_k and
+        the point terms'), all intervals' perturbed steps in one call (it
+        only steers the iterations; the residuals are exact).  (The
+        duration's own entries of the cost: the terms of interval k; summed
+        over the intervals by the caller.)"""
+        w, P, m, N = 2 * self.system.n, self.P, self.n_inputs, self.intervals
+        nb = len(self._block(0))
+        V0 = z[np.array([self._block(k) for k in range(N)])]
         if self.free:
-            steps[-1] = 1e-6 * v0[-1]
-        Hk = fd_hessian(grad, v0, steps)
+            V0 = np.hstack([V0, np.full((N, 1), self._h(z))])
+        d = V0.shape[1]
+        E = 6e-6 * np.maximum(1.0, np.abs(V0))
+        if self.free:
+            E[:, -1] = 1e-6 * V0[:, -1]
+        # the items: interval k, coordinate j, sign s (+, -): V0[k] + s E[k, j] e_j
+        Vs = np.repeat(V0[:, None, None, :], d, axis=1).repeat(2, axis=2)
+        jj = np.arange(d)
+        Vs[:, jj, 0, jj] += E
+        Vs[:, jj, 1, jj] -= E
+        Vs = Vs.reshape(-1, d)
+        ks = np.repeat(np.arange(N), 2 * d)
+        hs = Vs[:, -1] if self.free else np.full(len(ks), self.h)
+        _, jac, point = self._shoot(ks, Vs[:, :nb], hs)
+        nus = np.asarray(nu)[:N * w].reshape(N, w)
+        G = np.einsum("brc,br->bc", jac, nus[ks])
+        U = Vs[:, w:w + P * m].reshape(-1, P, m)
+        if self._Bq is not None:
+            Fk = Vs[:, w + P * m:nb].reshape(len(ks), P, -1)
+            dI = self._input_blocks(ks, point, U, Fk)[1]
+            nui = np.array([self._nu_inputs(nu, k) for k in range(N)])[ks]
+            G += np.einsum("bx,bxc->bc", nui, dI.reshape(len(ks), -1, dI.shape[-1]))
+        if self._running:
+            G += obj_factor * self._running_blocks(ks, point, U, hs)[1]
+        if self._paths:
+            dP = self._path_blocks(ks, point, U, hs)[1]
+            nup = np.array([self._nu_path(nu, k) for k in range(N)])[ks]
+            G += np.einsum("bx,bxc->bc", nup, dP.reshape(len(ks), -1, dP.shape[-1]))
+        G = G.reshape(N, d, 2, d)
+        H = (G[:, :, 0] - G[:, :, 1]) / (2 * E[:, :, None])     # H[k, j, :] = d grad / dv_j
+        H = 0.5 * (H + H.transpose(0, 2, 1))
         h = self._h(z)
-        Hk[w:w + P * m, w:w + P * m] += obj_factor * self._cost.hess_uu(h, self._b)
+        H[:, w:w + P * m, w:w + P * m] += obj_factor * self._cost.hess_uu(h, self._b)
         if self.free:
-            _, U = self._split(z)
-            uh = obj_factor * self._cost.hess_uh(U[k], self._b)
-            Hk[w:w + P * m, -1] += uh
-            Hk[-1, w:w + P * m] += uh
-        return Hk
+            _, U0 = self._split(z)
+            for k in range(N):
+                uh = obj_factor * self._cost.hess_uh(U0[k], self._b)
+                H[k, w:w + P * m, -1] += uh
+                H[k, -1, w:w + P * m] += uh
+        return H
 
     def _lagrangian_hessian(self, z, obj_factor, nu):
         """The Hessian of obj_factor J + nu . c (dense; the end conditions'
         curvature left out)."""
         H = np.zeros((self.n_variables, self.n_variables))
-        w = 2 * self.system.n
+        Hb = self._block_hessians(z, obj_factor, nu)
         for k in range(self.intervals):
             idx = self._block_cols(k)
-            H[np.ix_(idx, idx)] += self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w],
-                                                       self._nu_path(nu, k),
-                                                       self._nu_inputs(nu, k))
+            H[np.ix_(idx, idx)] += Hb[k]
         if self._cost.has_end:
+            w = 2 * self.system.n
             end = slice(self._ny - w, self._ny)
             H[end, end] += obj_factor * self._cost.end_hess(z[end])
         return H
@@ -510,18 +511,13 @@ class Problem(PointTerms):
         """obj_factor * Hess J + Hess (nu . c) in the order of :meth:`hess_structure`
         (the end conditions' curvature left out: it only steers the iterations)."""
         w = 2 * self.system.n
-        out, hh = [], 0.0
-        for k in range(self.intervals):
-            nb = len(self._block(k))
-            Hk = self._block_hessian(k, z, obj_factor, nu[k * w:(k + 1) * w],
-                                     self._nu_path(nu, k), self._nu_inputs(nu, k))
-            i, j = np.tril_indices(nb)
-            out.append(Hk[i, j])
-            if self.free:
-                out.append(Hk[-1, :nb])
-                hh += Hk[-1, -1]
+        nb = len(self._block(0))
+        Hb = self._block_hessians(z, obj_factor, nu)
+        i, j = np.tril_indices(nb)
+        out = np.concatenate([Hb[:, i, j]] + ([Hb[:, -1, :nb]] if self.free else []), axis=1)
+        out = [out.ravel()]
         if self.free:
-            out.append(np.array([hh]))
+            out.append(np.array([Hb[:, -1, -1].sum()]))
         if self._cost.has_end:
             i, j = np.tril_indices(w)
             out.append(obj_factor * self._cost.end_hess(z[self._ny - w:self._ny])[i, j])
