@@ -137,6 +137,10 @@ class Problem(PointTerms):
     Phi_h(q_k, p_k; B u_k), the forced step of ``integrate`` itself.
     """
 
+    #: The Hessian's differences take their perturbed steps in batches whose
+    #: derivative arrays hold about this many bytes.
+    _HESSIAN_BATCH_BYTES = 64e6
+
     def __init__(self, system, duration, intervals, *, method="simpson", inputs=None, start=None,
                  end=None, cost=None, input_bounds=None, state_bounds=None, free_duration=None,
                  path=None, inputs_jac=None, **method_options):
@@ -370,8 +374,9 @@ class Problem(PointTerms):
         interval's path and input rows) in each interval's variables v =
         (y_k, u_k[, F_k][, h]), (N, d, d): the cost's exact part and the
         rest by central differences of its exact gradient (dPhi^T nu_k and
-        the point terms'), all intervals' perturbed steps in one call (it
-        only steers the iterations; the residuals are exact).  (The
+        the point terms'), the intervals' perturbed steps in one call of the
+        C core per batch of _HESSIAN_BATCH_BYTES of derivatives (it only steers the
+        iterations; the residuals are exact).  (The
         duration's own entries of the cost: the terms of interval k; summed
         over the intervals by the caller.)"""
         w, P, m, N = 2 * self.system.n, self.P, self.n_inputs, self.intervals
@@ -383,31 +388,12 @@ class Problem(PointTerms):
         E = 6e-6 * np.maximum(1.0, np.abs(V0))
         if self.free:
             E[:, -1] = 1e-6 * V0[:, -1]
-        # the items: interval k, coordinate j, sign s (+, -): V0[k] + s E[k, j] e_j
-        Vs = np.repeat(V0[:, None, None, :], d, axis=1).repeat(2, axis=2)
-        jj = np.arange(d)
-        Vs[:, jj, 0, jj] += E
-        Vs[:, jj, 1, jj] -= E
-        Vs = Vs.reshape(-1, d)
-        ks = np.repeat(np.arange(N), 2 * d)
-        hs = Vs[:, -1] if self.free else np.full(len(ks), self.h)
-        _, jac, point = self._shoot(ks, Vs[:, :nb], hs)
-        nus = np.asarray(nu)[:N * w].reshape(N, w)
-        G = np.einsum("brc,br->bc", jac, nus[ks])
-        U = Vs[:, w:w + P * m].reshape(-1, P, m)
-        if self._Bq is not None:
-            Fk = Vs[:, w + P * m:nb].reshape(len(ks), P, -1)
-            dI = self._input_blocks(ks, point, U, Fk)[1]
-            nui = np.array([self._nu_inputs(nu, k) for k in range(N)])[ks]
-            G += np.einsum("bx,bxc->bc", nui, dI.reshape(len(ks), -1, dI.shape[-1]))
-        if self._running:
-            G += obj_factor * self._running_blocks(ks, point, U, hs)[1]
-        if self._paths:
-            dP = self._path_blocks(ks, point, U, hs)[1]
-            nup = np.array([self._nu_path(nu, k) for k in range(N)])[ks]
-            G += np.einsum("bx,bxc->bc", nup, dP.reshape(len(ks), -1, dP.shape[-1]))
-        G = G.reshape(N, d, 2, d)
-        H = (G[:, :, 0] - G[:, :, 1]) / (2 * E[:, :, None])     # H[k, j, :] = d grad / dv_j
+        # a bounded batch of perturbed steps at a time (their derivative arrays' bytes)
+        per = 8 * 2 * d * 2 * w * ((2 + P) * w // 2) * (1 + P * bool(self._points))
+        size = max(1, int(self._HESSIAN_BATCH_BYTES // per))
+        H = np.concatenate([self._hessian_chunk(np.arange(N)[c:c + size], V0[c:c + size],
+                                                E[c:c + size], obj_factor, nu)
+                            for c in range(0, N, size)])
         H = 0.5 * (H + H.transpose(0, 2, 1))
         h = self._h(z)
         H[:, w:w + P * m, w:w + P * m] += obj_factor * self._cost.hess_uu(h, self._b)
@@ -418,6 +404,39 @@ class Problem(PointTerms):
                 H[k, w:w + P * m, -1] += uh
                 H[k, -1, w:w + P * m] += uh
         return H
+
+    def _hessian_chunk(self, kk, V0, E, obj_factor, nu):
+        """:meth:`_block_hessians`' differences for the intervals kk at their
+        variables V0 (K, d) with steps E (K, d): the items V0[k] +- E[k, j]
+        e_j, all in one call of the C core; returns (K, d, d), row j the
+        gradient's derivative in v_j (not yet symmetric)."""
+        w, P, m = 2 * self.system.n, self.P, self.n_inputs
+        nb = len(self._block(0))
+        K, d = V0.shape
+        Vs = np.repeat(V0[:, None, None, :], d, axis=1).repeat(2, axis=2)
+        jj = np.arange(d)
+        Vs[:, jj, 0, jj] += E
+        Vs[:, jj, 1, jj] -= E
+        Vs = Vs.reshape(-1, d)
+        ks = np.repeat(kk, 2 * d)
+        hs = Vs[:, -1] if self.free else np.full(len(ks), self.h)
+        _, jac, point = self._shoot(ks, Vs[:, :nb], hs)
+        nus = np.asarray(nu)[:self.intervals * w].reshape(-1, w)
+        G = np.einsum("brc,br->bc", jac, nus[ks])
+        U = Vs[:, w:w + P * m].reshape(-1, P, m)
+        if self._Bq is not None:
+            Fk = Vs[:, w + P * m:nb].reshape(len(ks), P, -1)
+            dI = self._input_blocks(ks, point, U, Fk)[1]
+            nui = np.repeat([self._nu_inputs(nu, k) for k in kk], 2 * d, axis=0)
+            G += np.einsum("bx,bxc->bc", nui, dI.reshape(len(ks), -1, dI.shape[-1]))
+        if self._running:
+            G += obj_factor * self._running_blocks(ks, point, U, hs)[1]
+        if self._paths:
+            dP = self._path_blocks(ks, point, U, hs)[1]
+            nup = np.repeat([self._nu_path(nu, k) for k in kk], 2 * d, axis=0)
+            G += np.einsum("bx,bxc->bc", nup, dP.reshape(len(ks), -1, dP.shape[-1]))
+        G = G.reshape(K, d, 2, d)
+        return (G[:, :, 0] - G[:, :, 1]) / (2 * E[:, :, None])
 
     def _lagrangian_hessian(self, z, obj_factor, nu):
         """The Hessian of obj_factor J + nu . c (dense; the end conditions'

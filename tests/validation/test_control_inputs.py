@@ -122,6 +122,10 @@ def test_state_input_jacobian_and_hessian_equal_differences(free):
     z, nu = random_point(pb, 17)
     J, _g = check_derivatives(pb, z, nu)   # (the end conditions here are linear)
     assert J.shape[0] == pb._neq + 3 * 3
+    # the Hessian's perturbed steps taken in batches of one interval each: the same values
+    whole = pb.hess_values(z, 0.7, nu)
+    pb._HESSIAN_BATCH_BYTES = 1.0
+    np.testing.assert_array_equal(pb.hess_values(z, 0.7, nu), whole)
 
 
 def test_state_inputs_are_checked():
