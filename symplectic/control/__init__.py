@@ -27,10 +27,12 @@ the force points, on the step's own states there) and weighted sums of
 them, conditions on any components of q, qdot or p at either end, box
 bounds on the inputs and on q, path constraints :func:`path` at the force
 points, systems with their own dissipation, and
-two solvers: IPOPT through ``ipyopt`` (``pip install
+three solvers: IPOPT through ``ipyopt`` (``pip install
 'symplectic[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
-the Hessian from the exact first derivatives) and SciPy's SLSQP (dense),
-each followed by a Newton polish of the first-order conditions; and
+the Hessian from the exact first derivatives), SciPy's trust-constr (the
+same derivatives; ``solver="scipy"``) and SciPy's SLSQP (``"slsqp"``:
+dense; what ``"auto"`` takes without ipyopt), each followed by a Newton
+polish of the first-order conditions; and
 :func:`identify`, parameters (and the initial state) fitted to sampled
 positions with the run's exact derivatives.  Systems with holonomic
 constraints: the scheme solves them as integrate does (a whole start on

@@ -186,8 +186,8 @@ class PointTerms:
         lo, hi = self._path_lo, self._path_hi
         viol = np.maximum(0.0, np.maximum(c - hi, lo - c))
         with np.errstate(invalid="ignore"):
-            at_hi = hi - c <= 1e-9 * np.maximum(1.0, np.abs(hi))
-            at_lo = c - lo <= 1e-9 * np.maximum(1.0, np.abs(lo))
+            at_hi = np.isfinite(hi) & (hi - c <= 1e-9 * np.maximum(1.0, np.abs(hi)))
+            at_lo = np.isfinite(lo) & (c - lo <= 1e-9 * np.maximum(1.0, np.abs(lo)))
         sign = np.where(at_hi & at_lo, 0.0, np.where(
             at_hi, np.maximum(0.0, -nup), np.where(at_lo, np.maximum(0.0, nup), np.abs(nup))))
         return float(np.max(np.maximum(viol, sign), initial=0.0))

@@ -1,7 +1,8 @@
 """The optimal control problem: its transcription by the scheme's own step
 (multiple shooting over Phi_h with the inputs at the force points), its
-exact derivatives (dense for SLSQP, sparse for IPOPT: _ipopt.py), the
-SciPy solve and the Newton polish; the result is a _solution.Solution."""
+exact derivatives (dense for SLSQP, sparse for IPOPT and trust-constr:
+_ipopt.py, _scipy.py) and the Newton polish; the result is a
+_solution.Solution."""
 import time
 
 import numpy as np
@@ -10,12 +11,12 @@ from .. import forces
 from .._model import _validate
 from .._model._errors import ConvergenceError
 from .._run import _integrate
-from . import _ipopt
+from . import _ipopt, _scipy
 from ._costs import Cost, effort
 from ._inputs import StateInputs
 from ._path import Path
 from ._pointterms import PointTerms
-from ._solution import Report, Solution
+from ._solution import Solution
 
 _END_KEYS = ("q", "qdot", "p")
 
@@ -380,7 +381,6 @@ class Problem(PointTerms):
         duration's own entries of the cost: the terms of interval k; summed
         over the intervals by the caller.)"""
         w, P, m, N = 2 * self.system.n, self.P, self.n_inputs, self.intervals
-        nb = len(self._block(0))
         V0 = z[np.array([self._block(k) for k in range(N)])]
         if self.free:
             V0 = np.hstack([V0, np.full((N, 1), self._h(z))])
@@ -578,8 +578,10 @@ class Problem(PointTerms):
         solver's verdict: a bound multiplier that is not zero) puts those
         variables on their bound first.  The path rows active at the start
         (:meth:`_path_active`) are held at their bound as equalities, the
-        others left out (their multipliers 0).  Returns the best (z, nu,
-        residual) met."""
+        others left out (their multipliers 0); a held row whose multiplier
+        comes out with the bound's wrong sign is let go, and a row a step
+        takes past its bound is held from then on (the step solved again).
+        Returns the best (z, nu, residual) met."""
         nu = np.asarray(nu, dtype=float)
         if len(nu) < self._neq + len(self._path_lo):      # a solver without the path's
             nu = np.concatenate([nu, np.zeros(self._neq + len(self._path_lo) - len(nu))])
@@ -619,13 +621,27 @@ class Problem(PointTerms):
             z1 = np.clip(z1, self._lo, self._hi)
             nu1 = np.zeros_like(nu)
             nu1[rows] = sol[free.sum():]
-            try:
-                r1 = self.kkt_residual(z1, nu1)
-            except ConvergenceError:    # a step the integrator cannot take: keep the best
-                break
-            if not r1 < best[2]:
-                break
-            best = (z1, nu1, r1)
+            # the held path rows: one whose multiplier has the bound's wrong sign is let
+            # go (the optimum leaves it, or it is degenerate), one that the step takes
+            # past its bound is held (an active-set iteration), and the step solved again
+            wrong = act & np.where(at_hi, nu1[self._neq:] < 0, nu1[self._neq:] > 0)
+            if wrong.any():
+                act &= ~wrong
+            else:
+                try:
+                    r1 = self.kkt_residual(z1, nu1)
+                    cp = self.constraints(z1)[self._neq:]
+                except ConvergenceError:    # a step the integrator cannot take: keep the best
+                    break
+                past = ~act & ((cp > self._path_hi) | (cp < self._path_lo))
+                if r1 < best[2]:
+                    best = (z1, nu1, r1)
+                elif not past.any():
+                    break
+                act |= past
+                at_hi = np.where(past, cp > self._path_hi, at_hi)
+                target[self._neq:] = np.where(at_hi, self._path_hi, self._path_lo)
+            rows = np.concatenate([np.arange(self._neq), self._neq + np.flatnonzero(act)])
         return best if best[2] < first[2] else first
 
     # ------------------------------------------------------------ cost, constraints
@@ -824,14 +840,25 @@ class Problem(PointTerms):
 
         ``solver``: ``"ipopt"`` (IPOPT through ``ipyopt``, the extra
         ``symplectic[control]``: sparse exact Jacobian, bounds by its
-        interior point method; ``tol`` its ``tol``), ``"scipy"`` (SciPy's
-        SLSQP: dense, for up to a few hundred unknowns; ``tol`` its
-        ``ftol``), or ``"auto"``: IPOPT when ``ipyopt`` imports, else SLSQP.
-        ``hessian`` (IPOPT): ``"differences"`` -- the cost's exact Hessian
-        plus the dynamics' curvature by central differences of their exact
-        gradients, block by block -- or ``"limited-memory"`` (IPOPT's
-        quasi-Newton).  ``guess``: None (the straight line between the end
-        positions at rest, zero inputs), a :class:`Solution` (a warm start,
+        interior point method; ``tol`` its ``tol``), ``"trust-constr"`` or
+        its alias ``"scipy"`` (SciPy's: the sparse exact Jacobian and the
+        same Hessian, bounds and path constraints by its interior point
+        method, else its SQP; ``tol`` its ``gtol``, the largest entry of
+        the Lagrangian's gradient and of the constraints' violation),
+        ``"slsqp"`` (SciPy's SLSQP: dense, a quasi-Newton Hessian, for up
+        to a few hundred unknowns; ``tol`` its ``ftol``), or ``"auto"``:
+        IPOPT when ``ipyopt`` imports, else SLSQP (on the tests' problems
+        the more reliable of the two: trust-constr can stop short of a
+        path-constrained optimum, SLSQP cannot step back from a failed
+        trial step and fails on a holonomic swing-up that trust-constr
+        solves).  ``Solution.solver`` names the one that ran.
+        ``hessian`` (IPOPT, trust-constr): ``"differences"`` -- the cost's
+        exact Hessian plus the dynamics' curvature by central differences
+        of their exact gradients, block by block -- or
+        ``"limited-memory"`` (IPOPT's quasi-Newton; SciPy's BFGS for the
+        cost and SR1 for the constraints).  ``guess``: None (the straight
+        line between the end positions at rest, zero inputs), a
+        :class:`Solution` (a warm start,
         resampled to this problem's nodes and points), or a dict with
         ``"q"``, ``"p"`` ((N+1, n)) and/or ``"u"`` ((N, P, m)); ``"u"``
         alone with a fully given start is simulated from it (with holonomic
@@ -844,13 +871,16 @@ class Problem(PointTerms):
         -- with the variables at a bound held there, until their residual
         (``Solution.kkt_residual``) is below ``polish_tol`` or stops
         falling (at most 8 iterations; dense).  SLSQP stops on the change of
-        the cost, which leaves the inputs only about sqrt(tol) accurate, and
-        IPOPT on its scaled residuals.
+        the cost, which leaves the inputs only about sqrt(tol) accurate,
+        IPOPT on its scaled residuals and trust-constr also on its trust
+        radius.
         """
         if solver == "auto":
-            solver = "ipopt" if _ipopt.available() else "scipy"
-        if solver not in ("ipopt", "scipy"):
-            raise ValueError(f"solver must be 'auto', 'ipopt' or 'scipy', got {solver!r}")
+            solver = "ipopt" if _ipopt.available() else "slsqp"
+        solver = "trust-constr" if solver == "scipy" else solver
+        if solver not in ("ipopt", "trust-constr", "slsqp"):
+            raise ValueError(f"solver must be 'auto', 'ipopt', 'trust-constr', 'slsqp' or "
+                             f"'scipy', got {solver!r}")
         if hessian not in ("differences", "limited-memory"):
             raise ValueError(f"hessian must be 'differences' or 'limited-memory', got "
                              f"{hessian!r}")
@@ -859,61 +889,14 @@ class Problem(PointTerms):
         if solver == "ipopt":
             z, nu, active, report = _ipopt.solve(self, z0, tol=tol, max_iter=max_iter,
                                                  hessian=hessian, verbose=verbose)
+        elif solver == "trust-constr":
+            z, nu, active, report = _scipy.trust_constr(self, z0, tol, max_iter, hessian,
+                                                        verbose=verbose)
         else:
-            z, nu, report = self._slsqp(z0, tol, max_iter)
+            z, nu, report = _scipy.slsqp(self, z0, tol, max_iter)
             active = None
         kkt = None
         if polish or (polish is None and report.success and self.n_variables <= 3000):
             z, nu, kkt = self._polish(z, nu, polish_tol, active)
         elapsed = time.perf_counter() - t_start
         return Solution(self, z, report, elapsed, nu, kkt)
-
-    def _slsqp(self, z0, tol, max_iter):
-        from scipy import optimize      # SciPy: in the extras "control", "exact", "test"
-        bounded = np.isfinite(self._lo).any() or np.isfinite(self._hi).any()
-        neq = self._neq
-        up, low = np.flatnonzero(np.isfinite(self._path_hi)), np.flatnonzero(
-            np.isfinite(self._path_lo))
-        far = []         # the value of a row at a trial point whose step fails
-
-        def values(z):
-            # a trial point whose step fails: constraints far from zero (violated), which
-            # SLSQP's merit function refuses, so that its line search cuts the step back
-            try:
-                return self.constraints(z)
-            except ConvergenceError:
-                far[:] = [1e6 * (1.0 + float(np.max(np.abs(z))))]
-                return None
-
-        def eq(z):
-            c = values(z)
-            return np.full(neq, far[0]) if c is None else c[:neq]
-
-        def ineq(z):     # SLSQP's form: >= 0
-            c = values(z)
-            if c is None:
-                return np.full(len(up) + len(low), -far[0])
-            cp = c[neq:]
-            return np.concatenate([self._path_hi[up] - cp[up], cp[low] - self._path_lo[low]])
-
-        def ineq_jac(z):
-            Jp = self.constraints_jac(z)[neq:]
-            return np.vstack([-Jp[up], Jp[low]])
-        cons = [{"type": "eq", "fun": eq, "jac": lambda z: self.constraints_jac(z)[:neq]}]
-        if len(up) + len(low):
-            cons.append({"type": "ineq", "fun": ineq, "jac": ineq_jac})
-        res = optimize.minimize(
-            self.objective, z0, jac=self.objective_grad, method="SLSQP",
-            bounds=optimize.Bounds(self._lo, self._hi) if bounded else None,
-            constraints=cons, options={"maxiter": int(max_iter), "ftol": float(tol)})
-        nu = np.zeros(neq + len(self._path_lo))
-        mult = getattr(res, "multipliers", None)
-        if mult is not None:
-            # SciPy's Lagrangian is J - mu . g, g = c (equalities), hi - c and c - lo (>= 0);
-            # ours J + nu . c
-            mult = np.asarray(mult, dtype=float)
-            nu[:neq] = -mult[:neq]
-            nu[neq + up] += mult[neq:neq + len(up)]
-            nu[neq + low] -= mult[neq + len(up):]
-        return res.x, nu, Report("scipy", bool(res.success), int(res.status), str(res.message),
-                                 int(getattr(res, "nit", 0)))

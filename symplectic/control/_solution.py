@@ -51,7 +51,8 @@ class Solution:
         The first-order conditions' residual at the solution (see
         :meth:`Problem.kkt_residual`).
     solver, success, status, message, iterations, solve_time :
-        The solver's report (IPOPT's status codes, or SLSQP's; solve_time:
+        The solver's report (``solver``: "ipopt", "trust-constr" or "slsqp",
+        the one that ran; its own status codes; solve_time:
         wall seconds of the whole solve, the polish included).
     method, h :
         The scheme and its step (s).

@@ -240,9 +240,23 @@ def test_bryson_denham_converges_to_the_closed_form(method, Ns):
     assert qerrs[-1] < 2e-3 and _order(Ns, qerrs) > 1.0, qerrs
 
 
+def test_a_wrong_signed_path_multiplier_is_a_residual():
+    """The path rows' part of the first-order residual: q <= 1/9 has no lower bound, so a
+    row at its upper bound needs nu >= 0 and a row inside it nu = 0 (the missing lower
+    bound, -inf, is not one the row is "at"); at the optimum it is zero."""
+    pb, sol = _bryson_denham("lobatto4", 6)
+    rows = len(pb._path_lo)
+    at, inside = np.full(rows, ELL), np.full(rows, ELL - 0.5)
+    assert pb._path_residual(at, np.full(rows, -0.25)) == 0.25
+    assert pb._path_residual(at, np.full(rows, 0.25)) == 0.0
+    assert pb._path_residual(inside, np.full(rows, -0.25)) == 0.25
+    assert pb._path_residual(inside, np.full(rows, 0.25)) == 0.25
+    assert sol.kkt_residual < 1e-9
+
+
 def test_bryson_denham_with_slsqp_matches_ipopt():
     pytest.importorskip("ipyopt")
-    _, a = _bryson_denham("simpson", 12, "scipy")
+    _, a = _bryson_denham("simpson", 12, "slsqp")
     _, b = _bryson_denham("simpson", 12, "ipopt")
     assert a.success and b.success and a.kkt_residual < 1e-9
     assert abs(a.cost - b.cost) < 1e-10 and np.abs(a.q - b.q).max() < 1e-8
