@@ -81,7 +81,7 @@ def lagrangian_hessian(pb):
 
     def hess(z, nu):
         vals = pb.hess_values(z, 1.0, nu)
-        return sparse.csr_array((np.concatenate([vals, vals[off]]), (rows, cols)),
+        return sparse.csr_matrix((np.concatenate([vals, vals[off]]), (rows, cols)),
                                 shape=(n, n))
     return hess
 
@@ -184,7 +184,7 @@ def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
         return lambda z, *args: good[kind]
 
     def jac(z):
-        return sparse.csr_array((pb.jac_values(z), (jr, jc)), shape=(m, n))
+        return sparse.csr_matrix((pb.jac_values(z), (jr, jc)), shape=(m, n))
     # the start must be one the steps can take (as for the other solvers: raise if not)
     good["c"], good["J"] = pb.constraints(z0), jac(z0)
     good["g"] = pb.objective_grad(z0)
@@ -199,7 +199,7 @@ def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
         # problem's Hessian of J + nu . c comes whole from one pass of differences
         # over the intervals' steps, so the constraints' hess(z, v) returns it all
         # and the cost's is zero
-        zero = good["H"] = sparse.csr_array((n, n))
+        zero = good["H"] = sparse.csr_matrix((n, n))
         obj_hess = lambda z: zero
         con_hess = guarded("H", lagrangian_hessian(pb), last("H"))
     constraint = optimize.NonlinearConstraint(cfun, clo, chi, jac=cjac, hess=con_hess)
