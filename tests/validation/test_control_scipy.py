@@ -1,4 +1,4 @@
-"""symplectic.control with SciPy's trust-constr (solver="trust-constr"): the sparse exact
+"""symplectic.control with SciPy's trust-constr (solver="trust-constr", or "scipy"): the sparse exact
 Jacobian and the Hessian of the Lagrangian, bounds and path constraints by its interior
 point method.
 
@@ -18,7 +18,7 @@ from symplectic._model._errors import ConvergenceError
 
 pytest.importorskip("scipy.optimize")
 
-from symplectic.control import _scipy
+from symplectic.control import _ipopt, _scipy
 
 J_STAR = 0.5110329945154145
 ELL = 1.0 / 9.0
@@ -46,21 +46,13 @@ def test_trust_constr_reproduces_the_lq_closed_form():
         assert sol.kkt_residual < 1e-12 and sol.miss() < 1e-12
         errs.append(abs(sol.cost - J_STAR))
         others = [_lq(N=N).solve("slsqp", tol=1e-12)]
-        if N == 8 and _ipopt_available():
+        if N == 8 and _ipopt.available():
             others.append(_lq(N=N).solve("ipopt", tol=1e-12))
         for ref in others:
             assert abs(sol.cost - ref.cost) < 1e-9, (ref.solver, sol.cost - ref.cost)
             assert np.abs(sol.u - ref.u).max() < 1e-7
             assert np.abs(sol.costate - ref.costate).max() < 1e-7
     assert errs[0] < 3e-6 and errs[1] < errs[0] / 12, errs
-
-
-def _ipopt_available():
-    try:
-        import ipyopt  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("make, bound", [(lambda: _lq("lobatto4", 8), 1e-9),
