@@ -1,6 +1,6 @@
-"""symplectic.control with SciPy's trust-constr (solver="trust-constr", or "scipy"): the sparse exact
-Jacobian and the Hessian of the Lagrangian, bounds and path constraints by its interior
-point method.
+"""symplectic.control with SciPy's trust-constr (solver="trust-constr", or "scipy"): the
+sparse exact Jacobian and the Hessian of the Lagrangian, bounds and path constraints by its
+interior point method.
 
 Expected values: the LQ oscillator's closed form (q'' = -q + u, (q, qdot): (0, 0) -> (1, 0)
 in T = 2, min 1/2 int u^2, J* below; see test_control.py), the discrete optima of SLSQP
