@@ -32,8 +32,8 @@ static PyArrayObject *rows_of(PyObject *o, npy_intp B, npy_intp n, const char *n
     return a;
 }
 
-/* A (B,) copy of o as type `type` (NPY_DOUBLE or NPY_LONG), or NULL with a
- * ValueError naming it. */
+/* A nonempty 1-d copy of o as type `type` (k and h: NPY_DOUBLE), or NULL
+ * with a ValueError naming it. */
 static PyArrayObject *vector_of(PyObject *o, int type, const char *name)
 {
     PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, type, NPY_ARRAY_IN_ARRAY);
