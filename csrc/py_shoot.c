@@ -32,11 +32,11 @@ static PyArrayObject *rows_of(PyObject *o, npy_intp B, npy_intp n, const char *n
     return a;
 }
 
-/* A nonempty 1-d copy of o as type `type` (k and h: NPY_DOUBLE), or NULL
- * with a ValueError naming it. */
-static PyArrayObject *vector_of(PyObject *o, int type, const char *name)
+/* A nonempty 1-d float64 C-contiguous copy of o (o itself when it is one),
+ * or NULL with a ValueError naming it. */
+static PyArrayObject *vector_of(PyObject *o, const char *name)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, type, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
     if (!a) return NULL;
     if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) < 1) {
         PyErr_Format(PyExc_ValueError, "shoot: %s must be a nonempty 1-d array", name);
@@ -135,7 +135,7 @@ PyObject *mod_shoot(PyObject *module, PyObject *args, PyObject *kw)
                                      &r.predictor, &r.chord, &r.branch, &r.force_in,
                                      &c.jacobians, &c.h_jacobians, &c.points))
         return NULL;
-    if (!(K = vector_of(k_in, NPY_DOUBLE, "k")) || !(H = vector_of(h_in, NPY_DOUBLE, "h")))
+    if (!(K = vector_of(k_in, "k")) || !(H = vector_of(h_in, "h")))
         goto done;
     const npy_intp B = PyArray_DIM(K, 0);
     if (PyArray_DIM(H, 0) != B) {

@@ -17,7 +17,8 @@ Runs
     ``work`` -- a workspace kept across calls (``sp.Integrator``, and every
     run of ``_integrate.run``); ``integrate`` -- a run of n steps; ``step``
     -- one step; ``shoot`` -- independent single steps, each from its own
-    state, time, step size and held force (``control.Problem``'s intervals); ``step_tangent`` -- one step and its tangent map
+    state, time, step size and held force (``control.Problem``'s
+    intervals); ``step_tangent`` -- one step and its tangent map
     (``analysis.tangent_map``); ``adjoint_sweep`` -- the backward sweep over
     a run's step derivatives (``sensitivity.gradient``).
 

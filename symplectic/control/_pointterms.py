@@ -69,9 +69,8 @@ class PointTerms:
             _, U = self._split(z)
             value, gb = self._running_blocks(np.arange(self.intervals), self._cache[3], U,
                                              self._h(z))
-            for k in range(self.intervals):
-                idx = self._block(k)
-                g[idx] += gb[k, :len(idx)]
+            blocks = self._block_matrix()
+            g[blocks] += gb[:, :blocks.shape[1]]         # no variable in two blocks
             if self.free:
                 g[-1] += gb[:, -1].sum()
             return value, g

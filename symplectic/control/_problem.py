@@ -344,8 +344,8 @@ class Problem(PointTerms):
         if self._cache is not None and np.array_equal(self._cache[0], z):
             return self._cache[1], self._cache[2]
         N = self.intervals
-        V = z[np.array([self._block(k) for k in range(N)])]
-        ends, dy, points = self._shoot(np.arange(N), V, np.full(N, self._h(z)))
+        ends, dy, points = self._shoot(np.arange(N), z[self._block_matrix()],
+                                       np.full(N, self._h(z)))
         self._cache = (z.copy(), ends, dy, points)
         return ends, dy
 
@@ -358,9 +358,14 @@ class Problem(PointTerms):
         """The variables of interval k, (q_k, p_k), u_k and with inputs B(q)
         the forces F_k, as indices into z (increasing; the step h, last, is
         not among them)."""
+        return self._block_matrix()[k]
+
+    def _block_matrix(self):
+        """Every interval's :meth:`_block`, a row each (N, variables per
+        interval; no index in two rows), computed once."""
         if self._blocks is None:
-            self._blocks = [self._block_indices(j) for j in range(self.intervals)]
-        return self._blocks[k]
+            self._blocks = np.array([self._block_indices(j) for j in range(self.intervals)])
+        return self._blocks
 
     def _block_indices(self, k):
         """:meth:`_block`, computed."""
@@ -376,12 +381,13 @@ class Problem(PointTerms):
         (y_k, u_k[, F_k][, h]), (N, d, d): the cost's exact part and the
         rest by central differences of its exact gradient (dPhi^T nu_k and
         the point terms'), the intervals' perturbed steps in one call of the
-        C core per batch of _HESSIAN_BATCH_BYTES of derivatives (it only steers the
-        iterations; the residuals are exact).  (The
-        duration's own entries of the cost: the terms of interval k; summed
-        over the intervals by the caller.)"""
-        w, P, m, N = 2 * self.system.n, self.P, self.n_inputs, self.intervals
-        V0 = z[np.array([self._block(k) for k in range(N)])]
+        C core per batch of _HESSIAN_BATCH_BYTES of derivatives (it only
+        steers the iterations; the residuals are exact).  (The duration's
+        own entries of the cost: the terms of interval k; summed over the
+        intervals by the caller.)"""
+        n, P, m, N = self.system.n, self.P, self.n_inputs, self.intervals
+        w = 2 * n
+        V0 = z[self._block_matrix()]
         if self.free:
             V0 = np.hstack([V0, np.full((N, 1), self._h(z))])
         d = V0.shape[1]
@@ -389,7 +395,7 @@ class Problem(PointTerms):
         if self.free:
             E[:, -1] = 1e-6 * V0[:, -1]
         # a bounded batch of perturbed steps at a time (their derivative arrays' bytes)
-        per = 8 * 2 * d * 2 * w * ((2 + P) * w // 2) * (1 + P * bool(self._points))
+        per = 8 * 2 * d * w * (2 + P) * n * (1 + P * bool(self._points))
         size = max(1, int(self._HESSIAN_BATCH_BYTES // per))
         H = np.concatenate([self._hessian_chunk(np.arange(N)[c:c + size], V0[c:c + size],
                                                 E[c:c + size], obj_factor, nu)

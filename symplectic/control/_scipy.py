@@ -99,15 +99,12 @@ def _path_multipliers(pb, z, active):
     path rows that repeat one another -- a row at a node is in both of its
     steps: +-1e16 on the two copies of one seen -- and on rows off their
     bound, which the polish would then hold there.)"""
-    c = pb.constraints(z)[pb._neq:]
-    lo, hi = pb._path_lo, pb._path_hi
-    with np.errstate(invalid="ignore"):
-        at = (np.isfinite(hi) & (hi - c <= 1e-6 * np.maximum(1.0, np.abs(hi)))) | \
-            (np.isfinite(lo) & (c - lo <= 1e-6 * np.maximum(1.0, np.abs(lo))))
+    m = pb._neq + len(pb._path_lo)
+    at, _ = pb._path_active(z, np.zeros(m))      # with no multiplier: near a bound
     rows = np.concatenate([np.arange(pb._neq), pb._neq + np.flatnonzero(at)])
     free = ~active
     A = pb.constraints_jac(z)[np.ix_(rows, free)]
-    nu = np.zeros(pb._neq + len(c))
+    nu = np.zeros(m)
     nu[rows] = np.linalg.lstsq(A.T, -pb.objective_grad(z)[free], rcond=None)[0]
     return nu
 
