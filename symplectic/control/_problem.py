@@ -11,7 +11,7 @@ from .. import forces
 from .._model import _validate
 from .._model._errors import ConvergenceError
 from .._run import _integrate
-from . import _ipopt, _scipy
+from . import _curvature, _ipopt, _scipy
 from ._costs import Cost, effort
 from ._inputs import StateInputs
 from ._path import Path
@@ -216,6 +216,30 @@ class Problem(PointTerms):
         self._cache = None
         self._zcache = {}       # the force-point terms' (PointTerms._cached)
         self._blocks = None
+        self._curvature = None          # the exact Hessian in use (_use_hessian)
+        self._curvatures = {}           # built once: Curvature, or the reason it is not
+
+    def _use_hessian(self, hessian):
+        """Sets the dynamics' curvature for ``hessian`` ("auto", "exact",
+        "differences", "limited-memory": the polish's as "auto"); "exact"
+        raises ValueError naming what the exact Hessian does not cover."""
+        if hessian not in ("auto", "exact", "differences", "limited-memory"):
+            raise ValueError(f"hessian must be 'auto', 'exact', 'differences' or "
+                             f"'limited-memory', got {hessian!r}")
+        self._curvature = None
+        if hessian == "differences":
+            return
+        if "exact" not in self._curvatures:
+            try:
+                self._curvatures["exact"] = _curvature.Curvature.for_problem(self)
+            except _curvature.Unsupported as e:
+                self._curvatures["exact"] = str(e)
+        exact = self._curvatures["exact"]
+        if isinstance(exact, str):
+            if hessian == "exact":
+                raise ValueError(f"hessian='exact': {exact}; use hessian='differences'")
+            return
+        self._curvature = exact
 
     def _bind_inputs(self, inputs, inputs_jac):
         """self.inputs (B, or the callable B(q) with self._Bq) and n_inputs;
@@ -285,7 +309,7 @@ class Problem(PointTerms):
         return forces.point_times(self.method, self.h if h is None else h, self.intervals)
 
     # ------------------------------------------------------------ the steps
-    def _shoot(self, ks, V, hs):
+    def _shoot(self, ks, V, hs, points=None):
         """Phi_h of the intervals ks (K,), each from its own variables V (K,
         vars) -- y = (q_k, p_k), u_k[, F_k] (:meth:`_block`) -- with step
         hs (K,) at t_k = k h, in one call of the C core: the ends (K, 2n),
@@ -294,8 +318,10 @@ class Problem(PointTerms):
         free duration, the node moving with h), and with a running cost, a
         path constraint or inputs B(q) the states (q_i, qdot_i) at the force
         points (K, P, 2n) and their derivative in the same columns (K, P, 2n,
-        columns) (else None)."""
+        columns) (else None; ``points``: whether to give them, default
+        self._points)."""
         n, P, m = self.system.n, self.P, self.n_inputs
+        points = self._points if points is None else points
         ks, hs = np.asarray(ks), np.asarray(hs, dtype=float)
         K = len(ks)
         U = V[:, 2 * n:2 * n + P * m].reshape(K, P, m)
@@ -303,7 +329,7 @@ class Problem(PointTerms):
         jac = np.empty((K, 2 * n, (2 + P) * n))
         hj = np.empty((K, 2, 2 * n)) if self.free else None
         pts = np.empty((K, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
-            if self._points else None
+            if points else None
         # the held values at the points (shape (K, P, n): checked once, by the problem's
         # construction) plus the system's own force
         f = forces.Force(hold=np.ascontiguousarray(F, dtype=float)) + self.system.force
@@ -321,7 +347,7 @@ class Problem(PointTerms):
         if self.free:
             parts.append((hj[:, 0] + ks[:, None] * hj[:, 1])[:, :, None])
         point = None
-        if self._points:
+        if points:
             c = pts.reshape(K, P * 2 * n, -1)
             pparts = [c[:, :, 1:1 + 2 * n]] + self._force_columns(c[:, :, 1 + 2 * n:1 + (2 + P) * n])
             if self.free:
@@ -379,28 +405,19 @@ class Problem(PointTerms):
         """The Hessian of obj_factor J + nu_k . Phi_h(y_k, u_k[, h]) (+ the
         interval's path and input rows) in each interval's variables v =
         (y_k, u_k[, F_k][, h]), (N, d, d): the cost's exact part and the
-        rest by central differences of its exact gradient (dPhi^T nu_k and
-        the point terms'), the intervals' perturbed steps in one call of the
-        C core per batch of _HESSIAN_BATCH_BYTES of derivatives (it only
-        steers the iterations; the residuals are exact).  (The duration's
+        rest exact (_curvature.Curvature, when self._curvature is set) or by
+        central differences of its exact gradient (dPhi^T nu_k and the point
+        terms'), the intervals' perturbed steps in one call of the C core
+        per batch of _HESSIAN_BATCH_BYTES of derivatives (it only steers the
+        iterations; the residuals are exact).  (The duration's
         own entries of the cost: the terms of interval k; summed over the
         intervals by the caller.)"""
-        n, P, m, N = self.system.n, self.P, self.n_inputs, self.intervals
-        w = 2 * n
-        V0 = z[self._block_matrix()]
-        if self.free:
-            V0 = np.hstack([V0, np.full((N, 1), self._h(z))])
-        d = V0.shape[1]
-        E = 6e-6 * np.maximum(1.0, np.abs(V0))
-        if self.free:
-            E[:, -1] = 1e-6 * V0[:, -1]
-        # a bounded batch of perturbed steps at a time (their derivative arrays' bytes)
-        per = 8 * 2 * d * w * (2 + P) * n * (1 + P * bool(self._points))
-        size = max(1, int(self._HESSIAN_BATCH_BYTES // per))
-        H = np.concatenate([self._hessian_chunk(np.arange(N)[c:c + size], V0[c:c + size],
-                                                E[c:c + size], obj_factor, nu)
-                            for c in range(0, N, size)])
-        H = 0.5 * (H + H.transpose(0, 2, 1))
+        P, m, N = self.P, self.n_inputs, self.intervals
+        w = 2 * self.system.n
+        if self._curvature is not None:
+            H = self._curvature.hessians(self, z, nu)
+        else:
+            H = self._difference_hessians(z, obj_factor, nu)
         h = self._h(z)
         H[:, w:w + P * m, w:w + P * m] += obj_factor * self._cost.hess_uu(h, self._b)
         if self.free:
@@ -410,6 +427,25 @@ class Problem(PointTerms):
                 H[k, w:w + P * m, -1] += uh
                 H[k, -1, w:w + P * m] += uh
         return H
+
+    def _difference_hessians(self, z, obj_factor, nu):
+        """:meth:`_block_hessians` but the cost's exact part, by central
+        differences of the exact gradients (N, d, d)."""
+        n, P, N = self.system.n, self.P, self.intervals
+        V0 = z[self._block_matrix()]
+        if self.free:
+            V0 = np.hstack([V0, np.full((N, 1), self._h(z))])
+        d = V0.shape[1]
+        E = 6e-6 * np.maximum(1.0, np.abs(V0))
+        if self.free:
+            E[:, -1] = 1e-6 * V0[:, -1]
+        # a bounded batch of perturbed steps at a time (their derivative arrays' bytes)
+        per = 8 * 2 * d * 2 * n * (2 + P) * n * (1 + P * bool(self._points))
+        size = max(1, int(self._HESSIAN_BATCH_BYTES // per))
+        H = np.concatenate([self._hessian_chunk(np.arange(N)[c:c + size], V0[c:c + size],
+                                                E[c:c + size], obj_factor, nu)
+                            for c in range(0, N, size)])
+        return 0.5 * (H + H.transpose(0, 2, 1))
 
     def _hessian_chunk(self, kk, V0, E, obj_factor, nu):
         """:meth:`_block_hessians`' differences for the intervals kk at their
@@ -841,7 +877,7 @@ class Problem(PointTerms):
 
     # ------------------------------------------------------------ solve
     def solve(self, solver="auto", *, tol=1e-10, guess=None, max_iter=500, polish=None,
-              polish_tol=1e-12, hessian="differences", verbose=False):
+              polish_tol=1e-12, hessian="auto", verbose=False):
         """Solve the transcribed problem; returns a :class:`Solution`.
 
         ``solver``: ``"ipopt"`` (IPOPT through ``ipyopt``, the extra
@@ -858,11 +894,19 @@ class Problem(PointTerms):
         path-constrained optimum, SLSQP cannot step back from a failed
         trial step and fails on a holonomic swing-up that trust-constr
         solves).  ``Solution.solver`` names the one that ran.
-        ``hessian`` (IPOPT, trust-constr): ``"differences"`` -- the cost's
-        exact Hessian plus the dynamics' curvature by central differences
-        of their exact gradients, block by block -- or
+        ``hessian`` (IPOPT, trust-constr; the polish's too): ``"exact"`` --
+        the dynamics' curvature by the second-order adjoint of the step,
+        with the third derivatives of L that SymPy derives: for a system
+        from SymPy without holonomic constraints or time-dependent force,
+        a variational scheme, inputs constant or the system's own B(q), and
+        no running cost or path constraint (else a ValueError names what is
+        not covered) --, ``"differences"`` -- central differences of the
+        exact gradients, block by block, accurate to about 1e-8 --,
+        ``"auto"`` (the default: exact where covered, else differences) or
         ``"limited-memory"`` (IPOPT's quasi-Newton; SciPy's BFGS for the
-        cost and SR1 for the constraints).  ``guess``: None (the straight
+        cost and SR1 for the constraints; the polish as ``"auto"``).  The
+        cost's own Hessian is exact in each.  ``Solution.hessian`` names
+        the one used.  ``guess``: None (the straight
         line between the end positions at rest, zero inputs), a
         :class:`Solution` (a warm start,
         resampled to this problem's nodes and points), or a dict with
@@ -874,7 +918,7 @@ class Problem(PointTerms):
         unknowns): Newton's
         iteration on the first-order conditions -- the exact gradient and
         constraint Jacobian, the constraints' curvature as for ``hessian``
-        -- with the variables at a bound held there, until their residual
+        (``"exact"`` or ``"differences"``) -- with the variables at a bound held there, until their residual
         (``Solution.kkt_residual``) is below ``polish_tol`` or stops
         falling (at most 8 iterations; dense).  SLSQP stops on the change of
         the cost, which leaves the inputs only about sqrt(tol) accurate,
@@ -887,9 +931,7 @@ class Problem(PointTerms):
         if solver not in ("ipopt", "trust-constr", "slsqp"):
             raise ValueError(f"solver must be 'auto', 'ipopt', 'trust-constr', 'slsqp' or "
                              f"'scipy', got {solver!r}")
-        if hessian not in ("differences", "limited-memory"):
-            raise ValueError(f"hessian must be 'differences' or 'limited-memory', got "
-                             f"{hessian!r}")
+        self._use_hessian(hessian)
         z0 = np.clip(self._guess(guess), self._lo, self._hi)
         t_start = time.perf_counter()
         if solver == "ipopt":
@@ -905,4 +947,7 @@ class Problem(PointTerms):
         if polish or (polish is None and report.success and self.n_variables <= 3000):
             z, nu, kkt = self._polish(z, nu, polish_tol, active)
         elapsed = time.perf_counter() - t_start
-        return Solution(self, z, report, elapsed, nu, kkt)
+        sol = Solution(self, z, report, elapsed, nu, kkt)
+        sol.hessian = "limited-memory" if hessian == "limited-memory" else \
+            "exact" if self._curvature is not None else "differences"
+        return sol

@@ -54,6 +54,9 @@ class Solution:
         The solver's report (``solver``: "ipopt", "trust-constr" or "slsqp",
         the one that ran; its own status codes; solve_time:
         wall seconds of the whole solve, the polish included).
+    hessian : str
+        The dynamics' curvature the solver used: "exact", "differences" or
+        "limited-memory" (see :meth:`Problem.solve`).
     method, h :
         The scheme and its step (s).
     """
@@ -76,6 +79,7 @@ class Solution:
         self.success, self.status = report.success, report.status
         self.message, self.iterations = report.message, report.iterations
         self.solve_time = float(elapsed)
+        self.hessian = None             # the curvature used: set by Problem.solve
         self.kkt_residual = problem.kkt_residual(z, nu) if kkt is None else float(kkt)
         # L = J + sum_k nu_k . (Phi_k - y_{k+1}): lambda_{k+1} = nu_k, and the recursion
         # lambda_k = D_k^T lambda_{k+1} + dJ/dy_k continued to k = 0

@@ -353,6 +353,8 @@ def test_bad_problems_are_named():
     with pytest.raises(ValueError, match="solver must be"):
         control.Problem(dp, 1.0, 4).solve(solver="snopt")
     with pytest.raises(ValueError, match="hessian must be"):
+        control.Problem(dp, 1.0, 4).solve(hessian="bfgs")
+    with pytest.raises(ValueError, match="hessian='exact': the system is not from SymPy"):
         control.Problem(dp, 1.0, 4).solve(hessian="exact")
 
 
