@@ -174,8 +174,9 @@ class Running(Cost):
     differences of it, and with a free duration dl/dt from differences of
     l).  Units: those of the cost times 1/s.  Or ``l`` a SymPy expression
     with ``symbols={"t": t, "q": [...], "qdot": [...], "u": [...]}`` ("t"
-    optional) and ``params={symbol or name: value}``: its gradient is
-    derived."""
+    optional) and ``params={symbol or name: value}``: its gradient, dl/dt
+    and Hessian are derived (the problem's exact Hessian takes them:
+    :meth:`Problem.solve`)."""
 
     def __init__(self, l, grad=None, symbols=None, params=None):
         l, grad = _from_sympy("running", l, grad, symbols, params, ("t", "q", "qdot", "u"))
@@ -293,9 +294,24 @@ class _RunningTerm(_Term):
         return gq, gv, gu
 
     def dt(self, t, Q, V, U):
-        """dl/dt at each point by central differences (a free duration)."""
+        """dl/dt at each point (a free duration): exact for l from SymPy, else
+        by central differences."""
+        exact = getattr(self.grad, "dt", None)
+        if exact is not None:
+            return np.array([exact(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))])
         e = 6e-6 * (np.abs(t) + 1.0)
         return (self.values(t + e, Q, V, U) - self.values(t - e, Q, V, U)) / (2 * e)
+
+    @property
+    def exact(self):
+        """Whether :meth:`second` is there (l from SymPy)."""
+        return hasattr(self.grad, "second")
+
+    def second(self, t, Q, V, U):
+        """The gradient (K, k) and Hessian (K, k, k) of l in (t, q, qdot, u),
+        k = 1 + 2n + m, at each point (l from SymPy)."""
+        out = [self.grad.second(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))]
+        return np.array([g[0] for g, _ in out]), np.array([H[0] for _, H in out])
 
 
 class _EffortTerm(_Term):

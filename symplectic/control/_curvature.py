@@ -27,7 +27,10 @@ omega^f_i = sum_a lambda_a B_ia (lambda = (mu, nu_p)): its Hessian needs the
 second derivatives of Xi along omega, the third derivatives of L (M'' and
 V''') and the second of F_sys, which SymPy derives once per system.  The
 first-order parts (dY/dx and the end's derivative) are those of the C core's
-step to rounding (tests/validation/test_control_curvature.py)."""
+step to rounding (tests/validation/test_control_curvature.py).  Running costs
+and path rows G(t_i, q_i, v_i, u_i) from SymPy add their gradient to the
+adjoint's right-hand side and their Hessian through the points' (t, q, v, u)
+(t_ki = (k + x_i) h)."""
 import numpy as np
 
 
@@ -152,8 +155,12 @@ class Curvature:
             raise Unsupported("the system has holonomic constraints")
         if not pb._m.symplectic:
             raise Unsupported(f"{pb.method} is not a Galerkin (variational) scheme")
-        if pb._running or pb._paths:
-            raise Unsupported("a running cost or path constraint has no second derivatives")
+        if not all(term.exact for _, term in pb._cost.running):
+            raise Unsupported("a running cost given as a callable has no second derivatives "
+                              "(give it as a SymPy expression)")
+        if not all(pc.exact for pc in pb._paths):
+            raise Unsupported("a path constraint given as a callable has no second derivatives "
+                              "(give it as SymPy expressions)")
         own = system.input_matrix is not None and pb.inputs is system.input_matrix
         if pb._Bq is not None and not own:
             raise Unsupported("inputs B(q) given as a callable have no second derivatives")
@@ -185,10 +192,12 @@ class Curvature:
             Q[:, 1:-1] = np.einsum("ai,kin->kan", self._interior, rhs)
         return Q
 
-    def hessians(self, pb, z, nu):
-        """Hess (nu_k . Phi_h(v_k) [+ lambda_k . (F_k - B(q_k) u_k)]) in each
-        interval's variables v_k (N, d, d), d = len(pb._block(0)) [+ 1 with a
-        free duration]: the second-order adjoint of the module docstring."""
+    def hessians(self, pb, z, obj_factor, nu):
+        """Hess (nu_k . Phi_h(v_k) [+ lambda_k . (F_k - B(q_k) u_k)] [+ the
+        running cost times obj_factor and the path rows times their nu]) in
+        each interval's variables v_k (N, d, d), d = len(pb._block(0)) [+ 1
+        with a free duration]: the second-order adjoint of the module
+        docstring."""
         e = self._expanded(pb, z, nu)
         n, s, N = self.n, self.s, pb.intervals
         Yi, X = e["Y"], e["X"]
@@ -201,10 +210,16 @@ class Curvature:
         gY[:, -n:] += nus[:, :n]
         if e["inputs"] is not None:
             gY -= np.einsum("ia,kin->kan", self.Bm, e["inputs"][0])[:, 1:].reshape(N, -1)
+        terms = self._point_terms(pb, z, e, obj_factor, nu) if pb._points and \
+            (pb._running or pb._paths) else None
+        if terms is not None:
+            gY += terms[0][:, Yi]
         mu = -np.linalg.solve(np.swapaxes(RY, 1, 2), gY[:, :, None])[:, :, 0]
         lam = np.concatenate([mu.reshape(N, s - 1, n), nus[:, None, n:]], axis=1)
         H = self._hessian_W(pb, e, np.einsum("ia,kan->kin", self.Cp, lam),
                             np.einsum("ia,kan->kin", self.Cf, lam))
+        if terms is not None:
+            H += terms[1]
         Z = np.zeros((N, H.shape[1], len(X)))
         Z[:, X, np.arange(len(X))] = 1.0
         Z[:, Yi] = Yx
@@ -300,3 +315,50 @@ class Curvature:
                 Jb[i, n:, e["iU"] + i * m:e["iU"] + (i + 1) * m] = np.eye(m)
             H -= np.einsum("ixe,kixy,iyf->kef", Jb, e["inputs"][1], Jb, optimize=True)
         return H
+
+    def _point_terms(self, pb, z, e, obj_factor, nu):
+        """The running cost (times obj_factor) and the path rows (times their
+        multipliers) G_ki(t_ki, q_ki, v_ki, u_ki) at the force points, t_ki =
+        (k + x_i) h: their gradient in e (N, ne) and Hessian (N, ne, ne),
+        through the points' (t, q, v, u) and, for the running cost h sum_i
+        b_i l, its explicit h."""
+        n, N, m = self.n, pb.intervals, pb.n_inputs
+        r, b, h, ih = len(pb._x), pb._b, e["h"], e["ih"]
+        Jw = e["Jw"]
+        k = 1 + 2 * n + m
+        Jt = np.zeros((N, r, k, Jw.shape[-1]))
+        tau = np.arange(N)[:, None] + pb._x[None, :]
+        Jt[:, :, 0, ih] = tau
+        Jt[:, :, 1:1 + 2 * n] = Jw
+        for i in range(r):
+            Jt[:, i, 1 + 2 * n:, e["iU"] + i * m:e["iU"] + (i + 1) * m] = np.eye(m)
+        args = (tau.ravel() * h, e["q"].reshape(-1, n), e["v"].reshape(-1, n),
+                z[pb._block_matrix()][:, 2 * n:2 * n + r * m].reshape(-1, m))
+        g, H, g_own = np.zeros((N, r, k)), np.zeros((N, r, k, k)), np.zeros((N, r, k))
+        for c, term in pb._cost.running:
+            gl, Hl = term.second(*args)
+            w = (obj_factor * c * b)[None, :, None]            # of h sum_i b_i l
+            g_own += w * gl.reshape(N, r, k)
+            H += h * w[..., None] * Hl.reshape(N, r, k, k)
+        g += h * g_own
+        if pb._paths:
+            nup = np.array([pb._nu_path(nu, j) for j in range(N)]).reshape(N, r, -1)
+            at = 0
+            for pc in pb._paths:
+                gc, Hc = pc.second(*args)
+                w = nup[:, :, at:at + pc.r]
+                g += np.einsum("kic,kicx->kix", w, gc.reshape(N, r, pc.r, k))
+                H += np.einsum("kic,kicxy->kixy", w, Hc.reshape(N, r, pc.r, k, k))
+                at += pc.r
+        out = np.swapaxes(Jt.reshape(N, r * k, -1), 1, 2) @ (H @ Jt).reshape(N, r * k, -1)
+        grad = np.einsum("kix,kixe->ke", g, Jt)
+        # v = sum_a D_ia Q_a / h (its second derivatives), and the running cost's explicit h
+        gv = g[..., 1 + n:1 + 2 * n]
+        t = np.einsum("i,ia,kin->kan", np.ones(r), -self.Dm / h ** 2, gv).reshape(N, -1)
+        out[:, :self.s * n, ih] += t
+        out[:, ih, :self.s * n] += t
+        out[:, ih, ih] += np.einsum("kin,kin->k", gv, 2 * e["v"] / h ** 2)
+        t = np.einsum("kix,kixe->ke", g_own, Jt)
+        out[:, ih, :] += t
+        out[:, :, ih] += t
+        return grad, out

@@ -22,7 +22,8 @@ class Path:
     bound is an array (else c is evaluated at the start to learn it).  Or
     ``c`` SymPy expressions (one, a list or a Matrix) with ``symbols={"t":
     t, "q": [...], "qdot": [...], "u": [...]}`` ("t" optional) and
-    ``params``: their Jacobians are derived."""
+    ``params``: their Jacobians, dc/dt and Hessians are derived (the
+    problem's exact Hessian takes them: :meth:`Problem.solve`)."""
 
     def __init__(self, c, jac=None, lower=None, upper=0.0, size=None, symbols=None,
                  params=None):
@@ -105,6 +106,21 @@ class _BoundPath:
         return jq, jv, ju
 
     def dt(self, t, Q, V, U):
-        """dc/dt at K points by central differences (a free duration): (K, r)."""
+        """dc/dt at K points (a free duration): (K, r), exact for c from SymPy,
+        else by central differences."""
+        exact = getattr(self.jac, "dt", None)
+        if exact is not None:
+            return np.array([exact(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))])
         e = 6e-6 * (np.abs(t) + 1.0)
         return (self.values(t + e, Q, V, U) - self.values(t - e, Q, V, U)) / (2 * e)[:, None]
+
+    @property
+    def exact(self):
+        """Whether :meth:`second` is there (c from SymPy)."""
+        return hasattr(self.jac, "second")
+
+    def second(self, t, Q, V, U):
+        """The Jacobian (K, r, k) and Hessians (K, r, k, k) of c in (t, q,
+        qdot, u), k = 1 + 2n + m, at K points (c from SymPy)."""
+        out = [self.jac.second(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))]
+        return np.array([g for g, _ in out]), np.array([H for _, H in out])

@@ -415,7 +415,7 @@ class Problem(PointTerms):
         P, m, N = self.P, self.n_inputs, self.intervals
         w = 2 * self.system.n
         if self._curvature is not None:
-            H = self._curvature.hessians(self, z, nu)
+            H = self._curvature.hessians(self, z, obj_factor, nu)
         else:
             H = self._difference_hessians(z, obj_factor, nu)
         h = self._h(z)
@@ -899,8 +899,9 @@ class Problem(PointTerms):
         with the third derivatives of L that SymPy derives: for a system
         from SymPy without holonomic constraints or time-dependent force,
         a variational scheme, inputs constant or the system's own B(q), and
-        no running cost or path constraint (else a ValueError names what is
-        not covered) --, ``"differences"`` -- central differences of the
+        running costs and path constraints, if any, from SymPy (else a
+        ValueError names what is not covered) --, ``"differences"`` --
+        central differences of the
         exact gradients, block by block, accurate to about 1e-8 --,
         ``"auto"`` (the default: exact where covered, else differences) or
         ``"limited-memory"`` (IPOPT's quasi-Newton; SciPy's BFGS for the

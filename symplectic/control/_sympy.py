@@ -65,4 +65,28 @@ def functions(expr, symbols, groups, params, what):
     def derivatives(*xs):
         out = [np.array(x, dtype=float) for x in d(*xs)]
         return tuple(x if vector else x[0] for x in out)
+
+    flat = [s for a, g in zip(args, groups) for s in ([a] if g == "t" else a)]
+    second = []
+
+    def second_derivatives(*xs):
+        """(gradient (r, k), Hessian (r, k, k)) of the r expressions in all
+        the arguments, flattened in the groups' order (t first, when it is
+        one): for the control problem's exact Hessian (derived on first use)."""
+        if not second:
+            second.append(sy.lambdify(args, [[sy.diff(e, x) for x in flat]
+                                             + [sy.diff(e, x, y) for x in flat for y in flat]
+                                             for e in exprs], "numpy"))
+        k = len(flat)
+        out = np.array(second[0](*xs), dtype=float).reshape(len(exprs), k + k * k)
+        return out[:, :k], out[:, k:].reshape(-1, k, k)
+    derivatives.second = second_derivatives
+    if "t" in groups:
+        ft = sy.lambdify(args, [sy.diff(e, args[groups.index("t")]) for e in exprs], "numpy")
+
+        def dt(*xs):
+            """d/dt of the expressions, exact: a float or (r,)."""
+            v = np.array(ft(*xs), dtype=float)
+            return v if vector else float(v[0])
+        derivatives.dt = dt
     return value, derivatives

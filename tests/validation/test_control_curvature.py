@@ -7,7 +7,8 @@ central differences of the C core's exact gradients at step e, which approach th
 e^2 (halving e divides their error by 4, and Richardson's extrapolation of two of them leaves
 ~1e-12).  Two systems: a crane with Rayleigh damping and a constant input matrix, and a
 two-link arm whose own force has inputs through B(q) and configuration- and
-velocity-dependent friction (the input rows' curvature through the points' states)."""
+velocity-dependent friction (the input rows' curvature through the points' states); each
+also with a running cost and a path constraint of (t, q, qdot, u) from SymPy."""
 import functools
 
 import numpy as np
@@ -43,12 +44,26 @@ def _arm():
 SYSTEMS = {"crane": _crane, "arm": _arm}
 
 
-def _problem(name, method, free, N=6):
+def _point_terms(name):
+    """A running cost and a path constraint of (t, q, qdot, u) from SymPy."""
+    t, a, b, va, vb = sy.symbols("t a b va vb")
+    us = list(sy.symbols("u0:2"))[:1 if name == "crane" else 2]
+    symbols = {"t": t, "q": [a, b], "qdot": [va, vb], "u": us}
+    l = b ** 2 * sy.cos(t) + va * vb * a + us[0] ** 2 * sy.sin(a) * t / 4
+    c = [a + sy.sin(t) * b ** 2 + va ** 2 / 3, us[-1] * b * vb - sy.cos(a) * t]
+    return (control.running(l, symbols=symbols),
+            control.path(c, symbols=symbols, lower=[-3.0, -np.inf], upper=[3.0, 2.0]))
+
+
+def _problem(name, method, free, N=6, terms=False):
     system = SYSTEMS[name]()
     cost = control.effort(1.0 if name == "crane" else np.eye(2))
     kw = dict(inputs=[1.0, 0.0]) if name == "crane" else {}
     if free:
         cost = cost + control.duration()
+    if terms:
+        running, kw["path"] = _point_terms(name)
+        cost = cost + 0.5 * running
     return control.Problem(system, 2.0, N, method=method, start={"q": [0, 0], "qdot": [0, 0]},
                            end={"q": [1.0, 0.5], "qdot": [0, 0]}, cost=cost,
                            free_duration=(1.0, 5.0) if free else None, **kw)
@@ -63,25 +78,28 @@ def _point(pb, seed):
     return z, rng.standard_normal(len(pb.constraint_bounds()[0]))
 
 
+@pytest.mark.parametrize("terms", [False, True])
 @pytest.mark.parametrize("free", [False, True])
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
-def test_the_exact_hessian_is_the_limit_of_differences(name, method, free):
-    pb = _problem(name, method, free)
+def test_the_exact_hessian_is_the_limit_of_differences(name, method, free, terms):
+    """With ``terms``, also a running cost and a path constraint from SymPy (their
+    curvature through the points' states, and the running cost's explicit h)."""
+    pb = _problem(name, method, free, terms=terms)
     z, nu = _point(pb, 7)
     pb._use_hessian("exact")
     _, dy = pb._steps(z)
     # the adjoint's first-order equations are the C core's step
     D = pb._curvature.end_derivative(pb, z)
     assert np.abs(D - dy).max() < 1e-11 * np.abs(dy).max()
-    He = pb._curvature.hessians(pb, z, nu)
+    He = pb._curvature.hessians(pb, z, 0.7, nu)
     V0 = z[pb._block_matrix()]
     if free:
         V0 = np.hstack([V0, np.full((pb.intervals, 1), z[-1])])
     diffs = []
     for e in (1e-3, 5e-4, 2.5e-4):
         Hd = pb._hessian_chunk(np.arange(pb.intervals), V0, e * np.maximum(1.0, np.abs(V0)),
-                               0.0, nu)
+                               0.7, nu)
         diffs.append(0.5 * (Hd + Hd.transpose(0, 2, 1)))
     scale = np.abs(He).max()
     err = [np.abs(Hd - He).max() / scale for Hd in diffs]
@@ -90,11 +108,12 @@ def test_the_exact_hessian_is_the_limit_of_differences(name, method, free):
     assert np.abs(richardson - He).max() < 5e-11 * scale
 
 
+@pytest.mark.parametrize("terms", [False, True])
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
-def test_exact_hessian_assembled_equals_differences_of_the_gradient(name):
+def test_exact_hessian_assembled_equals_differences_of_the_gradient(name, terms):
     """hess_values with the exact curvature (the cost's part and a free duration's sums
     included) against central differences of the whole Lagrangian's gradient."""
-    pb = _problem(name, "simpson", True)
+    pb = _problem(name, "simpson", True, terms=terms)
     z, nu = _point(pb, 3)
     nu[pb.intervals * 2 * pb.system.n:pb.intervals * 2 * pb.system.n + pb._nend] = 0.0
     pb._use_hessian("exact")
