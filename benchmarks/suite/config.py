@@ -82,6 +82,10 @@ FULL = dict(
     control_same_seed=("lobatto4", 100), control_same_anchor=("simpson", 100),
     control_same_ours=(("simpson", 25), ("simpson", 50), ("simpson", 100), ("lobatto4", 50)),
     control_cart_pendulum=(("simpson", 30), ("simpson", 60), ("simpson", 120)),
+    # the exact Hessian against differences: (problem, method, N), interleaved repeats
+    control_hessian=(("crane", "simpson", 80), ("crane", "lobatto4", 40),
+                     ("crane", "simpson", 160), ("cart", "simpson", 60)),
+    control_hessian_reps=7, control_hessian_solves=2,
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -110,4 +114,6 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     control_ours=(("simpson", 25), ("simpson", 50), ("lobatto4", 50)), control_rounds=1,
     control_reference=("lobatto4", 50), control_crane=(("simpson", 40), ("lobatto4", 20)),
     control_cart_pendulum=(("simpson", 30),),
+    control_hessian=(("crane", "simpson", 40), ("cart", "simpson", 30)), control_hessian_reps=3,
+    control_hessian_solves=1,
 )

@@ -460,7 +460,7 @@ def crane_text(cfg, rows):
         "opty's example from its definition: cart 1 kg, a 10 kg load on a 5 m rod, |F| ≤ 20 N, "
         "x: 0 → 15 m rest to rest, 0 ≤ x ≤ 15 at every node, T free in [1, 20] s. Ours: "
         "`sp.System.from_sympy`, `free_duration=(1, 20)`, `cost=control.duration()`, IPOPT "
-        "(tol 1e-10, the Hessian by differences), each N warm-started from the previous one of "
+        "(tol 1e-10, the exact Hessian: `hessian=\"auto\"`), each N warm-started from the previous one of "
         "its method (the first from the default guess, T = 6 s). The baselines, written in "
         "`benchmarks/suite/control.py` from their definitions on N intervals with the state "
         "(x, θ, ẋ, θ̇) and F at the N + 1 nodes and h = T/N an unknown (cost N h): backward "
@@ -511,6 +511,77 @@ def cart_pendulum_text(cfg, rows):
                          cart_double_pendulum, cfg["control_cart_pendulum"], kw, 6000)
 
 
+def _min_time_problem(name, method, N, system):
+    """The crane's or the cart double pendulum's minimum-time problem (the tables' own)."""
+    if name == "crane":
+        kw = dict(duration=6.0, inputs=[1.0, 0.0], start={"q": [0, 0], "qdot": [0, 0]},
+                  end={"q": [15, 0], "qdot": [0, 0]}, input_bounds=(-20, 20),
+                  state_bounds=([0, -np.inf], [15, np.inf]), free_duration=(1.0, 20.0))
+    else:
+        kw = dict(duration=3.0, inputs=[1.0, 0.0, 0.0],
+                  start={"q": [0, -np.pi / 2, -np.pi / 2], "qdot": [0, 0, 0]},
+                  end={"q": [np.nan, np.pi / 2, np.pi / 2], "qdot": [0, 0, 0]},
+                  input_bounds=(-50, 50), free_duration=(0.5, 10.0),
+                  state_bounds=([-5, -np.inf, -np.inf], [5, np.inf, np.inf]))
+    return sp.control.Problem(system, intervals=N, method=method, cost=sp.control.duration(),
+                              **kw)
+
+
+def hessian_text(cfg, rows):
+    """The exact Hessian (symplectic/control/_curvature.py) against the one by differences:
+    the cost of one evaluation at the optimum, their agreement, and whole solves with each."""
+    try:
+        systems = {"crane": crane(), "cart": cart_double_pendulum()}
+    except Exception as exc:                       # SymPy or a compiler missing
+        return f"The Hessian comparison needs SymPy and a C compiler ({exc}): skipped.\n"
+    body = []
+    for name, method, N in cfg["control_hessian"]:
+        say(f"  the Hessian: {name}, {method} on {N}")
+        pb = _min_time_problem(name, method, N, systems[name])
+        sol = pb.solve("ipopt", tol=1e-10, max_iter=1000)
+        z = pb._guess(sol)                          # the solution's variables
+        nu = np.random.default_rng(0).standard_normal(len(pb.constraint_bounds()[0]))
+        times = {"exact": [], "differences": []}
+        values = {}
+        for _ in range(cfg["control_hessian_reps"]):      # interleaved, a pair at a time
+            for mode in times:
+                pb._use_hessian(mode)
+                t0 = time.perf_counter()
+                values[mode] = pb.hess_values(z, 1.0, nu)
+                times[mode].append(time.perf_counter() - t0)
+        agree = np.abs(values["exact"] - values["differences"]).max() / np.abs(
+            values["exact"]).max()
+        solves = {"exact": [], "differences": []}
+        for _ in range(cfg["control_hessian_solves"]):
+            for mode in solves:
+                pb2 = _min_time_problem(name, method, N, systems[name])
+                t0 = time.perf_counter()
+                s = pb2.solve("ipopt", tol=1e-10, max_iter=1000, hessian=mode)
+                solves[mode].append((time.perf_counter() - t0, s))
+        (te, se), (td, sd) = (min(solves[m], key=lambda x: x[0]) for m in ("exact", "differences"))
+        me, md = (float(np.median(times[m])) for m in ("exact", "differences"))
+        body.append([name, method, N, pb.n_variables, f"{1e3 * me:.2f}", f"{1e3 * md:.2f}",
+                     f"{md / me:.2f}", fmt_e(agree), f"{te:.2f} ({se.iterations})",
+                     f"{td:.2f} ({sd.iterations})", fmt_e(abs(se.duration - sd.duration)),
+                     f"{fmt_e(se.kkt_residual)} / {fmt_e(sd.kkt_residual)}"])
+    intro = (
+        "The Hessian of the Lagrangian of the two minimum-time problems above: exact (the "
+        "second-order adjoint of the Galerkin step with SymPy's third derivatives of L, "
+        "`hessian=\"exact\"`, what `\"auto\"` takes for these SymPy systems) against central "
+        "differences of the exact gradients (`hessian=\"differences\"`, every interval's "
+        "perturbed steps in one call of the C core). One evaluation of `Problem.hess_values` at "
+        "the optimum of a cold IPOPT solve (multipliers random), median of "
+        f"{cfg['control_hessian_reps']} interleaved pairs; their largest difference relative "
+        "to the largest entry; then the whole IPOPT solve (tol 1e-10, from the default guess, "
+        "the polish included) with each, the best of "
+        f"{cfg['control_hessian_solves']} interleaved rounds, with its iterations, the "
+        "difference of the two optimal durations and the KKT residuals.\n")
+    return "\n".join(["### The Hessian: exact against differences\n", intro, md_table(
+        ["problem", "method", "intervals", "unknowns", "exact (ms)", "differences (ms)",
+         "differences / exact", "max difference", "solve, exact (s, iterations)",
+         "solve, differences (s, iterations)", "|ΔT|", "KKT residual exact / differences"],
+        body), ""])
+
 
 def run_section(cfg, ctx):
     try:
@@ -528,6 +599,7 @@ def run_section(cfg, ctx):
     text.append(crane_text(cfg, rows))
     say("  the double pendulum on a cart, minimum time")
     text.append(cart_pendulum_text(cfg, rows))
+    text.append(hessian_text(cfg, rows))
     write_csv(os.path.join(ctx["out"], "control.csv"), rows, CSV_COLUMNS)
     return "\n".join(text) + "\n"
 
