@@ -60,7 +60,7 @@ def _lambdify(args, exprs):
     f = sy.lambdify(args, list(exprs), "numpy", cse=True)
 
     def evaluate(*vals):
-        shape = np.shape(vals[0][0])
+        shape = np.shape(vals[1][0])
         return np.stack([np.broadcast_to(np.asarray(e, dtype=float), shape)
                          for e in f(*vals)], axis=-1)
     return evaluate
@@ -82,24 +82,23 @@ class _PointModel:
         V = sy.sympify(spec["V"]).xreplace(values)
         F = [sy.S.Zero] * n
         fs = spec.get("forces")
+        t = sy.Dummy("t") if fs is None else fs["time"]
         if fs is not None and any(e != 0 for e in fs["F"]):
             sub = dict(zip(fs["qdot"], v))
             F = [sy.sympify(e).xreplace(sub).xreplace(values) for e in fs["F"]]
-            if any(fs["time"] in e.free_symbols for e in F):
-                raise Unsupported("the system's force depends on time")
         vv = sy.Matrix(v)
         P = list(M * vv)
         T = (vv.T * M * vv)[0] / 2
         f = [sy.diff(T, qj) - sy.diff(V, qj) + Fj for qj, Fj in zip(q, F)]
-        w = q + v
+        w = [t] + q + v
         xi = P + f
         jac = [sy.diff(e, y) for e in xi for y in w]
         psi = sum(ai * e for ai, e in zip(a, P)) + sum(ci * e for ci, e in zip(c, f))
         dpsi = [sy.diff(psi, y) for y in w]
-        iu = np.triu_indices(2 * n)
+        iu = np.triu_indices(1 + 2 * n)
         self.n, self._iu = n, iu
-        self._xi = _lambdify([q, v], xi + jac)
-        self._hess = _lambdify([q, v, a, c], [sy.diff(dpsi[i], w[j]) for i, j in zip(*iu)])
+        self._xi = _lambdify([t, q, v], xi + jac)
+        self._hess = _lambdify([t, q, v, a, c], [sy.diff(dpsi[i], w[j]) for i, j in zip(*iu)])
         self._inputs = None
         if with_inputs:
             us = list(fs["inputs"])
@@ -112,16 +111,17 @@ class _PointModel:
             self._inputs = _lambdify([q, us, lam], [sy.diff(beta, y) for y in q]
                                      + [sy.diff(beta, qu[i], qu[j]) for i, j in zip(*ju)])
 
-    def xi(self, q, v):
-        """Xi (..., 2n) and dXi/dw (..., 2n, 2n) at the states q, v (..., n)."""
+    def xi(self, t, q, v):
+        """Xi (..., 2n) and dXi/dw (..., 2n, 1 + 2n), w = (t, q, v), at the
+        times t (...) and states q, v (..., n)."""
         n = self.n
-        out = self._xi(np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0))
-        return out[..., :2 * n], out[..., 2 * n:].reshape(*q.shape[:-1], 2 * n, 2 * n)
+        out = self._xi(t, np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0))
+        return out[..., :2 * n], out[..., 2 * n:].reshape(*q.shape[:-1], 2 * n, 1 + 2 * n)
 
-    def hess(self, q, v, a, c):
-        """Hess_w (a . M v + c . (L_q + F_sys)), (..., 2n, 2n)."""
-        args = [np.moveaxis(x, -1, 0) for x in (q, v, a, c)]
-        return _symmetric(self._hess(*args), self._iu, 2 * self.n)
+    def hess(self, t, q, v, a, c):
+        """Hess_w (a . M v + c . (L_q + F_sys)), w = (t, q, v): (..., 1 + 2n, 1 + 2n)."""
+        args = [t] + [np.moveaxis(x, -1, 0) for x in (q, v, a, c)]
+        return _symmetric(self._hess(*args), self._iu, 1 + 2 * self.n)
 
     def inputs(self, q, u, lam):
         """d/dq (lam . B(q) u) (..., n) and its Hessian in (q, u) (..., n+m, n+m)."""
@@ -256,13 +256,16 @@ class Curvature:
         ih = iF + (r * n if Bq else 0)
         qi = np.einsum("ia,kan->kin", Bm, Q)
         vi = np.einsum("ia,kan->kin", Dm, Q) / h
-        Jw = np.zeros((N, r, 2 * n, ih + 1))
+        # w = (t, q, v) at the points, t_ki = (k + x_i) h, and its derivative in e
+        tau = np.arange(N)[:, None] + pb._x[None, :]
+        Jw = np.zeros((N, r, 1 + 2 * n, ih + 1))
+        Jw[:, :, 0, ih] = tau
         eye = np.eye(n)
         for a in range(s):
-            Jw[:, :, :n, a * n:(a + 1) * n] = Bm[:, a, None, None] * eye
-            Jw[:, :, n:, a * n:(a + 1) * n] = Dm[:, a, None, None] * eye / h
-        Jw[:, :, n:, ih] = -vi / h
-        Xi, J = self.model.xi(qi, vi)
+            Jw[:, :, 1:1 + n, a * n:(a + 1) * n] = Bm[:, a, None, None] * eye
+            Jw[:, :, 1 + n:, a * n:(a + 1) * n] = Dm[:, a, None, None] * eye / h
+        Jw[:, :, 1 + n:, ih] = -vi / h
+        Xi, J = self.model.xi(tau * h, qi, vi)
         dXi = J @ Jw
         if Bq:
             Xi[..., n:] += Vb[:, 2 * n + r * m:].reshape(N, r, n)
@@ -283,7 +286,7 @@ class Curvature:
             lam = np.array([pb._nu_inputs(nu, k) for k in range(N)]).reshape(N, r, n)
             inputs = self.model.inputs(qi, U, lam)
         return dict(Y=np.arange(n, s * n), X=X, rows=rows.reshape(N, s * n, ih + 1), q=qi,
-                    v=vi, J=J, Jw=Jw, dXi=dXi, h=h, iU=iU, ih=ih, inputs=inputs)
+                    v=vi, t=tau * h, J=J, Jw=Jw, dXi=dXi, h=h, iU=iU, ih=ih, inputs=inputs)
 
     def _hessian_W(self, pb, e, oP, of):
         """Hess_e W (N, ne, ne) for the point weights omega^P = oP, omega^f = of
@@ -292,12 +295,12 @@ class Curvature:
         rows' -lambda . B(q) u."""
         n, b, h = self.n, pb._b, e["h"]
         Jw, ih = e["Jw"], e["ih"]
-        HJ = self.model.hess(e["q"], e["v"], oP, h * of) @ Jw
+        HJ = self.model.hess(e["t"], e["q"], e["v"], oP, h * of) @ Jw
         N = len(Jw)
         H = np.swapaxes((Jw * b[:, None, None]).reshape(N, -1, Jw.shape[-1]), 1, 2) @ \
             HJ.reshape(N, -1, Jw.shape[-1])
         # v_i = sum_a D_ia Q_a / h: d2v/dQ_a dh = -D_ia / h^2, d2v/dh^2 = 2 v_i / h^2
-        gv = np.einsum("kiyx,kiy->kix", e["J"], np.concatenate([oP, h * of], axis=-1))[..., n:]
+        gv = np.einsum("kiyx,kiy->kix", e["J"], np.concatenate([oP, h * of], axis=-1))[..., 1 + n:]
         t = np.einsum("i,ia,kin->kan", b, -self.Dm / h ** 2, gv).reshape(len(H), -1)
         H[:, :self.s * n, ih] += t
         H[:, ih, :self.s * n] += t
@@ -327,12 +330,10 @@ class Curvature:
         Jw = e["Jw"]
         k = 1 + 2 * n + m
         Jt = np.zeros((N, r, k, Jw.shape[-1]))
-        tau = np.arange(N)[:, None] + pb._x[None, :]
-        Jt[:, :, 0, ih] = tau
-        Jt[:, :, 1:1 + 2 * n] = Jw
+        Jt[:, :, :1 + 2 * n] = Jw                           # (t, q, v)
         for i in range(r):
             Jt[:, i, 1 + 2 * n:, e["iU"] + i * m:e["iU"] + (i + 1) * m] = np.eye(m)
-        args = (tau.ravel() * h, e["q"].reshape(-1, n), e["v"].reshape(-1, n),
+        args = (e["t"].ravel(), e["q"].reshape(-1, n), e["v"].reshape(-1, n),
                 z[pb._block_matrix()][:, 2 * n:2 * n + r * m].reshape(-1, m))
         g, H, g_own = np.zeros((N, r, k)), np.zeros((N, r, k, k)), np.zeros((N, r, k))
         for c, term in pb._cost.running:

@@ -897,7 +897,7 @@ class Problem(PointTerms):
         ``hessian`` (IPOPT, trust-constr; the polish's too): ``"exact"`` --
         the dynamics' curvature by the second-order adjoint of the step,
         with the third derivatives of L that SymPy derives: for a system
-        from SymPy without holonomic constraints or time-dependent force,
+        from SymPy without holonomic constraints,
         a variational scheme, inputs constant or the system's own B(q), and
         running costs and path constraints, if any, from SymPy (else a
         ValueError names what is not covered) --, ``"differences"`` --

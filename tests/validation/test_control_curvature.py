@@ -7,8 +7,9 @@ central differences of the C core's exact gradients at step e, which approach th
 e^2 (halving e divides their error by 4, and Richardson's extrapolation of two of them leaves
 ~1e-12).  Two systems: a crane with Rayleigh damping and a constant input matrix, and a
 two-link arm whose own force has inputs through B(q) and configuration- and
-velocity-dependent friction (the input rows' curvature through the points' states); each
-also with a running cost and a path constraint of (t, q, qdot, u) from SymPy."""
+velocity-dependent friction (the input rows' curvature through the points' states), and the
+crane driven by a time-dependent force; each also with a running cost and a path constraint
+of (t, q, qdot, u) from SymPy."""
 import functools
 
 import numpy as np
@@ -41,13 +42,23 @@ def _arm():
     return sp.System.from_sympy((M, V), [q1, q2], [w1, w2], forces=forces, inputs=[u1, u2])
 
 
-SYSTEMS = {"crane": _crane, "arm": _arm}
+@functools.lru_cache(maxsize=None)
+def _driven():
+    """The crane shaken by a time-dependent force (t_ki = (k + x_i) h moves with h)."""
+    t, x, th, xd, thd = sy.symbols("t x theta xd thd")
+    L = (sy.Rational(11, 2) * xd ** 2 + 50 * xd * thd * sy.cos(th) + 125 * thd ** 2
+         + sy.Rational(981, 2) * sy.cos(th))
+    return sp.System.from_sympy(L, [x, th], [xd, thd], time=t,
+                                forces=[3 * sy.sin(2 * t) * sy.cos(th), -sy.cos(t) * thd * t])
+
+
+SYSTEMS = {"crane": _crane, "arm": _arm, "driven": _driven}
 
 
 def _point_terms(name):
     """A running cost and a path constraint of (t, q, qdot, u) from SymPy."""
     t, a, b, va, vb = sy.symbols("t a b va vb")
-    us = list(sy.symbols("u0:2"))[:1 if name == "crane" else 2]
+    us = list(sy.symbols("u0:2"))[:2 if name == "arm" else 1]
     symbols = {"t": t, "q": [a, b], "qdot": [va, vb], "u": us}
     l = b ** 2 * sy.cos(t) + va * vb * a + us[0] ** 2 * sy.sin(a) * t / 4
     c = [a + sy.sin(t) * b ** 2 + va ** 2 / 3, us[-1] * b * vb - sy.cos(a) * t]
@@ -57,8 +68,8 @@ def _point_terms(name):
 
 def _problem(name, method, free, N=6, terms=False):
     system = SYSTEMS[name]()
-    cost = control.effort(1.0 if name == "crane" else np.eye(2))
-    kw = dict(inputs=[1.0, 0.0]) if name == "crane" else {}
+    cost = control.effort(np.eye(2) if name == "arm" else 1.0)
+    kw = {} if name == "arm" else dict(inputs=[1.0, 0.0])
     if free:
         cost = cost + control.duration()
     if terms:
@@ -89,9 +100,11 @@ def test_the_exact_hessian_is_the_limit_of_differences(name, method, free, terms
     z, nu = _point(pb, 7)
     pb._use_hessian("exact")
     _, dy = pb._steps(z)
-    # the adjoint's first-order equations are the C core's step
+    # the adjoint's first-order equations are the C core's step (whose d/dt of a force of
+    # time, in the column h with a free duration, is a central difference: ~1e-10)
     D = pb._curvature.end_derivative(pb, z)
-    assert np.abs(D - dy).max() < 1e-11 * np.abs(dy).max()
+    assert np.abs(D - dy)[..., :-1 if free else None].max() < 1e-11 * np.abs(dy).max()
+    assert np.abs(D - dy).max() < (1e-9 if name == "driven" else 1e-11) * np.abs(dy).max()
     He = pb._curvature.hessians(pb, z, 0.7, nu)
     V0 = z[pb._block_matrix()]
     if free:
@@ -104,8 +117,9 @@ def test_the_exact_hessian_is_the_limit_of_differences(name, method, free, terms
     scale = np.abs(He).max()
     err = [np.abs(Hd - He).max() / scale for Hd in diffs]
     assert 1e-9 < err[0] and 3.9 < err[0] / err[1] < 4.1 and 3.9 < err[1] / err[2] < 4.1, err
+    # Richardson's extrapolation gains three digits or more over the differences
     richardson = (4 * diffs[2] - diffs[1]) / 3
-    assert np.abs(richardson - He).max() < 5e-11 * scale
+    assert np.abs(richardson - He).max() < 1e-3 * err[0] * scale
 
 
 @pytest.mark.parametrize("terms", [False, True])
@@ -157,11 +171,6 @@ def test_what_the_exact_hessian_does_not_cover_is_named():
         (control.Problem(_crane(), 1.0, 4, inputs=lambda q: np.array([[1.0], [0.0]]),
                          start={"q": [0, 0], "qdot": [0, 0]}), "callable"),
     ]
-    t, x, y, xd, yd = sy.symbols("t x y xd yd")
-    forced = sp.System.from_sympy((sy.eye(2), 0 * x), [x, y], [xd, yd],
-                                  forces=[sy.sin(t), 0], time=t)
-    cases.append((control.Problem(forced, 1.0, 4, start={"q": [0, 0], "qdot": [0, 0]}),
-                  "depends on time"))
     for pb, what in cases:
         with pytest.raises(ValueError, match=what):
             pb._use_hessian("exact")
