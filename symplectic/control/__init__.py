@@ -30,8 +30,8 @@ points, systems with their own dissipation, and
 three solvers: IPOPT through ``ipyopt`` (``pip install
 'symplectic[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
 the Hessian exact for a system from SymPy -- the second-order adjoint of
-the step, _curvature.py -- else by differences of the exact first
-derivatives), SciPy's trust-constr (the
+the step, constrained or not, _curvature.py -- else by differences of the
+exact first derivatives), SciPy's trust-constr (the
 same derivatives; ``solver="scipy"``) and SciPy's SLSQP (``"slsqp"``:
 dense; what ``"auto"`` takes without ipyopt), each followed by a Newton
 polish of the first-order conditions; and

@@ -54,13 +54,13 @@ def _lagrange_tables(c, x):
 
 
 def _lambdify(args, exprs):
-    """A NumPy function of ``args`` returning the expressions' values stacked
-    on a last axis (constant entries broadcast to the arguments' shape)."""
+    """A NumPy function f(shape, *values of ``args``) returning the
+    expressions' values stacked on a last axis, each broadcast to ``shape``
+    (the points' shape: constant entries too)."""
     import sympy as sy
     f = sy.lambdify(args, list(exprs), "numpy", cse=True)
 
-    def evaluate(*vals):
-        shape = np.shape(vals[1][0])
+    def evaluate(shape, *vals):
         return np.stack([np.broadcast_to(np.asarray(e, dtype=float), shape)
                          for e in f(*vals)], axis=-1)
     return evaluate
@@ -115,18 +115,18 @@ class _PointModel:
         """Xi (..., 2n) and dXi/dw (..., 2n, 1 + 2n), w = (t, q, v), at the
         times t (...) and states q, v (..., n)."""
         n = self.n
-        out = self._xi(t, np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0))
+        out = self._xi(q.shape[:-1], t, np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0))
         return out[..., :2 * n], out[..., 2 * n:].reshape(*q.shape[:-1], 2 * n, 1 + 2 * n)
 
     def hess(self, t, q, v, a, c):
         """Hess_w (a . M v + c . (L_q + F_sys)), w = (t, q, v): (..., 1 + 2n, 1 + 2n)."""
         args = [t] + [np.moveaxis(x, -1, 0) for x in (q, v, a, c)]
-        return _symmetric(self._hess(*args), self._iu, 1 + 2 * self.n)
+        return _symmetric(self._hess(q.shape[:-1], *args), self._iu, 1 + 2 * self.n)
 
     def inputs(self, q, u, lam):
         """d/dq (lam . B(q) u) (..., n) and its Hessian in (q, u) (..., n+m, n+m)."""
         n = self.n
-        out = self._inputs(*[np.moveaxis(x, -1, 0) for x in (q, u, lam)])
+        out = self._inputs(q.shape[:-1], *[np.moveaxis(x, -1, 0) for x in (q, u, lam)])
         return out[..., :n], _symmetric(out[..., n:], self._ju, n + self._m)
 
 
@@ -151,8 +151,6 @@ class Curvature:
         if getattr(system, "_spec", None) is None or getattr(system, "_model", None) is None:
             raise Unsupported("the system is not from SymPy (System.from_sympy), so its "
                               "third derivatives are not known")
-        if system.n_constraints:
-            raise Unsupported("the system has holonomic constraints")
         if not pb._m.symplectic:
             raise Unsupported(f"{pb.method} is not a Galerkin (variational) scheme")
         if not all(term.exact for _, term in pb._cost.running):
@@ -169,7 +167,11 @@ class Curvature:
         key = pb._Bq is not None
         if key not in models:
             models[key] = _PointModel(system, key)
-        return cls(pb, models[key])
+        if not system.n_constraints:
+            return cls(pb, models[key])
+        if "constraints" not in models:
+            models["constraints"] = _ConstraintModel(system)
+        return ConstrainedCurvature(pb, models[key], models["constraints"])
 
     def __init__(self, pb, model):
         self.model = model
@@ -198,42 +200,58 @@ class Curvature:
         each interval's variables v_k (N, d, d), d = len(pb._block(0)) [+ 1
         with a free duration]: the second-order adjoint of the module
         docstring."""
-        e = self._expanded(pb, z, nu)
+        e = self._equations(pb, z, nu)
         n, s, N = self.n, self.s, pb.intervals
-        Yi, X = e["Y"], e["X"]
-        rows = e["rows"]
-        RY, RX = rows[:, :(s - 1) * n][:, :, Yi], rows[:, :(s - 1) * n][:, :, X]
-        Yx = -np.linalg.solve(RY, RX)
+        Y, X, E, ne = e["Y"], e["X"], e["E"], e["ne"]
+        EY = E[:, :, Y]
+        Yx = -np.linalg.solve(EY, E[:, :, X])
         nus = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
-        # d/dY of W without mu . R: nu_q on Q_{s-1}, nu_p through p_{k+1}, the input rows
-        gY = np.einsum("kxy,kx->ky", rows[:, (s - 1) * n:][:, :, Yi], nus[:, n:])
-        gY[:, -n:] += nus[:, :n]
+        # d/de of W without mu . E: nu_q on Q_{s-1}, nu_p through p_{k+1}, the input rows
+        # and the force points' terms
+        gE = np.einsum("kxe,kx->ke", e["P"], nus[:, n:])
+        gE[:, (s - 1) * n:s * n] += nus[:, :n]
         if e["inputs"] is not None:
-            gY -= np.einsum("ia,kin->kan", self.Bm, e["inputs"][0])[:, 1:].reshape(N, -1)
+            gE[:, :s * n] -= np.einsum("ia,kin->kan", self.Bm, e["inputs"][0]).reshape(N, -1)
         terms = self._point_terms(pb, z, e, obj_factor, nu) if pb._points and \
             (pb._running or pb._paths) else None
         if terms is not None:
-            gY += terms[0][:, Yi]
-        mu = -np.linalg.solve(np.swapaxes(RY, 1, 2), gY[:, :, None])[:, :, 0]
-        lam = np.concatenate([mu.reshape(N, s - 1, n), nus[:, None, n:]], axis=1)
-        H = self._hessian_W(pb, e, np.einsum("ia,kan->kin", self.Cp, lam),
-                            np.einsum("ia,kan->kin", self.Cf, lam))
+            gE[:, :terms[0].shape[1]] += terms[0]
+        mu = -np.linalg.solve(np.swapaxes(EY, 1, 2), gE[:, Y, None])[:, :, 0]
+        H = self._hessian_of(pb, e, mu, nus)
         if terms is not None:
-            H += terms[1]
-        Z = np.zeros((N, H.shape[1], len(X)))
+            k = terms[1].shape[1]
+            H[:, :k, :k] += terms[1]
+        Z = np.zeros((N, ne, len(X)))
         Z[:, X, np.arange(len(X))] = 1.0
-        Z[:, Yi] = Yx
+        Z[:, Y] = Yx
         return np.swapaxes(Z, 1, 2) @ H @ Z
 
     def end_derivative(self, pb, z):
         """d(q_{k+1}, p_{k+1})/dv_k (N, 2n, d) from this module's equations (for
         the tests: the C core's step gives the same)."""
-        e = self._expanded(pb, z)
+        e = self._equations(pb, z)
         n, s = self.n, self.s
-        Yi, X, rows = e["Y"], e["X"], e["rows"]
-        Yx = -np.linalg.solve(rows[:, :(s - 1) * n][:, :, Yi], rows[:, :(s - 1) * n][:, :, X])
-        dp = rows[:, (s - 1) * n:][:, :, X] + rows[:, (s - 1) * n:][:, :, Yi] @ Yx
-        return np.concatenate([Yx[:, -n:], dp], axis=1)
+        Y, X, E, P = e["Y"], e["X"], e["E"], e["P"]
+        Zx = np.zeros((len(E), e["ne"], len(X)))
+        Zx[:, X, np.arange(len(X))] = 1.0
+        Zx[:, Y] = -np.linalg.solve(E[:, :, Y], E[:, :, X])
+        return np.concatenate([Zx[:, (s - 1) * n:s * n], P @ Zx], axis=1)
+
+    def _equations(self, pb, z, nu=None):
+        """:meth:`_expanded` with the step's equations E (N, (s-1) n, ne), the
+        end momentum's row P (N, n, ne) and the unknowns Y (Q_1 .. Q_{s-1})."""
+        e = self._expanded(pb, z, nu)
+        n, s = self.n, self.s
+        e.update(E=e["rows"][:, :(s - 1) * n], P=e["rows"][:, (s - 1) * n:],
+                 Y=np.arange(n, s * n), ne=e["rows"].shape[-1])
+        return e
+
+    def _hessian_of(self, pb, e, mu, nus):
+        """Hess_e W for the equations' multipliers mu (N, (s-1) n)."""
+        N, n, s = len(mu), self.n, self.s
+        lam = np.concatenate([mu.reshape(N, s - 1, n), nus[:, None, n:]], axis=1)
+        return self._hessian_W(pb, e, np.einsum("ia,kan->kin", self.Cp, lam),
+                               np.einsum("ia,kan->kin", self.Cf, lam))
 
     def _expanded(self, pb, z, nu=None):
         """The step's quantities at z in the expanded variables e = (Q_0 ..
@@ -285,8 +303,9 @@ class Curvature:
         if Bq and nu is not None:
             lam = np.array([pb._nu_inputs(nu, k) for k in range(N)]).reshape(N, r, n)
             inputs = self.model.inputs(qi, U, lam)
-        return dict(Y=np.arange(n, s * n), X=X, rows=rows.reshape(N, s * n, ih + 1), q=qi,
-                    v=vi, t=tau * h, J=J, Jw=Jw, dXi=dXi, h=h, iU=iU, ih=ih, inputs=inputs)
+        return dict(X=X, rows=rows.reshape(N, s * n, ih + 1), Q=Q, Xi=Xi, q=qi, v=vi,
+                    t=tau * h, J=J, Jw=Jw, dXi=dXi, h=h, iU=iU, ih=ih, inputs=inputs, p=Vb[:, n:2 * n],
+                    p1=ends[:, n:])
 
     def _hessian_W(self, pb, e, oP, of):
         """Hess_e W (N, ne, ne) for the point weights omega^P = oP, omega^f = of
@@ -363,3 +382,157 @@ class Curvature:
         out[:, ih, :] += t
         out[:, :, ih] += t
         return grad, out
+
+
+class _ConstraintModel:
+    """For holonomic constraints g(q) = 0 (m_c of them): g, and the Hessians
+    of psi = sum_k Lam_k grad g_k(q) . alpha in (q, Lam, alpha) -- its blocks
+    are S(q, Lam) = Hess(Lam . g) (q, alpha), dg/dq (Lam, alpha) and
+    d(G alpha)/dq (Lam, q) -- and of phi = rho . M(q) w in (q, w, rho) --
+    d(M w)/dq (rho, q), M (rho, w): NumPy functions from SymPy."""
+
+    def __init__(self, system):
+        import sympy as sy
+        spec, values = system._spec, system.parameters
+        q = list(spec["q"])
+        n = len(q)
+        g = [sy.sympify(e).xreplace(values) for e in spec["constraints"]]
+        mc = len(g)
+        lam = list(sy.symbols(f"L0:{mc}", cls=sy.Dummy))
+        al, w, rho = (list(sy.symbols(f"{p}0:{n}", cls=sy.Dummy)) for p in ("al", "w", "rho"))
+        M = sy.Matrix(spec["M"]).xreplace(values)
+        psi = sum(lk * sy.diff(gk, qj) * aj for lk, gk in zip(lam, g) for qj, aj in zip(q, al))
+        phi = (sy.Matrix(rho).T * M * sy.Matrix(w))[0]
+        self.n, self.m = n, mc
+        self._g = _lambdify([q], g)
+        self._iu_psi = np.triu_indices(2 * n + mc)
+        self._iu_phi = np.triu_indices(3 * n)
+        x = q + lam + al
+        self._psi = _lambdify([q, lam, al], [sy.diff(psi, x[i], x[j])
+                                             for i, j in zip(*self._iu_psi)])
+        y = q + w + rho
+        self._phi = _lambdify([q, w, rho], [sy.diff(phi, y[i], y[j])
+                                            for i, j in zip(*self._iu_phi)])
+
+    def g(self, q):
+        """g (..., m_c) at q (..., n)."""
+        return self._g(q.shape[:-1], np.moveaxis(q, -1, 0))
+
+    def psi(self, q, lam, al):
+        """Hess psi (..., 2n + m_c, 2n + m_c) in (q, Lam, alpha)."""
+        args = [np.moveaxis(x, -1, 0) for x in (q, lam, al)]
+        return _symmetric(self._psi(q.shape[:-1], *args), self._iu_psi, 2 * self.n + self.m)
+
+    def phi(self, q, w, rho):
+        """Hess phi (..., 3n, 3n) in (q, w, rho)."""
+        args = [np.moveaxis(x, -1, 0) for x in (q, w, rho)]
+        return _symmetric(self._phi(q.shape[:-1], *args), self._iu_phi, 3 * self.n)
+
+
+class ConstrainedCurvature(Curvature):
+    """The exact Hessian of the constrained Galerkin step (csrc/sym_constraints.c):
+    besides the nodes Q_1 .. Q_{s-1}, the impulses Lam_0 .. Lam_{s-1} and w =
+    M(q_{k+1})^-1 p_{k+1} are the step's unknowns, with the equations
+
+        R_a - G(Q_a)^T Lam_a = 0   (a = 0 .. s-2),     g(Q_a) / h = 0   (a = 1 .. s-1),
+        M(Q_{s-1}) w - p_{k+1} = 0,                     G(Q_{s-1}) w = 0  (the hidden constraint),
+        p_{k+1} = p_k + h sum_i b_i Xi^f_i - sum_a G(Q_a)^T Lam_a;
+
+    the adjoint of :class:`Curvature` over them (the impulses recovered from
+    the equations at the C core's root, by least squares: G has full rank)."""
+
+    def __init__(self, pb, model, cmodel):
+        super().__init__(pb, model)
+        self.cmodel = cmodel
+
+    def _equations(self, pb, z, nu=None):
+        e = self._expanded(pb, z, nu)
+        n, s, mc, N, h = self.n, self.s, self.cmodel.m, pb.intervals, e["h"]
+        rows, Q = e["rows"], e["Q"]
+        ne0 = rows.shape[-1]
+        iL, iw = ne0, ne0 + s * mc
+        ne = iw + n
+        # the rows' values (R_a without impulses; the end momentum without them, less p_{k+1})
+        b = pb._b
+        vals = (np.einsum("i,ia,kix->kax", b, self.Cp, e["Xi"][..., :n])
+                + h * np.einsum("i,ia,kix->kax", b, self.Cf, e["Xi"][..., n:]))
+        vals[:, 0] += e["p"]
+        vals[:, -1] += e["p"] - e["p1"]
+        cm = self.cmodel
+        Hq = cm.psi(Q, np.zeros(Q.shape[:-1] + (mc,)), np.zeros_like(Q))
+        G = Hq[..., n:n + mc, n + mc:]                       # (N, s, mc, n)
+        lam = np.empty((N, s, mc))
+        for a in range(s):
+            rhs = vals[:, a] - (np.einsum("kacn,kac->kn", G[:, :a], lam[:, :a])
+                                if a == s - 1 else 0.0)
+            lam[:, a] = np.linalg.solve(G[:, a] @ np.swapaxes(G[:, a], 1, 2),
+                                        np.einsum("kcn,kn->kc", G[:, a], rhs)[..., None])[..., 0]
+        p1 = e["p1"]
+        M = cm.phi(Q[:, -1], np.zeros((N, n)), np.zeros((N, n)))[:, 2 * n:, n:2 * n]
+        w = np.linalg.solve(M, p1[:, :, None])[:, :, 0]
+        H = cm.psi(Q, lam, np.broadcast_to(w[:, None], Q.shape))   # (N, s, 2n+mc, 2n+mc)
+        S, Gqw = H[..., :n, n + mc:], H[..., n:n + mc, :n]
+        Rp = np.zeros((N, s * n, ne))
+        Rp[..., :ne0] = rows
+        last = slice((s - 1) * n, s * n)
+        for a in range(s):
+            qa, la = slice(a * n, (a + 1) * n), slice(iL + a * mc, iL + (a + 1) * mc)
+            for r in ([slice(a * n, (a + 1) * n)] if a < s - 1 else []) + [last]:
+                Rp[:, r, qa] -= S[:, a]
+                Rp[:, r, la] -= np.swapaxes(G[:, a], 1, 2)
+        C = np.zeros((N, (s - 1) * mc, ne))
+        g = cm.g(Q[:, 1:])
+        for a in range(1, s):
+            C[:, (a - 1) * mc:a * mc, a * n:(a + 1) * n] = G[:, a] / h
+            C[:, (a - 1) * mc:a * mc, e["ih"]] = -g[:, a - 1] / h ** 2
+        P = Rp[:, last]
+        Kw = -P.copy()
+        phi = cm.phi(Q[:, -1], w, np.zeros((N, n)))
+        Kw[:, :, last] += phi[:, 2 * n:, :n]                 # d(M w)/dq
+        Kw[:, :, iw:] += M
+        K = np.zeros((N, mc, ne))
+        K[:, :, last] = Gqw[:, -1]
+        K[:, :, iw:] = G[:, -1]
+        e.update(E=np.concatenate([Rp[:, :(s - 1) * n], C, Kw, K], axis=1), P=P,
+                 Y=np.r_[n:s * n, iL:ne], ne=ne, ne0=ne0, lam=lam, w=w, G=G, g=g, iL=iL, iw=iw)
+        return e
+
+    def _hessian_of(self, pb, e, mu, nus):
+        """Hess_e W: the unconstrained part with the end momentum's weight
+        nu_p - mu_Kw, and the impulses', the constraints', M w's and the
+        hidden constraint's curvature."""
+        n, s, mc, N, h = self.n, self.s, self.cmodel.m, len(mu), e["h"]
+        nR, nC = (s - 1) * n, (s - 1) * mc
+        muR, muC = mu[:, :nR].reshape(N, s - 1, n), mu[:, nR:nR + nC].reshape(N, s - 1, mc)
+        muKw, muK = mu[:, nR + nC:nR + nC + n], mu[:, nR + nC + n:]
+        plast = nus[:, n:] - muKw
+        lam = np.concatenate([muR, plast[:, None]], axis=1)
+        ne0, ne, iL, iw, ih = e["ne0"], e["ne"], e["iL"], e["iw"], e["ih"]
+        H = np.zeros((N, ne, ne))
+        H[:, :ne0, :ne0] = self._hessian_W(pb, e, np.einsum("ia,kan->kin", self.Cp, lam),
+                                           np.einsum("ia,kan->kin", self.Cf, lam))
+        cm, Q = self.cmodel, e["Q"]
+        # - sum_a alpha_a . G(Q_a)^T Lam_a, alpha_a = mu_R,a + (nu_p - mu_Kw) (a < s-1)
+        alpha = lam.copy()
+        alpha[:, :s - 1] += plast[:, None]
+        Hp = cm.psi(Q, e["lam"], alpha)
+        for a in range(s):
+            qa = np.r_[a * n:(a + 1) * n]
+            ql = np.r_[qa, iL + a * mc:iL + (a + 1) * mc]
+            H[:, ql[:, None], ql] -= Hp[:, a, :n + mc, :n + mc]
+        # mu_C,a . g(Q_a) / h
+        Sc = cm.psi(Q[:, 1:], muC, np.zeros((N, s - 1, n)))[..., :n, n + mc:]
+        for a in range(1, s):
+            qa = slice(a * n, (a + 1) * n)
+            H[:, qa, qa] += Sc[:, a - 1] / h
+            t = -np.einsum("kcn,kc->kn", e["G"][:, a], muC[:, a - 1]) / h ** 2
+            H[:, qa, ih] += t
+            H[:, ih, qa] += t
+            H[:, ih, ih] += 2 * np.einsum("kc,kc->k", muC[:, a - 1], e["g"][:, a - 1]) / h ** 3
+        # mu_Kw . M(Q_{s-1}) w and mu_K . G(Q_{s-1}) w
+        qw = np.r_[(s - 1) * n:s * n, iw:iw + n]
+        H[:, qw[:, None], qw] += cm.phi(Q[:, -1], e["w"], muKw)[:, :2 * n, :2 * n]
+        Hk = cm.psi(Q[:, -1], muK, e["w"])
+        sel = np.r_[:n, n + mc:2 * n + mc]
+        H[:, qw[:, None], qw] += Hk[:, sel[:, None], sel]
+        return H

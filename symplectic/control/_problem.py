@@ -896,13 +896,13 @@ class Problem(PointTerms):
         solves).  ``Solution.solver`` names the one that ran.
         ``hessian`` (IPOPT, trust-constr; the polish's too): ``"exact"`` --
         the dynamics' curvature by the second-order adjoint of the step,
-        with the third derivatives of L that SymPy derives: for a system
-        from SymPy without holonomic constraints,
-        a variational scheme, inputs constant or the system's own B(q), and
+        with the third derivatives of L (and of the forces and holonomic
+        constraints) that SymPy derives: for a system from SymPy, a
+        variational scheme, inputs constant or the system's own B(q), and
         running costs and path constraints, if any, from SymPy (else a
         ValueError names what is not covered) --, ``"differences"`` --
-        central differences of the
-        exact gradients, block by block, accurate to about 1e-8 --,
+        central differences of the exact gradients, block by block,
+        accurate to about 1e-8 --,
         ``"auto"`` (the default: exact where covered, else differences) or
         ``"limited-memory"`` (IPOPT's quasi-Newton; SciPy's BFGS for the
         cost and SR1 for the constraints; the polish as ``"auto"``).  The

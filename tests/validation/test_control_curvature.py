@@ -9,7 +9,8 @@ e^2 (halving e divides their error by 4, and Richardson's extrapolation of two o
 two-link arm whose own force has inputs through B(q) and configuration- and
 velocity-dependent friction (the input rows' curvature through the points' states), and the
 crane driven by a time-dependent force; each also with a running cost and a path constraint
-of (t, q, qdot, u) from SymPy."""
+of (t, q, qdot, u) from SymPy; and a bead on a curve in space (two holonomic constraints with
+third derivatives, the constrained step's impulses and hidden constraint)."""
 import functools
 
 import numpy as np
@@ -55,6 +56,50 @@ def _driven():
 SYSTEMS = {"crane": _crane, "arm": _arm, "driven": _driven}
 
 
+@functools.lru_cache(maxsize=None)
+def _bead():
+    """A bead on a curve in space: two holonomic constraints with third derivatives, a
+    configuration-dependent mass matrix and damping (n = 3)."""
+    x, y, z, xd, yd, zd = sy.symbols("x y z xd yd zd")
+    M = sy.diag(1, 2, 1) + sy.diag(0, 0, 1) * sy.cos(x) / 3
+    g = [x ** 2 + y ** 2 + z ** 2 - 1 + x * y ** 2 / 5, z - sy.sin(x * y) / 3]
+    return sp.System.from_sympy((M, 9.81 * y), [x, y, z], [xd, yd, zd], constraints=g,
+                                dissipation=(xd ** 2 + yd ** 2 + zd ** 2) / 10)
+
+
+def _bead_problem(method, free, N=6):
+    cost = control.effort(2.0) + (control.duration() if free else 0.0 * control.effort(1.0))
+    return control.Problem(_bead(), 1.0, N, method=method, inputs=[[1.0], [0.0], [0.5]],
+                           start={"q": [0.0, -1.0, 0.0], "qdot": [0.0, 0.0, 0.0]},
+                           end={"q": [np.nan, -0.8, np.nan]}, cost=cost,
+                           free_duration=(0.5, 5.0) if free else None)
+
+
+def _limit_of_differences(pb, z, nu, tol_first=1e-11):
+    """The end's derivative from the adjoint's equations equals the C core's (relative
+    tol_first); the Hessian is the limit of central differences of the C core's gradient:
+    their error falls by 4 when the step halves, and Richardson's extrapolation of two of
+    them gains three digits or more."""
+    pb._use_hessian("exact")
+    _, dy = pb._steps(z)
+    D = pb._curvature.end_derivative(pb, z)
+    assert np.abs(D - dy).max() < tol_first * np.abs(dy).max()
+    He = pb._curvature.hessians(pb, z, 0.7, nu)
+    V0 = z[pb._block_matrix()]
+    if pb.free:
+        V0 = np.hstack([V0, np.full((pb.intervals, 1), z[-1])])
+    diffs = []
+    for e in (1e-3, 5e-4, 2.5e-4):
+        Hd = pb._hessian_chunk(np.arange(pb.intervals), V0, e * np.maximum(1.0, np.abs(V0)),
+                               0.7, nu)
+        diffs.append(0.5 * (Hd + Hd.transpose(0, 2, 1)))
+    scale = np.abs(He).max()
+    err = [np.abs(Hd - He).max() / scale for Hd in diffs]
+    assert 1e-9 < err[0] and 3.9 < err[0] / err[1] < 4.1 and 3.9 < err[1] / err[2] < 4.1, err
+    richardson = (4 * diffs[2] - diffs[1]) / 3
+    assert np.abs(richardson - He).max() < 1e-3 * err[0] * scale
+
+
 def _point_terms(name):
     """A running cost and a path constraint of (t, q, qdot, u) from SymPy."""
     t, a, b, va, vb = sy.symbols("t a b va vb")
@@ -98,28 +143,22 @@ def test_the_exact_hessian_is_the_limit_of_differences(name, method, free, terms
     curvature through the points' states, and the running cost's explicit h)."""
     pb = _problem(name, method, free, terms=terms)
     z, nu = _point(pb, 7)
-    pb._use_hessian("exact")
-    _, dy = pb._steps(z)
-    # the adjoint's first-order equations are the C core's step (whose d/dt of a force of
-    # time, in the column h with a free duration, is a central difference: ~1e-10)
-    D = pb._curvature.end_derivative(pb, z)
-    assert np.abs(D - dy)[..., :-1 if free else None].max() < 1e-11 * np.abs(dy).max()
-    assert np.abs(D - dy).max() < (1e-9 if name == "driven" else 1e-11) * np.abs(dy).max()
-    He = pb._curvature.hessians(pb, z, 0.7, nu)
-    V0 = z[pb._block_matrix()]
+    # the C core's d/dt of a force of time (column h with a free duration) is a central
+    # difference: ~1e-10
+    _limit_of_differences(pb, z, nu, 1e-9 if name == "driven" and free else 1e-11)
+
+
+@pytest.mark.parametrize("free", [False, True])
+@pytest.mark.parametrize("method", METHODS)
+def test_the_constrained_exact_hessian_is_the_limit_of_differences(method, free):
+    """The constrained step (impulses, the hidden constraint through w = M^-1 p): the bead,
+    from a guess of random inputs (its nodes on the manifold from the steps)."""
+    pb = _bead_problem(method, free)
+    rng = np.random.default_rng(3)
+    z = pb._guess({"u": 2 * rng.standard_normal((pb.intervals, pb.P, 1))})
     if free:
-        V0 = np.hstack([V0, np.full((pb.intervals, 1), z[-1])])
-    diffs = []
-    for e in (1e-3, 5e-4, 2.5e-4):
-        Hd = pb._hessian_chunk(np.arange(pb.intervals), V0, e * np.maximum(1.0, np.abs(V0)),
-                               0.7, nu)
-        diffs.append(0.5 * (Hd + Hd.transpose(0, 2, 1)))
-    scale = np.abs(He).max()
-    err = [np.abs(Hd - He).max() / scale for Hd in diffs]
-    assert 1e-9 < err[0] and 3.9 < err[0] / err[1] < 4.1 and 3.9 < err[1] / err[2] < 4.1, err
-    # Richardson's extrapolation gains three digits or more over the differences
-    richardson = (4 * diffs[2] - diffs[1]) / 3
-    assert np.abs(richardson - He).max() < 1e-3 * err[0] * scale
+        z[-1] = 1.0 / pb.intervals
+    _limit_of_differences(pb, z, rng.standard_normal(len(pb.constraint_bounds()[0])))
 
 
 @pytest.mark.parametrize("terms", [False, True])
@@ -133,6 +172,16 @@ def test_exact_hessian_assembled_equals_differences_of_the_gradient(name, terms)
     pb._use_hessian("exact")
     assert pb._curvature is not None
     check_derivatives(pb, z, nu, hess=1e-6)
+
+
+def test_constrained_exact_hessian_assembled_equals_differences_of_the_gradient():
+    pb = _bead_problem("simpson", True)
+    rng = np.random.default_rng(5)
+    z = pb._guess({"u": rng.standard_normal((pb.intervals, pb.P, 1))})
+    z[-1] = 1.0 / pb.intervals
+    pb._use_hessian("exact")
+    assert type(pb._curvature).__name__ == "ConstrainedCurvature"
+    check_derivatives(pb, z, rng.standard_normal(len(pb.constraint_bounds()[0])), hess=1e-6)
 
 
 @pytest.mark.parametrize("method", ["simpson", "lobatto4"])
@@ -178,3 +227,31 @@ def test_what_the_exact_hessian_does_not_cover_is_named():
         assert pb._curvature is None
     with pytest.raises(ValueError, match="hessian must be"):
         cases[0][0].solve(hessian="exactly")
+
+
+@pytest.mark.parametrize("solver", ["ipopt", "trust-constr"])
+def test_constrained_swing_up_with_the_exact_hessian(solver):
+    """The Cartesian pendulum's swing-up (test_control.py's on 12 intervals, its constraint
+    from SymPy): "auto" takes the constrained exact Hessian; the optimum is the built-in
+    pendulum's with the difference Hessian (the same transcription, its derivatives by hand
+    in C)."""
+    if solver == "ipopt":
+        pytest.importorskip("ipyopt")
+    x, y = sy.symbols("x y")
+    cart = sp.System.from_sympy((sy.eye(2), 9.81 * y), [x, y], constraints=[x ** 2 + y ** 2 - 1])
+    phi = np.pi * np.linspace(0.0, 1.0, 13)
+    guess = {"q": np.column_stack([np.sin(phi), -np.cos(phi)]),
+             "p": np.column_stack([np.cos(phi), np.sin(phi)]) * np.pi / 3}
+    sols = []
+    for system in (cart, sp.systems.pendulum_cartesian(m=1.0, l=1.0, g=9.81)):
+        pb = control.Problem(system, 3.0, 12, inputs=[1.0, 0.0],
+                             start={"q": [0.0, -1.0], "qdot": [0.0, 0.0]},
+                             end={"q": [np.nan, 1.0], "qdot": [0.0, np.nan]},
+                             cost=control.effort(2.0), rtol=1e-14)
+        sols.append(pb.solve(solver, guess=guess))
+    exact, diff = sols
+    assert exact.hessian == "exact" and diff.hessian == "differences"
+    # neither polish gets below ~1e-8 on this problem (with either Hessian): the costs agree
+    # to what the first-order residuals allow
+    assert exact.success and exact.kkt_residual < 1e-6 and diff.kkt_residual < 1e-6
+    assert abs(exact.cost - diff.cost) < 1e-6 * diff.cost
