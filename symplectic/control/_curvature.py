@@ -6,16 +6,17 @@ step, for a system from SymPy whose third derivatives of L it generates.
 The forced Galerkin step (csrc/sym_galerkin_forces.c): nodes Q_0 = q_k,
 Q_1 .. Q_{s-1} = q_{k+1}; at the force points x_i (weights b_i) the states
 q_i = sum_a B_ia Q_a and v_i = sum_a D_ia Q_a / h (B_ia = l_a(x_i), D_ia =
-l_a'(x_i), l_a the Lagrange basis of the nodes c_a), the momentum and force
-Xi_i = (M(q_i) v_i, L_q(q_i, v_i) + F_sys(q_i, v_i) + F_i); the step's
-equations and its end momentum
+l_a'(x_i), l_a the Lagrange basis of the nodes c_a), at t_i = (k + x_i) h the
+momentum and force Xi_i = (M(q_i) v_i, L_q(q_i, v_i) + F_sys(t_i, q_i, v_i) +
+F_i); the step's equations and its end momentum
 
     R_a = delta_a0 p_k + sum_i b_i [D_ia Xi^P_i + h B_ia Xi^f_i] = 0   (a = 0 .. s-2),
     p_{k+1} = p_k + h sum_i b_i Xi^f_i.
 
 R(Y, x) = 0 defines Y = (Q_1 .. Q_{s-1}) from x = (Q_0, p_k, u_k, F_k, h).
-Differentiating it twice (the implicit function theorem; Griewank & Walther,
-Evaluating Derivatives, 2nd ed., Section 15.2 on second-order adjoints),
+Differentiating it twice (the implicit function theorem, twice: a
+second-order adjoint; Griewank & Walther, Evaluating Derivatives, 2nd ed.,
+SIAM 2008, on implicit and iterative differentiation),
 
     Hess_x (nu . Phi) = Z^T [Hess_(Y,x) W] Z,   Z = [dY/dx; I],  dY/dx = -R_Y^-1 R_x,
     W = nu_q . Q_{s-1} + nu_p . p_{k+1} + mu . R  (+ lambda_i . (F_i - B(q_i) u_i)),
@@ -30,7 +31,8 @@ first-order parts (dY/dx and the end's derivative) are those of the C core's
 step to rounding (tests/validation/test_control_curvature.py).  Running costs
 and path rows G(t_i, q_i, v_i, u_i) from SymPy add their gradient to the
 adjoint's right-hand side and their Hessian through the points' (t, q, v, u)
-(t_ki = (k + x_i) h)."""
+(t_ki = (k + x_i) h).  With holonomic constraints the step has more unknowns
+and equations (:class:`ConstrainedCurvature`) and the same adjoint."""
 import numpy as np
 
 
@@ -67,8 +69,8 @@ def _lambdify(args, exprs):
 
 
 class _PointModel:
-    """Xi(q, v) = (M v, L_q + F_sys) with its Jacobian in w = (q, v), the
-    Hessian in w of a . M v + c . (L_q + F_sys), and for inputs B(q) the
+    """Xi(t, q, v) = (M v, L_q + F_sys) with its Jacobian in w = (t, q, v),
+    the Hessian in w of a . M v + c . (L_q + F_sys), and for inputs B(q) the
     gradient in q and Hessian in (q, u) of lam . B(q) u: NumPy functions from
     SymPy."""
 
@@ -255,11 +257,11 @@ class Curvature:
 
     def _expanded(self, pb, z, nu=None):
         """The step's quantities at z in the expanded variables e = (Q_0 ..
-        Q_{s-1}, p_k, u_k, [F_k], h) of every interval: the points' states
-        and their derivative Jw in e, Xi and dXi/de, the rows (R, p_{k+1})'
-        derivative in e (N, s n, ne), and the index arrays Y (Q_1..Q_{s-1})
-        and X (the interval's variables, in the problem's order); with the
-        multipliers nu and inputs B(q), the input rows' terms."""
+        Q_{s-1}, p_k, u_k, [F_k], h) of every interval: the nodes Q, the
+        points' (t, q, v) and their derivative Jw in e, Xi and dXi/de, the
+        rows (R, p_{k+1})' derivative in e (N, s n, ne), the index array X of
+        the interval's variables (in the problem's order), p_k and p_{k+1};
+        with the multipliers nu and inputs B(q), the input rows' terms."""
         n, s, N = self.n, self.s, pb.intervals
         r, m, Bq, h = len(pb._x), pb.n_inputs, pb._Bq is not None, pb._h(z)
         Bm, Dm, b = self.Bm, self.Dm, pb._b
