@@ -902,8 +902,8 @@ class Problem(PointTerms):
         running costs and path constraints, if any, from SymPy (else a
         ValueError names what is not covered) --, ``"differences"`` --
         central differences of the exact gradients, block by block,
-        accurate to about 1e-8 --,
-        ``"auto"`` (the default: exact where covered, else differences) or
+        accurate to about 1e-8 --, ``"auto"`` (the default: exact where
+        covered, else differences) or
         ``"limited-memory"`` (IPOPT's quasi-Newton; SciPy's BFGS for the
         cost and SR1 for the constraints; the polish as ``"auto"``).  The
         cost's own Hessian is exact in each.  ``Solution.hessian`` names
@@ -916,10 +916,10 @@ class Problem(PointTerms):
         constraints the default guess is that simulation with no input).
 
         ``polish`` (default: on after a successful solve, up to 3000
-        unknowns): Newton's
-        iteration on the first-order conditions -- the exact gradient and
-        constraint Jacobian, the constraints' curvature as for ``hessian``
-        (``"exact"`` or ``"differences"``) -- with the variables at a bound held there, until their residual
+        unknowns): Newton's iteration on the first-order conditions -- the
+        exact gradient and constraint Jacobian, the constraints' curvature
+        as for ``hessian`` (``"exact"`` or ``"differences"``) -- with the
+        variables at a bound held there, until their residual
         (``Solution.kkt_residual``) is below ``polish_tol`` or stops
         falling (at most 8 iterations; dense).  SLSQP stops on the change of
         the cost, which leaves the inputs only about sqrt(tol) accurate,

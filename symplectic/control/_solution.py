@@ -55,8 +55,10 @@ class Solution:
         the one that ran; its own status codes; solve_time:
         wall seconds of the whole solve, the polish included).
     hessian : str
-        The dynamics' curvature the solver used: "exact", "differences" or
-        "limited-memory" (see :meth:`Problem.solve`).
+        The dynamics' curvature that IPOPT or trust-constr and the polish
+        used: "exact" or "differences", or "limited-memory" (the solver's
+        quasi-Newton, the polish's as "auto"; see :meth:`Problem.solve`).
+        With SLSQP (its own quasi-Newton): the polish's.
     method, h :
         The scheme and its step (s).
     """
