@@ -4,13 +4,14 @@ second-order adjoint of the Galerkin step) for systems from SymPy.
 Expected values, all independent of the code under test: the step's first derivatives from
 the C core (the end's derivative that the adjoint's own equations give must equal them), and
 central differences of the C core's exact gradients at step e, which approach the Hessian as
-e^2 (halving e divides their error by 4, and Richardson's extrapolation of two of them leaves
-~1e-12).  Two systems: a crane with Rayleigh damping and a constant input matrix, and a
-two-link arm whose own force has inputs through B(q) and configuration- and
-velocity-dependent friction (the input rows' curvature through the points' states), and the
-crane driven by a time-dependent force; each also with a running cost and a path constraint
-of (t, q, qdot, u) from SymPy; and a bead on a curve in space (two holonomic constraints with
-third derivatives, the constrained step's impulses and hidden constraint)."""
+e^2 (halving e divides their error by 4, and Richardson's extrapolation of two of them gains
+three digits or more: measured 4e-13 to 6e-12 relative).  The systems: a crane with Rayleigh
+damping and a constant input matrix; a two-link arm whose own force has inputs through B(q)
+and configuration- and velocity-dependent friction (the input rows' curvature through the
+points' states); the crane driven by a time-dependent force -- each also with a running cost
+and a path constraint of (t, q, qdot, u) from SymPy --; and a bead on a curve in space (two
+holonomic constraints with third derivatives: the constrained step's impulses and hidden
+constraint)."""
 import functools
 
 import numpy as np
@@ -68,7 +69,7 @@ def _bead():
 
 
 def _bead_problem(method, free, N=6):
-    cost = control.effort(2.0) + (control.duration() if free else 0.0 * control.effort(1.0))
+    cost = control.effort(2.0) + control.duration() if free else control.effort(2.0)
     return control.Problem(_bead(), 1.0, N, method=method, inputs=[[1.0], [0.0], [0.5]],
                            start={"q": [0.0, -1.0, 0.0], "qdot": [0.0, 0.0, 0.0]},
                            end={"q": [np.nan, -0.8, np.nan]}, cost=cost,
