@@ -141,9 +141,10 @@ def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
     ``gtol`` (on the largest entry of the Lagrangian's gradient and of the
     constraints' violation) and ``barrier_tol``; its ``xtol``, a trust
     radius that ends the solve (once the gradient's rounding floor lies
-    above ``gtol``), is SciPy's 1e-8.  ``hessian``: ``"differences"`` (the
-    problem's Hessian of the Lagrangian) or ``"limited-memory"`` (SciPy's
-    BFGS for the cost, SR1 for the constraints).  nu: the multipliers, as
+    above ``gtol``), is SciPy's 1e-8.  ``hessian``: ``"exact"``, ``"auto"``
+    or ``"differences"`` (the problem's Hessian of the Lagrangian, as
+    Problem.solve set it) or ``"limited-memory"`` (SciPy's BFGS for the
+    cost, SR1 for the constraints).  nu: the multipliers, as
     SciPy's are (its Lagrangian is J + v . c, ours; with path rows
     recomputed, :func:`_path_multipliers`); active: the variables at a bound
     (their multiplier above a tenth of their distance to it)."""
