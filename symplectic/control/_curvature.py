@@ -204,9 +204,7 @@ class Curvature:
         docstring."""
         e = self._equations(pb, z, nu)
         n, s, N = self.n, self.s, pb.intervals
-        Y, X, E, ne = e["Y"], e["X"], e["E"], e["ne"]
-        EY = E[:, :, Y]
-        Yx = -np.linalg.solve(EY, E[:, :, X])
+        Y, EY = e["Y"], e["E"][:, :, e["Y"]]
         nus = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
         # d/de of W without mu . E: nu_q on Q_{s-1}, nu_p through p_{k+1}, the input rows
         # and the force points' terms
@@ -223,9 +221,7 @@ class Curvature:
         if terms is not None:
             k = terms[1].shape[1]
             H[:, :k, :k] += terms[1]
-        Z = np.zeros((N, ne, len(X)))
-        Z[:, X, np.arange(len(X))] = 1.0
-        Z[:, Y] = Yx
+        Z = self._reduction(e)
         return np.swapaxes(Z, 1, 2) @ H @ Z
 
     def end_derivative(self, pb, z):
@@ -233,11 +229,18 @@ class Curvature:
         the tests: the C core's step gives the same)."""
         e = self._equations(pb, z)
         n, s = self.n, self.s
-        Y, X, E, P = e["Y"], e["X"], e["E"], e["P"]
-        Zx = np.zeros((len(E), e["ne"], len(X)))
-        Zx[:, X, np.arange(len(X))] = 1.0
-        Zx[:, Y] = -np.linalg.solve(E[:, :, Y], E[:, :, X])
-        return np.concatenate([Zx[:, (s - 1) * n:s * n], P @ Zx], axis=1)
+        Z = self._reduction(e)
+        return np.concatenate([Z[:, (s - 1) * n:s * n], e["P"] @ Z], axis=1)
+
+    @staticmethod
+    def _reduction(e):
+        """Z = de/dx (N, ne, d): the interval's variables x themselves, and the
+        unknowns' dY/dx = -E_Y^-1 E_x."""
+        Y, X, E = e["Y"], e["X"], e["E"]
+        Z = np.zeros((len(E), e["ne"], len(X)))
+        Z[:, X, np.arange(len(X))] = 1.0
+        Z[:, Y] = -np.linalg.solve(E[:, :, Y], E[:, :, X])
+        return Z
 
     def _equations(self, pb, z, nu=None):
         """:meth:`_expanded` with the step's equations E (N, (s-1) n, ne), the
@@ -315,21 +318,12 @@ class Curvature:
         derivatives in h, the explicit h of h omega^f . Xi^f, and the input
         rows' -lambda . B(q) u."""
         n, b, h = self.n, pb._b, e["h"]
-        Jw, ih = e["Jw"], e["ih"]
-        HJ = self.model.hess(e["t"], e["q"], e["v"], oP, h * of) @ Jw
-        N = len(Jw)
-        H = np.swapaxes((Jw * b[:, None, None]).reshape(N, -1, Jw.shape[-1]), 1, 2) @ \
-            HJ.reshape(N, -1, Jw.shape[-1])
-        # v_i = sum_a D_ia Q_a / h: d2v/dQ_a dh = -D_ia / h^2, d2v/dh^2 = 2 v_i / h^2
+        bw = b[None, :, None]
         gv = np.einsum("kiyx,kiy->kix", e["J"], np.concatenate([oP, h * of], axis=-1))[..., 1 + n:]
-        t = np.einsum("i,ia,kin->kan", b, -self.Dm / h ** 2, gv).reshape(len(H), -1)
-        H[:, :self.s * n, ih] += t
-        H[:, ih, :self.s * n] += t
-        H[:, ih, ih] += np.einsum("i,kin,kin->k", b, gv, 2 * e["v"] / h ** 2)
-        # h omega^f . Xi^f: its derivative in e, in row and column h
-        t = np.einsum("i,kin,kine->ke", b, of, e["dXi"][:, :, n:])
-        H[:, ih, :] += t
-        H[:, :, ih] += t
+        # h omega^f . Xi^f: its explicit h (its derivative in e, in row and column h)
+        H = self._through_points(
+            e, e["Jw"], bw[..., None] * self.model.hess(e["t"], e["q"], e["v"], oP, h * of),
+            bw * gv, np.einsum("i,kin,kine->ke", b, of, e["dXi"][:, :, n:]))
         if e["inputs"] is not None:
             r, m, s = len(b), pb.n_inputs, self.s
             Jb = np.zeros((r, n + m, H.shape[1]))
@@ -347,8 +341,7 @@ class Curvature:
         through the points' (t, q, v, u) and, for the running cost h sum_i
         b_i l, its explicit h."""
         n, N, m = self.n, pb.intervals, pb.n_inputs
-        r, b, h, ih = len(pb._x), pb._b, e["h"], e["ih"]
-        Jw = e["Jw"]
+        r, b, h, Jw = len(pb._x), pb._b, e["h"], e["Jw"]
         k = 1 + 2 * n + m
         Jt = np.zeros((N, r, k, Jw.shape[-1]))
         Jt[:, :, :1 + 2 * n] = Jw                           # (t, q, v)
@@ -372,18 +365,28 @@ class Curvature:
                 g += np.einsum("kic,kicx->kix", w, gc.reshape(N, r, pc.r, k))
                 H += np.einsum("kic,kicxy->kixy", w, Hc.reshape(N, r, pc.r, k, k))
                 at += pc.r
-        out = np.swapaxes(Jt.reshape(N, r * k, -1), 1, 2) @ (H @ Jt).reshape(N, r * k, -1)
-        grad = np.einsum("kix,kixe->ke", g, Jt)
-        # v = sum_a D_ia Q_a / h (its second derivatives), and the running cost's explicit h
-        gv = g[..., 1 + n:1 + 2 * n]
-        t = np.einsum("i,ia,kin->kan", np.ones(r), -self.Dm / h ** 2, gv).reshape(N, -1)
-        out[:, :self.s * n, ih] += t
-        out[:, ih, :self.s * n] += t
-        out[:, ih, ih] += np.einsum("kin,kin->k", gv, 2 * e["v"] / h ** 2)
-        t = np.einsum("kix,kixe->ke", g_own, Jt)
-        out[:, ih, :] += t
-        out[:, :, ih] += t
-        return grad, out
+        # the running cost's explicit h: h sum_i b_i l
+        out = self._through_points(e, Jt, H, g[..., 1 + n:1 + 2 * n],
+                                   np.einsum("kix,kixe->ke", g_own, Jt))
+        return np.einsum("kix,kixe->ke", g, Jt), out
+
+    def _through_points(self, e, Jt, Hw, gv, explicit_h):
+        """sum_i Jt_i^T Hw_i Jt_i (N, ne, ne) for point functions with the
+        Hessians Hw (N, r, k, k) in the points' variables (t, q, v, ...) whose
+        derivative in e is Jt (N, r, k, ne), plus the second derivatives of
+        v_i = sum_a D_ia Q_a / h along their v-gradients gv (N, r, n) --
+        d2v/dQ_a dh = -D_ia / h^2, d2v/dh^2 = 2 v_i / h^2 -- and a term linear
+        in an explicit h: its derivative in e, explicit_h (N, ne), in row and
+        column h."""
+        N, ne, h, ih, sn = len(Jt), Jt.shape[-1], e["h"], e["ih"], self.s * self.n
+        H = np.swapaxes(Jt.reshape(N, -1, ne), 1, 2) @ (Hw @ Jt).reshape(N, -1, ne)
+        t = np.einsum("ia,kin->kan", -self.Dm / h ** 2, gv).reshape(N, -1)
+        H[:, :sn, ih] += t
+        H[:, ih, :sn] += t
+        H[:, ih, ih] += np.einsum("kin,kin->k", gv, 2 * e["v"] / h ** 2)
+        H[:, ih, :] += explicit_h
+        H[:, :, ih] += explicit_h
+        return H
 
 
 class _ConstraintModel:
