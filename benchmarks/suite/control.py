@@ -187,6 +187,17 @@ def baseline(kind, N, dur, umax, x0=None):
                 unknowns=c.n, t=np.linspace(0.0, dur, N + 1), theta=c.split(x)[0])
 
 
+#: the two minimum-time problems' keywords of sp.control.Problem (the cost duration() aside)
+CRANE_PROBLEM = dict(duration=6.0, inputs=[1.0, 0.0], start={"q": [0, 0], "qdot": [0, 0]},
+                     end={"q": [15, 0], "qdot": [0, 0]}, input_bounds=(-20, 20),
+                     state_bounds=([0, -np.inf], [15, np.inf]), free_duration=(1.0, 20.0))
+CART_PROBLEM = dict(duration=3.0, inputs=[1.0, 0.0, 0.0],
+                    start={"q": [0, -np.pi / 2, -np.pi / 2], "qdot": [0, 0, 0]},
+                    end={"q": [np.nan, np.pi / 2, np.pi / 2], "qdot": [0, 0, 0]},
+                    input_bounds=(-50, 50), free_duration=(0.5, 10.0),
+                    state_bounds=([-5, -np.inf, -np.inf], [5, np.inf, np.inf]))
+
+
 def crane():
     """opty's cart-pole crane from its definition: cart 1 kg, a 10 kg point load on a 5 m rod
     (theta from the downward vertical), g = 9.81."""
@@ -434,10 +445,7 @@ def crane_text(cfg, rows):
     """Minimum time, |F| <= 20, x: 0 -> 15 rest to rest, 0 <= x <= 15: ours against backward
     Euler and the midpoint rule, and beside opty's published 150-node backward-Euler duration."""
     title = "The cart-pole crane, minimum time"
-    kw = dict(duration=6.0, inputs=[1.0, 0.0], start={"q": [0, 0], "qdot": [0, 0]},
-              end={"q": [15, 0], "qdot": [0, 0]}, cost=sp.control.duration(),
-              input_bounds=(-20, 20), state_bounds=([0, -np.inf], [15, np.inf]),
-              free_duration=(1.0, 20.0))
+    kw = dict(CRANE_PROBLEM, cost=sp.control.duration())
     try:
         system = crane()
     except Exception as exc:                       # SymPy or a compiler missing
@@ -493,12 +501,7 @@ def crane_text(cfg, rows):
 
 def cart_pendulum_text(cfg, rows):
     """opty's double pendulum on a cart: rest hanging to rest upright, minimum time."""
-    kw = dict(duration=3.0, inputs=[1.0, 0.0, 0.0],
-              start={"q": [0, -np.pi / 2, -np.pi / 2], "qdot": [0, 0, 0]},
-              end={"q": [np.nan, np.pi / 2, np.pi / 2], "qdot": [0, 0, 0]},
-              cost=sp.control.duration(), input_bounds=(-50, 50),
-              state_bounds=([-5, -np.inf, -np.inf], [5, np.inf, np.inf]),
-              free_duration=(0.5, 10.0))
+    kw = dict(CART_PROBLEM, cost=sp.control.duration())
     intro = ("opty's intermediate example from its definition: a cart (1 kg) at x, two links of "
              "length 2 at absolute angles from +x, each of mass 1 with central inertia 2 at its "
              "mass centre, placed at the link's far end, g = 9.81; |F| ≤ 50 N on the cart, "
@@ -513,16 +516,7 @@ def cart_pendulum_text(cfg, rows):
 
 def _min_time_problem(name, method, N, system):
     """The crane's or the cart double pendulum's minimum-time problem (the tables' own)."""
-    if name == "crane":
-        kw = dict(duration=6.0, inputs=[1.0, 0.0], start={"q": [0, 0], "qdot": [0, 0]},
-                  end={"q": [15, 0], "qdot": [0, 0]}, input_bounds=(-20, 20),
-                  state_bounds=([0, -np.inf], [15, np.inf]), free_duration=(1.0, 20.0))
-    else:
-        kw = dict(duration=3.0, inputs=[1.0, 0.0, 0.0],
-                  start={"q": [0, -np.pi / 2, -np.pi / 2], "qdot": [0, 0, 0]},
-                  end={"q": [np.nan, np.pi / 2, np.pi / 2], "qdot": [0, 0, 0]},
-                  input_bounds=(-50, 50), free_duration=(0.5, 10.0),
-                  state_bounds=([-5, -np.inf, -np.inf], [5, np.inf, np.inf]))
+    kw = CRANE_PROBLEM if name == "crane" else CART_PROBLEM
     return sp.control.Problem(system, intervals=N, method=method, cost=sp.control.duration(),
                               **kw)
 

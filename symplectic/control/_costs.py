@@ -298,7 +298,7 @@ class _RunningTerm(_Term):
         by central differences."""
         exact = getattr(self.grad, "dt", None)
         if exact is not None:
-            return np.array([exact(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))])
+            return np.array(_sympy.at_points(exact, t, Q, V, U))
         e = 6e-6 * (np.abs(t) + 1.0)
         return (self.values(t + e, Q, V, U) - self.values(t - e, Q, V, U)) / (2 * e)
 
@@ -310,7 +310,7 @@ class _RunningTerm(_Term):
     def second(self, t, Q, V, U):
         """The gradient (K, k) and Hessian (K, k, k) of l in (t, q, qdot, u),
         k = 1 + 2n + m, at each point (l from SymPy)."""
-        out = [self.grad.second(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))]
+        out = _sympy.at_points(self.grad.second, t, Q, V, U)
         return np.array([g[0] for g, _ in out]), np.array([H[0] for _, H in out])
 
 

@@ -110,7 +110,7 @@ class _BoundPath:
         else by central differences."""
         exact = getattr(self.jac, "dt", None)
         if exact is not None:
-            return np.array([exact(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))])
+            return np.array(_sympy.at_points(exact, t, Q, V, U))
         e = 6e-6 * (np.abs(t) + 1.0)
         return (self.values(t + e, Q, V, U) - self.values(t - e, Q, V, U)) / (2 * e)[:, None]
 
@@ -122,5 +122,5 @@ class _BoundPath:
     def second(self, t, Q, V, U):
         """The Jacobian (K, r, k) and Hessians (K, r, k, k) of c in (t, q,
         qdot, u), k = 1 + 2n + m, at K points (c from SymPy)."""
-        out = [self.jac.second(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))]
+        out = _sympy.at_points(self.jac.second, t, Q, V, U)
         return np.array([g for g, _ in out]), np.array([H for _, H in out])

@@ -217,7 +217,7 @@ class Problem(PointTerms):
         self._zcache = {}       # the force-point terms' (PointTerms._cached)
         self._blocks = None
         self._curvature = None          # the exact Hessian in use (_use_hessian)
-        self._curvatures = {}           # built once: Curvature, or the reason it is not
+        self._exact = None              # built once: the Curvature, or why there is none
 
     def _use_hessian(self, hessian):
         """Sets the dynamics' curvature for ``hessian`` ("auto", "exact",
@@ -229,17 +229,16 @@ class Problem(PointTerms):
         self._curvature = None
         if hessian == "differences":
             return
-        if "exact" not in self._curvatures:
+        if self._exact is None:
             try:
-                self._curvatures["exact"] = _curvature.Curvature.for_problem(self)
+                self._exact = _curvature.Curvature.for_problem(self)
             except _curvature.Unsupported as e:
-                self._curvatures["exact"] = str(e)
-        exact = self._curvatures["exact"]
-        if isinstance(exact, str):
+                self._exact = str(e)
+        if isinstance(self._exact, str):
             if hessian == "exact":
-                raise ValueError(f"hessian='exact': {exact}; use hessian='differences'")
+                raise ValueError(f"hessian='exact': {self._exact}; use hessian='differences'")
             return
-        self._curvature = exact
+        self._curvature = self._exact
 
     def _bind_inputs(self, inputs, inputs_jac):
         """self.inputs (B, or the callable B(q) with self._Bq) and n_inputs;

@@ -17,6 +17,11 @@ def is_expression(x):
     return isinstance(x, (sy.Basic, sy.MatrixBase))
 
 
+def at_points(f, t, Q, V, U):
+    """f(t, q, qdot, u) at each of K points (t (K,), Q, V, U (K, .)), a list."""
+    return [f(float(t[j]), Q[j], V[j], U[j]) for j in range(len(t))]
+
+
 def functions(expr, symbols, groups, params, what):
     """(value, derivatives) of ``expr`` (a scalar or a list/matrix of r
     expressions) in the argument groups ``groups`` (names: "t", "q", ...;
