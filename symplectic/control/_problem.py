@@ -369,8 +369,10 @@ class Problem(PointTerms):
         if self._cache is not None and np.array_equal(self._cache[0], z):
             return self._cache[1], self._cache[2]
         N = self.intervals
+        # the points' states also for the exact curvature (its interior nodes)
         ends, dy, points = self._shoot(np.arange(N), z[self._block_matrix()],
-                                       np.full(N, self._h(z)))
+                                       np.full(N, self._h(z)),
+                                       points=self._points or self._curvature is not None)
         self._cache = (z.copy(), ends, dy, points)
         return ends, dy
 
