@@ -159,6 +159,8 @@ typedef struct py_force {
 int py_force_begin(PyObject *spec, int n, long steps, long rows, py_force *pf);
 void py_force_end(py_force *pf);
 int py_force_attach(py_force *pf, sym_work *w);
+int py_force_replace(py_force *pf, PyObject *spec, int n, sym_work *w);
+int py_force_set_hold(py_force *pf, sym_work *w, PyObject *o, long k0, int n);
 int py_force_raise_recorded(const py_force *pf);
 void py_force_clear_records(py_force *pf);
 int py_force_traverse(const py_force *pf, visitproc visit, void *arg);

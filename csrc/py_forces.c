@@ -397,6 +397,56 @@ int py_force_attach(py_force *pf, sym_work *w)
     return -1;
 }
 
+/* A kept run's force replaced by spec (None: none) on its workspace w (the
+ * predictor history starts again: sym_work_set_force).  The old force is
+ * detached and released first (its terms' records are parsed in place:
+ * the core keeps pointers to them), so that on an error -- which the
+ * Python caller's own checks of spec make unlikely -- the run is left with
+ * no force.  -1 with an exception. */
+int py_force_replace(py_force *pf, PyObject *spec, int n, sym_work *w)
+{
+    sym_work_set_force(w, NULL);
+    py_force_end(pf);
+    if (py_force_begin(spec, n, -1, 0, pf) < 0 || py_force_attach(pf, w) < 0) {
+        sym_work_set_force(w, NULL);
+        py_force_end(pf);
+        return -1;
+    }
+    return 0;
+}
+
+/* The held values of a kept run's attached force pointed at o (None:
+ * removed), row 0 held during step k0 (sym_work_set_hold): a (rows, P n)
+ * real array, P the force's hold_points (n for one value a step), used in
+ * place when it is float64 and C-contiguous.  -1 with an exception. */
+int py_force_set_hold(py_force *pf, sym_work *w, PyObject *o, long k0, int n)
+{
+    if (!pf->active) {
+        PyErr_SetString(PyExc_ValueError, "set_hold: this run has no force (attach one with a "
+                        "held part first)");
+        return -1;
+    }
+    if (k0 < 0) {
+        PyErr_Format(PyExc_ValueError, "set_hold: k0 must be >= 0, got %ld", k0);
+        return -1;
+    }
+    PyArrayObject *a = NULL;
+    const int hp = pf->f.hold_points > 1 ? pf->f.hold_points : 1;
+    if (o != Py_None && !(a = matrix(o, "the held force array", -1, hp * n))) return -1;
+    const long rows = a ? (long)PyArray_DIM(a, 0) : 0;
+    const int st = sym_work_set_hold(w, a ? PyArray_DATA(a) : NULL, rows, k0);
+    if (st) {
+        Py_XDECREF(a);
+        py_raise_status(st, NULL, "set_hold: ", NULL);
+        return -1;
+    }
+    Py_XSETREF(pf->hold, a);
+    pf->f.hold = a ? PyArray_DATA(a) : NULL;
+    pf->f.hold_rows = rows;
+    pf->f.hold_k0 = a ? k0 : 0;
+    return 0;
+}
+
 /* The error of a compiled term's recorded failure; 1 if one was raised. */
 int py_force_raise_recorded(const py_force *pf)
 {

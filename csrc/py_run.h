@@ -89,4 +89,9 @@ double *py_hook_buffer(PyObject *buf, npy_intp size, const char *name);
 PyObject *py_run_integrate(run *r, const run_call *c);
 int py_step_outputs(const run *r, const run_call *c, sym_run *R);
 
+/* ---- py_shoot.c: independent single steps on a prepared run ----- */
+PyObject *py_shoot_on(run *r, run_call *c, PyObject *q_in, PyObject *p_in, PyArrayObject *K,
+                      PyArrayObject *H);
+int py_shoot_times(PyObject *k_in, PyObject *h_in, PyArrayObject **K, PyArrayObject **H);
+
 #endif /* PY_RUN_H */

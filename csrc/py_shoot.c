@@ -111,6 +111,53 @@ static long run_items(run *r, const run_call *c, const sym_run *T, const double 
     return b;
 }
 
+/* The items of one shoot call on the prepared run r (a fresh one, or a kept
+ * Work's): q_in, p_in (B, n) their starts, K and H (B,) their node numbers
+ * and steps, c's jacobians, h_jacobians and points the outputs.  Returns
+ * (q1, p1, failed, failure) as shoot, or NULL with an exception. */
+PyObject *py_shoot_on(run *r, run_call *c, PyObject *q_in, PyObject *p_in, PyArrayObject *K,
+                      PyArrayObject *H)
+{
+    PyObject *ret = NULL, *q1 = NULL, *p1 = NULL;
+    const npy_intp n = r->S->sys.n, B = PyArray_DIM(K, 0);
+    if (PyArray_DIM(H, 0) != B) {
+        PyErr_SetString(PyExc_ValueError, "shoot: k and h must have the same length");
+        return NULL;
+    }
+    if (!(c->q0 = rows_of(q_in, B, n, "q0")) || !(c->p0 = rows_of(p_in, B, n, "p0"))) goto done;
+    c->n_steps = (long)B;
+    sym_run T = {0};
+    if (py_step_outputs(r, c, &T) < 0) goto done;
+    const npy_intp dq[2] = {B, n};
+    if (!(q1 = py_new_array(2, dq, 0)) || !(p1 = py_new_array(2, dq, 0))) goto done;
+    sym_failure fail = {0};
+    int st = SYM_OK;
+    const long b = run_items(r, c, &T, PyArray_DATA(K), PyArray_DATA(H), py_data_of(q1),
+                             py_data_of(p1), &fail, &st);
+    if (b < 0) goto done;
+    if (b == (long)B)
+        ret = Py_BuildValue("(OOlO)", q1, p1, b, Py_None);
+    else
+        ret = Py_BuildValue("(OOl(isidd))", q1, p1, b, st, sym_strerror(st), fail.iterations,
+                            fail.residual, fail.residual_rel);
+done:
+    Py_CLEAR(c->q0);
+    Py_CLEAR(c->p0);
+    Py_XDECREF(q1);
+    Py_XDECREF(p1);
+    return ret;
+}
+
+/* The node numbers k and steps h of a shoot call, as 1-d float64 arrays
+ * (new references in *K, *H); -1 with an exception. */
+int py_shoot_times(PyObject *k_in, PyObject *h_in, PyArrayObject **K, PyArrayObject **H)
+{
+    *K = *H = NULL;
+    if ((*K = vector_of(k_in, "k")) && (*H = vector_of(h_in, "h"))) return 0;
+    Py_CLEAR(*K);
+    return -1;
+}
+
 /* shoot(system, q0, p0, k, h, method='simpson', rtol=0, max_iter=0,
  * predictor=True, chord=0, branch=0, force=None, jacobians=None,
  * h_jacobians=None, points=None) -> (q1, p1, failed, failure): q0, p0 (B, n)
@@ -119,13 +166,13 @@ static long run_items(run *r, const run_call *c, const sym_run *T, const double 
  * with B for n_steps, filled in place.  failed: B when every item stepped,
  * else the first item that failed, failure (status, reason, iterations,
  * residual, residual_rel) (None when failed == B), the rows from it on
- * unfilled. */
+ * unfilled.  (A kept run's Work.shoot does the same on its workspace.) */
 PyObject *mod_shoot(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "k", "h", "method", "rtol", "max_iter",
                              "predictor", "chord", "branch", "force", "jacobians",
                              "h_jacobians", "points", NULL};
-    PyObject *q_in, *p_in, *k_in, *h_in, *ret = NULL, *q1 = NULL, *p1 = NULL;
+    PyObject *q_in, *p_in, *k_in, *h_in, *ret = NULL;
     PyArrayObject *K = NULL, *H = NULL;
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .jacobians = Py_None, .h_jacobians = Py_None,
@@ -135,45 +182,19 @@ PyObject *mod_shoot(PyObject *module, PyObject *args, PyObject *kw)
                                      &r.predictor, &r.chord, &r.branch, &r.force_in,
                                      &c.jacobians, &c.h_jacobians, &c.points))
         return NULL;
-    if (!(K = vector_of(k_in, "k")) || !(H = vector_of(h_in, "h")))
-        goto done;
-    const npy_intp B = PyArray_DIM(K, 0);
-    if (PyArray_DIM(H, 0) != B) {
-        PyErr_SetString(PyExc_ValueError, "shoot: k and h must have the same length");
-        goto done;
-    }
-    r.force_steps = (long)B;
+    if (py_shoot_times(k_in, h_in, &K, &H) < 0) goto done;
+    r.force_steps = (long)PyArray_DIM(K, 0);
     r.force_rows = 0;
     /* the prologue checks and converts row 0 as the run's (q, p) */
     if (!(r.q_in = PySequence_GetItem(q_in, 0)) || !(r.p_in = PySequence_GetItem(p_in, 0)))
         goto done;
     if (py_run_begin(module, &r, "q0", "p0") < 0 || py_run_work(&r) < 0) goto done;
-    const npy_intp n = r.S->sys.n;
-    if (!(c.q0 = rows_of(q_in, B, n, "q0")) || !(c.p0 = rows_of(p_in, B, n, "p0"))) goto done;
-    c.n_steps = (long)B;
-    sym_run T = {0};
-    if (py_step_outputs(&r, &c, &T) < 0) goto done;
-    const npy_intp dq[2] = {B, n};
-    if (!(q1 = py_new_array(2, dq, 0)) || !(p1 = py_new_array(2, dq, 0))) goto done;
-    sym_failure fail = {0};
-    int st = SYM_OK;
-    const long b = run_items(&r, &c, &T, PyArray_DATA(K), PyArray_DATA(H), py_data_of(q1),
-                             py_data_of(p1), &fail, &st);
-    if (b < 0) goto done;
-    if (b == (long)B)
-        ret = Py_BuildValue("(OOlO)", q1, p1, b, Py_None);
-    else
-        ret = Py_BuildValue("(OOl(isidd))", q1, p1, b, st, sym_strerror(st), fail.iterations,
-                            fail.residual, fail.residual_rel);
+    ret = py_shoot_on(&r, &c, q_in, p_in, K, H);
 done:
     py_run_end(&r);
     Py_XDECREF(r.q_in);
     Py_XDECREF(r.p_in);
-    Py_XDECREF((PyObject *)c.q0);
-    Py_XDECREF((PyObject *)c.p0);
     Py_XDECREF(K);
     Py_XDECREF(H);
-    Py_XDECREF(q1);
-    Py_XDECREF(p1);
     return ret;
 }

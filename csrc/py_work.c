@@ -14,6 +14,7 @@ typedef struct WorkObject {
     run r;
     int ready;   /* prepared: r.w is a workspace */
     int busy;    /* a call is running            */
+    int linear;  /* the closed form's workspace (no force) */
 } WorkObject;
 
 static int Work_traverse(WorkObject *self, visitproc visit, void *arg)
@@ -91,6 +92,7 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
     Py_INCREF(r->force_in);
     self->ready = 1;   /* py_run_end releases what py_run_begin took, also on failure */
     const int bad = py_run_begin(module, r, "q", "p") < 0 || py_run_work(r) < 0;
+    self->linear = r->linear_in && r->linear_in != Py_None;
     r->linear_in = NULL;   /* borrowed: for py_run_work only */
     if (bad) {
         Py_DECREF(self);
@@ -173,6 +175,64 @@ static PyObject *Work_step(WorkObject *self, PyObject *args, PyObject *kw)
     return ret;
 }
 
+/* Work.set_force(spec): the run's force replaced by spec (a force
+ * description, None: none); the predictor history starts again. */
+static PyObject *Work_set_force(WorkObject *self, PyObject *spec)
+{
+    if (work_enter(self) < 0) return NULL;
+    run *r = &self->r;
+    PyObject *ret = NULL;
+    if (self->linear) {
+        PyErr_SetString(PyExc_ValueError, "set_force: the closed form takes no force");
+    } else if (py_force_replace(&r->force, spec, r->S->sys.n, r->w) == 0) {
+        Py_INCREF(spec);
+        Py_XSETREF(r->force_in, spec);
+        ret = Py_NewRef(Py_None);
+    }
+    self->busy = 0;
+    return ret;
+}
+
+/* Work.set_hold(hold, k0=0): the attached force's held values pointed at
+ * hold ((rows, P n), row 0 during step k0; used in place when float64 and
+ * C-contiguous; None removes the held part), the history kept. */
+static PyObject *Work_set_hold(WorkObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"hold", "k0", NULL};
+    PyObject *o;
+    long k0 = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|l", kwlist, &o, &k0)) return NULL;
+    if (work_enter(self) < 0) return NULL;
+    run *r = &self->r;
+    const int st = py_force_set_hold(&r->force, r->w, o, k0, r->S->sys.n);
+    self->busy = 0;
+    if (st < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Work.shoot(q0, p0, k, h, jacobians=None, h_jacobians=None, points=None) ->
+ * as _core.shoot, on the kept workspace (item b reads row b of the held
+ * force: set_hold(hold, 0) with B rows). */
+static PyObject *Work_shoot(WorkObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"q0", "p0", "k", "h", "jacobians", "h_jacobians", "points", NULL};
+    PyObject *q_in, *p_in, *k_in, *h_in, *ret = NULL;
+    PyArrayObject *K = NULL, *H = NULL;
+    run_call c = {.store_every = 1, .jacobians = Py_None, .h_jacobians = Py_None,
+                  .points = Py_None};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|OOO", kwlist, &q_in, &p_in, &k_in, &h_in,
+                                     &c.jacobians, &c.h_jacobians, &c.points))
+        return NULL;
+    if (py_shoot_times(k_in, h_in, &K, &H) < 0) return NULL;
+    if (work_enter(self) == 0) {
+        ret = py_shoot_on(&self->r, &c, q_in, p_in, K, H);
+        self->busy = 0;
+    }
+    Py_DECREF(K);
+    Py_DECREF(H);
+    return ret;
+}
+
 /* Work.counts() -> (steps, evaluations, iterations, factorizations,
  * branch_checks, branch_fixes) since the workspace was made */
 static PyObject *Work_counts(WorkObject *self, PyObject *unused)
@@ -201,6 +261,15 @@ static PyMethodDef Work_methods[] = {
      "workspace: steps k0 .. k0 + n_steps - 1 of a run from t0"},
     {"step", (PyCFunction)(void (*)(void))Work_step, METH_VARARGS | METH_KEYWORDS,
      "step(q, p, h, t=0, k=0) -> as _core.step: step k at time t on the kept workspace"},
+    {"set_force", (PyCFunction)Work_set_force, METH_O,
+     "set_force(spec): replace the run's force (a force description, None: none); the "
+     "predictor history starts again"},
+    {"set_hold", (PyCFunction)(void (*)(void))Work_set_hold, METH_VARARGS | METH_KEYWORDS,
+     "set_hold(hold, k0=0): the attached force's held values (rows, P n), row 0 during step "
+     "k0, used in place (None: no held part); the history stays"},
+    {"shoot", (PyCFunction)(void (*)(void))Work_shoot, METH_VARARGS | METH_KEYWORDS,
+     "shoot(q0, p0, k, h, jacobians=None, h_jacobians=None, points=None) -> as _core.shoot, "
+     "on the kept workspace"},
     {"counts", (PyCFunction)Work_counts, METH_NOARGS,
      "counts() -> (steps, evaluations, iterations, factorizations, branch_checks, "
      "branch_fixes) of the workspace so far"},

@@ -167,7 +167,9 @@ int sym_work_set_time(sym_work *w, double t, long k)
     w->invalid = NULL;
     if (!isfinite(t)) return invalid(w, "t");
     if (k < 0) return invalid(w, "k");
-    if (w->force && w->force->f.hold && k >= w->force->f.hold_rows) return invalid(w, "hold");
+    if (w->force && w->force->f.hold &&
+        (k < w->force->f.hold_k0 || k - w->force->f.hold_k0 >= w->force->f.hold_rows))
+        return invalid(w, "hold");
     w->t = t;
     w->k = k;
     return SYM_OK;
@@ -527,7 +529,8 @@ static int run_check(const sym_work *w, sym_run *R)
     if (R->store_every > 1 && R->qmid) return run_invalid(R, "qmid");
     if (R->hook_steps && R->n_hook_steps < 0) return run_invalid(R, "n_hook_steps");
     if (R->impulse0 && !R->impulse) return run_invalid(R, "impulse0");
-    if (f && f->hold && R->n_steps > f->hold_rows - R->k0) return run_invalid(R, "hold");
+    if (f && f->hold && (R->k0 < f->hold_k0 || R->n_steps > f->hold_rows - (R->k0 - f->hold_k0)))
+        return run_invalid(R, "hold");
     if (R->tangent && (R->tangent_cols < 1 || (!R->tangent0 && R->tangent_cols != 2 * w->n)))
         return run_invalid(R, "tangent_cols");
     if (R->h_jacobians && !w->ops->time_tangent) return run_invalid(R, "h_jacobians");

@@ -25,8 +25,9 @@ extern "C" {
  * optional parts:
  *
  *   damping   F += -D qdot            D n x n, row-major (constant)
- *   hold      F += hold[k]            during step k (zero-order hold),
- *                                     rows x n, row-major (k < rows)
+ *   hold      F += hold[k - k0]       during step k (zero-order hold),
+ *                                     rows x n, row-major (k0 = hold_k0,
+ *                                     k0 <= k < k0 + rows)
  *             F += hold[k][i]         or, with hold_points = P > 1 (P =
  *                                     sym_method_force_points(method)), a
  *                                     value at each point i of the step's
@@ -67,6 +68,8 @@ typedef struct sym_force {
     const double *hold;      /* hold_rows x n (hold_points 0 or 1), or
                                 hold_rows x hold_points x n; or NULL       */
     long hold_rows;
+    long hold_k0;            /* the step whose value is row 0 (>= 0; 0 for a
+                                run's own array: row k during step k)       */
     int hold_points;         /* 0 or 1: one value a step; else the method's
                                 force points (SYM_EINVAL otherwise)        */
     int nterms;              /* 0 .. SYM_FORCE_MAX_TERMS */
@@ -77,6 +80,15 @@ typedef struct sym_force {
  * every later step includes it.  Allocates the force's buffers (never
  * inside a step); SYM_EINVAL for a malformed description, SYM_ENOMEM. */
 int sym_work_set_force(sym_work *w, const sym_force *force);
+
+/* Point the attached force's held part at other values (the force's other
+ * parts, its hold_points and the predictor history unchanged): `rows` rows
+ * of hold_points x n (or n) values, row 0 held during step k0; hold NULL
+ * (rows 0) removes the held part.  The array must outlive its use.  No
+ * allocation: a sampled-data loop or an optimiser rewrites its inputs
+ * between runs.  SYM_EINVAL without an attached force or for rows < 0,
+ * k0 < 0, or hold NULL with rows > 0. */
+int sym_work_set_hold(sym_work *w, const double *hold, long rows, long k0);
 
 /* The discrete work W = h sum_i b_i F_i . qdot_i and impulse
  * I = h sum_i b_i F_i (n) of the forces over the last step taken, with the

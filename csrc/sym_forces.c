@@ -31,7 +31,7 @@ static double fd_step(double x)
 static int force_ok(const sym_force *f)
 {
     if (f->nterms < 0 || f->nterms > SYM_FORCE_MAX_TERMS || f->hold_rows < 0 ||
-        f->hold_points < 0)
+        f->hold_k0 < 0 || f->hold_points < 0)
         return 0;
     if (f->hold_rows > 0 && !f->hold) return 0;
     for (int i = 0; i < f->nterms; i++)
@@ -93,6 +93,15 @@ int sym_work_set_force(sym_work *w, const sym_force *force)
     sym_force_free(w->force);
     w->force = fw;
     w->ops->reset(w);   /* the predictor history belongs to the unforced system */
+    return SYM_OK;
+}
+
+int sym_work_set_hold(sym_work *w, const double *hold, long rows, long k0)
+{
+    if (!w || !w->force || rows < 0 || k0 < 0 || (!hold && rows > 0)) return SYM_EINVAL;
+    w->force->f.hold = hold;
+    w->force->f.hold_rows = hold ? rows : 0;
+    w->force->f.hold_k0 = hold ? k0 : 0;
     return SYM_OK;
 }
 
@@ -170,7 +179,7 @@ static int fd_columns(sym_fwork *fw, const sym_force_term *tm, double t, long k,
 }
 
 /*
- * F = hold[k] - D v + sum_terms fn(t, k, q, v), and
+ * F = hold[k - hold_k0] - D v + sum_terms fn(t, k, q, v), and
  * Fq = sum_terms dfn/dq, Fv = -D + sum_terms dfn/dv
  * (each term's Jacobians from the term when it provides them, else central
  * differences of its F).
@@ -186,7 +195,7 @@ int sym_force_eval(sym_fwork *fw, double t, long k, int point, const double *q, 
     const unsigned wv = (need & SYM_FORCE_DV) && (fw->jac & SYM_FORCE_DV);
     if (need & SYM_FORCE_F) {
         if (f->hold)
-            memcpy(F, f->hold + ((size_t)k * (size_t)fw->hpts +
+            memcpy(F, f->hold + ((size_t)(k - f->hold_k0) * (size_t)fw->hpts +
                                  (fw->hpts > 1 ? (size_t)point : 0)) * un,
                    sizeof(double) * un);
         else

@@ -54,7 +54,10 @@ class Integrator:
         Initial velocities instead of ``p0``.
     force, force_jac :
         As for :func:`symplectic.integrate`; an array force (rows, n) holds
-        row k over step k, so the run has at most ``rows`` steps.
+        row k over step k, so the run has at most ``rows`` steps.  An array
+        is copied here: changing it afterwards does not change the run (a
+        sampled-data loop gives each step's input to :meth:`step` instead,
+        ``step(force=u)``).
     check : bool
         Check the system's derivatives once (as :func:`symplectic.integrate`).
     closed_form : bool
@@ -120,6 +123,10 @@ class Integrator:
                 raise ValueError("Integrator: wrt= needs tangent=True")
             self._pspec = _params.prepare(system, wrt, m, "Integrator")
         self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
+        # the held inputs given step by step (step(force=u), propagate(force=U)): attached
+        # to the kept run on first use, with a value at each of the method's force points
+        self._live = False
+        self._step_hold = np.zeros((1, self._m.force_points, system.n))
         self._closed = _integrate.linear_stepper(system, m, self._h,
                                                  closed_form and f is None and wrt is None)
         if self._closed is not None:     # the closed form's workspace (no Newton, no force)
@@ -137,7 +144,8 @@ class Integrator:
         self._S = (None if self._pspec is None
                    else np.zeros((2 * self.system.n, len(self._pspec.names))))
         self._work0 = 0.0
-        self._impulse0 = np.zeros(self.system.n) if self.force is not None else None
+        forced = self.force is not None or getattr(self, "_live", False)
+        self._impulse0 = np.zeros(self.system.n) if forced else None
 
     def _time(self, k):
         # the C driver's node time t0 + k h (sym_node_time), the same rounding
@@ -248,10 +256,23 @@ class Integrator:
         self._k += r.done
         self._work0, self._impulse0 = work, impulse
 
-    def step(self):
+    def step(self, force=None):
         """Take one step: returns ``(q1, p1)`` (copies) and moves the state there.
 
+        ``force`` (optional): a generalized force held over this one step, (n,),
+        or a value at each of the method's P force points, (P, n)
+        (:func:`symplectic.forces.point_times`) -- the input of a sampled-data
+        controller computed from the state now.  It is added to the run's own
+        force (the system's, and a callable or damping given at construction),
+        read when called (a copy), and the run's work and impulse include it.
+        A loop of ``step(force=u_k)`` gives bitwise the states of one
+        :func:`symplectic.integrate` with ``force=`` the rows u_k.  Not with an
+        array force given at construction (it already holds each step's value),
+        nor with a linear system's closed form (make it with ``closed_form=False``).
+
         Raises ConvergenceError (the state stays) as :func:`symplectic.step`."""
+        if force is not None or self._live:
+            return self._held_step(None if force is None else self._held(force, 1))
         self._need_rows(1)
         if self.force is None and self._k > 0 and self._phi is None:
             # the lean path of an unforced run after its start (the pre-run check is the
@@ -263,8 +284,13 @@ class Integrator:
                 return q[1].copy(), p[1].copy()
             raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
                                                system=self.system, state=(self._q, self._p))
+        return self._general_step(self.force)
+
+    def _general_step(self, force):
+        """One step through the run function (tangents, parameters, the pre-run
+        check, the force's work): returns (q1, p1) and moves the state."""
         spec = dataclasses.replace(self._spec, n_steps=1, k0=self._k)
-        r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=self.force,
+        r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=force,
                            kept=self._kept, start=(self._work0, self._impulse0),
                            tangent0=self._phi, params=self._pspec, param0=self._S)
         if r.failure is not None:
@@ -273,12 +299,98 @@ class Integrator:
         self._advance(r)
         return self._q.copy(), self._p.copy()
 
-    def propagate(self, n_steps=None, *, t_end=None, t_eval=None, store_every=None,
-                  events=None, progress=False):
+    # ------------------------------------------------------------ held inputs, step by step
+    def _held(self, force, rows):
+        """``force`` of step or propagate as the held values of ``rows`` steps,
+        (rows, P, n) float64 (a value held over a step repeated at its P
+        force points: the same force at each, hence the same numbers).  One
+        step's values go to a buffer kept for them (the run reads them in
+        place; their finiteness is the binding's check, set_hold)."""
+        n, P = self.system.n, self._m.force_points
+        if rows == 1:
+            a = force if isinstance(force, np.ndarray) and force.dtype == np.float64 else \
+                _validate._as_floats("force", force, f"an array of shape (n,) = ({n},) or "
+                                     f"(P, n) = ({P}, {n})")
+            if a.shape not in ((n,), (P, n)):
+                raise ValueError(f"force: one step's input must have shape (n,) = ({n},), held "
+                                 f"over the step, or (P, n) = ({P}, {n}), a value at each of "
+                                 f"{self.method}'s force points; got shape {a.shape}")
+            buf = self._step_hold
+            buf[0] = a
+            return buf
+        a = _validate.force_array("force", force, rows, n, points=True)
+        if a.ndim == 2:
+            return np.repeat(a[:, None, :], P, axis=1)
+        if a.shape[1] != P:
+            raise ValueError(f"force: {a.shape[1]} values a step (shape {np.shape(force)}), but "
+                             f"{self.method} evaluates a force at {P} points a step "
+                             f"(symplectic.forces.point_times)")
+        return a
+
+    def _set_hold(self, held):
+        """Point the kept run's held part at ``held`` (rows, P, n) from step k now."""
+        try:
+            self._kept.set_hold(None if held is None else held.reshape(len(held), -1), self._k)
+        except ValueError as exc:
+            if held is None or np.isfinite(held).all():
+                raise
+            j = int(np.argmax(~np.isfinite(held.reshape(len(held), -1)).all(axis=1)))
+            raise ValueError(f"force: a non-finite value in the input of step {self._k + j}: "
+                             f"{held[j, 0].tolist()}") from None
+
+    def _go_live(self):
+        """Attach the held inputs to the kept run (once): the run's own force
+        plus a held part of P values a step; work and impulse from here on."""
+        if self._live:
+            return
+        if self._closed is not None:
+            raise ValueError(f"force=: this Integrator steps the closed form of a linear "
+                             f"system, which takes no force; make it with closed_form=False")
+        if self._hold_rows is not None:
+            raise ValueError("force=: this Integrator holds the force array given at its "
+                             "construction (one row per step); give the inputs either there "
+                             "or step by step, not both")
+        n, P = self.system.n, self._m.force_points
+        own = self.force if self.force is not None else forces.Force()
+        self._kept.set_force((own + forces.Force(hold=np.zeros((1, P, n)))).spec(n))
+        if self.force is None:              # work and impulse start with the inputs
+            self._work0, self._impulse0 = 0.0, np.zeros(n)
+        self._step_out = (np.empty(2), np.empty((2, n)))     # a step's work and impulse
+        self._live = True
+
+    def _piece_force(self, held):
+        """The force of a piece with these held values (None: no held part)."""
+        own = self.force if self.force is not None else forces.Force()
+        return own if held is None else own + forces.Force(hold=held)
+
+    def _held_step(self, held):
+        """:meth:`step` with the held values ``held`` (1, P, n), or none."""
+        self._go_live()
+        self._set_hold(held)
+        if self._phi is not None or self._pspec is not None:
+            return self._general_step(self._piece_force(None if held is None else held.copy()))
+        work, impulse = self._step_out
+        _, q, p, _, _, _, fail, _ = self._kept.integrate(
+            self._q, self._p, self._h, 1, t0=self._t0, k0=self._k, work=work, impulse=impulse,
+            work0=self._work0, impulse0=self._impulse0)
+        if fail is not None:
+            raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
+                                               system=self.system, state=(self._q, self._p))
+        self._q, self._p, self._k = q[1], p[1], self._k + 1
+        self._work0, self._impulse0 = float(work[1]), impulse[1].copy()
+        return q[1].copy(), p[1].copy()
+
+    def propagate(self, n_steps=None, *, t_end=None, force=None, t_eval=None,
+                  store_every=None, events=None, progress=False):
         """Continue the run: ``n_steps`` steps, or the fewest whole steps that
         reach ``t_end``; returns the :class:`symplectic.Trajectory` of this
         piece (its first row the state before it) and moves the state to its
         end.
+
+        ``force`` (optional): the inputs of this piece's steps, held as
+        :meth:`step`'s ``force=`` is: an array (n_steps, n), row j held over
+        the piece's step j, or (n_steps, P, n) with a value at each force
+        point (read when called; added to the run's own force).
 
         ``t_eval``, ``store_every``, ``events`` and ``progress`` as for
         :func:`symplectic.integrate`, on this piece.  The step never changes:
@@ -302,6 +414,12 @@ class Integrator:
             n_steps = max(0, int(np.ceil(span - 1e-9 * max(1.0, abs(span)))))
         self._need_rows(n_steps)
         system, m, h, f = self.system, self._m, self._h, self.force
+        if force is not None or self._live:
+            held = None if force is None else self._held(force, n_steps)
+            self._go_live()
+            held = None if held is None else held.copy()       # (the trajectory's force)
+            self._set_hold(held)
+            f = self._piece_force(held)
         # this piece's output, checked as integrate checks it, on the run's origin
         piece = _validate.run_spec(m.name, h, n_steps, t_start, t_eval=t_eval,
                                    store_every=store_every, events=events, progress=progress,

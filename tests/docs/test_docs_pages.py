@@ -57,6 +57,10 @@ CHECKS = {
         ("the pieces end bitwise where one integrate call ends",
          lambda ns: np.array_equal(ns["whole"].q[-1], ns["q1"])),
         ("the run is at t = 5.01", lambda ns: _close(ns["it"].state.t, 5.01, 1e-12)),
+        ("the PD loop's steps are bitwise one integrate with its inputs",
+         lambda ns: np.array_equal(ns["replay"].q[-1], ns["loop"].q)),
+        ("the PD loop steers toward q = 0.2",
+         lambda ns: np.max(np.abs(ns["loop"].q - 0.2)) < np.max(np.abs(ns["replay"].q[0] - 0.2))),
     ],
     "docs/guide/sensitivity.md": [
         ("Phi is symplectic to rounding", lambda ns: ns["defect"] < 1e-13),
