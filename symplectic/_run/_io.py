@@ -4,7 +4,8 @@ of :func:`symplectic.load` (which makes the Trajectory, in ``_trajectory``).
 A file is a NumPy ``.npz`` archive of plain arrays -- numbers and strings,
 no pickled objects -- so that ``np.load(path)`` reads it anywhere, without
 symplectic and with ``allow_pickle=False``.  The layout is in
-:func:`symplectic.load`'s docstring and in docs/saving.md.
+:func:`symplectic.load`'s docstring and in docs/saving.md; ``_iofile`` reads
+a file and checks it against the layout before :func:`read` uses it.
 """
 import json
 import warnings
@@ -14,13 +15,8 @@ import numpy as np
 from .. import _engine, forces
 from .._version import __version__
 from .._model import _registry
-
-#: The ``format`` key of every trajectory file.
-FORMAT = "symplectic.Trajectory"
-
-#: The layout's version (``format_version``): bumped when a key changes
-#: meaning; a reader refuses a file of a newer version.
-FORMAT_VERSION = 1
+from . import _iofile
+from ._iofile import FORMAT, FORMAT_VERSION     # the format key and the layout's version
 
 _COUNTS = ("steps", "evaluations", "newton_iterations", "factorizations")
 _PARAM = "system_param_"
@@ -134,16 +130,12 @@ def read(path, system=None, *, rebuild=True):
     them: ``(args, attrs)`` -- the arguments of the Trajectory to make
     (``counts`` as a tuple) and the attributes to set on it (``_energy``,
     ``_saved_arrays``, ``saved``).  :func:`symplectic._run._trajectory.load` makes
-    the Trajectory, so that this module never imports the class."""
-    with np.load(path, allow_pickle=False) as z:
-        a = {k: z[k] for k in z.files}
-    if str(a.get("format", "")) != FORMAT:
-        raise ValueError(f"{path!r} is not a symplectic trajectory file (no format key "
-                         f"{FORMAT!r})")
+    the Trajectory, so that this module never imports the class.  The file is
+    read and checked against its layout first (:mod:`symplectic._run._iofile`:
+    a ValueError for a file that is not a trajectory file or breaks it), so
+    that nothing below meets an array of another shape or dtype."""
+    a = _iofile.arrays(path)
     version = int(a["format_version"])
-    if version > FORMAT_VERSION:
-        raise ValueError(f"{path!r} has format_version {version}; this symplectic reads up to "
-                         f"{FORMAT_VERSION} (a newer version wrote it)")
     info = _system_info(a)
     system = _attach(system, info, a) if system is not None else (
         _rebuild(info, a) if rebuild else None)

@@ -314,8 +314,9 @@ class Trajectory:
         return len(self.t)
 
     def __repr__(self):
-        return (f"<Trajectory {self.method}, {self.n_steps} steps of h={self.h:g}, "
-                f"t in [{self.t[0]:g}, {self.t[-1]:g}], n={self.q.shape[1]}>")
+        span = f"t in [{self.t[0]:g}, {self.t[-1]:g}]" if len(self.t) else "no rows"
+        return (f"<Trajectory {self.method}, {self.n_steps} steps of h={self.h:g}, {span}, "
+                f"n={self.q.shape[1]}>")
 
 
 #: Rows evaluated per call by _guarded_rows before it goes row by row.
@@ -458,11 +459,24 @@ def load(path, system=None, *, rebuild=True):
         force_own            ()              bool     it is the system's own force
         force_terms          ()              str      JSON list of its terms
         force_damping        (n, n)          float64  its -D qdot part [if any]
-        force_hold           (N, n)          float64  its held array   [if any]
+        force_hold           (N, n) or (N, P, n)  float64  its held array
+                                                      (P values a step at the
+                                                      force points) [if any]
 
-    Raises ValueError for a file that is not a trajectory file or is of a
-    newer ``format_version``, TypeError/ValueError for a ``system`` that is
-    not a System of the saved n.
+    Raises ValueError for a file that is not a trajectory file ("... is not
+    a symplectic trajectory file: <why>": empty, an ``.npy``, text, a pickle,
+    a damaged or truncated zip, an ``.npz`` without the ``format`` key, a
+    field of pickled objects -- ``allow_pickle`` is never needed) or is of a
+    newer ``format_version``; ValueError for a trajectory file that breaks
+    the layout above ("... is not a valid symplectic trajectory file: field
+    'q' has 50 rows, but 't' has 101 (one row per stored time)"): every
+    field is checked -- required keys, 0-d scalars, dtype kinds (real
+    floats, integers, ``str``), shapes, rows consistent with ``t``,
+    ``counts`` and ``store_every``, the method's nodes, the events -- before
+    anything is made (the rules: docs/saving.md, "What load refuses");
+    FileNotFoundError for a file that does not exist;
+    TypeError/ValueError for a ``system`` that is not a System of the
+    saved n.
     """
     args, attrs = _io.read(path, system, rebuild=rebuild)
     if args["counts"] is not None:
