@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _engine, forces
 from ._model import _derivcheck, _validate
+from ._model._derivcheck import _gradients
 from ._run import _integrate, _params
 from ._run._integrator import Integrator
 
@@ -33,7 +34,7 @@ WRT = ("q0", "p0", "force", "params")
 
 
 def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, force_jac=None,
-             wrt=("q0", "p0", "force"), params=None, t0=0.0, check=True, **method_options):
+             wrt=None, params=None, t0=0.0, check=True, **method_options):
     """The value of a cost of a run and its gradient, by one backward sweep.
 
     The run is ``integrate(system, q0, p0, h, n_steps, method=..., force=...)``
@@ -51,7 +52,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
 
     Parameters
     ----------
-    system, q0, p0, h, n_steps, method, force, force_jac, t0, check :
+    system, q0, p0, h, n_steps, method, force, force_jac, t0 :
         As for :func:`symplectic.integrate`.  For
         ``"force"`` in ``wrt``, ``force`` is an array (n_steps, n) (or a
         :class:`symplectic.forces.Force` with such a held part): row k is
@@ -61,13 +62,32 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         own force besides.
     cost : dict
         ``{"terminal": (phi, grad_phi), "running": (l, grad_l)}``, either
-        key optional: ``phi(q, p)`` and ``l(t, q, p)`` return floats,
-        ``grad_phi(q, p)`` and ``grad_l(t, q, p)`` the pair (dphi/dq,
-        dphi/dp), two arrays (n,).  :func:`sympy_cost` makes such a pair
-        from a SymPy expression.
-    wrt : sequence of str
+        key optional: ``phi(q, p)`` and ``l(t, q, p)`` return floats (the
+        cost's units; l per second), ``grad_phi(q, p)`` and ``grad_l(t, q,
+        p)`` the pairs (dphi/dq, dphi/dp) and (dl/dq, dl/dp), two arrays
+        (n,) each (p the canonical momentum, as in the run).
+        :func:`sympy_cost` makes such a pair from a SymPy expression.
+    wrt : sequence of str, optional
         What to differentiate with respect to: ``"q0"``, ``"p0"``,
-        ``"force"``, ``"params"``.
+        ``"force"``, ``"params"``.  Default: ``("q0", "p0")``, plus
+        ``"force"`` when ``force`` has a held part (an array) and
+        ``"params"`` when ``params`` is given.  An explicit ``"force"``
+        needs a held force.
+    check : bool
+        As for :func:`symplectic.integrate` (the first-use check of a
+        system's derivatives, the constraint check of the start), and the
+        check of the cost's gradients: after the run, before the backward
+        sweep, ``grad_phi`` is compared with central differences of ``phi``
+        at the end state (q_N, p_N) -- the one point where it is used --
+        and ``grad_l`` with those of ``l`` (at fixed t) at the first row
+        (t_0, q_0, p_0) and at the middle row k = N // 2, with the steps and
+        tolerance of the system check (h_c = 1e-4 sqrt(max(1, |x_c|)),
+        Richardson values, a mismatch above max(1e-6 x the largest entry,
+        10 x the differences' error estimate)).  A mismatch raises
+        :class:`symplectic.DerivativeError` naming the term, the entry
+        (``dq[i]``, ``dp[i]``), both values and the state; ``check=False``
+        skips every check.  A gradient of the wrong shape is a ValueError
+        in either case.
     params : sequence of str
         With ``"params"`` in ``wrt``: the parameters to differentiate with
         respect to, by name -- of a SymPy system's M, V, constraints and forces
@@ -87,7 +107,8 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     value : float
         C.
     grads : dict
-        Keyed by the names in ``wrt``: arrays of the shapes of q0, p0 and
+        Keyed by the names of ``wrt`` (as given, or the default's), in
+        that order: arrays of the shapes of q0, p0 and
         the held force ((n_steps, n) or (n_steps, P, n)); ``"params"``: a dict {name: dC/dtheta}
         (units of C per unit of the parameter).
 
@@ -107,7 +128,8 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     2n x n_par with parameters.
     """
     system = _validate.system(system)
-    wrt = _wrt(wrt)
+    explicit = wrt is not None
+    wrt = _wrt(wrt) if explicit else ("q0", "p0") + (("params",) if params is not None else ())
     spec = _validate.run_spec(method, h, n_steps, t0, options=method_options, check=check)
     if "params" in wrt:
         _params.check_supported(system, spec.method, "gradient")
@@ -120,10 +142,14 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
     terminal, running = _cost_parts(cost)
     f = forces._resolve(system, force, force_jac, n_steps, m)
+    given = force is not None and f is not None and f.hold is not None
+    if not explicit and given:
+        wrt = wrt[:2] + ("force",) + wrt[2:]
     held = "force" in wrt
-    if held and (force is None or f is None or f.hold is None):
-        raise ValueError("gradient: wrt 'force' needs a held force, force=U with U of shape "
-                         f"(n_steps, n) = ({n_steps}, {n}) (row k held over step k)")
+    if held and not given:
+        raise ValueError(f"gradient: wrt = {wrt!r} asks for 'force', which needs a held force: "
+                         f"force=U with U of shape (n_steps, n) = ({n_steps}, {n}) (row k held "
+                         f"over step k); without one, leave wrt out or give wrt=(\"q0\", \"p0\")")
     ps = None if params is None else _params.prepare(system, params, m, "gradient")
     hp = f.hold_points if held else 0       # u columns a step: 1, or P per-point values
     cols = (2 + hp) * n
@@ -142,6 +168,8 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         raise _integrate.convergence_error(m, h, r.failure, system=system, trajectory=(
             _integrate.make_trajectory(system, m, h, r, r.done, force=f)))
     value, lam_end, src = _cost_terms(terminal, running, r.t, r.q, r.p, h, n)
+    if check:
+        _check_costs(terminal, running, r.t, r.q, r.p, n)
     if ps is None:
         lam0, grad_u = _engine.adjoint_sweep(jac, lam_end, src)
         gpar = None
@@ -273,19 +301,49 @@ def _pair(name, g, n):
     return v
 
 
+_TERMINAL = "the terminal cost's gradient grad_phi"
+_RUNNING = "the running cost's gradient grad_l"
+
+
 def _cost_terms(terminal, running, t, q, p, h, n):
     """(value, lambda_N, src) of the cost on the run's rows."""
     N = len(t) - 1
     value, lam_end, src = 0.0, np.zeros(2 * n), None
     if terminal is not None:
         value += float(terminal[0](q[N], p[N]))
-        lam_end = _pair("the terminal cost's gradient", terminal[1](q[N], p[N]), n)
+        lam_end = _pair(_TERMINAL, terminal[1](q[N], p[N]), n)
     if running is not None and N > 0:
         src = np.empty((N, 2 * n))
         for k in range(N):
             value += h * float(running[0](t[k], q[k], p[k]))
-            src[k] = h * _pair("the running cost's gradient", running[1](t[k], q[k], p[k]), n)
+            src[k] = h * _pair(_RUNNING, running[1](t[k], q[k], p[k]), n)
     return value, lam_end, src
+
+
+def _check_costs(terminal, running, t, q, p, n):
+    """The cost's gradients against central differences of its values (the
+    docstring of :func:`gradient`, ``check``): grad_phi at the end state,
+    grad_l at the first and the middle row; DerivativeError on a mismatch."""
+    N = len(t) - 1
+    words = dict(rtol=_derivcheck.RTOL, parts=(("dq", n), ("dp", n)),
+                 skip="gradient(..., check=False)", quantity="cost_gradient",
+                 fmt=lambda x: _gradients.fmt_state(q=x[:n], p=x[n:]))
+    if terminal is not None:
+        phi, grad_phi = terminal
+        _gradients.verify(lambda x: float(phi(x[:n], x[n:])),
+                          lambda x: _pair(_TERMINAL, grad_phi(x[:n], x[n:]), n),
+                          [(np.concatenate([q[N], p[N]]), f"the run's end state (step {N})")],
+                          callback=_TERMINAL, reference="phi(q, p)", **words)
+    if running is not None and N > 0:
+        ell, grad_l = running
+        for k in sorted({0, N // 2}):
+            tk = float(t[k])
+            row = (np.concatenate([q[k], p[k]]), f"row {k} of the run, t = {tk:.10g}")
+            _gradients.verify(lambda x, tk=tk: float(ell(tk, x[:n], x[n:])),
+                              lambda x, tk=tk: _pair(_RUNNING, grad_l(tk, x[:n], x[n:]), n),
+                              [row], callback=_RUNNING, reference="l(t, q, p) in q and p",
+                              **words)
+
 
 #: :func:`lyapunov` with ``running=True``: the final exponents (k,), the times
 #: of the re-orthonormalisations (m,) and the running estimates there (m, k),

@@ -533,13 +533,13 @@ def hessian_text(cfg, rows):
         say(f"  the Hessian: {name}, {method} on {N}")
         pb = _min_time_problem(name, method, N, systems[name])
         sol = pb.solve("ipopt", tol=1e-10, max_iter=1000)
-        z = pb._guess(sol)                          # the solution's variables
+        z = pb.guess(sol)                          # the solution's variables
         nu = np.random.default_rng(0).standard_normal(len(pb.constraint_bounds()[0]))
         times = {"exact": [], "differences": []}
         values = {}
         for _ in range(cfg["control_hessian_reps"]):      # interleaved, a pair at a time
             for mode in times:
-                pb._use_hessian(mode)
+                pb.use_hessian(mode)
                 t0 = time.perf_counter()
                 values[mode] = pb.hess_values(z, 1.0, nu)
                 times[mode].append(time.perf_counter() - t0)

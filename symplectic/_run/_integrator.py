@@ -331,7 +331,7 @@ class Integrator:
         """Point the kept run's held part at ``held`` (rows, P, n) from step k now."""
         try:
             self._kept.set_hold(None if held is None else held.reshape(len(held), -1), self._k)
-        except ValueError as exc:
+        except ValueError:
             if held is None or np.isfinite(held).all():
                 raise
             j = int(np.argmax(~np.isfinite(held.reshape(len(held), -1)).all(axis=1)))
@@ -344,8 +344,8 @@ class Integrator:
         if self._live:
             return
         if self._closed is not None:
-            raise ValueError(f"force=: this Integrator steps the closed form of a linear "
-                             f"system, which takes no force; make it with closed_form=False")
+            raise ValueError("force=: this Integrator steps the closed form of a linear "
+                             "system, which takes no force; make it with closed_form=False")
         if self._hold_rows is not None:
             raise ValueError("force=: this Integrator holds the force array given at its "
                              "construction (one row per step); give the inputs either there "

@@ -10,10 +10,20 @@ the step h and the weights b_i of the scheme's force quadrature:
     running:   J = h sum_k sum_i b_i l(t_ki, q_ki, qdot_ki, u_ki)
                (int l dt; q_ki, qdot_ki: the step's own states at its force
                points, sym_run.points)
+
+The user's derivatives of ``terminal`` and ``running`` (and of
+``control.path``, _path.py) are checked once per term object against
+central differences of the user's own function, as a system's are
+(symplectic._model._derivcheck._gradients): the bound term's ``check``,
+which the Problem calls at its first guess, raises DerivativeError on a
+mismatch; ``check=False`` on the term (``terminal(phi, grad,
+check=False)``) turns it off, and terms from SymPy expressions, whose
+derivatives are derived, are not checked.
 """
 import numpy as np
 
-from .._model import _validate
+from .._model import _derivcheck, _validate
+from .._model._derivcheck import _gradients
 from . import _sympy
 
 
@@ -127,6 +137,25 @@ class Duration(Cost):
         return "duration()"
 
 
+def check_flag(name, check):
+    """The ``check=`` of a term: a bool."""
+    if not isinstance(check, (bool, np.bool_)):
+        raise TypeError(f"{name}: check must be True or False, got {check!r}")
+    return bool(check)
+
+
+class Checked:
+    """A term whose user derivatives are checked once (see the module):
+    ``derivative_check`` (False: never; also for SymPy-derived ones) and
+    whether a check has passed."""
+
+    derivative_check = False
+    derivative_checked = False
+
+    def pending(self):
+        return self.derivative_check and not self.derivative_checked
+
+
 def _from_sympy(name, f, grad, symbols, params, groups):
     """(f, grad): as given, or from a SymPy expression f and ``symbols``."""
     if _sympy.is_expression(f):
@@ -139,31 +168,35 @@ def _from_sympy(name, f, grad, symbols, params, groups):
     return f, grad
 
 
-class Terminal(Cost):
+class Terminal(Cost, Checked):
     """A cost phi(q_N, p_N) of the end state: ``phi(q, p)`` returns a float,
     ``grad(q, p)`` the pair (dphi/dq, dphi/dp), two arrays (n,) (the exact
     gradient: the transcription's derivatives are exact with it; its
     Hessian, which only steers the iterations, comes from differences of
     it).  Or ``phi`` a SymPy expression with ``symbols={"q": [...], "p":
     [...]}`` (and ``params={symbol or name: value}``): its gradient is
-    derived."""
+    derived.  ``check`` (default True): compare ``grad`` with central
+    differences of ``phi`` before the first solve (the module's docstring;
+    :meth:`_TerminalTerm.check`)."""
 
-    def __init__(self, phi, grad=None, symbols=None, params=None):
+    def __init__(self, phi, grad=None, symbols=None, params=None, check=True):
+        derived = _sympy.is_expression(phi)
         phi, grad = _from_sympy("terminal", phi, grad, symbols, params, ("q", "p"))
         if not callable(phi) or not callable(grad):
             raise TypeError("terminal(phi, grad): phi(q, p) -> float and grad(q, p) -> "
                             "(dphi/dq, dphi/dp) must be callables")
         self.phi, self.grad = phi, grad
+        self.derivative_check = check_flag("terminal", check) and not derived
         self.terms = ((1.0, self),)
 
     def bind_term(self, m):
-        return _TerminalTerm(self.phi, self.grad)
+        return _TerminalTerm(self.phi, self.grad, self)
 
     def __repr__(self):
         return f"terminal({getattr(self.phi, '__name__', 'phi')})"
 
 
-class Running(Cost):
+class Running(Cost, Checked):
     """A running cost int_0^T l(t, q, qdot, u) dt, by the scheme's quadrature
     at its force points with the step's own states there (the Galerkin
     polynomial's q_i and qdot_i, exact derivatives from the core), so that
@@ -176,35 +209,41 @@ class Running(Cost):
     with ``symbols={"t": t, "q": [...], "qdot": [...], "u": [...]}`` ("t"
     optional) and ``params={symbol or name: value}``: its gradient, dl/dt
     and Hessian are derived (the problem's exact Hessian takes them:
-    :meth:`Problem.solve`)."""
+    :meth:`Problem.solve`).  ``check`` (default True): compare ``grad`` with
+    central differences of ``l`` (at fixed t) before the first solve (the
+    module's docstring; :meth:`_RunningTerm.check`)."""
 
-    def __init__(self, l, grad=None, symbols=None, params=None):
+    def __init__(self, l, grad=None, symbols=None, params=None, check=True):
+        derived = _sympy.is_expression(l)
         l, grad = _from_sympy("running", l, grad, symbols, params, ("t", "q", "qdot", "u"))
         if not callable(l) or not callable(grad):
             raise TypeError("running(l, grad): l(t, q, qdot, u) -> float and grad(t, q, qdot, "
                             "u) -> (dl/dq, dl/dqdot, dl/du) must be callables")
         self.l, self.grad = l, grad
+        self.derivative_check = check_flag("running", check) and not derived
         self.terms = ((1.0, self),)
 
     def bind_term(self, m):
-        return _RunningTerm(self.l, self.grad, m)
+        return _RunningTerm(self.l, self.grad, m, self)
 
     def __repr__(self):
         return f"running({getattr(self.l, '__name__', 'l')})"
 
 
-def running(l, grad=None, *, symbols=None, params=None):
+def running(l, grad=None, *, symbols=None, params=None, check=True):
     """The running cost int l(t, q, qdot, u) dt (see :class:`Running`); add
     it to others: ``effort() + running(l, grad)``, or from SymPy:
-    ``running(expr, symbols={"q": q, "qdot": qd, "u": u})``."""
-    return Running(l, grad, symbols, params)
+    ``running(expr, symbols={"q": q, "qdot": qd, "u": u})``.  ``check=False``:
+    do not compare ``grad`` with central differences of ``l``."""
+    return Running(l, grad, symbols, params, check)
 
 
-def terminal(phi, grad=None, *, symbols=None, params=None):
+def terminal(phi, grad=None, *, symbols=None, params=None, check=True):
     """The cost phi(q(T), p(T)) of the end state (see :class:`Terminal`);
     add it to an effort: ``effort() + 10 * terminal(phi, grad)``, or from
-    SymPy: ``terminal(expr, symbols={"q": q, "p": p})``."""
-    return Terminal(phi, grad, symbols, params)
+    SymPy: ``terminal(expr, symbols={"q": q, "p": p})``.  ``check=False``: do
+    not compare ``grad`` with central differences of ``phi``."""
+    return Terminal(phi, grad, symbols, params, check)
 
 
 def effort(R=None):
@@ -248,8 +287,8 @@ class _Term:
 
 
 class _TerminalTerm(_Term):
-    def __init__(self, phi, grad):
-        self.phi, self.grad = phi, grad
+    def __init__(self, phi, grad, source=None):
+        self.phi, self.grad, self.source = phi, grad, source
 
     def end_value(self, y):
         n = len(y) // 2
@@ -260,19 +299,41 @@ class _TerminalTerm(_Term):
     def end_grad(self, y):
         n = len(y) // 2
         g = self.grad(y[:n].copy(), y[n:].copy())
-        what = (f"terminal cost: grad(q, p) must return (dphi/dq, dphi/dp), two arrays of {n} "
-                f"values")
+        what = (f"terminal cost: grad(q, p) must return (dphi/dq, dphi/dp), two arrays of shape "
+                f"({n},)")
         return np.concatenate(derivative_parts(g, ((n,), (n,)), what, "T"))
 
     def end_hess(self, y):
         return fd_hessian(self.end_grad, y, 6e-6 * np.maximum(1.0, np.abs(y)))
 
+    def check(self, y):
+        """``grad`` against central differences of ``phi`` at the end state
+        y = (q, p) (2n,) the problem uses first (its guess's) and at a
+        perturbed one, y + dy (symplectic._model._derivcheck._gradients:
+        steps 1e-4 sqrt(max(1, |y_c|)), tolerance max(1e-6 x the largest
+        entry, 10 x the differences' error estimate)), once per
+        control.terminal term (not with check=False, nor from SymPy).
+        Raises DerivativeError naming the entry (dq[i], dp[i]) on a
+        mismatch, ValueError for a gradient of the wrong shape."""
+        if self.source is None or not self.source.pending():
+            return
+        y = np.array(y, dtype=float)
+        n = len(y) // 2
+        done = _gradients.verify(
+            self.end_value, self.end_grad, [(y, "the end state of the problem's first guess")],
+            rtol=_derivcheck.RTOL, callback="control.terminal's grad", reference="phi(q, p)",
+            parts=(("dq", n), ("dp", n)), skip="control.terminal(phi, grad, check=False)",
+            fmt=lambda x: _gradients.fmt_state(q=x[:n], p=x[n:]), quantity="cost_gradient",
+            perturb="a perturbed end state (the guess's plus a fixed offset, away from special "
+                    "points)")
+        self.source.derivative_checked = done > 0
+
 
 class _RunningTerm(_Term):
     """l at the force points: values, gradients, and dl/dt by differences."""
 
-    def __init__(self, l, grad, m):
-        self.l, self.grad, self.m = l, grad, m
+    def __init__(self, l, grad, m, source=None):
+        self.l, self.grad, self.m, self.source = l, grad, m, source
 
     def values(self, t, Q, V, U):
         """l at each point: t (K,), Q, V (K, n), U (K, m) -> (K,)."""
@@ -287,7 +348,7 @@ class _RunningTerm(_Term):
         K, n = Q.shape
         gq, gv, gu = np.empty((K, n)), np.empty((K, n)), np.empty((K, self.m))
         what = (f"running cost: grad(t, q, qdot, u) must return (dl/dq, dl/dqdot, dl/du), "
-                f"arrays of {n}, {n} and {self.m} values")
+                f"arrays of shapes ({n},), ({n},) and ({self.m},)")
         for j in range(K):
             g = self.grad(float(t[j]), Q[j].copy(), V[j].copy(), U[j].copy())
             gq[j], gv[j], gu[j] = derivative_parts(g, ((n,), (n,), (self.m,)), what, t[j])
@@ -301,6 +362,42 @@ class _RunningTerm(_Term):
             return np.array(_sympy.at_points(exact, t, Q, V, U))
         e = 6e-6 * (np.abs(t) + 1.0)
         return (self.values(t + e, Q, V, U) - self.values(t - e, Q, V, U)) / (2 * e)
+
+    def check(self, t, q, qdot, u):
+        """``grad`` against central differences of ``l`` in (q, qdot, u) at
+        fixed t, at the force point (t, q, qdot, u) the problem uses first
+        (its guess's first point of interval 0) and at a perturbed one
+        (q, qdot, u) + d (away from u = 0 of a default guess, where a wrong
+        sign of dl/du gives 0 either way); the steps and the tolerance as
+        for :meth:`_TerminalTerm.check`, once per control.running term.
+        Raises DerivativeError naming the entry (dq[i], dqdot[i], du[j]),
+        ValueError for a gradient of the wrong shape."""
+        if self.source is None or not self.source.pending():
+            return
+        n, m, t = len(q), self.m, float(t)
+        x = np.concatenate([np.asarray(q, float), np.asarray(qdot, float), np.asarray(u, float)])
+
+        def split(x):
+            return np.array([t]), x[None, :n], x[None, n:2 * n], x[None, 2 * n:]
+
+        def f(x):
+            return self.values(*split(x))[0]
+
+        def grad(x):
+            gq, gv, gu = self.grads(*split(x))
+            return np.concatenate([gq[0], gv[0], gu[0]])
+
+        done = _gradients.verify(
+            f, grad, [(x, "the first force point of the problem's first guess")],
+            rtol=_derivcheck.RTOL, callback="control.running's grad",
+            reference="l(t, q, qdot, u) in q, qdot and u",
+            parts=(("dq", n), ("dqdot", n), ("du", m)),
+            skip="control.running(l, grad, check=False)",
+            fmt=lambda x: _gradients.fmt_state(t=t, q=x[:n], qdot=x[n:2 * n], u=x[2 * n:]),
+            quantity="cost_gradient",
+            perturb="a perturbed point (the first one's q, qdot, u plus a fixed offset, away "
+                    "from special points such as u = 0)")
+        self.source.derivative_checked = done > 0
 
     @property
     def exact(self):
@@ -400,3 +497,16 @@ class _Bound:
 
     def end_hess(self, y):
         return sum(c * t.end_hess(y) for c, t in self.terms)
+
+    def check(self, y_end=None, point=None):
+        """The user derivatives of the terms (see the module's docstring):
+        each terminal term's at the end state ``y_end`` = (q_N, p_N) (2n,),
+        each running term's at the force point ``point`` = (t, q, qdot, u)
+        -- the first the problem uses, its guess's -- once per term object;
+        either argument None: those terms are not checked now.  Raises
+        DerivativeError (a mismatch) or ValueError (a wrong shape)."""
+        for _, term in self.terms:
+            if y_end is not None and isinstance(term, _TerminalTerm):
+                term.check(y_end)
+            if point is not None and isinstance(term, _RunningTerm):
+                term.check(*point)

@@ -76,7 +76,7 @@ class _PointModel:
 
     def __init__(self, system, with_inputs):
         import sympy as sy
-        spec, values = system._spec, system.parameters
+        spec, values = system.expressions, system.parameters
         q = list(spec["q"])
         n = len(q)
         v, a, c = (list(sy.symbols(f"{p}0:{n}", cls=sy.Dummy)) for p in ("v", "a", "c"))
@@ -146,44 +146,41 @@ class Curvature:
     whether the problem is covered."""
 
     @classmethod
-    def for_problem(cls, pb):
-        """The Curvature of ``pb``, or raises :class:`Unsupported` naming what
-        it does not cover."""
-        system = pb.system
-        if getattr(system, "_spec", None) is None or getattr(system, "_model", None) is None:
+    def for_nlp(cls, nlp):
+        """The Curvature of a problem's NLP, or raises :class:`Unsupported`
+        naming what it does not cover."""
+        tr = nlp.tr
+        system = tr.system
+        if getattr(system, "expressions", None) is None:
             raise Unsupported("the system is not from SymPy (System.from_sympy), so its "
                               "third derivatives are not known")
-        if not pb._m.symplectic:
-            raise Unsupported(f"{pb.method} is not a Galerkin (variational) scheme")
-        if not all(term.exact for _, term in pb._cost.running):
+        if not tr.method.symplectic:
+            raise Unsupported(f"{tr.method.name} is not a Galerkin (variational) scheme")
+        if not all(term.exact for _, term in nlp.terms.running):
             raise Unsupported("a running cost given as a callable has no second derivatives "
                               "(give it as a SymPy expression)")
-        if not all(pc.exact for pc in pb._paths):
+        if not all(pc.exact for pc in nlp.paths):
             raise Unsupported("a path constraint given as a callable has no second derivatives "
                               "(give it as SymPy expressions)")
-        own = system.input_matrix is not None and pb.inputs is system.input_matrix
-        if pb._Bq is not None and not own:
+        key = tr.inputs.state_dependent
+        if key and not tr.inputs.own:
             raise Unsupported("inputs B(q) given as a callable have no second derivatives")
         # derived once per system (SymPy's derivatives and lambdify take tenths of a second)
-        models = system.__dict__.setdefault("_curvature_models", {})
-        key = pb._Bq is not None
-        if key not in models:
-            models[key] = _PointModel(system, key)
+        model = system.derived(("control.curvature", key), lambda s: _PointModel(s, key))
         if not system.n_constraints:
-            return cls(pb, models[key])
-        if "constraints" not in models:
-            models["constraints"] = _ConstraintModel(system)
-        return ConstrainedCurvature(pb, models[key], models["constraints"])
+            return cls(tr, model)
+        return ConstrainedCurvature(tr, model, system.derived("control.curvature.constraints",
+                                                              _ConstraintModel))
 
-    def __init__(self, pb, model):
+    def __init__(self, tr, model):
         self.model = model
-        self.Bm, self.Dm = _lagrange_tables(pb._m.nodes, pb._x)
-        s, n = self.Bm.shape[1], pb.system.n
+        self.Bm, self.Dm = _lagrange_tables(tr.method.nodes, tr.x)
+        s, n = self.Bm.shape[1], tr.n
         # the interior nodes from the force points' states (equal to them for Lobatto)
         self._interior = np.linalg.pinv(self.Bm[:, 1:s - 1]) if s > 2 else None
         # rows a = 0 .. s-2 (the step's equations) and s-1 (the end momentum)
-        self.Cp = np.hstack([self.Dm[:, :s - 1], np.zeros((len(pb._x), 1))])
-        self.Cf = np.hstack([self.Bm[:, :s - 1], np.ones((len(pb._x), 1))])
+        self.Cp = np.hstack([self.Dm[:, :s - 1], np.zeros((len(tr.x), 1))])
+        self.Cf = np.hstack([self.Bm[:, :s - 1], np.ones((len(tr.x), 1))])
         self.s, self.n = s, n
 
     def nodes(self, q0, q1, qpts):
@@ -196,14 +193,14 @@ class Curvature:
             Q[:, 1:-1] = np.einsum("ai,kin->kan", self._interior, rhs)
         return Q
 
-    def hessians(self, pb, z, obj_factor, nu):
+    def hessians(self, nlp, z, obj_factor, nu):
         """Hess (nu_k . Phi_h(v_k) [+ lambda_k . (F_k - B(q_k) u_k)] [+ the
         running cost times obj_factor and the path rows times their nu]) in
-        each interval's variables v_k (N, d, d), d = len(pb._block(0)) [+ 1
+        each interval's variables v_k (N, d, d), d = the block width [+ 1
         with a free duration]: the second-order adjoint of the module
         docstring."""
-        e = self._equations(pb, z, nu)
-        n, s, N = self.n, self.s, pb.intervals
+        e = self._equations(nlp, z, nu)
+        n, s, N = self.n, self.s, nlp.tr.intervals
         Y, EY = e["Y"], e["E"][:, :, e["Y"]]
         nus = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
         # d/de of W without mu . E: nu_q on Q_{s-1}, nu_p through p_{k+1}, the input rows
@@ -212,22 +209,22 @@ class Curvature:
         gE[:, (s - 1) * n:s * n] += nus[:, :n]
         if e["inputs"] is not None:
             gE[:, :s * n] -= np.einsum("ia,kin->kan", self.Bm, e["inputs"][0]).reshape(N, -1)
-        terms = self._point_terms(pb, z, e, obj_factor, nu) if pb._points and \
-            (pb._running or pb._paths) else None
+        terms = self._point_terms(nlp, z, e, obj_factor, nu) if \
+            (nlp.terms.running or nlp.paths) else None
         if terms is not None:
             gE[:, :terms[0].shape[1]] += terms[0]
         mu = -np.linalg.solve(np.swapaxes(EY, 1, 2), gE[:, Y, None])[:, :, 0]
-        H = self._hessian_of(pb, e, mu, nus)
+        H = self._hessian_of(nlp, e, mu, nus)
         if terms is not None:
             k = terms[1].shape[1]
             H[:, :k, :k] += terms[1]
         Z = self._reduction(e)
         return np.swapaxes(Z, 1, 2) @ H @ Z
 
-    def end_derivative(self, pb, z):
+    def end_derivative(self, nlp, z):
         """d(q_{k+1}, p_{k+1})/dv_k (N, 2n, d) from this module's equations (for
         the tests: the C core's step gives the same)."""
-        e = self._equations(pb, z)
+        e = self._equations(nlp, z)
         n, s = self.n, self.s
         Z = self._reduction(e)
         return np.concatenate([Z[:, (s - 1) * n:s * n], e["P"] @ Z], axis=1)
@@ -242,36 +239,36 @@ class Curvature:
         Z[:, Y] = -np.linalg.solve(E[:, :, Y], E[:, :, X])
         return Z
 
-    def _equations(self, pb, z, nu=None):
+    def _equations(self, nlp, z, nu=None):
         """:meth:`_expanded` with the step's equations E (N, (s-1) n, ne), the
         end momentum's row P (N, n, ne) and the unknowns Y (Q_1 .. Q_{s-1})."""
-        e = self._expanded(pb, z, nu)
+        e = self._expanded(nlp, z, nu)
         n, s = self.n, self.s
         e.update(E=e["rows"][:, :(s - 1) * n], P=e["rows"][:, (s - 1) * n:],
                  Y=np.arange(n, s * n), ne=e["rows"].shape[-1])
         return e
 
-    def _hessian_of(self, pb, e, mu, nus):
+    def _hessian_of(self, nlp, e, mu, nus):
         """Hess_e W for the equations' multipliers mu (N, (s-1) n)."""
         N, n, s = len(mu), self.n, self.s
         lam = np.concatenate([mu.reshape(N, s - 1, n), nus[:, None, n:]], axis=1)
-        return self._hessian_W(pb, e, np.einsum("ia,kan->kin", self.Cp, lam),
+        return self._hessian_W(nlp, e, np.einsum("ia,kan->kin", self.Cp, lam),
                                np.einsum("ia,kan->kin", self.Cf, lam))
 
-    def _expanded(self, pb, z, nu=None):
+    def _expanded(self, nlp, z, nu=None):
         """The step's quantities at z in the expanded variables e = (Q_0 ..
         Q_{s-1}, p_k, u_k, [F_k], h) of every interval: the nodes Q, the
         points' (t, q, v) and their derivative Jw in e, Xi and dXi/de, the
         rows (R, p_{k+1})' derivative in e (N, s n, ne), the index array X of
         the interval's variables (in the problem's order), p_k and p_{k+1};
         with the multipliers nu and inputs B(q), the input rows' terms."""
-        n, s, N = self.n, self.s, pb.intervals
-        r, m, Bq, h = len(pb._x), pb.n_inputs, pb._Bq is not None, pb._h(z)
-        Bm, Dm, b = self.Bm, self.Dm, pb._b
-        ends, _ = pb._steps(z)
-        Vb = z[pb._block_matrix()]
-        pts = pb._cache[3] if pb._cache[3] is not None else \
-            pb._shoot(np.arange(N), Vb, np.full(N, h), points=True)[2]
+        tr = nlp.tr
+        n, s, N = self.n, self.s, tr.intervals
+        r, m, Bq, h = len(tr.x), tr.m, tr.inputs.state_dependent, tr.step_of(z)
+        Bm, Dm, b = self.Bm, self.Dm, tr.b
+        st = tr.steps(z, points=True)
+        ends, pts = st.ends, st.points
+        Vb = z[tr.blocks]
         Q = self.nodes(Vb[:, :n], ends[:, :n], pts[0][:, :, :n])
         U = Vb[:, 2 * n:2 * n + r * m].reshape(N, r, m)
         iU = (s + 1) * n
@@ -280,7 +277,7 @@ class Curvature:
         qi = np.einsum("ia,kan->kin", Bm, Q)
         vi = np.einsum("ia,kan->kin", Dm, Q) / h
         # w = (t, q, v) at the points, t_ki = (k + x_i) h, and its derivative in e
-        tau = np.arange(N)[:, None] + pb._x[None, :]
+        tau = np.arange(N)[:, None] + tr.x[None, :]
         Jw = np.zeros((N, r, 1 + 2 * n, ih + 1))
         Jw[:, :, 0, ih] = tau
         eye = np.eye(n)
@@ -295,29 +292,30 @@ class Curvature:
             for i in range(r):
                 dXi[:, i, n:, iF + i * n:iF + (i + 1) * n] += eye
         else:
-            Xi[..., n:] += U @ pb.inputs.T
+            B = tr.inputs.matrix_constant
+            Xi[..., n:] += U @ B.T
             for i in range(r):
-                dXi[:, i, n:, iU + i * m:iU + (i + 1) * m] += pb.inputs
+                dXi[:, i, n:, iU + i * m:iU + (i + 1) * m] += B
         rows = (np.einsum("i,ia,kixe->kaxe", b, self.Cp, dXi[:, :, :n])
                 + h * np.einsum("i,ia,kixe->kaxe", b, self.Cf, dXi[:, :, n:]))
         rows[..., ih] += np.einsum("i,ia,kix->kax", b, self.Cf, Xi[..., n:])
         rows[:, 0, :, s * n:(s + 1) * n] += eye
         rows[:, s - 1, :, s * n:(s + 1) * n] += eye
-        X = np.r_[0:n, s * n:ih + (1 if pb.free else 0)]
+        X = np.r_[0:n, s * n:ih + (1 if tr.free else 0)]
         inputs = None
         if Bq and nu is not None:
-            lam = np.array([pb._nu_inputs(nu, k) for k in range(N)]).reshape(N, r, n)
+            lam = np.array([nlp.nu_inputs(nu, k) for k in range(N)]).reshape(N, r, n)
             inputs = self.model.inputs(qi, U, lam)
         return dict(X=X, rows=rows.reshape(N, s * n, ih + 1), Q=Q, Xi=Xi, q=qi, v=vi,
                     t=tau * h, J=J, Jw=Jw, dXi=dXi, h=h, iU=iU, ih=ih, inputs=inputs, p=Vb[:, n:2 * n],
                     p1=ends[:, n:])
 
-    def _hessian_W(self, pb, e, oP, of):
+    def _hessian_W(self, nlp, e, oP, of):
         """Hess_e W (N, ne, ne) for the point weights omega^P = oP, omega^f = of
         (N, r, n): the points' curvature through (q_i, v_i), v_i's own second
         derivatives in h, the explicit h of h omega^f . Xi^f, and the input
         rows' -lambda . B(q) u."""
-        n, b, h = self.n, pb._b, e["h"]
+        n, b, h = self.n, nlp.tr.b, e["h"]
         bw = b[None, :, None]
         gv = np.einsum("kiyx,kiy->kix", e["J"], np.concatenate([oP, h * of], axis=-1))[..., 1 + n:]
         # h omega^f . Xi^f: its explicit h (its derivative in e, in row and column h)
@@ -325,7 +323,7 @@ class Curvature:
             e, e["Jw"], bw[..., None] * self.model.hess(e["t"], e["q"], e["v"], oP, h * of),
             bw * gv, np.einsum("i,kin,kine->ke", b, of, e["dXi"][:, :, n:]))
         if e["inputs"] is not None:
-            r, m, s = len(b), pb.n_inputs, self.s
+            r, m, s = len(b), nlp.tr.m, self.s
             Jb = np.zeros((r, n + m, H.shape[1]))
             for i in range(r):
                 for a in range(s):
@@ -334,32 +332,33 @@ class Curvature:
             H -= np.einsum("ixe,kixy,iyf->kef", Jb, e["inputs"][1], Jb, optimize=True)
         return H
 
-    def _point_terms(self, pb, z, e, obj_factor, nu):
+    def _point_terms(self, nlp, z, e, obj_factor, nu):
         """The running cost (times obj_factor) and the path rows (times their
         multipliers) G_ki(t_ki, q_ki, v_ki, u_ki) at the force points, t_ki =
         (k + x_i) h: their gradient in e (N, ne) and Hessian (N, ne, ne),
         through the points' (t, q, v, u) and, for the running cost h sum_i
         b_i l, its explicit h."""
-        n, N, m = self.n, pb.intervals, pb.n_inputs
-        r, b, h, Jw = len(pb._x), pb._b, e["h"], e["Jw"]
+        tr = nlp.tr
+        n, N, m = self.n, tr.intervals, tr.m
+        r, b, h, Jw = len(tr.x), tr.b, e["h"], e["Jw"]
         k = 1 + 2 * n + m
         Jt = np.zeros((N, r, k, Jw.shape[-1]))
         Jt[:, :, :1 + 2 * n] = Jw                           # (t, q, v)
         for i in range(r):
             Jt[:, i, 1 + 2 * n:, e["iU"] + i * m:e["iU"] + (i + 1) * m] = np.eye(m)
         args = (e["t"].ravel(), e["q"].reshape(-1, n), e["v"].reshape(-1, n),
-                z[pb._block_matrix()][:, 2 * n:2 * n + r * m].reshape(-1, m))
+                z[tr.blocks][:, 2 * n:2 * n + r * m].reshape(-1, m))
         g, H, g_own = np.zeros((N, r, k)), np.zeros((N, r, k, k)), np.zeros((N, r, k))
-        for c, term in pb._cost.running:
+        for c, term in nlp.terms.running:
             gl, Hl = term.second(*args)
             w = (obj_factor * c * b)[None, :, None]            # of h sum_i b_i l
             g_own += w * gl.reshape(N, r, k)
             H += h * w[..., None] * Hl.reshape(N, r, k, k)
         g += h * g_own
-        if pb._paths:
-            nup = np.array([pb._nu_path(nu, j) for j in range(N)]).reshape(N, r, -1)
+        if nlp.paths:
+            nup = np.array([nlp.nu_path(nu, j) for j in range(N)]).reshape(N, r, -1)
             at = 0
-            for pc in pb._paths:
+            for pc in nlp.paths:
                 gc, Hc = pc.second(*args)
                 w = nup[:, :, at:at + pc.r]
                 g += np.einsum("kic,kicx->kix", w, gc.reshape(N, r, pc.r, k))
@@ -398,7 +397,7 @@ class _ConstraintModel:
 
     def __init__(self, system):
         import sympy as sy
-        spec, values = system._spec, system.parameters
+        spec, values = system.expressions, system.parameters
         q = list(spec["q"])
         n = len(q)
         g = [sy.sympify(e).xreplace(values) for e in spec["constraints"]]
@@ -446,19 +445,19 @@ class ConstrainedCurvature(Curvature):
     the adjoint of :class:`Curvature` over them (the impulses recovered from
     the equations at the C core's root, by least squares: G has full rank)."""
 
-    def __init__(self, pb, model, cmodel):
-        super().__init__(pb, model)
+    def __init__(self, tr, model, cmodel):
+        super().__init__(tr, model)
         self.cmodel = cmodel
 
-    def _equations(self, pb, z, nu=None):
-        e = self._expanded(pb, z, nu)
-        n, s, mc, N, h = self.n, self.s, self.cmodel.m, pb.intervals, e["h"]
+    def _equations(self, nlp, z, nu=None):
+        e = self._expanded(nlp, z, nu)
+        n, s, mc, N, h = self.n, self.s, self.cmodel.m, nlp.tr.intervals, e["h"]
         rows, Q = e["rows"], e["Q"]
         ne0 = rows.shape[-1]
         iL, iw = ne0, ne0 + s * mc
         ne = iw + n
         # the rows' values (R_a without impulses; the end momentum without them, less p_{k+1})
-        b = pb._b
+        b = nlp.tr.b
         vals = (np.einsum("i,ia,kix->kax", b, self.Cp, e["Xi"][..., :n])
                 + h * np.einsum("i,ia,kix->kax", b, self.Cf, e["Xi"][..., n:]))
         vals[:, 0] += e["p"]
@@ -502,7 +501,7 @@ class ConstrainedCurvature(Curvature):
                  Y=np.r_[n:s * n, iL:ne], ne=ne, ne0=ne0, lam=lam, w=w, G=G, g=g, iL=iL, iw=iw)
         return e
 
-    def _hessian_of(self, pb, e, mu, nus):
+    def _hessian_of(self, nlp, e, mu, nus):
         """Hess_e W: the unconstrained part with the end momentum's weight
         nu_p - mu_Kw, and the impulses', the constraints', M w's and the
         hidden constraint's curvature."""
@@ -514,7 +513,7 @@ class ConstrainedCurvature(Curvature):
         lam = np.concatenate([muR, plast[:, None]], axis=1)
         ne0, ne, iL, iw, ih = e["ne0"], e["ne"], e["iL"], e["iw"], e["ih"]
         H = np.zeros((N, ne, ne))
-        H[:, :ne0, :ne0] = self._hessian_W(pb, e, np.einsum("ia,kan->kin", self.Cp, lam),
+        H[:, :ne0, :ne0] = self._hessian_W(nlp, e, np.einsum("ia,kan->kin", self.Cp, lam),
                                            np.einsum("ia,kan->kin", self.Cf, lam))
         cm, Q = self.cmodel, e["Q"]
         # - sum_a alpha_a . G(Q_a)^T Lam_a, alpha_a = mu_R,a + (nu_p - mu_Kw) (a < s-1)

@@ -66,9 +66,7 @@ def _rebuild(system, values):
     if hasattr(system, "with_params"):
         return system.with_params(**values)
     if system.builtin is not None:
-        for factory, name, primary in _registry._FACTORIES.values():
-            if name == system.builtin and primary:
-                return factory(**{**system.params, **values})
+        return _registry.builtin_factory(system.builtin)(**{**system.params, **values})
     raise TypeError("identify: the system must come from SymPy (System.from_sympy) or be a "
                     "built-in (symplectic.systems): the parameters of Python callables have "
                     "no names to fit")

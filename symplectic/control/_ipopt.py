@@ -1,6 +1,6 @@
 """IPOPT (through ipyopt, the optional extra ``symplectic[control]``) on a
 transcribed control problem: the sparse exact Jacobian and the Hessian of
-symplectic.control._problem.Problem."""
+a transcribed problem's NLP (symplectic.control._nlp.NLP)."""
 import numpy as np
 
 from .._model._errors import ConvergenceError
@@ -40,9 +40,9 @@ def _module():
     return ipyopt
 
 
-def solve(pb, z0, *, tol, max_iter, hessian, verbose):
+def solve(nlp, z0, *, tol, max_iter, hessian, verbose):
     """(z, nu, active, Report) of IPOPT from z0; nu the multipliers of the
-    constraints in pb's convention (L = J + nu . c, the same as IPOPT's),
+    constraints in nlp's convention (L = J + nu . c, the same as IPOPT's),
     active the variables at a bound (their multiplier above a tenth of their
     distance to it)."""
     ipyopt = _module()
@@ -63,8 +63,8 @@ def solve(pb, z0, *, tol, max_iter, hessian, verbose):
                 return False
         return call
 
-    jr, jc = pb.jac_structure()
-    nc = len(pb.constraints(z0))
+    jr, jc = nlp.jac_structure()
+    nc = len(nlp.constraints(z0))
     # tol bounds the scaled first-order residual; the constraints (the dynamics: the
     # replayed run's miss) are held to it too, not to IPOPT's default 1e-4
     options = {"tol": float(tol), "constr_viol_tol": float(tol), "max_iter": int(max_iter),
@@ -73,42 +73,42 @@ def solve(pb, z0, *, tol, max_iter, hessian, verbose):
         options["hessian_approximation"] = "limited-memory"
         hs, eval_h = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)), None
     else:
-        hs = pb.hess_structure()
+        hs = nlp.hess_structure()
 
         def eval_h(z, lagrange, obj_factor, out):
-            out[:] = pb.hess_values(z, obj_factor, lagrange)
+            out[:] = nlp.hess_values(z, obj_factor, lagrange)
             return True
 
     def eval_grad_f(z, out):
-        out[:] = pb.objective_grad(z)
+        out[:] = nlp.objective_grad(z)
         return True
 
     def eval_g(z, out):
-        out[:] = pb.constraints(z)
+        out[:] = nlp.constraints(z)
         return True
 
     def eval_jac_g(z, out):
-        out[:] = pb.jac_values(z)
+        out[:] = nlp.jac_values(z)
         return True
 
-    lo = np.where(np.isfinite(pb._lo), pb._lo, -_INF)
-    hi = np.where(np.isfinite(pb._hi), pb._hi, _INF)
-    gl, gu = pb.constraint_bounds()
+    lo = np.where(np.isfinite(nlp.lower), nlp.lower, -_INF)
+    hi = np.where(np.isfinite(nlp.upper), nlp.upper, _INF)
+    gl, gu = nlp.constraint_bounds()
     gl, gu = np.where(np.isfinite(gl), gl, -_INF), np.where(np.isfinite(gu), gu, _INF)
-    nlp = ipyopt.Problem(pb.n_variables, lo, hi, nc, gl, gu, (jr, jc), hs,
-                         guarded(pb.objective), guarded(eval_grad_f, 1), guarded(eval_g, 1),
+    ip = ipyopt.Problem(nlp.n_variables, lo, hi, nc, gl, gu, (jr, jc), hs,
+                         guarded(nlp.objective), guarded(eval_grad_f, 1), guarded(eval_g, 1),
                          guarded(eval_jac_g, 1), None if eval_h is None else guarded(eval_h, 1),
                          ipopt_options=options)
-    mult_g, zl, zu = np.zeros(nc), np.zeros(pb.n_variables), np.zeros(pb.n_variables)
-    z, _obj, status = nlp.solve(np.array(z0, dtype=float), mult_g=mult_g, mult_x_L=zl,
+    mult_g, zl, zu = np.zeros(nc), np.zeros(nlp.n_variables), np.zeros(nlp.n_variables)
+    z, _obj, status = ip.solve(np.array(z0, dtype=float), mult_g=mult_g, mult_x_L=zl,
                                 mult_x_U=zu)
     # at a bound: its multiplier is not small against the distance to it
     # (complementarity z_L (x - x_L) = mu; a degenerate bound, both ~ sqrt(mu),
     # counts as active: the polish's residual checks the multiplier's sign)
     with np.errstate(invalid="ignore"):
-        active = (np.isfinite(pb._lo) & (zl > 0.1 * (z - pb._lo))) | \
-            (np.isfinite(pb._hi) & (zu > 0.1 * (pb._hi - z)))
-    iters = int(nlp.stats.get("n_iter", 0)) if hasattr(nlp, "stats") else 0
+        active = (np.isfinite(nlp.lower) & (zl > 0.1 * (z - nlp.lower))) | \
+            (np.isfinite(nlp.upper) & (zu > 0.1 * (nlp.upper - z)))
+    iters = int(ip.stats.get("n_iter", 0)) if hasattr(ip, "stats") else 0
     message = _SOLVED.get(status) or _MESSAGES.get(status, f"IPOPT status {status}")
     if failed and status not in _SOLVED:
         message += (f"; {len(failed)} trial point(s) where a step failed, the last: "

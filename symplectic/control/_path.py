@@ -3,12 +3,13 @@ at every force point of every step, on the step's own states there (the
 points where the inputs live; sym_run.points)."""
 import numpy as np
 
-from .._model import _validate
+from .._model import _derivcheck, _validate
+from .._model._derivcheck import _gradients
 from . import _sympy
-from ._costs import derivative_parts
+from ._costs import check_flag, Checked, derivative_parts
 
 
-class Path:
+class Path(Checked):
     """The path constraint lower <= c(t, q, qdot, u) <= upper, imposed at
     each of the scheme's force points t_k + x_i h with the step's own states
     there (the Galerkin polynomial's q_i and qdot_i) and the inputs u_ki.
@@ -23,10 +24,14 @@ class Path:
     ``c`` SymPy expressions (one, a list or a Matrix) with ``symbols={"t":
     t, "q": [...], "qdot": [...], "u": [...]}`` ("t" optional) and
     ``params``: their Jacobians, dc/dt and Hessians are derived (the
-    problem's exact Hessian takes them: :meth:`Problem.solve`)."""
+    problem's exact Hessian takes them: :meth:`Problem.solve`).  ``check``
+    (default True): compare ``jac`` with central differences of ``c`` (at
+    fixed t) before the first solve (:meth:`_BoundPath.check`; not for
+    SymPy expressions, whose Jacobians are derived)."""
 
     def __init__(self, c, jac=None, lower=None, upper=0.0, size=None, symbols=None,
-                 params=None):
+                 params=None, check=True):
+        self.derivative_check = check_flag("path", check) and not _sympy.is_expression(c)
         if _sympy.is_expression(c):
             if jac is not None:
                 raise TypeError("path: with SymPy expressions the Jacobians are derived; give "
@@ -63,24 +68,64 @@ class Path:
                              f"{self.lower!r}, {self.upper!r}")
         if not (np.isfinite(lo) | np.isfinite(hi)).all():
             raise ValueError("path: every component needs a finite lower or upper bound")
-        return _BoundPath(self.c, self.jac, lo, hi, n, m)
+        return _BoundPath(self.c, self.jac, lo, hi, n, m, self)
 
     def __repr__(self):
         return f"path({getattr(self.c, '__name__', 'c')})"
 
 
-def path(c, jac=None, lower=None, upper=0.0, size=None, *, symbols=None, params=None):
+def path(c, jac=None, lower=None, upper=0.0, size=None, *, symbols=None, params=None,
+         check=True):
     """The path constraint lower <= c(t, q, qdot, u) <= upper at every force
-    point (see :class:`Path`); ``Problem(..., path=[...])``."""
-    return Path(c, jac, lower, upper, size, symbols, params)
+    point (see :class:`Path`); ``Problem(..., path=[...])``.  ``check=False``:
+    do not compare ``jac`` with central differences of ``c``."""
+    return Path(c, jac, lower, upper, size, symbols, params, check)
 
 
 class _BoundPath:
     """A path constraint with its size r and bounds (r,) checked."""
 
-    def __init__(self, c, jac, lo, hi, n, m):
+    def __init__(self, c, jac, lo, hi, n, m, source=None):
         self.c, self.jac, self.lo, self.hi = c, jac, lo, hi
-        self.r, self.n, self.m = len(lo), n, m
+        self.r, self.n, self.m, self.source = len(lo), n, m, source
+
+    def check(self, t, q, qdot, u):
+        """``jac`` against central differences of ``c`` in (q, qdot, u) at
+        fixed t, at the force point (t, q, qdot, u) the problem uses first
+        (its guess's first point of interval 0) and at a perturbed one (away
+        from special points such as u = 0), with the steps and tolerance of
+        the system derivative check (symplectic._model._derivcheck._gradients:
+        steps 1e-4 sqrt(max(1, |x_c|)), a mismatch above max(1e-6 x the
+        largest entry of the Jacobian, 10 x the differences' error estimate)),
+        once per control.path object (not with check=False, nor from SymPy).
+        Raises DerivativeError naming the entry (dq[k, i], dqdot[k, i],
+        du[k, j]: row k of c), ValueError for a Jacobian of the wrong shape."""
+        if self.source is None or not self.source.pending():
+            return
+        n, m, t = self.n, self.m, float(t)
+        x = np.concatenate([np.asarray(q, float), np.asarray(qdot, float), np.asarray(u, float)])
+
+        def split(x):
+            return np.array([t]), x[None, :n], x[None, n:2 * n], x[None, 2 * n:]
+
+        def f(x):
+            return self.values(*split(x))[0]
+
+        def jac(x):
+            jq, jv, ju = self.jacobians(*split(x))
+            return np.concatenate([jq[0], jv[0], ju[0]], axis=1)
+
+        done = _gradients.verify(
+            f, jac, [(x, "the first force point of the problem's first guess")],
+            rtol=_derivcheck.RTOL, callback="control.path's jac",
+            reference="c(t, q, qdot, u) in q, qdot and u",
+            parts=(("dq", n), ("dqdot", n), ("du", m)),
+            skip="control.path(c, jac, ..., check=False)",
+            fmt=lambda x: _gradients.fmt_state(t=t, q=x[:n], qdot=x[n:2 * n], u=x[2 * n:]),
+            quantity="path_jacobian",
+            perturb="a perturbed point (the first one's q, qdot, u plus a fixed offset, away "
+                    "from special points such as u = 0)")
+        self.source.derivative_checked = done > 0
 
     def values(self, t, Q, V, U):
         """c at K points -> (K, r)."""

@@ -1,5 +1,5 @@
 """SciPy's solvers on a transcribed control problem
-(symplectic.control._problem.Problem): SLSQP (dense Jacobian, a quasi-Newton
+(its NLP, symplectic.control._nlp.NLP): SLSQP (dense Jacobian, a quasi-Newton
 Hessian) and trust-constr (the sparse exact Jacobian and the Hessian of the
 Lagrangian, or SciPy's quasi-Newton updates).  Each returns the multipliers
 of the constraints in the problem's convention, L = J + nu . c."""
@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._model._errors import ConvergenceError
+from . import _hessian
 from ._solution import Report
 
 
@@ -17,20 +18,20 @@ def _far(z):
     return 1e6 * (1.0 + float(np.max(np.abs(z))))
 
 
-def slsqp(pb, z0, tol, max_iter):
+def slsqp(nlp, z0, tol, max_iter):
     """(z, nu, Report) of SciPy's SLSQP from z0 (dense; ``tol`` its ``ftol``)."""
     from scipy import optimize      # SciPy: in the extras "control", "exact", "test"
-    bounded = np.isfinite(pb._lo).any() or np.isfinite(pb._hi).any()
-    neq = pb._neq
-    up, low = np.flatnonzero(np.isfinite(pb._path_hi)), np.flatnonzero(
-        np.isfinite(pb._path_lo))
+    bounded = np.isfinite(nlp.lower).any() or np.isfinite(nlp.upper).any()
+    neq = nlp.n_eq
+    up, low = np.flatnonzero(np.isfinite(nlp.path_upper)), np.flatnonzero(
+        np.isfinite(nlp.path_lower))
     far = []         # the value of a row at a trial point whose step fails
 
     def values(z):
         # a trial point whose step fails: constraints far from zero (violated), which
         # SLSQP's merit function refuses, so that its line search cuts the step back
         try:
-            return pb.constraints(z)
+            return nlp.constraints(z)
         except ConvergenceError:
             far[:] = [_far(z)]
             return None
@@ -44,19 +45,19 @@ def slsqp(pb, z0, tol, max_iter):
         if c is None:
             return np.full(len(up) + len(low), -far[0])
         cp = c[neq:]
-        return np.concatenate([pb._path_hi[up] - cp[up], cp[low] - pb._path_lo[low]])
+        return np.concatenate([nlp.path_upper[up] - cp[up], cp[low] - nlp.path_lower[low]])
 
     def ineq_jac(z):
-        Jp = pb.constraints_jac(z)[neq:]
+        Jp = nlp.constraints_jac(z)[neq:]
         return np.vstack([-Jp[up], Jp[low]])
-    cons = [{"type": "eq", "fun": eq, "jac": lambda z: pb.constraints_jac(z)[:neq]}]
+    cons = [{"type": "eq", "fun": eq, "jac": lambda z: nlp.constraints_jac(z)[:neq]}]
     if len(up) + len(low):
         cons.append({"type": "ineq", "fun": ineq, "jac": ineq_jac})
     res = optimize.minimize(
-        pb.objective, z0, jac=pb.objective_grad, method="SLSQP",
-        bounds=optimize.Bounds(pb._lo, pb._hi) if bounded else None,
+        nlp.objective, z0, jac=nlp.objective_grad, method="SLSQP",
+        bounds=optimize.Bounds(nlp.lower, nlp.upper) if bounded else None,
         constraints=cons, options={"maxiter": int(max_iter), "ftol": float(tol)})
-    nu = np.zeros(neq + len(pb._path_lo))
+    nu = np.zeros(neq + len(nlp.path_lower))
     mult = getattr(res, "multipliers", None)
     if mult is not None:
         # SciPy's Lagrangian is J - mu . g, g = c (equalities), hi - c and c - lo (>= 0);
@@ -69,29 +70,12 @@ def slsqp(pb, z0, tol, max_iter):
                              int(getattr(res, "nit", 0)))
 
 
-def lagrangian_hessian(pb):
-    """(z, nu) -> the Hessian of J + nu . c (sparse, whole) from the
-    problem's lower triangle (:meth:`Problem.hess_structure`, rows >= cols:
-    each entry off the diagonal mirrored; repeated positions add up)."""
-    from scipy import sparse
-    n = pb.n_variables
-    hr, hc = pb.hess_structure()
-    off = hr != hc
-    rows, cols = np.concatenate([hr, hc[off]]), np.concatenate([hc, hr[off]])
-
-    def hess(z, nu):
-        vals = pb.hess_values(z, 1.0, nu)
-        return sparse.csr_matrix((np.concatenate([vals, vals[off]]), (rows, cols)),
-                                shape=(n, n))
-    return hess
-
-
 #: Up to this many unknowns the multipliers of a problem with path rows are recomputed
 #: (dense least squares, as the polish solves its steps).
 _DENSE = 3000
 
 
-def _path_multipliers(pb, z, active):
+def _path_multipliers(nlp, z, active):
     """The multipliers at z of the equality rows and of the path rows at a
     bound (within 1e-6 relative), the others 0: the least-squares (minimum
     norm) solution of grad J + A^T nu = 0 over the variables not at a bound.
@@ -99,17 +83,17 @@ def _path_multipliers(pb, z, active):
     path rows that repeat one another -- a row at a node is in both of its
     steps: +-1e16 on the two copies of one seen -- and on rows off their
     bound, which the polish would then hold there.)"""
-    m = pb._neq + len(pb._path_lo)
-    at, _ = pb._path_active(z, np.zeros(m))      # with no multiplier: near a bound
-    rows = np.concatenate([np.arange(pb._neq), pb._neq + np.flatnonzero(at)])
+    m = nlp.n_eq + len(nlp.path_lower)
+    at, _ = nlp.path_active(z, np.zeros(m))      # with no multiplier: near a bound
+    rows = np.concatenate([np.arange(nlp.n_eq), nlp.n_eq + np.flatnonzero(at)])
     free = ~active
-    A = pb.constraints_jac(z)[np.ix_(rows, free)]
+    A = nlp.constraints_jac(z)[np.ix_(rows, free)]
     nu = np.zeros(m)
-    nu[rows] = np.linalg.lstsq(A.T, -pb.objective_grad(z)[free], rcond=None)[0]
+    nu[rows] = np.linalg.lstsq(A.T, -nlp.objective_grad(z)[free], rcond=None)[0]
     return nu
 
 
-def _multipliers(pb, res, z, bounded):
+def _multipliers(nlp, res, z, bounded):
     """(nu, active) of trust-constr's result res at z: the constraints'
     multipliers as SciPy's are (its Lagrangian is J + v . c, ours), with
     path rows recomputed (:func:`_path_multipliers`); the variables at a
@@ -120,14 +104,14 @@ def _multipliers(pb, res, z, bounded):
         # the bounds' multipliers: > 0 at the upper bound, < 0 at the lower one
         vb = np.asarray(res.v[1], dtype=float)
         with np.errstate(invalid="ignore"):
-            active = (np.isfinite(pb._lo) & (-vb > 0.1 * (z - pb._lo))) | \
-                (np.isfinite(pb._hi) & (vb > 0.1 * (pb._hi - z)))
-    if pb._paths and len(z) <= _DENSE:
-        nu = _path_multipliers(pb, z, active)
+            active = (np.isfinite(nlp.lower) & (-vb > 0.1 * (z - nlp.lower))) | \
+                (np.isfinite(nlp.upper) & (vb > 0.1 * (nlp.upper - z)))
+    if nlp.paths and len(z) <= _DENSE:
+        nu = _path_multipliers(nlp, z, active)
     return nu, active
 
 
-def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
+def trust_constr(nlp, z0, tol, max_iter, hessian, verbose=False):
     """(z, nu, active, Report) of SciPy's trust-constr from z0.
 
     Every constraint row -- the dynamics, the end conditions and the
@@ -149,10 +133,10 @@ def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
     recomputed, :func:`_path_multipliers`); active: the variables at a bound
     (their multiplier above a tenth of their distance to it)."""
     from scipy import optimize, sparse
-    n = pb.n_variables
-    clo, chi = pb.constraint_bounds()
+    n = nlp.n_variables
+    clo, chi = nlp.constraint_bounds()
     m = len(clo)
-    jr, jc = pb.jac_structure()
+    jr, jc = nlp.jac_structure()
     failed = []          # steps the integrator could not take at trial points
     good = {}            # the last values that could be computed, by kind
 
@@ -164,7 +148,7 @@ def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
         updates skip)."""
         def call(z, *args):
             try:
-                if pb.free and not z[-1] > 0:
+                if nlp.tr.free and not z[-1] > 0:
                     raise ConvergenceError(f"control.Problem: a trial point with the step "
                                            f"h = {z[-1]:.6g} <= 0")
                 out = good[kind] = fn(z, *args)
@@ -182,13 +166,13 @@ def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
         return lambda z, *args: good[kind]
 
     def jac(z):
-        return sparse.csr_matrix((pb.jac_values(z), (jr, jc)), shape=(m, n))
+        return sparse.csr_matrix((nlp.jac_values(z), (jr, jc)), shape=(m, n))
     # the start must be one the steps can take (as for the other solvers: raise if not)
-    good["c"], good["J"] = pb.constraints(z0), jac(z0)
-    good["g"] = pb.objective_grad(z0)
-    fun = guarded("f", pb.objective, _far)
-    grad = guarded("g", pb.objective_grad, last("g"))
-    cfun = guarded("c", pb.constraints, far_rows)
+    good["c"], good["J"] = nlp.constraints(z0), jac(z0)
+    good["g"] = nlp.objective_grad(z0)
+    fun = guarded("f", nlp.objective, _far)
+    grad = guarded("g", nlp.objective_grad, last("g"))
+    cfun = guarded("c", nlp.constraints, far_rows)
     cjac = guarded("J", jac, last("J"))
     if hessian == "limited-memory":
         obj_hess, con_hess = optimize.BFGS(), optimize.SR1()
@@ -199,21 +183,21 @@ def trust_constr(pb, z0, tol, max_iter, hessian, verbose=False):
         # and the cost's is zero
         zero = good["H"] = sparse.csr_matrix((n, n))
         obj_hess = lambda z: zero
-        con_hess = guarded("H", lagrangian_hessian(pb), last("H"))
+        con_hess = guarded("H", _hessian.lagrangian_sparse(nlp), last("H"))
     constraint = optimize.NonlinearConstraint(cfun, clo, chi, jac=cjac, hess=con_hess)
-    bounded = np.isfinite(pb._lo).any() or np.isfinite(pb._hi).any()
+    bounded = np.isfinite(nlp.lower).any() or np.isfinite(nlp.upper).any()
     with warnings.catch_warnings():
         # the quasi-Newton updates skip, with a warning, the zero change of the
         # gradient that a failed trial point gives (guarded: the last one computed)
         warnings.filterwarnings("ignore", message="delta_grad == 0.0")
         res = optimize.minimize(
             fun, np.array(z0, dtype=float), jac=grad, hess=obj_hess, method="trust-constr",
-            bounds=optimize.Bounds(pb._lo, pb._hi, keep_feasible=False) if bounded else None,
+            bounds=optimize.Bounds(nlp.lower, nlp.upper, keep_feasible=False) if bounded else None,
             constraints=[constraint],
             options={"maxiter": int(max_iter), "gtol": float(tol), "barrier_tol": float(tol),
                      "verbose": 2 if verbose else 0})
     z = np.asarray(res.x, dtype=float)
-    nu, active = _multipliers(pb, res, z, bounded)
+    nu, active = _multipliers(nlp, res, z, bounded)
     message = str(res.message).rstrip(".")
     if failed and not res.success:
         message += (f"; {len(failed)} trial point(s) where a step failed, the last: "

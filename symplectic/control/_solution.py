@@ -7,6 +7,7 @@ import numpy as np
 from .. import forces
 from .._model import _validate
 from .._run import _integrate
+from ._ends import full_start
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,16 +66,17 @@ class Solution:
 
     def __init__(self, problem, z, report, elapsed, nu, kkt=None):
         self.problem = problem
+        tr, nlp = problem.transcription, problem.nlp
         n, N = problem.system.n, problem.intervals
         z = np.asarray(z, dtype=float)
-        Y, U = problem._split(z)
-        self.h = h = problem._h(z)
+        Y, U = tr.split(z)
+        self.h = h = tr.step_of(z)
         self.t = np.array([k * h for k in range(N + 1)])
         self.q, self.p = Y[:, :n].copy(), Y[:, n:].copy()
         self.qdot = problem.system.velocity(self.q, self.p)
         self.u = U.copy()
-        self.t_u = problem.point_times(h)
-        self.cost = problem.objective(z)
+        self.t_u = tr.point_times(h)
+        self.cost = nlp.objective(z)
         self.duration = N * h
         self.method = problem.method
         self.solver = report.solver
@@ -82,14 +84,14 @@ class Solution:
         self.message, self.iterations = report.message, report.iterations
         self.solve_time = float(elapsed)
         self.hessian = None             # the curvature used: set by Problem.solve
-        self.kkt_residual = problem.kkt_residual(z, nu) if kkt is None else float(kkt)
+        self.kkt_residual = nlp.kkt_residual(z, nu) if kkt is None else float(kkt)
         # L = J + sum_k nu_k . (Phi_k - y_{k+1}): lambda_{k+1} = nu_k, and the recursion
         # lambda_k = D_k^T lambda_{k+1} + dJ/dy_k continued to k = 0
         lam = np.empty((N + 1, 2 * n))
         lam[1:] = np.asarray(nu)[:N * 2 * n].reshape(N, 2 * n)
-        lam[0] = problem._costate0(z, nu)
+        lam[0] = nlp.costate0(z, nu)
         self.costate = lam
-        self.forces = problem._forces_of(z).copy()
+        self.forces = tr.forces_of(z).copy()
 
     def u_at(self, t):
         """The inputs at times ``t`` (scalar or array, 0 <= t <= T): in each
@@ -99,7 +101,7 @@ class Solution:
         t_arr = np.atleast_1d(np.asarray(t, dtype=float))
         if ((t_arr < -1e-12 * self.duration) | (t_arr > self.duration * (1 + 1e-12))).any():
             raise ValueError(f"u_at: times must lie in [0, {self.duration}]")
-        xs, inv = np.unique(np.round(self.problem._x, 14), return_inverse=True)
+        xs, inv = np.unique(np.round(self.problem.transcription.x, 14), return_inverse=True)
         vals = np.zeros((self.problem.intervals, len(xs), self.problem.n_inputs))
         np.add.at(vals, (slice(None), inv), self.u)
         vals /= np.bincount(inv)[None, :, None]
@@ -132,18 +134,20 @@ class Solution:
         if N < 1 or abs(N * h - self.duration) > 1e-9 * self.duration:
             raise ValueError(f"replay: the duration {self.duration} is not a whole number of "
                              f"steps h = {h}")
+        inputs = pb.transcription.inputs
         if method == pb.method and N == pb.intervals:
             force = self.forces
-        elif pb._Bq is not None:          # B(q) u_at(t) on the replay's own states
-            force = pb._Bq.force(self.u_at)
+        elif inputs.state_dependent:          # B(q) u_at(t) on the replay's own states
+            force = inputs.force(self.u_at)
         else:
             tu = forces.point_times(method, self.duration / N, N)
-            force = self.u_at(tu.ravel()).reshape(tu.shape + (pb.n_inputs,)) @ pb.inputs.T
-        opts = dict(pb._options) if method == pb.method else {}
+            force = self.u_at(tu.ravel()).reshape(tu.shape + (pb.n_inputs,)) @ \
+                inputs.matrix_constant.T
+        opts = dict(pb.method_options) if method == pb.method else {}
         opts.update(options)
         # from the start as given when it is given whole (the solver's copy of it may differ
         # by rounding, which a constrained start's check would refuse at rest)
-        q0, p0 = pb._full_start() or (self.q[0], self.p[0])
+        q0, p0 = full_start(pb.system, pb.start) or (self.q[0], self.p[0])
         return _integrate.integrate(pb.system, q0, p0, self.duration / N, N,
                                     method=method, force=force, **opts)
 

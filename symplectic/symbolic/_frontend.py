@@ -10,6 +10,8 @@ same model without deriving or compiling again.
 import ctypes
 import warnings
 
+import types
+
 import numpy as np
 
 from .._model._system import System
@@ -37,6 +39,26 @@ class SymbolicSystem(System):
     :class:`symplectic.forces.Force`, included in every run); ``with_params``
     makes a copy with other parameter values (no new compilation).
     """
+
+    @property
+    def expressions(self):
+        """The SymPy description the system was built from, read-only: the
+        coordinates ``"q"``, velocities ``"qdot"``, mass matrix ``"M"`` and
+        potential ``"V"`` (in the system's own symbols, parameters as
+        symbols: their values are :attr:`parameters`), and when given
+        ``"forces"`` and ``"constraints"``.  (What an exact derivative of
+        higher order, e.g. the control module's Hessian, differentiates.)"""
+        return types.MappingProxyType(self._spec)
+
+    def derived(self, key, make):
+        """A value derived from the system's :attr:`expressions`, made once
+        (``make(self)``) and kept on the system under ``key`` (what a tool
+        generates from them, e.g. the control module's third derivatives of
+        L, whose SymPy derivation takes tenths of a second)."""
+        store = self.__dict__.setdefault("_derived", {})
+        if key not in store:
+            store[key] = make(self)
+        return store[key]
 
     @property
     def c_source(self):

@@ -17,6 +17,10 @@ shows the same table).  Checked:
   except those that ``LOOSE`` names, with the reason;
 - ``benchmarks/`` imports no private module of the package, except those
   that ``BENCH_PRIVATE`` names, with the reason;
+- inside ``symplectic/control/`` no module reads another object's underscore
+  member (``x._name`` with x not ``self`` or ``cls``; ``_name`` as a name
+  imported from a module): each object's seams there are public, so that
+  what one part uses of another shows in its code;
 - the tests' folders: each test module's file name is unique (pytest imports
   them by name: the folders have no ``__init__.py``), helpers live in
   ``tests/support/``, and no test module imports ``conftest`` or another test
@@ -532,6 +536,56 @@ def _imported_top_names(path):
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             names.add(node.module.split(".")[0])
     return names
+
+
+#: The folders where no module reads another object's private member.
+SEALED = ["control"]
+
+
+def _private_reads(path):
+    """(line, text) of each read of another object's underscore member in the
+    module at ``path``: ``x._name`` (x not self or cls) and ``from m import
+    _name``; private modules themselves (``from . import _costs``) are names
+    of modules, not members, and pass."""
+    out = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                not node.attr.startswith("__"):
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            out.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.ImportFrom):
+            where = path.parent
+            for _ in range(max(node.level - 1, 0)):
+                where = where.parent
+            where = where.joinpath(*(node.module or "").split(".")) if node.module else where
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                module = (where / f"{alias.name}.py").is_file() or (where / alias.name).is_dir()
+                if private and not module:
+                    out.append((node.lineno, f"from {'.' * node.level}{node.module or ''} "
+                                             f"import {alias.name}"))
+    return out
+
+
+@pytest.mark.parametrize("folder", SEALED)
+def test_no_module_reads_another_objects_private_member(folder):
+    bad = [f"{p.relative_to(ROOT)}:{line}: {text}"
+           for p in sorted((PKG / folder).rglob("*.py")) for line, text in _private_reads(p)]
+    assert bad == []
+
+
+def test_the_private_read_rule_catches_what_it_names(tmp_path):
+    """The check sees an attribute of another object and an imported private name, and
+    lets self, cls and private modules pass."""
+    (tmp_path / "_costs.py").write_text("class _Term: pass\nclass Cost: pass\n", encoding="utf-8")
+    path = tmp_path / "m.py"
+    path.write_text("from . import _costs\nfrom ._costs import _Term, Cost\n"
+                    "def f(pb, self, cls):\n    return pb._x, self._y, cls._z, _costs.Cost, "
+                    "pb.__class__\n", encoding="utf-8")
+    assert sorted(text for _, text in _private_reads(path)) == [
+        "from ._costs import _Term", "pb._x"]
 
 
 def test_the_tests_folders():

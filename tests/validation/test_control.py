@@ -322,40 +322,44 @@ def test_warm_start_from_a_solution():
 def test_bad_problems_are_named():
     dp = sp.systems.double_pendulum()
     with pytest.raises(NotImplementedError, match="needs the whole start"):
-        control.Problem(sp.systems.pendulum_cartesian(), 1.0, 4, start={"q": [0.0, -1.0]})
+        control.Problem(sp.systems.pendulum_cartesian(), 1.0, 4, inputs="all", start={"q": [0.0, -1.0]})
     with pytest.raises(ValueError, match="rk4 does not solve"):
-        control.Problem(sp.systems.pendulum_cartesian(), 1.0, 4, method="rk4",
+        control.Problem(sp.systems.pendulum_cartesian(), 1.0, 4, method="rk4", inputs="all",
                         start={"q": [0.0, -1.0], "qdot": [0.0, 0.0]})
     with pytest.raises(ValueError, match="needs free_duration"):
-        control.Problem(dp, 1.0, 4, cost=control.duration())
+        control.Problem(dp, 1.0, 4, inputs="all", cost=control.duration())
     with pytest.raises(NotImplementedError, match="derivative in h"):
-        control.Problem(dp, 1.0, 4, method="rk4", free_duration=(0.5, 2.0))
+        control.Problem(dp, 1.0, 4, inputs="all", method="rk4", free_duration=(0.5, 2.0))
     with pytest.raises(ValueError, match="lower bound must be > 0"):
-        control.Problem(dp, 1.0, 4, free_duration=(0.0, 2.0))
+        control.Problem(dp, 1.0, 4, inputs="all", free_duration=(0.0, 2.0))
     with pytest.raises(TypeError, match="cost must be"):
-        control.Problem(dp, 1.0, 4, cost="effort")
+        control.Problem(dp, 1.0, 4, inputs="all", cost="effort")
     with pytest.raises(ValueError, match="unknown keys"):
-        control.Problem(dp, 1.0, 4, start={"v": [0, 0]})
+        control.Problem(dp, 1.0, 4, inputs="all", start={"v": [0, 0]})
     with pytest.raises(ValueError, match=r"component\(s\) \[1\] given in both"):
-        control.Problem(dp, 1.0, 4, end={"qdot": [np.nan, 0], "p": [0, 0]})
+        control.Problem(dp, 1.0, 4, inputs="all", end={"qdot": [np.nan, 0], "p": [0, 0]})
     with pytest.raises(ValueError, match=r"n = 2 values"):
-        control.Problem(dp, 1.0, 4, end={"q": [0, 0, 0]})
+        control.Problem(dp, 1.0, 4, inputs="all", end={"q": [0, 0, 0]})
     with pytest.raises(ValueError, match=r"inputs must be a finite \(n, m\)"):
         control.Problem(dp, 1.0, 4, inputs=np.ones((3, 1)))
+    with pytest.raises(ValueError, match=r"say which coordinates the inputs actuate.*inputs='all'"):
+        control.Problem(dp, 1.0, 4)
+    with pytest.raises(ValueError, match="the one name is 'all'"):
+        control.Problem(dp, 1.0, 4, inputs="none")
     with pytest.raises(ValueError, match="R must be a finite"):
-        control.Problem(dp, 1.0, 4, cost=control.effort(np.eye(3)))
+        control.Problem(dp, 1.0, 4, inputs="all", cost=control.effort(np.eye(3)))
     with pytest.raises(ValueError, match="positive definite"):
-        control.Problem(dp, 1.0, 4, cost=control.effort(-np.eye(2)))
+        control.Problem(dp, 1.0, 4, inputs="all", cost=control.effort(-np.eye(2)))
     with pytest.raises(ValueError, match="lower <= upper"):
-        control.Problem(dp, 1.0, 4, input_bounds=(1.0, -1.0))
+        control.Problem(dp, 1.0, 4, inputs="all", input_bounds=(1.0, -1.0))
     with pytest.raises(ValueError, match="duration"):
-        control.Problem(dp, -1.0, 4)
+        control.Problem(dp, -1.0, 4, inputs="all")
     with pytest.raises(ValueError, match="solver must be"):
-        control.Problem(dp, 1.0, 4).solve(solver="snopt")
+        control.Problem(dp, 1.0, 4, inputs="all").solve(solver="snopt")
     with pytest.raises(ValueError, match="hessian must be"):
-        control.Problem(dp, 1.0, 4).solve(hessian="bfgs")
+        control.Problem(dp, 1.0, 4, inputs="all").solve(hessian="bfgs")
     with pytest.raises(ValueError, match="hessian='exact': the system is not from SymPy"):
-        control.Problem(dp, 1.0, 4).solve(hessian="exact")
+        control.Problem(dp, 1.0, 4, inputs="all").solve(hessian="exact")
 
 
 def test_identify_recovers_mass_and_damping_of_a_damped_cart_pole():
@@ -411,7 +415,7 @@ def test_damped_arm_energy_minus_work_at_the_scheme_order(method, ratio):
     arm = sp.systems.double_pendulum(damping=(0.3, 0.2))
     errs = []
     for N in (20, 40):
-        pb = control.Problem(arm, 2.0, N, method=method,
+        pb = control.Problem(arm, 2.0, N, method=method, inputs="all",
                              start={"q": [0.0, 0.0], "qdot": [0.0, 0.0]},
                              end={"q": [np.pi / 2, 0.3], "qdot": [0.0, 0.0]})
         sol = pb.solve()

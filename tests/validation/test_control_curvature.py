@@ -20,6 +20,7 @@ import pytest
 import symplectic as sp
 from support.control_checks import check_derivatives
 from symplectic import control
+from symplectic.control import _hessian
 
 sy = pytest.importorskip("sympy")
 
@@ -81,18 +82,18 @@ def _limit_of_differences(pb, z, nu, tol_first=1e-11):
     tol_first); the Hessian is the limit of central differences of the C core's gradient:
     their error falls by 4 when the step halves, and Richardson's extrapolation of two of
     them gains three digits or more."""
-    pb._use_hessian("exact")
-    _, dy = pb._steps(z)
-    D = pb._curvature.end_derivative(pb, z)
+    pb.use_hessian("exact")
+    dy = pb.transcription.steps(z).jac
+    D = pb.nlp.curvature.end_derivative(pb.nlp, z)
     assert np.abs(D - dy).max() < tol_first * np.abs(dy).max()
-    He = pb._curvature.hessians(pb, z, 0.7, nu)
-    V0 = z[pb._block_matrix()]
+    He = pb.nlp.curvature.hessians(pb.nlp, z, 0.7, nu)
+    V0 = z[pb.transcription.blocks]
     if pb.free:
         V0 = np.hstack([V0, np.full((pb.intervals, 1), z[-1])])
     diffs = []
     for e in (1e-3, 5e-4, 2.5e-4):
-        Hd = pb._hessian_chunk(np.arange(pb.intervals), V0, e * np.maximum(1.0, np.abs(V0)),
-                               0.7, nu)
+        Hd = _hessian.difference_quotients(pb.nlp, np.arange(pb.intervals), V0,
+                                          e * np.maximum(1.0, np.abs(V0)), 0.7, nu)
         diffs.append(0.5 * (Hd + Hd.transpose(0, 2, 1)))
     scale = np.abs(He).max()
     err = [np.abs(Hd - He).max() / scale for Hd in diffs]
@@ -129,7 +130,7 @@ def _problem(name, method, free, N=6, terms=False):
 def _point(pb, seed):
     """A point away from any solution (the guess plus noise), multipliers at random."""
     rng = np.random.default_rng(seed)
-    z = pb._guess(None) + 0.3 * rng.standard_normal(pb.n_variables)
+    z = pb.guess(None) + 0.3 * rng.standard_normal(pb.n_variables)
     if pb.free:
         z[-1] = 2.0 / pb.intervals
     return z, rng.standard_normal(len(pb.constraint_bounds()[0]))
@@ -156,7 +157,7 @@ def test_the_constrained_exact_hessian_is_the_limit_of_differences(method, free)
     from a guess of random inputs (its nodes on the manifold from the steps)."""
     pb = _bead_problem(method, free)
     rng = np.random.default_rng(3)
-    z = pb._guess({"u": 2 * rng.standard_normal((pb.intervals, pb.P, 1))})
+    z = pb.guess({"u": 2 * rng.standard_normal((pb.intervals, pb.P, 1))})
     if free:
         z[-1] = 1.0 / pb.intervals
     _limit_of_differences(pb, z, rng.standard_normal(len(pb.constraint_bounds()[0])))
@@ -169,19 +170,19 @@ def test_exact_hessian_assembled_equals_differences_of_the_gradient(name, terms)
     included) against central differences of the whole Lagrangian's gradient."""
     pb = _problem(name, "simpson", True, terms=terms)
     z, nu = _point(pb, 3)
-    nu[pb.intervals * 2 * pb.system.n:pb.intervals * 2 * pb.system.n + pb._nend] = 0.0
-    pb._use_hessian("exact")
-    assert pb._curvature is not None
+    nu[pb.intervals * 2 * pb.system.n:pb.intervals * 2 * pb.system.n + pb.nlp.n_end] = 0.0
+    pb.use_hessian("exact")
+    assert pb.nlp.curvature is not None
     check_derivatives(pb, z, nu, hess=1e-6)
 
 
 def test_constrained_exact_hessian_assembled_equals_differences_of_the_gradient():
     pb = _bead_problem("simpson", True)
     rng = np.random.default_rng(5)
-    z = pb._guess({"u": rng.standard_normal((pb.intervals, pb.P, 1))})
+    z = pb.guess({"u": rng.standard_normal((pb.intervals, pb.P, 1))})
     z[-1] = 1.0 / pb.intervals
-    pb._use_hessian("exact")
-    assert type(pb._curvature).__name__ == "ConstrainedCurvature"
+    pb.use_hessian("exact")
+    assert type(pb.nlp.curvature).__name__ == "ConstrainedCurvature"
     check_derivatives(pb, z, rng.standard_normal(len(pb.constraint_bounds()[0])), hess=1e-6)
 
 
@@ -221,9 +222,9 @@ def test_what_the_exact_hessian_does_not_cover_is_named():
     ]
     for pb, what in cases:
         with pytest.raises(ValueError, match=what):
-            pb._use_hessian("exact")
-        pb._use_hessian("auto")
-        assert pb._curvature is None
+            pb.use_hessian("exact")
+        pb.use_hessian("auto")
+        assert pb.nlp.curvature is None
     with pytest.raises(ValueError, match="hessian must be"):
         cases[0][0].solve(hessian="exactly")
 

@@ -121,7 +121,7 @@ def test_state_input_jacobian_and_hessian_equal_differences(free):
                          rtol=1e-15, **extra)
     z, nu = random_point(pb, 17)
     J, _g = check_derivatives(pb, z, nu)   # (the end conditions here are linear)
-    assert J.shape[0] == pb._neq + 3 * 3
+    assert J.shape[0] == pb.nlp.n_eq + 3 * 3
     # the Hessian's perturbed steps taken in batches of one interval each: the same values
     whole = pb.hess_values(z, 0.7, nu)
     pb._HESSIAN_BATCH_BYTES = 1.0
@@ -250,7 +250,7 @@ def test_constrained_state_inputs_running_cost_and_path_derivatives_equal_differ
                          rtol=1e-15)
     rng = np.random.default_rng(21)
     phi = rng.uniform(-1.0, 1.0, size=3)
-    z = pb._pack(np.column_stack([np.sin(phi), -np.cos(phi)]),
+    z = pb.transcription.pack(np.column_stack([np.sin(phi), -np.cos(phi)]),
                  0.3 * np.column_stack([np.cos(phi), np.sin(phi)]),
                  rng.normal(scale=0.3, size=(2, pb.P, 1)), 0.4)
     nu = rng.normal(size=len(pb.constraints(z)))

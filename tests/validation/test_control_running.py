@@ -142,7 +142,7 @@ def test_running_cost_gradient_and_hessian_equal_differences(free):
                          rtol=1e-15, **extra)
     z, nu = random_point(pb, 11)
     _J, g = check_derivatives(pb, z, nu)   # (the end conditions here are linear)
-    assert np.abs(g[:pb._ny]).max() > 1e-2            # the states do enter the cost
+    assert np.abs(g[:pb.transcription.n_states]).max() > 1e-2            # the states do enter the cost
 
 
 def test_running_costs_are_refused_where_the_points_are_not_given():
@@ -210,8 +210,8 @@ def _bryson_denham_errors(method, Ns, arc=False):
         q, _u, J = bryson_denham(sol.t)
         errs.append(abs(sol.cost - J))
         qerrs.append(np.abs(sol.q[:, 0] - q).max())
-        z = pb._pack(sol.q, sol.p, sol.u, sol.duration)
-        c = pb.constraints(z)[pb._neq:].reshape(N, pb.P)
+        z = pb.transcription.pack(sol.q, sol.p, sol.u, sol.duration)
+        c = pb.constraints(z)[pb.nlp.n_eq:].reshape(N, pb.P)
         assert c.max() <= ELL + 1e-12
         tu = pb.point_times()
         on_arc = (tu > 3 * ELL + 1e-9) & (tu < 1 - 3 * ELL - 1e-9)
@@ -245,12 +245,12 @@ def test_a_wrong_signed_path_multiplier_is_a_residual():
     row at its upper bound needs nu >= 0 and a row inside it nu = 0 (the missing lower
     bound, -inf, is not one the row is "at"); at the optimum it is zero."""
     pb, sol = _bryson_denham("lobatto4", 6)
-    rows = len(pb._path_lo)
+    rows = len(pb.nlp.path_lower)
     at, inside = np.full(rows, ELL), np.full(rows, ELL - 0.5)
-    assert pb._path_residual(at, np.full(rows, -0.25)) == 0.25
-    assert pb._path_residual(at, np.full(rows, 0.25)) == 0.0
-    assert pb._path_residual(inside, np.full(rows, -0.25)) == 0.25
-    assert pb._path_residual(inside, np.full(rows, 0.25)) == 0.25
+    assert pb.nlp.path_residual(at, np.full(rows, -0.25)) == 0.25
+    assert pb.nlp.path_residual(at, np.full(rows, 0.25)) == 0.0
+    assert pb.nlp.path_residual(inside, np.full(rows, -0.25)) == 0.25
+    assert pb.nlp.path_residual(inside, np.full(rows, 0.25)) == 0.25
     assert sol.kkt_residual < 1e-9
 
 
@@ -287,7 +287,7 @@ def test_path_constraint_jacobian_and_hessian_equal_differences(free):
     assert pb.constraint_bounds()[1][-2:].tolist() == [1.0, 0.5]
     z, nu = random_point(pb, 13)
     J, _g = check_derivatives(pb, z, nu)   # (the end conditions here are linear)
-    assert J.shape[0] == pb._neq + 3 * 4 * 2
+    assert J.shape[0] == pb.nlp.n_eq + 3 * 4 * 2
 
 
 def test_path_constraints_are_checked():

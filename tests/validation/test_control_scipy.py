@@ -18,7 +18,7 @@ from symplectic._model._errors import ConvergenceError
 
 pytest.importorskip("scipy.optimize")
 
-from symplectic.control import _ipopt, _scipy
+from symplectic.control import _hessian, _ipopt
 
 J_STAR = 0.5110329945154145
 ELL = 1.0 / 9.0
@@ -120,7 +120,7 @@ def test_trust_constr_holds_a_path_constraint():
     sol = pb.solve("trust-constr")
     assert sol.success and sol.kkt_residual < 1e-10, (sol.message, sol.kkt_residual)
     assert abs(sol.cost - 4.0 / (9 * ELL)) < 1e-10
-    c = pb.constraints(pb._pack(sol.q, sol.p, sol.u, sol.duration))[pb._neq:].reshape(6, -1)
+    c = pb.constraints(pb.transcription.pack(sol.q, sol.p, sol.u, sol.duration))[pb.nlp.n_eq:].reshape(6, -1)
     tu = pb.point_times()
     on_arc = (tu > 3 * ELL + 1e-9) & (tu < 1 - 3 * ELL - 1e-9)
     assert c.max() <= ELL + 1e-12 and np.allclose(c[on_arc], ELL, rtol=0, atol=1e-10)
@@ -137,15 +137,15 @@ def test_trust_constr_with_quasi_newton_hessians():
 def _failing(pb, which):
     """pb whose steps fail at the distinct points numbered ``which`` (0: the start) the
     solver asks for, as a step whose Newton iteration does not converge would."""
-    real, seen = pb._steps, []
+    real, seen = pb.transcription.steps, []
 
-    def steps(z):
+    def steps(z, points=None):
         if not any(np.array_equal(z, s) for s in seen):
             seen.append(z.copy())
         if len(seen) - 1 in which and np.array_equal(z, seen[-1]):
             raise ConvergenceError("control test: a step failed")
-        return real(z)
-    pb._steps = steps
+        return real(z, points)
+    pb.transcription.steps = steps
     return pb
 
 
@@ -174,8 +174,8 @@ def test_sparse_lagrangian_hessian_is_the_dense_one():
                                            np.array([2 * np.cos(q[1]) * p[0], 0.0]))),
                          rtol=1e-15)
     z, nu = random_point(pb, 3)
-    H = _scipy.lagrangian_hessian(pb)(z, nu).toarray()
-    dense = pb._lagrangian_hessian(z, 1.0, nu)
+    H = _hessian.lagrangian_sparse(pb.nlp)(z, nu).toarray()
+    dense = _hessian.lagrangian_dense(pb.nlp, z, 1.0, nu)
     assert np.array_equal(H, H.T)
     assert np.abs(H - dense).max() < 1e-12 * np.abs(dense).max()
 

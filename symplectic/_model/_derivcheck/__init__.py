@@ -63,7 +63,11 @@ Hessian, whose reference they are.
 
 This module decides what is checked, when, and what the error says; the
 comparison at one point is :mod:`symplectic._model._derivcheck._compare`, the words for a
-wrong layout :mod:`symplectic._model._derivcheck._hints`.
+wrong layout :mod:`symplectic._model._derivcheck._hints`.  The same
+differences, steps and tolerance (RTOL) check the gradients of user cost
+terms and the Jacobians of path constraints (``sensitivity.gradient``,
+``symplectic.control``): :mod:`symplectic._model._derivcheck._gradients`,
+which those callers drive.
 """
 import sys
 
