@@ -581,7 +581,7 @@ def run_section(cfg, ctx):
     try:
         import ipyopt  # noqa: F401
     except ImportError as exc:
-        return f"This section needs ipyopt (pip install 'symplectic[control]'): {exc}. Skipped.\n"
+        return f"This section needs ipyopt (pip install 'symplectic-vi[control]'): {exc}. Skipped.\n"
     rows, text = [], []
     for i, (label, dur, umax) in enumerate(PROBLEMS):
         table, best = problem_text(cfg, label, dur, umax, rows)

@@ -28,7 +28,7 @@ them, conditions on any components of q, qdot or p at either end, box
 bounds on the inputs and on q, path constraints :func:`path` at the force
 points, systems with their own dissipation, and
 three solvers: IPOPT through ``ipyopt`` (``pip install
-'symplectic[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
+'symplectic-vi[control]'``, Linux x86_64 wheels: the sparse exact Jacobian,
 the Hessian exact for a system from SymPy -- the second-order adjoint of
 the step, constrained or not, _curvature.py -- else by differences of the
 exact first derivatives), SciPy's trust-constr (the

@@ -218,7 +218,7 @@ class Curvature:
         if terms is not None:
             k = terms[1].shape[1]
             H[:, :k, :k] += terms[1]
-        Z = self._reduction(e)
+        Z = self._reduction(e, nlp.tr)
         return np.swapaxes(Z, 1, 2) @ H @ Z
 
     def end_derivative(self, nlp, z):
@@ -226,17 +226,21 @@ class Curvature:
         the tests: the C core's step gives the same)."""
         e = self._equations(nlp, z)
         n, s = self.n, self.s
-        Z = self._reduction(e)
+        Z = self._reduction(e, nlp.tr)
         return np.concatenate([Z[:, (s - 1) * n:s * n], e["P"] @ Z], axis=1)
 
     @staticmethod
-    def _reduction(e):
+    def _reduction(e, tr):
         """Z = de/dx (N, ne, d): the interval's variables x themselves, and the
-        unknowns' dY/dx = -E_Y^-1 E_x."""
+        unknowns' dY/dx = -E_Y^-1 E_x; with a free duration the last of x is
+        T = N h (the problem's unknown), h = T / N linear in it: its column
+        divided by N."""
         Y, X, E = e["Y"], e["X"], e["E"]
         Z = np.zeros((len(E), e["ne"], len(X)))
         Z[:, X, np.arange(len(X))] = 1.0
         Z[:, Y] = -np.linalg.solve(E[:, :, Y], E[:, :, X])
+        if tr.free:
+            Z[:, :, -1] /= tr.intervals
         return Z
 
     def _equations(self, nlp, z, nu=None):

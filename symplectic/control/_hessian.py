@@ -16,8 +16,8 @@ BATCH_BYTES = 64e6
 def block_hessians(nlp, z, obj_factor, nu):
     """The Hessian of obj_factor J + nu_k . Phi_h(y_k, u_k[, h]) (+ the
     interval's path and input rows) in each interval's columns v =
-    (y_k, u_k[, F_k][, h]), (N, d, d).  (With a free duration, the step's
-    own entries: interval k's terms; the caller sums them.)"""
+    (y_k, u_k[, F_k][, T]), (N, d, d).  (With a free duration, T's own
+    entries: interval k's terms; the caller sums them.)"""
     tr = nlp.tr
     P, m, N = tr.P, tr.m, tr.intervals
     w = 2 * tr.n
@@ -30,7 +30,7 @@ def block_hessians(nlp, z, obj_factor, nu):
     if tr.free:
         _, U0 = tr.split(z)
         for k in range(N):
-            uh = obj_factor * nlp.cost.hess_uh(U0[k], tr.b)
+            uh = obj_factor * nlp.cost.hess_uh(U0[k], tr.b) / N      # d/dT = d/dh / N
             H[k, w:w + P * m, -1] += uh
             H[k, -1, w:w + P * m] += uh
     return H
@@ -45,7 +45,7 @@ def differences(nlp, z, obj_factor, nu):
     n, P, N = tr.n, tr.P, tr.intervals
     V0 = z[tr.blocks]
     if tr.free:
-        V0 = np.hstack([V0, np.full((N, 1), tr.step_of(z))])
+        V0 = np.hstack([V0, np.full((N, 1), z[-1])])          # T
     d = V0.shape[1]
     E = 6e-6 * np.maximum(1.0, np.abs(V0))
     if tr.free:
@@ -71,7 +71,7 @@ def difference_quotients(nlp, kk, V0, E, obj_factor, nu):
     Vs[:, jj, 1, jj] -= E
     Vs = Vs.reshape(-1, d)
     ks = np.repeat(kk, 2 * d)
-    hs = Vs[:, -1] if tr.free else np.full(len(ks), tr.h)
+    hs = Vs[:, -1] / tr.intervals if tr.free else np.full(len(ks), tr.h)
     st = tr.shoot(ks, Vs[:, :nb], hs)
     nus = np.asarray(nu)[:tr.intervals * w].reshape(-1, w)
     G = np.einsum("brc,br->bc", st.jac, nus[ks])

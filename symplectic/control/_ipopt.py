@@ -1,4 +1,4 @@
-"""IPOPT (through ipyopt, the optional extra ``symplectic[control]``) on a
+"""IPOPT (through ipyopt, the optional extra ``symplectic-vi[control]``) on a
 transcribed control problem: the sparse exact Jacobian and the Hessian of
 a transcribed problem's NLP (symplectic.control._nlp.NLP)."""
 import numpy as np
@@ -35,7 +35,7 @@ def _module():
         import ipyopt
     except ImportError:
         raise ImportError("control: solver='ipopt' needs ipyopt (IPOPT in a wheel, Linux "
-                          "x86_64): pip install 'symplectic[control]'; or use "
+                          "x86_64): pip install 'symplectic-vi[control]'; or use "
                           "solver='scipy'") from None
     return ipyopt
 

@@ -135,8 +135,8 @@ class NLP:
         g[tr.n_states:tr.n_states + tr.n_u] = np.ravel(self.cost.grad_u(U, h, tr.b))
         if self.cost.has_end:
             g[tr.n_states - Y.shape[1]:tr.n_states] = self.cost.end_grad(Y[-1])
-        if tr.free:
-            g[-1] = self.cost.grad_h(U, h, tr.b)
+        if tr.free:                     # d/dT = d/dh / N
+            g[-1] = self.cost.grad_h(U, h, tr.b) / tr.intervals
         return g + self.running(z)[1]
 
     # ------------------------------------------------------------ constraints

@@ -1,8 +1,8 @@
 """The Newton polish of a solved control problem: Newton's iteration on the
 first-order conditions of its NLP (:mod:`._nlp`) from the solver's (z, nu),
 
-    [H  A^T] [dz ]     [g]
-    [A   0 ] [nu+] = - [c],
+    [H  A^T] [dz ]     [g + A^T nu]
+    [A   0 ] [dnu] = - [c         ],
 
 H the Hessian of the Lagrangian (:mod:`._hessian`: the dynamics' curvature
 exact or by differences), A the Jacobian of the equations and of the path
@@ -10,28 +10,53 @@ rows held at a bound, the variables at a bound held there.  A solver stops
 on its own measures (SLSQP on the change of the cost, which leaves the
 inputs only about sqrt(tol) accurate; IPOPT on its scaled residuals;
 trust-constr also on its trust radius); the polish brings the unscaled
-first-order residual (:meth:`NLP.kkt_residual`) to ``tol``."""
+first-order residual (:meth:`NLP.kkt_residual`) to ``tol``, and costs
+nothing more than that residual when the solver's point is already there.
+
+The matrix is sparse -- one block per interval, as the NLP's Jacobian and
+Hessian are -- and is factorised by SuperLU (SciPy's ``splu``), so that an
+iteration costs about one evaluation of the Hessian, not a dense solve of
+order n_variables (3.25 s against 0.51 s for the whole solve of a cart-pole
+on 160 lobatto5 intervals, before).  A singular matrix (a redundant end
+condition, a Hessian singular on the constraints' tangent space) takes the
+dense least-squares solution, the minimum-norm step, up to
+:data:`DENSE_LIMIT` unknowns, else the sparse one of the matrix regularised
+by +-1e-10 of its largest entry on its diagonal.  The unknowns are the step
+in the primal variables and in the multipliers, so that the least-squares
+step of a singular system -- the least change -- keeps the solver's
+multipliers where the conditions leave them free."""
 import numpy as np
 
 from .._model._errors import ConvergenceError
 from . import _hessian
 
+#: Up to this many rows of the Newton matrix a singular one takes the dense
+#: least-squares step.
+DENSE_LIMIT = 3000
+
 
 def polish(nlp, z, nu, tol, active=None, iters=8):
     """Newton's iteration from (z, nu) until the residual is below ``tol`` or
-    stops falling (at most ``iters`` iterations).  ``active`` (the solver's
-    verdict: a bound multiplier that is not zero) puts those variables on
-    their bound first.  The path rows active at the start
-    (:meth:`NLP.path_active`) are held at their bound as equalities, the
-    others left out (their multipliers 0); a held row whose multiplier comes
-    out with the bound's wrong sign is let go, and a row a step takes past
-    its bound is held from then on (the step solved again).  Returns the
-    best (z, nu, residual) met."""
+    stops falling (at most ``iters`` iterations), with active sets for the
+    variables' bounds and the path rows.  ``active`` (the solver's verdict: a
+    bound multiplier that is not zero) puts those variables on their bound
+    first; a variable at a bound is held there, let go when its bound's
+    multiplier comes out with the wrong sign, and a variable a step takes
+    past its bound is clipped to it and held from then on.  The path rows
+    active at the start (:meth:`NLP.path_active`) are held at their bound as
+    equalities, the others left out (their multipliers 0); a held row whose
+    multiplier comes out with the bound's wrong sign is let go, and a row a
+    step takes past its bound is held from then on (the step solved again).
+    An iteration that changes an active set goes on from its point even
+    when the residual has not fallen yet.  Returns the best (z, nu,
+    residual) met."""
     neq, plo, phi = nlp.n_eq, nlp.path_lower, nlp.path_upper
     nu = np.asarray(nu, dtype=float)
     if len(nu) < neq + len(plo):      # a solver without the path's
         nu = np.concatenate([nu, np.zeros(neq + len(plo) - len(nu))])
     first = (z, nu, nlp.kkt_residual(z, nu))
+    if first[2] <= tol:
+        return first
     act, at_hi = nlp.path_active(z, nu)
     rows = np.concatenate([np.arange(neq), neq + np.flatnonzero(act)])
     target = np.concatenate([np.zeros(neq), np.where(at_hi, phi, plo)])
@@ -40,29 +65,25 @@ def polish(nlp, z, nu, tol, active=None, iters=8):
         lo_side = np.abs(z - nlp.lower) <= np.abs(nlp.upper - z)
         z[active] = np.where(lo_side, nlp.lower, nlp.upper)[active]
     try:
-        best = (z, nu, nlp.kkt_residual(z, nu))
+        best = cur = (z, nu, nlp.kkt_residual(z, nu))
     except ConvergenceError:
         return first
+    held = ~nlp.inside(z)
+    hess = _hessian.lagrangian_sparse(nlp) if _has_scipy() else None
     for _ in range(iters):
-        z, nu, res = best
-        if res <= tol:
+        z, nu, res = cur
+        if best[2] <= tol:
             break
-        free = nlp.inside(z)
+        free = ~held
         try:
-            H = _hessian.lagrangian_dense(nlp, z, 1.0, nu)[np.ix_(free, free)]
+            sol = _newton_step(nlp, hess, z, nu, rows, free, target)
         except ConvergenceError:     # a step the differences could not take
             break
-        A = nlp.constraints_jac(z)[np.ix_(rows, free)]
-        nc = A.shape[0]
-        K = np.block([[H, A.T], [A, np.zeros((nc, nc))]])
-        rhs = -np.concatenate([nlp.objective_grad(z)[free],
-                               (nlp.constraints(z) - target)[rows]])
-        try:
-            sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
-        except np.linalg.LinAlgError:
+        if sol is None:
             break
         z1 = z.copy()
         z1[free] += sol[:free.sum()]
+        crossed = free & ((z1 < nlp.lower) | (z1 > nlp.upper))
         z1 = np.clip(z1, nlp.lower, nlp.upper)
         nu1 = np.zeros_like(nu)
         nu1[rows] = sol[free.sum():]
@@ -76,15 +97,127 @@ def polish(nlp, z, nu, tol, active=None, iters=8):
             try:
                 r1 = nlp.kkt_residual(z1, nu1)
                 cp = nlp.constraints(z1)[neq:]
+                loose = _wrong_bounds(nlp, z1, nu1, held & ~crossed, tol)
             except ConvergenceError:    # a step the integrator cannot take: keep the best
                 break
             past = ~act & ((cp > phi) | (cp < plo))
             if r1 < best[2]:
                 best = (z1, nu1, r1)
-            elif not past.any():
+            elif not (past.any() or crossed.any() or loose.any()):
                 break
+            held = (held & ~loose) | crossed
             act |= past
             at_hi = np.where(past, cp > phi, at_hi)
             target[neq:] = np.where(at_hi, phi, plo)
+            cur = (z1, nu1, r1)
         rows = np.concatenate([np.arange(neq), neq + np.flatnonzero(act)])
     return best if best[2] < first[2] else first
+
+
+def _wrong_bounds(nlp, z, nu, held, tol):
+    """The held variables whose bound's multiplier has the wrong sign by more
+    than ``tol`` at (z, nu): r = grad J + J_c^T nu must be >= 0 at a lower
+    bound, <= 0 at an upper one (:meth:`NLP.kkt_residual`)."""
+    if not held.any():
+        return held
+    r = nlp.objective_grad(z) + nlp.jac_t_dot(z, nu)
+    at_lo, at_hi = nlp.at_bound(z, 1e-12)
+    return held & ((at_lo & (r < -tol)) | (at_hi & (r > tol)))
+
+
+def _newton_step(nlp, hess, z, nu, rows, free, target):
+    """The step dz on the free variables and the held rows' new multipliers
+    nu + dnu, from [H A^T; A 0] (dz, dnu) = -(g + A^T nu, c - target) at (z,
+    nu), or None when it cannot be solved (module docstring)."""
+    try:
+        from scipy import sparse
+    except ImportError:                 # (SciPy comes with the control extra)
+        return _dense_step(nlp, z, nu, rows, free, target)
+    H = hess(z, nu).tocsc()[free][:, free]
+    jr, jc = nlp.jac_structure()
+    J = sparse.csr_matrix((nlp.jac_values(z), (jr, jc)),
+                          shape=(nlp.n_constraints, nlp.n_variables))
+    A = J[rows][:, free]
+    K = sparse.bmat([[H, A.T], [A, None]], format="csc")
+    rhs = _rhs(nlp, z, nu, rows, free, target, J.T @ _held(nu, rows))
+    sol = _solve(K, rhs)
+    if sol is None and K.shape[0] <= DENSE_LIMIT:
+        try:
+            sol = np.linalg.lstsq(K.toarray(), rhs, rcond=None)[0]
+        except np.linalg.LinAlgError:
+            return None
+    if sol is None:
+        eps = 1e-10 * abs(K).max()
+        nh = H.shape[0]
+        shift = np.concatenate([np.full(nh, eps), np.full(K.shape[0] - nh, -eps)])
+        sol = _solve(K + sparse.diags(shift, format="csc"), rhs)
+    return _to_multipliers(sol, nu, rows, free)
+
+
+def _held(nu, rows):
+    """The multipliers of the held rows (the others 0)."""
+    out = np.zeros_like(nu)
+    out[rows] = nu[rows]
+    return out
+
+
+def _rhs(nlp, z, nu, rows, free, target, jt_nu):
+    """The Newton system's right-hand side in the step (dz, dnu): the
+    Lagrangian's gradient on the free variables, the held rows' residuals."""
+    return -np.concatenate([(nlp.objective_grad(z) + jt_nu)[free],
+                            (nlp.constraints(z) - target)[rows]])
+
+
+def _to_multipliers(sol, nu, rows, free):
+    """(dz, nu + dnu) from the solution (dz, dnu): the step in the multipliers,
+    so that a singular system's least-squares (or regularised) solution --
+    the least change -- keeps the solver's multipliers where the first-order
+    conditions leave them free (a bang-bang input with every value at a
+    bound: the bounds' multipliers must keep their signs)."""
+    if sol is None:
+        return None
+    nf = int(free.sum())
+    return np.concatenate([sol[:nf], nu[rows] + sol[nf:]])
+
+
+def _solve(K, rhs):
+    """K x = rhs by SuperLU, or None when K is singular: exactly, or
+    numerically (a pivot below 1e-11 of the largest, where a consistent
+    singular system would get an arbitrary multiple of its null vector: a
+    degenerate optimum's multipliers, whose signs at the bounds matter), or x
+    not finite, or its residual above 1e-8 of the right-hand side."""
+    from scipy.sparse import linalg
+    try:
+        lu = linalg.splu(K)
+    except RuntimeError:                # "Factor is exactly singular"
+        return None
+    pivots = np.abs(lu.U.diagonal())
+    if not pivots.min() > 1e-11 * pivots.max():
+        return None
+    x = lu.solve(rhs)
+    if not np.all(np.isfinite(x)) or \
+            np.linalg.norm(K @ x - rhs) > 1e-8 * max(np.linalg.norm(rhs), 1e-300):
+        return None
+    return x
+
+
+def _dense_step(nlp, z, nu, rows, free, target):
+    """:func:`_newton_step` dense (without SciPy): the least-squares solution."""
+    H = _hessian.lagrangian_dense(nlp, z, 1.0, nu)[np.ix_(free, free)]
+    Jc = nlp.constraints_jac(z)
+    A = Jc[np.ix_(rows, free)]
+    nc = A.shape[0]
+    K = np.block([[H, A.T], [A, np.zeros((nc, nc))]])
+    rhs = _rhs(nlp, z, nu, rows, free, target, Jc.T @ _held(nu, rows))
+    try:
+        return _to_multipliers(np.linalg.lstsq(K, rhs, rcond=None)[0], nu, rows, free)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def _has_scipy():
+    try:
+        import scipy.sparse  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -89,9 +89,9 @@ class Problem:
         the step's own states there (the variational schemes).
     free_duration : (T_min, T_max), optional
         Let the duration vary between these bounds (s, 0 < T_min <= T_max,
-        T_max may be inf): h = T / N is then an unknown, whose derivative
-        of every step comes from the core (``sym_run.h_jacobians``: the
-        variational schemes, not rk4).
+        T_max may be inf): T is then an unknown (h = T / N), whose
+        derivative of every step comes from the core
+        (``sym_run.h_jacobians``: the variational schemes, not rk4).
     **method_options
         Newton's options of the steps (``rtol``, ``max_iter``, ``newton``;
         ``branch_check`` is ``"off"`` unless given: the dynamics constraints
@@ -193,7 +193,7 @@ class Problem:
 
     def _variable_bounds(self, input_bounds, state_bounds, T_bounds):
         """(lower, upper) of every unknown: q at the nodes, the inputs, (the
-        forces F: none), h = T / N."""
+        forces F: none), the duration T."""
         tr = self.transcription
         n, N, m = self.system.n, self.intervals, self.n_inputs
         ulo, uhi = _bounds_pair("input_bounds", input_bounds, m)
@@ -202,9 +202,9 @@ class Problem:
                              np.tile(ulo, N * tr.P), np.full(tr.n_f, -np.inf)])
         hi = np.concatenate([np.tile(np.concatenate([qhi, np.full(n, np.inf)]), N + 1),
                              np.tile(uhi, N * tr.P), np.full(tr.n_f, np.inf)])
-        if T_bounds is not None:
-            lo = np.append(lo, T_bounds[0] / N)
-            hi = np.append(hi, T_bounds[1] / N)
+        if T_bounds is not None:                    # the duration T itself
+            lo = np.append(lo, T_bounds[0])
+            hi = np.append(hi, T_bounds[1])
         return lo, hi
 
     def _constrained_start(self, m, options):
@@ -312,19 +312,19 @@ class Problem:
         """Solve the transcribed problem; returns a :class:`Solution`.
 
         ``solver``: ``"ipopt"`` (IPOPT through ``ipyopt``, the extra
-        ``symplectic[control]``: sparse exact Jacobian, bounds by its
+        ``symplectic-vi[control]``: sparse exact Jacobian, bounds by its
         interior point method; ``tol`` its ``tol``), ``"trust-constr"`` or
         its alias ``"scipy"`` (SciPy's: the sparse exact Jacobian and the
         same Hessian, bounds and path constraints by its interior point
         method, else its SQP; ``tol`` its ``gtol``, the largest entry of
         the Lagrangian's gradient and of the constraints' violation),
         ``"slsqp"`` (SciPy's SLSQP: dense, a quasi-Newton Hessian, for up
-        to a few hundred unknowns; ``tol`` its ``ftol``), or ``"auto"``:
-        IPOPT when ``ipyopt`` imports, else SLSQP (on the tests' problems
-        the more reliable of the two: trust-constr can stop short of a
-        path-constrained optimum, SLSQP cannot step back from a failed
-        trial step and fails on a holonomic swing-up that trust-constr
-        solves).  ``Solution.solver`` names the one that ran.
+        to a few hundred unknowns; ``tol`` its ``ftol``; only when asked:
+        on a cart-pole of 20 intervals it took 19.5 s against trust-constr's
+        0.53 s, for the same optimum), or ``"auto"``: IPOPT when ``ipyopt``
+        imports (the ``control`` extra, Linux x86_64 wheels), else SciPy's
+        trust-constr, the fastest of the installed ones with the sparse exact
+        derivatives.  ``Solution.solver`` names the one that ran.
         ``hessian`` (IPOPT, trust-constr; the polish's too): ``"exact"`` --
         the dynamics' curvature by the second-order adjoint of the step,
         with the third derivatives of L (and of the forces and holonomic
@@ -346,19 +346,21 @@ class Problem:
         alone with a fully given start is simulated from it (with holonomic
         constraints the default guess is that simulation with no input).
 
-        ``polish`` (default: on after a successful solve, up to 3000
-        unknowns): Newton's iteration on the first-order conditions -- the
+        ``polish`` (default: on after a successful solve): Newton's
+        iteration on the first-order conditions -- the
         exact gradient and constraint Jacobian, the constraints' curvature
         as for ``hessian`` (``"exact"`` or ``"differences"``) -- with the
         variables at a bound held there, until their residual
         (``Solution.kkt_residual``) is below ``polish_tol`` or stops
-        falling (at most 8 iterations; dense).  SLSQP stops on the change of
-        the cost, which leaves the inputs only about sqrt(tol) accurate,
-        IPOPT on its scaled residuals and trust-constr also on its trust
-        radius.
+        falling (at most 8 iterations; the sparse Newton matrix factorised
+        by SuperLU: an iteration costs about an evaluation of the Hessian;
+        nothing but the residual when the solver's point already meets
+        ``polish_tol``).  SLSQP stops on the change of the cost, which
+        leaves the inputs only about sqrt(tol) accurate, IPOPT on its
+        scaled residuals and trust-constr also on its trust radius.
         """
         if solver == "auto":
-            solver = "ipopt" if _ipopt.available() else "slsqp"
+            solver = "ipopt" if _ipopt.available() else "trust-constr"
         solver = "trust-constr" if solver == "scipy" else solver
         if solver not in ("ipopt", "trust-constr", "slsqp"):
             raise ValueError(f"solver must be 'auto', 'ipopt', 'trust-constr', 'slsqp' or "
@@ -378,7 +380,7 @@ class Problem:
             z, nu, report = _scipy.slsqp(nlp, z0, tol, max_iter)
             active = None
         kkt = None
-        if polish or (polish is None and report.success and self.n_variables <= 3000):
+        if polish or (polish is None and report.success):
             z, nu, kkt = _polish.polish(nlp, z, nu, polish_tol, active)
         elapsed = time.perf_counter() - t_start
         sol = Solution(self, z, report, elapsed, nu, kkt)

@@ -149,8 +149,8 @@ def trust_constr(nlp, z0, tol, max_iter, hessian, verbose=False):
         def call(z, *args):
             try:
                 if nlp.tr.free and not z[-1] > 0:
-                    raise ConvergenceError(f"control.Problem: a trial point with the step "
-                                           f"h = {z[-1]:.6g} <= 0")
+                    raise ConvergenceError(f"control.Problem: a trial point with the "
+                                           f"duration T = {z[-1]:.6g} <= 0")
                 out = good[kind] = fn(z, *args)
             except ConvergenceError as exc:
                 failed.append(exc)
@@ -190,6 +190,10 @@ def trust_constr(nlp, z0, tol, max_iter, hessian, verbose=False):
         # the quasi-Newton updates skip, with a warning, the zero change of the
         # gradient that a failed trial point gives (guarded: the last one computed)
         warnings.filterwarnings("ignore", message="delta_grad == 0.0")
+        # path rows at a node shared by two steps repeat one another, so the rows' Jacobian
+        # is rank deficient by construction; SciPy then projects by a dense SVD, which it
+        # announces each time (the slowness on path constraints the solve's docstring names)
+        warnings.filterwarnings("ignore", message="Singular Jacobian matrix. Using dense SVD")
         res = optimize.minimize(
             fun, np.array(z0, dtype=float), jac=grad, hess=obj_hess, method="trust-constr",
             bounds=optimize.Bounds(nlp.lower, nlp.upper, keep_feasible=False) if bounded else None,

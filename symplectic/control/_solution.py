@@ -10,6 +10,12 @@ from .._run import _integrate
 from ._ends import full_start
 
 
+#: :meth:`Solution.reference_replay`: lobatto5 steps per interval of the problem, and
+#: the fewest steps in all.
+REFERENCE_STEPS = 16
+REFERENCE_MIN_STEPS = 1000
+
+
 @dataclasses.dataclass(frozen=True)
 class Report:
     """What a solver said: its name, success, status code, message, iterations."""
@@ -151,11 +157,28 @@ class Solution:
         return _integrate.integrate(pb.system, q0, p0, self.duration / N, N,
                                     method=method, force=force, **opts)
 
+    def reference_replay(self):
+        """The returned inputs replayed open loop by an independent and more
+        accurate run: :meth:`replay` by ``lobatto5`` (order 8) with
+        :data:`REFERENCE_STEPS` steps per interval of the problem (at least
+        :data:`REFERENCE_MIN_STEPS` in all), the inputs between the force
+        points from :meth:`u_at` (on a B(q) their force B(q) u_at(t) on the
+        replay's own states).  Its error is far below the transcription's at
+        any N a solve uses (order 8 at a step 16 times finer), so that what
+        it misses is the inputs' own: what they do to the system, not what
+        the transcription thinks they do."""
+        N = max(REFERENCE_STEPS * self.problem.intervals, REFERENCE_MIN_STEPS)
+        return self.replay(method="lobatto5", n_steps=N)
+
     def miss(self, trajectory=None):
         """The largest violation of the end conditions by a trajectory's last
-        state (default: :meth:`replay` with the problem's own method and
-        step), in the units of each condition."""
-        tr = self.replay() if trajectory is None else trajectory
+        state, in the units of each condition.  Default: the open-loop miss
+        of the returned inputs, :meth:`reference_replay` (an independent run
+        at a finer step: the accuracy of the solution as a control), which
+        falls at the scheme's order as the intervals grow.  The
+        transcription's own consistency -- the problem's scheme and step,
+        to Newton's tolerance whatever N -- is :meth:`own_scheme_miss`."""
+        tr = self.reference_replay() if trajectory is None else trajectory
         q, p = tr.q[-1], tr.p[-1]
         worst = 0.0
         for key, (idx, target) in self.problem.end.items():
@@ -164,6 +187,13 @@ class Solution:
                 v = self.problem.system.velocity(q, p)
             worst = max(worst, float(np.max(np.abs(v[idx] - target))))
         return worst
+
+    def own_scheme_miss(self):
+        """The miss of :meth:`replay` with the problem's own method and step:
+        the values at the force points fed back to the scheme that was
+        optimised over, so the end is met to Newton's tolerance at any N (a
+        check of the transcription, not an accuracy: :meth:`miss` is that)."""
+        return self.miss(self.replay())
 
     def __repr__(self):
         return (f"<control.Solution {self.method}, N = {self.problem.intervals}, cost = "

@@ -21,7 +21,8 @@ class PointTerms:
         """The arguments of a term at the force points of the intervals ks
         with steps h (a number, or one per interval): tau = k + x_i (K P,),
         t = tau h, q_i, qdot_i (K P, n), u_i (K P, m), and h at each point
-        (K P,)."""
+        (K P,).  (With a free duration the last column of a derivative is in
+        T = N h: d/dT = d/dh / N.)"""
         n, m, P = self.tr.n, self.tr.m, self.tr.P
         vals = points[0]
         tau = (np.asarray(ks, dtype=float)[:, None] + self.tr.x[None, :]).ravel()
@@ -50,9 +51,10 @@ class PointTerms:
             gs = (c * hb[:, None] * np.hstack([gq, gv])).reshape(K, P, 2 * n)
             grad += np.einsum("kir,kirc->kc", gs, D)
             grad[:, 2 * n:2 * n + P * m] += (c * hb[:, None] * gu).reshape(K, P * m)
-            if tr.free:      # d/dh of h b_i l(t_ki, ...): the states' part is in D
+            if tr.free:      # d/dh of h b_i l(t_ki, ...) / N: the states' part is in D
                 lt = term.dt(t, Q, V, Uf)
-                grad[:, -1] += (c * bw * (l + hp * lt * tau)).reshape(K, P).sum(axis=1)
+                grad[:, -1] += (c * bw * (l + hp * lt * tau)).reshape(K, P).sum(axis=1) / \
+                    tr.intervals
         return value, grad
 
     def path_blocks(self, ks, points, U, h):
@@ -73,8 +75,9 @@ class PointTerms:
             ju = ju.reshape(K, P, pc.r, m)
             for i in range(P):
                 d[:, i, :, 2 * n + i * m:2 * n + (i + 1) * m] += ju[:, i]
-            if tr.free:      # t_ki = tau_ki h: the explicit time's part of d/dh
-                d[..., -1] += (pc.dt(t, Q, V, Uf) * tau[:, None]).reshape(K, P, pc.r)
+            if tr.free:      # t_ki = tau_ki h: the explicit time's part of d/dh, / N
+                d[..., -1] += (pc.dt(t, Q, V, Uf) * tau[:, None]).reshape(K, P, pc.r) / \
+                    tr.intervals
             cd.append(d)
         return np.concatenate(cv, axis=2), np.concatenate(cd, axis=2)
 

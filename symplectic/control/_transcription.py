@@ -1,5 +1,5 @@
 """The transcription of a control problem by the scheme's own step: the grid
-(N intervals of a fixed step h, or of h = T / N with T free), the layout of
+(N intervals of a fixed step h, or of h = T / N with the duration T free), the layout of
 the unknowns z, and the intervals' steps with their exact derivatives.
 
 The unknowns, in this order::
@@ -7,7 +7,13 @@ The unknowns, in this order::
     y_k = (q_k, p_k)      the states at the nodes t_k = k h, k = 0 .. N   (N+1) 2n
     u_ki                  the inputs at the force points t_k + x_i h        N P m
     F_ki                  with inputs B(q): the generalized forces there    N P n
-    h                     with a free duration: the step (T = N h)          1
+    T                     with a free duration: the duration (h = T / N)    1
+
+The free duration is the unknown T itself (in seconds), not the step h = T / N:
+its column is then of the size of the others' (d/dT = d/dh / N), which IPOPT's
+iterations need (minimum-time problems: 43 against 97 iterations on the
+crane with Simpson on 80 intervals, 72 against 105 on a cart-pole with
+lobatto5 on 40; benchmarks/RESULTS.md section 24).
 
 Interval k's variables (its *block*) are y_k, u_k and F_k; each step
 (q_{k+1}, p_{k+1}) = Phi_h(q_k, p_k; B u_k or F_k) is the forced step of
@@ -70,7 +76,7 @@ class Transcription:
 
     # ------------------------------------------------------------ the layout
     def columns(self, k):
-        """Interval k's columns: its block, then the step h with a free duration."""
+        """Interval k's columns: its block, then the duration T when it is free."""
         idx = self.blocks[k]
         return np.append(idx, self.n_variables - 1) if self.free else idx
 
@@ -82,8 +88,8 @@ class Transcription:
         return Y, U
 
     def step_of(self, z):
-        """The step at z: the last unknown with a free duration, else h."""
-        return float(z[-1]) if self.free else self.h
+        """The step at z: T / N with a free duration (T the last unknown), else h."""
+        return float(z[-1]) / self.intervals if self.free else self.h
 
     def forces_of(self, z):
         """The generalized forces at the points (N, P, n): the unknowns F with
@@ -104,7 +110,7 @@ class Transcription:
                                for i in range(self.P)] for k in range(self.intervals)])
             parts.append(np.ravel(F))
         z = np.concatenate(parts)
-        return np.append(z, T / self.intervals) if self.free else z
+        return np.append(z, T) if self.free else z
 
     def point_times(self, h=None):
         """(N, P): the times of the inputs u_ki, t_k + x_i h."""
@@ -126,7 +132,8 @@ class Transcription:
 
     def shoot(self, ks, V, hs, points=None):
         """The :data:`Steps` of the intervals ks (K,), each from its own block's
-        values V (K, block width) with step hs (K,) at t_k = k h, in one call
+        values V (K, block width) with step hs (K,) at t_k = k h (the last
+        column of the derivatives, with a free duration, in T = N h), in one call
         of the C core (``points``: the points' states too, default: when the
         terms need them).  A step the core cannot take raises ConvergenceError
         naming the interval."""
@@ -157,14 +164,15 @@ class Transcription:
                                    f"{err}. More intervals, or a guess nearer the solution "
                                    f"(guess=), may help", step=k, t=k * h) from None
         parts = [jac[:, :, :2 * n]] + self.force_columns(jac[:, :, 2 * n:])
-        if self.free:
-            parts.append((hj[:, 0] + ks[:, None] * hj[:, 1])[:, :, None])
+        if self.free:     # d/dT = (d/dh + k d/dt_k) / N: the node moves with h
+            parts.append((hj[:, 0] + ks[:, None] * hj[:, 1])[:, :, None] / self.intervals)
         point = None
         if points:
             c = pts.reshape(K, P * 2 * n, -1)
             pparts = [c[:, :, 1:1 + 2 * n]] + self.force_columns(c[:, :, 1 + 2 * n:1 + (2 + P) * n])
             if self.free:
-                pparts.append((c[:, :, -2] + ks[:, None] * c[:, :, -1])[:, :, None])
+                pparts.append((c[:, :, -2] + ks[:, None] * c[:, :, -1])[:, :, None] /
+                              self.intervals)
             point = (pts[:, :, :, 0].copy(),
                      np.concatenate(pparts, axis=-1).reshape(K, P, 2 * n, -1))
         return Steps(np.concatenate([q1, p1], axis=1), np.concatenate(parts, axis=-1), point)

@@ -44,10 +44,10 @@ def check_derivatives(pb, z, nu, *, jac=1e-7, grad=1e-8, hess=1e-5, obj_factor=0
 
 
 def random_point(pb, seed):
-    """A random point z of the problem's unknowns (h = 0.2 with a free duration) and random
-    multipliers nu of its constraints."""
+    """A random point z of the problem's unknowns (the step h = T / N = 0.2 with a free
+    duration, whose unknown is T) and random multipliers nu of its constraints."""
     rng = np.random.default_rng(seed)
     z = rng.normal(scale=0.3, size=pb.n_variables)
     if pb.free:
-        z[-1] = 0.2
+        z[-1] = 0.2 * pb.intervals
     return z, rng.normal(size=len(pb.constraints(z)))

@@ -132,7 +132,7 @@ def _point(pb, seed):
     rng = np.random.default_rng(seed)
     z = pb.guess(None) + 0.3 * rng.standard_normal(pb.n_variables)
     if pb.free:
-        z[-1] = 2.0 / pb.intervals
+        z[-1] = 2.0                          # the duration T
     return z, rng.standard_normal(len(pb.constraint_bounds()[0]))
 
 
@@ -159,7 +159,7 @@ def test_the_constrained_exact_hessian_is_the_limit_of_differences(method, free)
     rng = np.random.default_rng(3)
     z = pb.guess({"u": 2 * rng.standard_normal((pb.intervals, pb.P, 1))})
     if free:
-        z[-1] = 1.0 / pb.intervals
+        z[-1] = 1.0                          # the duration T
     _limit_of_differences(pb, z, rng.standard_normal(len(pb.constraint_bounds()[0])))
 
 
@@ -180,7 +180,7 @@ def test_constrained_exact_hessian_assembled_equals_differences_of_the_gradient(
     pb = _bead_problem("simpson", True)
     rng = np.random.default_rng(5)
     z = pb.guess({"u": rng.standard_normal((pb.intervals, pb.P, 1))})
-    z[-1] = 1.0 / pb.intervals
+    z[-1] = 1.0                              # the duration T
     pb.use_hessian("exact")
     assert type(pb.nlp.curvature).__name__ == "ConstrainedCurvature"
     check_derivatives(pb, z, rng.standard_normal(len(pb.constraint_bounds()[0])), hess=1e-6)

@@ -74,7 +74,7 @@ def test_configuration_dependent_inputs_converge_at_the_scheme_order(method, Ns,
     errs = [abs(s.cost - push_reference.cost) for s in sols]
     assert _order(Ns, errs) > ORDERS[method] - 0.5, errs
     for s in sols:
-        assert s.success and s.kkt_residual < 1e-10 and s.miss() < 1e-10
+        assert s.success and s.kkt_residual < 1e-10 and s.own_scheme_miss() < 1e-10
     misses = [s.miss(s.replay(method="lobatto5", n_steps=400)) for s in sols]
     assert misses[1] < misses[0] / 2 ** (ORDERS[method] - 1), misses
     assert misses[1] < {"midpoint": 0.2, "simpson": 1e-3, "lobatto4": 1e-5}[method], misses
@@ -289,6 +289,6 @@ def test_constrained_free_duration_converges_to_the_angle_pendulums_optimum():
         assert sol.success and sol.kkt_residual < 1e-9, (sol.message, sol.kkt_residual)
         # the nodes are the NLP's: on the circle to its residual
         assert np.abs((sol.q ** 2).sum(axis=1) - 1).max() < 1e-10
-        assert sol.miss() < 1e-9
+        assert sol.own_scheme_miss() < 1e-9
         errs.append(abs(sol.cost - ref.cost))
     assert _order((8, 16), errs) > 3.5, errs

@@ -43,7 +43,7 @@ def test_trust_constr_reproduces_the_lq_closed_form():
     for N in (8, 16):
         sol = _lq(N=N).solve("trust-constr", tol=1e-12)
         assert sol.success and sol.solver == "trust-constr", sol.message
-        assert sol.kkt_residual < 1e-12 and sol.miss() < 1e-12
+        assert sol.kkt_residual < 1e-12 and sol.own_scheme_miss() < 1e-12
         errs.append(abs(sol.cost - J_STAR))
         others = [_lq(N=N).solve("slsqp", tol=1e-12)]
         if N == 8 and _ipopt.available():
@@ -104,7 +104,7 @@ def test_trust_constr_finds_the_bounded_swing_up_of_the_other_solvers():
     sol = _swing(24, input_bounds=(-5.0, 5.0)).solve("trust-constr")
     assert sol.success, sol.message
     assert np.abs(sol.u).max() <= 5.0 + 1e-12 and np.abs(sol.u).max() > 5.0 - 1e-9
-    assert sol.miss() < 1e-9 and sol.kkt_residual < 1e-10
+    assert sol.own_scheme_miss() < 1e-9 and sol.kkt_residual < 1e-10
     assert abs(sol.cost - 37.11767824821) < 1e-9
 
 
