@@ -45,7 +45,6 @@ code); a Python callable pickles when pickle can pickle it (a module-level
 function, not a lambda or a closure); :func:`from_cfunc` does not (a code
 address means nothing in another process: build the Force there).
 """
-import inspect
 
 import numpy as np
 
@@ -272,20 +271,10 @@ def from_callable(f, jac=None, *, depends_on="qv"):
 
 def _check_signature(name, f, expected):
     """TypeError, before any run, when ``f`` cannot be called with the three
-    positional arguments (t, q, qdot) of ``expected``.  Callables without an
-    inspectable signature (some builtins and extension types) pass: their
-    first call reports a wrong one."""
-    try:
-        sig = inspect.signature(f)
-    except (TypeError, ValueError):
-        return
-    try:
-        sig.bind(0.0, None, None)
-    except TypeError as exc:
-        label = getattr(f, "__name__", type(f).__name__)
-        raise TypeError(f"{name} must be callable as {expected}: three positional arguments, "
-                        f"the time t (float), the coordinates q (n,) and the velocities qdot "
-                        f"(n,); {label}{sig} cannot be called so ({exc})") from None
+    positional arguments (t, q, qdot) of ``expected`` (the check the
+    system's callbacks have too: :func:`symplectic._model._validate.signature`)."""
+    _validate.signature(name, f, expected, 3, "the time t (float), the coordinates q (n,) "
+                        "and the velocities qdot (n,)")
 
 
 def zero_order_hold(F):

@@ -104,7 +104,10 @@ class System(_engine.System):
                  name=None, derivative_check=True, constraint=None, constraint_jac=None,
                  constraint_hess=None, n_constraints=None):
         n = _validate.dof(n)
-        _validate.function("potential", potential, "potential(q) -> float")
+        _check_callbacks(dict(mass=mass if callable(mass) else None, potential=potential,
+                              mass_grad=mass_grad, potential_grad=potential_grad,
+                              mass_hess=mass_hess, potential_hess=potential_hess,
+                              mass_dir=mass_dir, mass_hess_dir=mass_hess_dir))
         self._fd_used = []
         if callable(mass):
             if mass_grad is None and mass_dir is None:
@@ -159,7 +162,8 @@ class System(_engine.System):
         (one call each per node).
         """
         n = _validate.dof(n)
-        _validate.function("func", func, "func(Q) -> dict of arrays")
+        _validate.callback("func", func, "func(Q) -> dict of arrays",
+                           "the k evaluation points Q (k, n)")
         cons = _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints, n)
         return cls._form(n, name, derivative_check, "vectorized", func, cons,
                          vectorized=_fd.with_hessians(func, n))
@@ -188,7 +192,9 @@ class System(_engine.System):
         ``n_constraints``: holonomic constraints, as for :class:`System`.
         """
         n = _validate.dof(n)
-        _validate.function("func", func, "func(q, M, dM, dV, d2M, d2V) -> V")
+        _validate.callback("func", func, "func(q, M, dM, dV, d2M, d2V) -> V",
+                           "the coordinates q (n,) and the arrays M (n, n), dM (n, n, n), "
+                           "dV (n,), d2M (n, n, n, n) and d2V (n, n) to fill", 6)
         cons = _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints, n)
         return cls._form(n, name, derivative_check, "combined", func, cons, combined=func)
 
@@ -492,6 +498,37 @@ def _rebuild_form(form, n, func, name, derivative_check=True, cons=None):
 
 _CONSTRAINT_ARGS = ("constraint", "constraint_jac", "constraint_hess", "n_constraints")
 
+_Q = "the coordinates q (n,)"
+
+#: The callables of System(): {argument: (how it is called, its positional
+#: arguments in words, their number)}, checked at construction
+#: (:func:`_check_callbacks`; the C binding calls each so: csrc/py_callbacks.c,
+#: py_constraints.c).
+_CALLBACKS = {
+    "mass": ("mass(q) -> (n, n)", _Q, 1),
+    "potential": ("potential(q) -> float", _Q, 1),
+    "mass_grad": ("mass_grad(q) -> (n, n, n)", _Q, 1),
+    "potential_grad": ("potential_grad(q) -> (n,)", _Q, 1),
+    "mass_hess": ("mass_hess(q) -> (n, n, n, n)", _Q, 1),
+    "potential_hess": ("potential_hess(q) -> (n, n)", _Q, 1),
+    "mass_dir": ("mass_dir(q, g) -> (n, n)", _Q + " and a vector g (n,)", 2),
+    "mass_hess_dir": ("mass_hess_dir(q, g) -> (n, n)", _Q + " and a vector g (n,)", 2),
+    "constraint": ("constraint(q) -> (m,) values of g(q)", _Q, 1),
+    "constraint_jac": ("constraint_jac(q) -> (m, n)", _Q, 1),
+    "constraint_hess": ("constraint_hess(q) -> (m, n, n)", _Q, 1),
+}
+
+
+def _check_callbacks(given):
+    """Each callable of ``given`` ({argument: value or None}) callable as
+    :data:`_CALLBACKS` says: a TypeError naming the argument, the expected
+    call and the callable's own signature otherwise (:func:`_validate.callback`;
+    a callable without an inspectable signature passes)."""
+    for key, f in given.items():
+        if f is not None or key == "potential":
+            expected, words, n_args = _CALLBACKS[key]
+            _validate.callback(key, f, expected, words, n_args)
+
 
 def _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints, n):
     """The constraint keywords of the Python forms, checked: {} without constraints."""
@@ -500,13 +537,11 @@ def _constraint_args(constraint, constraint_jac, constraint_hess, n_constraints,
             raise TypeError("constraint_jac, constraint_hess and n_constraints need constraint "
                             "(the constraint values g(q))")
         return {}
-    _validate.function("constraint", constraint, "constraint(q) -> (m,) values of g(q)")
+    _check_callbacks(dict(constraint=constraint))
     if constraint_jac is None:
         raise TypeError("constraint_jac is required with constraint: constraint_jac(q) -> "
                         "(m, n), the Jacobian G = dg/dq")
-    _validate.function("constraint_jac", constraint_jac, "constraint_jac(q) -> (m, n)")
-    if constraint_hess is not None:
-        _validate.function("constraint_hess", constraint_hess, "constraint_hess(q) -> (m, n, n)")
+    _check_callbacks(dict(constraint_jac=constraint_jac, constraint_hess=constraint_hess))
     out = dict(constraint=constraint, constraint_jac=constraint_jac,
                constraint_hess=constraint_hess)
     if n_constraints is not None:

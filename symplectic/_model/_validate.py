@@ -30,6 +30,7 @@ definite" from "singular" whatever the scale of each coordinate, which the
 SymPy front end also uses at its test point).
 """
 import dataclasses
+import inspect
 import math
 import numbers
 import operator
@@ -121,6 +122,41 @@ def function(name, f, signature):
     if not callable(f):
         raise TypeError(f"{name} must be callable: {signature}")
     return f
+
+
+#: How the positional arguments of a callback are said, by their number.
+_COUNT_WORDS = {1: "one positional argument", 2: "two positional arguments",
+                3: "three positional arguments", 6: "six positional arguments"}
+
+
+def signature(name, f, expected, n_args, words):
+    """TypeError, before any call, when the callable ``f`` cannot be called
+    with ``n_args`` positional arguments, as ``expected`` (e.g.
+    ``"mass(q) -> (n, n)"``) says it is; ``words`` names those arguments
+    ("the coordinates q (n,)").  The message names the argument ``name``,
+    the expected call, and ``f``'s own signature with the reason it does not
+    bind.  Callables without an inspectable signature (some builtins and
+    extension types) pass: their first call reports a wrong one.  (The
+    system's callbacks -- :class:`symplectic.System` -- and the forces --
+    :mod:`symplectic.forces` -- are checked here.)"""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return f
+    try:
+        sig.bind(*([None] * n_args))
+    except TypeError as exc:
+        label = getattr(f, "__name__", type(f).__name__)
+        count = _COUNT_WORDS.get(n_args, f"{n_args} positional arguments")
+        raise TypeError(f"{name} must be callable as {expected}: {count}, {words}; "
+                        f"{label}{sig} cannot be called so ({exc})") from None
+    return f
+
+
+def callback(name, f, expected, words, n_args=1):
+    """A callable argument of a System: callable (:func:`function`) with
+    ``n_args`` positional arguments (:func:`signature`)."""
+    return signature(name, function(name, f, expected), expected, n_args, words)
 
 
 def stored_rows(store, n_steps):

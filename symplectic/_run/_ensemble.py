@@ -184,7 +184,10 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         if bar:
             bar.report(r.done, k)
         if r.failure is not None:
-            return _integrate.convergence_error(m, h, r.failure, member=k, system=members[k])
+            last = (r.rows if r.rows is not None else len(r.t)) - 1
+            return _integrate.convergence_error(m, h, r.failure, member=k, system=members[k],
+                                                state=(r.q[last], r.p[last]),
+                                                start=(Q0[k], P0[k]))
         return None
 
     try:

@@ -140,6 +140,7 @@ class Integrator:
     def _set(self, q, p):
         """A run's start: (q, p) at its origin, no step taken, no work done."""
         self._q, self._p, self._k = q, p, 0
+        self._start = (q, p)             # for the stability estimate of a failed step
         self._phi = np.eye(2 * self.system.n) if self._spec.tangent else None
         self._S = (None if self._pspec is None
                    else np.zeros((2 * self.system.n, len(self._pspec.names))))
@@ -283,7 +284,8 @@ class Integrator:
                 self._q, self._p, self._k = q[1], p[1], self._k + 1
                 return q[1].copy(), p[1].copy()
             raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
-                                               system=self.system, state=(self._q, self._p))
+                                               system=self.system, state=(self._q, self._p),
+                                               start=self._start)
         return self._general_step(self.force)
 
     def _general_step(self, force):
@@ -295,7 +297,7 @@ class Integrator:
                            tangent0=self._phi, params=self._pspec, param0=self._S)
         if r.failure is not None:
             raise _integrate.convergence_error(self._m, self._h, r.failure, system=self.system,
-                                               state=(self._q, self._p))
+                                               state=(self._q, self._p), start=self._start)
         self._advance(r)
         return self._q.copy(), self._p.copy()
 
@@ -375,7 +377,8 @@ class Integrator:
             work0=self._work0, impulse0=self._impulse0)
         if fail is not None:
             raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
-                                               system=self.system, state=(self._q, self._p))
+                                               system=self.system, state=(self._q, self._p),
+                                               start=self._start)
         self._q, self._p, self._k = q[1], p[1], self._k + 1
         self._work0, self._impulse0 = float(work[1]), impulse[1].copy()
         return q[1].copy(), p[1].copy()

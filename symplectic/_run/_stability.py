@@ -15,7 +15,13 @@ tension makes its frequency).  The estimate is local: velocity-dependent
 may visit stiffer states.  :func:`warn` uses it before a run; the core
 stops a run whose energy grows as only an unstable step can make it
 (sym_galerkin_roots.c, track_balance), and :func:`describe` completes that error's
-message.
+message (with the estimate at the run's start: symplectic._run._integrate.unstable_reason).
+
+The methods without a limit (the midpoint rule, gauss2, gauss3: A-stable)
+keep every mode bounded, but a mode stepped at omega h >= :data:`RESOLUTION`
+= 2 pi is not resolved: its numerical phase per step (:func:`phase`) is far
+from the exact omega h, and :func:`warn` says so (the threshold's reasons:
+:data:`RESOLUTION`).
 """
 import collections
 import math
@@ -103,8 +109,81 @@ def estimate(system, q, h, method, p=None):
     return Estimate(w, w * abs(h), limit, h_max)
 
 
+#: omega_max |h| from which :func:`warn` tells a method without a stability
+#: limit that the fastest mode is not resolved: 2 pi, one step a period of
+#: that mode or longer.  There the steps sample the mode at most once a
+#: period (the exact motion turns a full period or more per step; even its
+#: samples alias it from omega h = pi on), and the numerical phase per step
+#: (:func:`phase`) is short of omega h by 59.8 % for the midpoint rule
+#: (2 atan(pi) = 2.525 rad instead of 2 pi), 30.0 % for gauss2 (4.401 rad) and
+#: 11.1 % for gauss3 (5.584 rad); the shortfall grows to 100 % as omega h
+#: grows (the numerical phase per step stays below s pi, s the Gauss points:
+#: at omega h = 50, 3.06, 6.04 and 8.94 rad).  Not pi: between pi and 2 pi
+#: the A-stable rules are the documented choice for stepping over a stiff
+#: mode on purpose (gauss3's phase is still within 0.6 % at pi, 8 % at
+#: 5.66), and a warning on every such run would be noise.  The methods with
+#: a finite limit (all below 2 pi: lobatto5's 6.05 is the largest) keep
+#: their own warning, which comes first.
+RESOLUTION = 2.0 * math.pi
+
+#: The largest relative phase error per step that :func:`resolving_step`
+#: counts as resolved.
+PHASE_TOL = 0.01
+
+
+def _gauss_points(method):
+    """s of a method without a stability limit: each is the s-stage Gauss
+    collocation method on the harmonic oscillator (the midpoint rule s = 1,
+    gauss2, gauss3; order 2 s), whose one-step map has the eigenvalues
+    R(+-i omega h), R the (s, s) Pade approximant of exp (Hairer, Lubich &
+    Wanner, GNI II.1.3, IV.3; tests/run/test_stability.py checks :func:`phase`
+    against each such method's tangent map).  None for a method with a limit."""
+    if math.isfinite(method.stability) or not method.stability > 0 or method.order % 2:
+        return None
+    return method.order // 2
+
+
+def phase(method, omega_h):
+    """The numerical phase per step (rad, unwrapped) of ``method``'s step on
+    the harmonic oscillator at omega |h| = ``omega_h``, for a method without
+    a stability limit: 2 arg P_s(i omega h), P_s the numerator of the (s, s)
+    Pade approximant of exp -- the midpoint rule's 2 atan(omega h / 2) for
+    s = 1 -- where the exact motion turns omega h.  It is summed over the
+    roots r_j of P_s (all in the left half plane, so that each term is a
+    continuous atan): 2 sum_j atan((omega h - Im r_j) / -Re r_j), below s pi.
+    None for a method with a finite (or undetermined) limit."""
+    s = _gauss_points(method)
+    if s is None:
+        return None
+    y = abs(float(omega_h))
+    c = [math.factorial(2 * s - k) * math.factorial(s)
+         / (math.factorial(2 * s) * math.factorial(k) * math.factorial(s - k))
+         for k in range(s, -1, -1)]                                  # highest power first
+    return 2.0 * sum(math.atan2(y - r.imag, -r.real) for r in np.roots(c))
+
+
+def resolving_step(method, w):
+    """The largest |h| that resolves a mode of frequency ``w`` (rad/s) for a
+    method without a stability limit: at least two steps a period (omega h
+    <= pi) and a numerical phase per step within :data:`PHASE_TOL` (1 %) of
+    the exact (omega h <= 0.350 for the midpoint rule, 1.716 for gauss2;
+    gauss3's 3.44 is beyond pi).  None when :func:`phase` does not know the
+    method or w is not positive."""
+    if phase(method, 1.0) is None or not w > 0.0:
+        return None
+    lo, hi = 0.0, math.pi                 # the relative phase error grows with omega h
+    if 1.0 - phase(method, hi) / hi > PHASE_TOL:
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if 1.0 - phase(method, mid) / mid <= PHASE_TOL else (lo, mid)
+    else:
+        lo = hi
+    return lo / w
+
+
 def describe(est, method_name, where="there"):
-    """The words of an estimate for a message."""
+    """The words of an estimate for a message (``where``: the state it is at,
+    e.g. "at q0", "at the run's start")."""
     if est is None:
         return ""
     if not math.isfinite(est.limit):
@@ -115,16 +194,60 @@ def describe(est, method_name, where="there"):
             f"{est.limit:.4g}, i.e. h < h_max = {est.h_max:g} s")
 
 
+def describe_short(est, where):
+    """The words of a second estimate in a message, after :func:`describe`'s
+    first (the method and its limit named there)."""
+    if est is None:
+        return ""
+    text = f"{where}: omega_max h = {est.omega_h:.3g} (omega_max = {est.omega_max:g} rad/s"
+    return text + (f", h_max = {est.h_max:g} s)" if math.isfinite(est.h_max) else ")")
+
+
 def warn(system, q0, p0, h, method, stacklevel=2):
-    """A :class:`symplectic.StabilityWarning` before a run whose step is at or beyond the
-    method's limit for the fastest mode at (q0, p0); ``stacklevel`` counts
-    from the caller (2: the caller's caller, the user's line)."""
+    """A :class:`symplectic.StabilityWarning` before a run whose step is at
+    or beyond the method's limit for the fastest mode at (q0, p0); for a
+    method without a limit (the midpoint rule, gauss2, gauss3), one whose
+    step is at omega_max |h| >= :data:`RESOLUTION` (2 pi), where the fastest
+    mode stays bounded but its phase is not resolved: the message gives
+    omega_max, omega_max h, the method's phase per step against the exact
+    one (:func:`phase`) and the step that resolves it
+    (:func:`resolving_step`).  ``stacklevel`` counts from the caller (2: the
+    caller's caller, the user's line).  Returns the estimate (or None)."""
     est = estimate(system, q0, h, method, p0)
-    if est is None or not est.omega_h >= est.limit:
+    if est is None:
         return est
-    warnings.warn(
-        f"{method.name} with |h| = {abs(h):g} s at or beyond its stability limit for this "
-        f"system: {describe(est, method.name, 'at q0')}; the numerical solution grows "
-        f"exponentially on that mode",
-        StabilityWarning, stacklevel=stacklevel + 1)
+    if math.isfinite(est.limit):
+        if est.omega_h >= est.limit:
+            warnings.warn(
+                f"{method.name} with |h| = {abs(h):g} s at or beyond its stability limit for "
+                f"this system: {describe(est, method.name, 'at q0')}; the numerical solution "
+                f"grows exponentially on that mode",
+                StabilityWarning, stacklevel=stacklevel + 1)
+        return est
+    if est.omega_h >= RESOLUTION:
+        warnings.warn(_unresolved(est, h, method), StabilityWarning, stacklevel=stacklevel + 1)
     return est
+
+
+def _unresolved(est, h, method):
+    """The words of :func:`warn` for a method without a limit at omega_max |h|
+    >= RESOLUTION."""
+    w, wh = est.omega_max, est.omega_h
+    msg = (f"{method.name} with |h| = {abs(h):g} s does not resolve the fastest mode of this "
+           f"system: omega_max h = {wh:.3g} at q0 (omega_max = {w:g} rad/s, the fastest "
+           f"linearised mode: {wh / (2.0 * math.pi):.3g} of its periods per step); "
+           f"{method.name} has no stability limit, so the mode stays bounded, but the fast "
+           f"phase is not resolved: ")
+    theta = phase(method, wh)
+    if theta is not None:
+        msg += (f"the step turns it by {theta:.3g} rad instead of {wh:.3g} (a frequency of "
+                f"{theta / abs(h):.3g} rad/s instead of {w:g})")
+    else:
+        msg += "its numerical frequency is wrong"
+    h_res = resolving_step(method, w)
+    if h_res is not None:
+        msg += (f"; h <= {h_res:.3g} s resolves it (at least two steps a period, its phase per "
+                f"step within {100 * PHASE_TOL:g} %)")
+    else:
+        msg += f"; h <= {math.pi / w:.3g} s gives it at least two steps a period"
+    return msg + " -- unless stepping over that mode is meant"

@@ -9,7 +9,9 @@ callback for values the integrator produced.  The limits in the registry
 are checked here on the exact tangent map of the oscillator's step, and the
 frequencies against eigenvalues computed here with SciPy.
 """
+import contextlib
 import math
+import re
 import warnings
 
 import numpy as np
@@ -17,6 +19,7 @@ import pytest
 
 import symplectic as sp
 from symplectic._model import _registry
+from symplectic._run import _stability
 
 K_SPRING = 1e6                       # the stiff two-mass spring of the trial
 OMEGA_SPRING = math.sqrt(2 * K_SPRING)
@@ -130,7 +133,10 @@ def test_the_stiff_spring_at_omega_h_14_warns_then_names_an_unstable_step(form, 
     (potential_grad returned a non-finite value at q = [-2.8e302, ...])."""
     S = form()
     h = 14.0 / OMEGA_SPRING
-    with pytest.warns(sp.StabilityWarning, match="omega_max h = 14 at q0") as rec:
+    # rk4's run grows until the Python callables' arithmetic overflows (on purpose: the
+    # error must name the step size, not the callback); NumPy's overflow warnings are that
+    with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.warns(sp.StabilityWarning, match="omega_max h = 14 at q0") as rec:
         with pytest.raises(sp.ConvergenceError) as info:
             sp.integrate(S, [0.0, 1.001], [0.0, 0.0], h, 1000, method)
     c = sp.methods(details=True)[method]["stability"]
@@ -142,7 +148,11 @@ def test_the_stiff_spring_at_omega_h_14_warns_then_names_an_unstable_step(form, 
         assert f"h_max = {c / OMEGA_SPRING:g}" in err.reason
     for word in ("potential_grad", "callback", "returned"):
         assert word not in str(err)
-    E = err.trajectory.energy                              # on every partial trajectory
+    # on every partial trajectory; where rk4's rows overflowed, nan with a warning saying so
+    overflowed = method == "rk4" and form is spring_callables
+    with pytest.warns(RuntimeWarning, match="overflowed, nan there") if overflowed else \
+            contextlib.nullcontext(), np.errstate(over="ignore", invalid="ignore"):
+        E = err.trajectory.energy
     assert len(E) == err.step + 1
 
 
@@ -151,19 +161,26 @@ def test_the_stiff_spring_at_omega_h_14_warns_then_names_an_unstable_step(form, 
                                             ("gauss3", 14.0), ("gauss2", 141.0),
                                             ("gauss3", 141.0)])
 def test_the_a_stable_rules_return_a_bounded_trajectory(form, method, omega_h):
+    """No limit: bounded -- with the one warning that the spring's phase is not resolved
+    (omega h >= 2 pi), never the stability limit's."""
     S = form()
     h = omega_h / OMEGA_SPRING
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")                     # no limit: no warning
+    with pytest.warns(sp.StabilityWarning) as rec:
         tr = sp.integrate(S, [0.0, 1.001], [0.0, 0.0], h, 1000, method)
+    assert len(rec) == 1, [str(w.message) for w in rec]
+    msg = str(rec[0].message)
+    assert msg.startswith(f"{method} with |h| = {h:g} s does not resolve the fastest mode")
+    assert f"omega_max h = {omega_h:.3g} at q0" in msg and "stability limit for" not in msg
     assert np.max(np.abs(tr.q[:, 1] - tr.q[:, 0] - 1.0)) <= 1.001e-3
     assert np.max(np.abs(tr.energy - tr.energy[0])) <= 1e-9 * tr.energy[0]
 
 
 def test_no_warning_below_the_limit_for_every_method():
+    """(Below the limit, and for the methods without one below 2 pi, where the warning that
+    the fastest mode is not resolved starts.)"""
     S = spring_callables()
     for m, d in sp.methods(details=True).items():
-        c = d["stability"] if math.isfinite(d["stability"]) else 10.0
+        c = d["stability"] if math.isfinite(d["stability"]) else 2 * math.pi
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             sp.integrate(S, [0.0, 1.001], [0.0, 0.0], 0.9 * c / OMEGA_SPRING, 30, m)
@@ -179,3 +196,208 @@ def test_integrate_many_names_the_unstable_member():
         with pytest.raises(sp.ConvergenceError, match=r"ensemble member 1.*unstable step size"):
             sp.integrate_many(S, [[0.0, 1.0], [0.0, 1.001]], np.zeros((2, 2)),
                               14.0 / OMEGA_SPRING, 100, "simpson")
+
+
+# ---------------------------------------------------------------- the unresolved fast phase
+UNLIMITED = [m for m, d in sp.methods(details=True).items() if d["stability"] == math.inf]
+
+
+def pade_phase(method, omega_h):
+    """The phase per step of the (s, s) Pade approximant of exp written out (s = 1: the
+    midpoint rule), unwrapped along omega h from 0 (independent of _stability.phase, which
+    sums over the roots)."""
+    s = {"midpoint": 1, "gauss2": 2, "gauss3": 3}[method]
+    y = np.linspace(0.0, omega_h, 20001)
+    z = 1j * y
+    num = {1: 1 + z / 2, 2: 1 + z / 2 + z * z / 12,
+           3: 1 + z / 2 + z * z / 10 + z ** 3 / 120}[s]
+    return float(np.unwrap(np.angle(num / np.conj(num)))[-1])
+
+
+def eigen_phases(method, omega_h):
+    """exp(+-i phase): the eigenvalues of the method's own step map on q'' = -q at h = omega h."""
+    S = sp.systems.linear([[1.0]], [[1.0]])
+    return np.linalg.eigvals(sp.analysis.tangent_map(S, [0.3], [0.1], omega_h, method))
+
+
+def test_the_methods_without_a_limit():
+    assert sorted(UNLIMITED) == ["gauss2", "gauss3", "midpoint"]
+
+
+@pytest.mark.parametrize("method", UNLIMITED)
+def test_the_phase_per_step_is_the_step_map_s(method):
+    """_stability.phase is each method's own: exp(+-i phase) are the eigenvalues of its step
+    map on the oscillator, and the phase is the one unwrapped along omega h (the Pade
+    approximant's written out; the midpoint rule's is 2 atan(omega h / 2))."""
+    m = _registry.METHODS[method]
+    for y in (0.05, 0.3, 1.0, 3.0, math.pi, 2 * math.pi, 9.0, 14.0, 50.0, 141.0):
+        th = _stability.phase(m, y)
+        ev = eigen_phases(method, y)
+        for sign in (1, -1):
+            assert np.min(np.abs(ev - np.exp(sign * 1j * th))) <= 1e-10, (method, y)
+        assert th == pytest.approx(pade_phase(method, y), rel=1e-9, abs=1e-12)
+        assert 0.0 < th < y                                   # the numerical phase lags
+        if method == "midpoint":
+            assert th == pytest.approx(2 * math.atan(y / 2), rel=1e-14)
+        assert _stability.phase(m, -y) == th                  # |h|
+
+
+def test_the_threshold_s_numbers():
+    """The shortfall of the phase at omega h = 2 pi that RESOLUTION's comment states (59.8 %,
+    30.0 %, 11.1 %), from the step maps' eigenvalues exp(+-i a), 0 <= a <= pi: the phase is a
+    for the midpoint rule (below pi for every omega h), 2 pi - a for the Gauss rules, which have
+    turned past half a turn there (pade_phase); the finite limits all below 2 pi."""
+    assert _stability.RESOLUTION == 2 * math.pi
+    y = 2 * math.pi
+    for method, short in (("midpoint", 0.598), ("gauss2", 0.300), ("gauss3", 0.111)):
+        a = float(np.max(np.abs(np.angle(eigen_phases(method, y)))))
+        th = a if method == "midpoint" else 2 * math.pi - a
+        assert th == pytest.approx(pade_phase(method, y), rel=1e-9)
+        assert 1 - th / y == pytest.approx(short, abs=5e-4), method
+    assert max(d["stability"] for d in sp.methods(details=True).values()
+               if math.isfinite(d["stability"])) < 2 * math.pi
+
+
+@pytest.mark.parametrize("method", UNLIMITED)
+def test_no_limit_warns_that_the_fast_phase_is_not_resolved(method):
+    """Two masses and springs (omega_max from SciPy's generalized eigenvalues) at omega h = 50:
+    the warning gives omega_max, omega_max h, the phase per step against the exact and the h
+    that resolves the mode (two steps a period, the phase within 1 %: found here by SciPy's
+    root finder on the written-out approximant)."""
+    linalg = pytest.importorskip("scipy.linalg")
+    optimize = pytest.importorskip("scipy.optimize")
+    M, K = np.diag([1.0, 2.0]), np.array([[3e6, -1e6], [-1e6, 1e6]])
+    w = math.sqrt(linalg.eigh(K, M, eigvals_only=True).max())
+    S = sp.systems.linear(M, K)
+    h = 50.0 / w
+    with pytest.warns(sp.StabilityWarning) as rec:
+        tr = sp.integrate(S, [1e-3, 0.0], [0.0, 0.0], h, 20, method)
+    assert len(rec) == 1 and tr.status == 0
+    msg = str(rec[0].message)
+    th = pade_phase(method, 50.0)
+    f = lambda y: 1 - pade_phase(method, y) / y - 0.01
+    y_res = min(optimize.brentq(f, 0.05, 2 * math.pi), math.pi) if f(math.pi) > 0 else math.pi
+    for words in (f"{method} with |h| = {h:g} s does not resolve the fastest mode",
+                  f"omega_max h = 50 at q0 (omega_max = {w:g} rad/s",
+                  f"{50 / (2 * math.pi):.3g} of its periods per step",
+                  "has no stability limit, so the mode stays bounded",
+                  f"the step turns it by {th:.3g} rad instead of 50",
+                  f"a frequency of {th / h:.3g} rad/s instead of {w:g}",
+                  f"h <= {y_res / w:.3g} s resolves it"):
+        assert words in msg, (words, msg)
+    # the midpoint rule: 2 atan(25) = 3.06 rad a step; its 1 % in phase at omega h = 0.350
+    if method == "midpoint":
+        assert "turns it by 3.06 rad" in msg and f"h <= {0.3496 / w:.3g} s" in msg
+
+
+def test_the_resolution_warning_starts_at_2_pi_for_each_entry_point():
+    S = spring_callables()
+    below, at = 0.999 * 2 * math.pi / OMEGA_SPRING, 2 * math.pi / OMEGA_SPRING
+    for m in UNLIMITED:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sp.integrate(S, [0.0, 1.001], [0.0, 0.0], below, 3, m)
+        with pytest.warns(sp.StabilityWarning, match=f"^{m} with .* does not resolve"):
+            sp.integrate(S, [0.0, 1.001], [0.0, 0.0], at, 3, m)
+    with pytest.warns(sp.StabilityWarning, match="does not resolve the fastest mode"):
+        sp.integrate_many(S, [[0.0, 1.001]], [[0.0, 0.0]], 10 * at, 3, "gauss2")
+    with pytest.warns(sp.StabilityWarning, match="does not resolve the fastest mode"):
+        sp.Integrator(S, 10 * at, [0.0, 1.001], [0.0, 0.0], method="midpoint")
+    # a method with a limit keeps its own warning alone, however large omega h
+    with pytest.warns(sp.StabilityWarning) as rec:
+        with pytest.raises(sp.ConvergenceError):
+            sp.integrate(S, [0.0, 1.001], [0.0, 0.0], 10 * at, 3, "lobatto5")
+    assert len(rec) == 1 and "at or beyond its stability limit" in str(rec[0].message)
+
+
+# ---------------------------------------------------------------- the unstable step's numbers
+K_HARD = 1e4                              # V = q^2/2 + K_HARD q^4/4: stiffer as |q| grows
+
+
+def hardening_spring():
+    def V(q):
+        with np.errstate(all="ignore"):
+            return 0.5 * q[0] ** 2 + 0.25 * K_HARD * q[0] ** 4
+
+    def dV(q):
+        with np.errstate(all="ignore"):
+            return np.array([q[0] + K_HARD * q[0] ** 3])
+
+    def d2V(q):
+        with np.errstate(all="ignore"):
+            return np.array([[1.0 + 3.0 * K_HARD * q[0] ** 2]])
+
+    return sp.System(1, np.eye(1), V, potential_grad=dV, potential_hess=d2V)
+
+
+def named_frequencies(text):
+    return [float(x) for x in re.findall(r"omega_max = ([0-9.e+-]+) rad/s", text)]
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "lobatto2"])
+def test_an_unstable_run_names_the_start_s_estimate(method):
+    """The hardening spring from q0 = 1 (omega_max^2 = V'' = 1 + 3 K: 173 rad/s) at h = 0.05,
+    past the limit: the error gives the warning's omega_max and h_max, at the run's start, and
+    says that the failing step's state had grown from there -- rk4's used to give the blown-up
+    state's omega_max = 1.7e30 rad/s and h_max = 1.7e-30 s."""
+    w0, h = math.sqrt(1.0 + 3.0 * K_HARD), 0.05
+    c = sp.methods(details=True)[method]["stability"]
+    with pytest.warns(sp.StabilityWarning) as rec:
+        with pytest.raises(sp.ConvergenceError) as info:
+            sp.integrate(hardening_spring(), [1.0], [0.0], h, 3000, method)
+    warned, reason = str(rec[0].message), info.value.reason
+    assert reason.startswith("unstable step size"), reason
+    for words in (f"omega_max h = {w0 * h:.3g}", f"(omega_max = {w0:g} rad/s",
+                  f"h_max = {c / w0:g} s"):
+        assert words in warned and words in reason, (words, reason)
+    assert f"omega_max h = {w0 * h:.3g} at the run's start" in reason
+    assert named_frequencies(reason) == [pytest.approx(w0, rel=1e-5)]
+    if info.value.step > 0:
+        assert "the state had grown far from the run's start (energy" in reason
+
+
+def test_a_state_near_the_start_adds_its_own_estimate():
+    """The five-link pendulum chain from q = 0.3 at rest, Simpson at h = 0.3 (omega h = 3.27 >
+    2 sqrt 2 at the start): Newton fails some steps in, at a state whose energy is still the
+    start's -- both estimates, the start's first; each omega_max from SciPy's generalized
+    eigenvalues of the chain's M(q) and hess V(q) written out."""
+    linalg = pytest.importorskip("scipy.linalg")
+    n, g, h = 5, 9.81, 0.3
+
+    def omega(q):
+        i = np.arange(n)
+        M = (n - np.maximum.outer(i, i)) * np.cos(np.subtract.outer(q, q))
+        return math.sqrt(linalg.eigh(np.diag(g * (n - i) * np.cos(q)), M,
+                                     eigvals_only=True).max())
+
+    S = sp.systems.pendulum_chain(n)
+    q0 = np.full(n, 0.3)
+    with pytest.warns(sp.StabilityWarning):
+        with pytest.raises(sp.ConvergenceError) as info:
+            sp.integrate(S, q0, np.zeros(n), h, 3000, "simpson")
+    err = info.value
+    c = 2 * math.sqrt(2)
+    w0, w1 = omega(q0), omega(err.trajectory.q[-1])
+    t1 = err.trajectory.t[-1]
+    assert err.reason.startswith(f"unstable step size: omega_max h = {w0 * h:.3g} at the run's "
+                                 f"start (omega_max = {w0:g} rad/s"), err.reason
+    assert f"h_max = {c / w0:g} s; at t = {t1:.6g} (the failing step's start): omega_max h = " \
+           f"{w1 * h:.3g} (omega_max = {w1:g} rad/s, h_max = {c / w1:g} s)" in err.reason
+    assert "grown" not in err.reason
+
+
+def test_a_linear_system_s_error_repeats_the_warning_s_numbers():
+    """rk4 past its limit on two masses and springs (omega_max from SciPy): the numbers of the
+    warning and of the error agree; the state ran off (to ~1e300)."""
+    linalg = pytest.importorskip("scipy.linalg")
+    M, K = np.diag([1.0, 2.0]), np.array([[3e4, -1e4], [-1e4, 1e4]])
+    w = math.sqrt(linalg.eigh(K, M, eigvals_only=True).max())
+    h = 5.0 / w
+    with pytest.warns(sp.StabilityWarning, match=f"omega_max = {w:g} rad/s"):
+        with pytest.raises(sp.ConvergenceError) as info:
+            sp.integrate(sp.systems.linear(M, K), [1.0, 0.0], [0.0, 0.0], h, 5000, "rk4")
+    reason = info.value.reason
+    assert reason.startswith(f"unstable step size: omega_max h = 5 at the run's start "
+                             f"(omega_max = {w:g} rad/s"), reason
+    assert f"h_max = {2 * math.sqrt(2) / w:g} s" in reason
+    assert named_frequencies(reason) == [pytest.approx(w, rel=1e-5)]
