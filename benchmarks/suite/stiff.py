@@ -57,7 +57,8 @@ def limits():
 # ------------------------------------------------------------------ runs that may fail
 def attempt(fn):
     """(trajectory or None, status, warned): the run, 'ok' or 'unstable (step k)' / the reason,
-    and whether it raised a StabilityWarning."""
+    and whether it raised the StabilityWarning of a step past the method's stability limit (not
+    the one of an A-stable method's unresolved phase)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -67,7 +68,8 @@ def attempt(fn):
             tr = None
             status = (f"unstable (step {exc.step})" if "unstable" in reason
                       else f"failed at step {exc.step}: {reason[:60]}")
-    warned = any(issubclass(w.category, sp.StabilityWarning) for w in caught)
+    warned = any(issubclass(w.category, sp.StabilityWarning) and
+                 "at or beyond its stability limit" in str(w.message) for w in caught)
     return tr, status, warned
 
 
