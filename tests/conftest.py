@@ -7,7 +7,7 @@ this file.  The independent models (support.models) never call the C core.
 import pytest
 
 import symplectic as sp
-from support import clibs
+from support import cbuild, clibs
 from support.cases import system_of_kind
 from support.forms_dp import compile_library
 from support.models import TOP, TOP_Q0, TOP_QDOT0
@@ -49,6 +49,17 @@ def system_of(compiled_lib, tmp_path_factory):
     def make(kind):
         return system_of_kind(kind, compiled_lib, tmp_path_factory)
     return make
+
+
+# ---------------------------------------------------------------- csrc/ built standalone
+@pytest.fixture(scope="session")
+def c_objects(tmp_path_factory):
+    """support.cbuild.ObjectCache: object files of csrc/ and of the tests' C drivers, each
+    (source, flags) compiled once per session and linked by every test that needs it
+    (test_c_core.py, test_lu_kernels.py); skips without a C compiler."""
+    cache = cbuild.ObjectCache(tmp_path_factory.mktemp("c_objects"), cbuild.compiler_or_skip())
+    yield cache
+    cache.close()
 
 
 # ---------------------------------------------------------------- SymPy module cache

@@ -24,6 +24,14 @@ from support.models_cart import Q0_TRIAL_CART, TRIAL_Q0, TRIAL_QDOT0, cart_pendu
 IMPLICIT = [m for m, d in sp.methods(details=True).items() if d["symplectic"]]
 _verdicts = {}
 
+# The sweeps below step at h up to 0.5 s on purpose: false roots are found at large h, and
+# some of their runs (h = 0.3 and 0.5 with the Lobatto rules and Simpson) are at or beyond
+# the method's stability limit at q0.  That StabilityWarning is the subject of
+# tests/run/test_stability.py, not of these tests: ignored on those step sizes only.
+BEYOND_LIMIT = pytest.mark.filterwarnings(
+    r"ignore:\w+ with \|h\| = [0-9.]+ s at or beyond its stability limit:symplectic.StabilityWarning")
+SWEEP_H = [0.05, 0.15] + [pytest.param(h, marks=BEYOND_LIMIT) for h in (0.3, 0.5)]
+
 
 def assert_continued_or_failed(S, q0, p0, h, n, method, **kw):
     """Run; every returned step is the continued root (or the run raises
@@ -108,7 +116,7 @@ def _chain_cases():
 @pytest.mark.slow
 @pytest.mark.parametrize("predictor", [True, False])
 @pytest.mark.parametrize("method", IMPLICIT)
-@pytest.mark.parametrize("h", [0.05, 0.15, 0.3, 0.5])
+@pytest.mark.parametrize("h", SWEEP_H)
 @pytest.mark.parametrize("case", _chain_cases(), ids=lambda c: f"chain{c[0]}")
 def test_chains_of_2_to_5_links_return_only_continued_roots(case, h, method, predictor):
     n, q0, v0 = case
@@ -119,7 +127,7 @@ def test_chains_of_2_to_5_links_return_only_continued_roots(case, h, method, pre
 @pytest.mark.slow
 @pytest.mark.parametrize("predictor", [True, False])
 @pytest.mark.parametrize("method", IMPLICIT)
-@pytest.mark.parametrize("h", [0.05, 0.15, 0.3, 0.5])
+@pytest.mark.parametrize("h", SWEEP_H)
 def test_the_earlier_trials_cart_returns_only_continued_roots(h, method, predictor):
     """The 3-link cart pendulum of the earlier trust issue (tests/support/models_cart.py,
     omega_max = 8.9 rad/s), from its trial state."""

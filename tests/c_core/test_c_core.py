@@ -9,21 +9,28 @@ example, and the allocator calls made inside sym_step (malloc/calloc/realloc/fre
 link time) for the n-link chain up to n = 300, where every implicit method's Newton system is
 larger than 512 (the blocked LU; n = 513 for the 2-node schemes). Skipped without a C compiler or without csrc/ next to the
 tests (a run against an installed package).
+
+The object files come from the session's cache (conftest.py's ``c_objects``,
+support.cbuild.ObjectCache): each source is compiled once, two at a time, and the objects of
+csrc/ are shared with test_lu_kernels.py (the same command) and with the copy of the sources
+that test_new_rows_are_picked_up changes (its unchanged files are csrc/'s, byte for byte).
 """
+import concurrent.futures
 import math
 import pathlib
 import shutil
 import subprocess
+import threading
 
 import pytest
 
-from support.cbuild import compiler_or_skip
+from support.cbuild import compiler_or_skip, csrc_flags
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 CSRC = TESTS.parent / "csrc"
 PROGRAM = TESTS / "c" / "test_schemes.c"
-FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wpedantic"]
-WRAP = ["-DSYM_COUNT_ALLOC", "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"]
+COUNT = ["-DSYM_COUNT_ALLOC"]                     # test_schemes.c's allocator wrappers
+WRAP = ["-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"]
 KINDS_EXACT = ("pendulum", "energy", "linear")
 
 # compiles the C sources on its own (independent of the installed package and
@@ -45,17 +52,42 @@ def compiler():
     return cc
 
 
-def build_and_run(csrc, tmp):
-    """Compile test_schemes.c with csrc/sym_*.c; returns (parsed output, compiler messages,
-    whether allocations are counted)."""
-    cc = compiler()
+def headers(csrc):
+    """The headers test_schemes.c and csrc/sym_*.c include, by name, with their bytes."""
+    return {h.name: h.read_bytes() for h in [*csrc.glob("sym_*.h"), csrc / "symplectic.h"]
+            if h.is_file()}
+
+
+def compilations(c_objects, csrc, count):
+    """The futures of the compilations of csrc/sym_*.c and test_schemes.c (with
+    -DSYM_COUNT_ALLOC when ``count``), in link order.  In a copy of csrc/ with csrc/'s headers,
+    a source that is csrc/'s byte for byte is compiled as csrc/'s: the same object file."""
+    shared = headers(csrc) == headers(CSRC)
+
+    def origin(f):
+        same = shared and (CSRC / f.name).is_file() and f.read_bytes() == (CSRC / f.name).read_bytes()
+        return CSRC if same else csrc
+
+    where = {f: origin(f) for f in sorted(csrc.glob("sym_*.c"))}
+    jobs = {}
+    for d in dict.fromkeys(where.values()):                  # csrc/'s own objects, then the copy's
+        group = [f for f in where if where[f] == d]
+        jobs.update(zip(group, c_objects.submit_all([d / f.name for f in group], csrc_flags(d))))
+    program = c_objects.submit(PROGRAM, csrc_flags(CSRC if shared else csrc,
+                                                   *(COUNT if count else [])))
+    return [jobs[f] for f in where] + [program]
+
+
+def build_and_run(c_objects, csrc, tmp):
+    """Compile test_schemes.c with csrc/sym_*.c, link and run; returns (parsed output, compiler
+    messages, whether allocations are counted)."""
     exe = tmp / "test_schemes"
-    cmd = [cc, *FLAGS, f"-I{csrc}", str(PROGRAM), *sorted(map(str, csrc.glob("sym_*.c"))),
-           "-o", str(exe), "-lm"]
-    res = subprocess.run(cmd + WRAP, capture_output=True, text=True)
+    done = [f.result() for f in compilations(c_objects, csrc, count=True)]
+    res = c_objects.link([c.checked() for c in done], exe, WRAP)
     counting = res.returncode == 0
     if not counting:   # a linker without --wrap (not GNU ld / lld): no allocation counts
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        done = [f.result() for f in compilations(c_objects, csrc, count=False)]
+        res = c_objects.link([c.checked() for c in done], exe)
         assert res.returncode == 0, res.stderr
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
@@ -66,12 +98,49 @@ def build_and_run(csrc, tmp):
     for ln in lines:
         word, *rest = ln.split()
         parsed.setdefault(word, []).append(rest)
-    return parsed, res.stderr, counting
+    return parsed, "".join(c.messages for c in done) + res.stderr, counting
+
+
+class Programs:
+    """The module's two programs, test_schemes.c built on csrc/ ("core") and on a copy of it
+    with new rows ("new_rows"), each built and run once, side by side (a run is one thread: on
+    two cores the two runs take the time of the longer)."""
+
+    def __init__(self, c_objects, tmp_path_factory, pool):
+        self.jobs = {"core": lambda: build_and_run(c_objects, CSRC,
+                                                   tmp_path_factory.mktemp("c_core")),
+                     "new_rows": lambda: build_new_rows(c_objects,
+                                                        tmp_path_factory.mktemp("new_rows"))}
+        self.pool, self.futures, self.lock = pool, {}, threading.Lock()
+
+    def start(self, name):
+        with self.lock:
+            if name not in self.futures:
+                self.futures[name] = self.pool.submit(self.jobs[name])
+            return self.futures[name]
+
+    def result(self, name):
+        return self.start(name).result()
 
 
 @pytest.fixture(scope="module")
-def core(tmp_path_factory):
-    return build_and_run(CSRC, tmp_path_factory.mktemp("c_core"))
+def programs(request, c_objects, tmp_path_factory):
+    compiler()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = Programs(c_objects, tmp_path_factory, pool)
+        # start the runs this session's selection needs, both at once
+        selected = {item.originalname for item in request.session.items
+                    if getattr(item, "module", None) is request.module}
+        if selected - {"test_new_rows_are_picked_up"}:
+            runs.start("core")
+        if "test_new_rows_are_picked_up" in selected:
+            runs.start("new_rows")
+        yield runs
+
+
+@pytest.fixture(scope="module")
+def core(programs):
+    return programs.result("core")
 
 
 def methods(parsed):
@@ -170,9 +239,9 @@ BUILTIN_ROW = ('    {"pendulum_again", "the pendulum once more (test row)", "m, 
                '     EXAMPLE(1, pendulum_ex, pendulum_q0, pendulum_p0)},\n')
 
 
-def test_new_rows_are_picked_up(tmp_path):
-    compiler()
-    src = tmp_path / "csrc"
+def build_new_rows(c_objects, tmp):
+    """build_and_run on a copy of the sources with lobatto6_row() and BUILTIN_ROW written in."""
+    src = tmp / "csrc"
     src.mkdir()
     for f in list(CSRC.glob("sym_*.[ch]")) + [CSRC / "symplectic.h"]:
         shutil.copy(f, src)
@@ -183,7 +252,11 @@ def test_new_rows_are_picked_up(tmp_path):
         text = (src / name).read_text()
         assert text.count(marker) == 1, (name, marker)
         (src / name).write_text(text.replace(marker, marker + row))
-    parsed, messages, counting = build_and_run(src, tmp_path)
+    return build_and_run(c_objects, src, tmp)
+
+
+def test_new_rows_are_picked_up(programs):
+    parsed, messages, counting = programs.result("new_rows")
     assert "warning" not in messages, messages
     assert methods(parsed)["lobatto6"] == dict(order=10, symplectic=1, s=6, n_mid=4, unknowns=5)
     assert "pendulum_again" in [b[0] for b in parsed["builtin"]]

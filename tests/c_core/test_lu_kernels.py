@@ -7,7 +7,10 @@ with and without the run-time AVX paths (-DSYM_NO_AVX) and without any vector ty
 (-DSYM_NO_VEC, the scalar code of other compilers), in both its forms (the public
 sym_lu_factor, which allocates the panel buffer, and sym_lu_factor_ws, which the schemes call
 with a buffer from their workspace), and solve A x = b to rounding.
-Compiled here from the C sources with the system's C compiler.
+Compiled here from the C sources with the system's C compiler, at -O2 (the optimised build
+the claims are about): each variant's object files once per session (conftest.py's
+``c_objects``; sym_linalg.c and sym_lu_small.c without -D are test_c_core.py's, the same
+command), the compilations of the selected tests started together, two at a time.
 """
 import pathlib
 import subprocess
@@ -15,7 +18,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from support.cbuild import compiler_or_skip
+from support.cbuild import compiler_or_skip, csrc_flags
 
 CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
 
@@ -73,24 +76,57 @@ int main(void)
 """
 
 
-def run(tmp_path, flags, driver=None, small_source=True):
-    cc = compiler_or_skip()
+class Drivers:
+    """The drivers of this module, each compiled with its flags (-D...) and linked with what it
+    calls: sym_linalg.c (the blocked and the plain kernels) and, for the small driver,
+    sym_lu_small.c (the hint driver includes it, with its probe; the blocked driver calls
+    nothing of it).  Each object file compiled once (the session's cache)."""
+
+    def __init__(self, c_objects, directory):
+        self.c_objects, self.directory = c_objects, directory
+
+    def compilations(self, kind, flags):
+        """The futures of the object files of driver ``kind`` built with ``flags``."""
+        driver, small_source = DRIVERS[kind]
+        f = csrc_flags(CSRC, *flags)
+        return ([self.c_objects.submit(CSRC / "sym_lu_small.c", f)] if small_source else []) + [
+            self.c_objects.submit_text(f"lu_{kind}", driver, f),
+            self.c_objects.submit(CSRC / "sym_linalg.c", f)]
+
+    def start(self, builds):
+        """Submit the compilations of several (kind, flags), the longest first: those that
+        compile sym_lu_small.c (the hint driver includes it), without vectors first."""
+        for kind, flags in sorted(builds, key=lambda b: (not (DRIVERS[b[0]][1] or b[0] == "hint"),
+                                                         "-DSYM_NO_VEC" not in b[1])):
+            self.compilations(kind, flags)
+
+    def run(self, kind, flags):
+        """Link and run driver ``kind`` built with ``flags``: its output lines as an array."""
+        exe = self.directory / ("drv_" + kind + "".join(f.strip("-") for f in flags))
+        res = self.c_objects.link([c.result().checked() for c in self.compilations(kind, flags)], exe)
+        assert res.returncode == 0, res.stderr
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+        return np.array([[float(v) for v in line.split()] for line in out.splitlines()])
+
+
+@pytest.fixture(scope="module")
+def drivers(request, c_objects, tmp_path_factory):
+    compiler_or_skip()
     if not (CSRC / "sym_linalg.c").is_file():
         pytest.skip("the C sources are not next to the tests (installed-package run)")
-    src = tmp_path / "drv.c"
-    src.write_text(driver or DRIVER)
-    exe = tmp_path / ("drv" + "".join(f.strip("-") for f in flags))
-    sources = [str(CSRC / "sym_linalg.c")] + ([str(CSRC / "sym_lu_small.c")] if small_source else [])
-    subprocess.run([cc, "-std=c99", "-O2", *flags, f"-I{CSRC}", str(src), *sources, "-o", str(exe), "-lm"],
-                   check=True, capture_output=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    return np.array([[float(v) for v in line.split()] for line in out.splitlines()])
+    d = Drivers(c_objects, tmp_path_factory.mktemp("lu_drivers"))
+    # start the compilations of every test of this module that the session runs
+    d.start([(TESTS_OF[item.originalname],
+              item.callspec.params.get("flags", []) if hasattr(item, "callspec") else [])
+             for item in request.session.items if getattr(item, "module", None) is request.module
+             and item.originalname in TESTS_OF])
+    return d
 
 
 @pytest.mark.parametrize("flags", [[], ["-DSYM_NO_AVX"], ["-DSYM_NO_VEC"]],
                          ids=["dispatch", "no-avx", "no-vec"])
-def test_blocked_lu_is_bitwise_the_unblocked_kernel(tmp_path, flags):
-    res = run(tmp_path, flags)
+def test_blocked_lu_is_bitwise_the_unblocked_kernel(drivers, flags):
+    res = drivers.run("blocked", flags)
     m, status, equal, err = res.T
     assert m.max() > 512 and (m > 32).sum() >= 10        # blocked path, small and large panels
     assert np.all(status == 0)
@@ -174,8 +210,8 @@ SMALL_DRIVER = SMALL_DRIVER.replace("@RANDOM_MATRIX@", RANDOM_MATRIX)
 
 
 @pytest.mark.parametrize("flags", [[], ["-DSYM_NO_VEC"]], ids=["vec", "no-vec"])
-def test_small_lu_kernels_are_bitwise_the_plain_kernel(tmp_path, flags):
-    res = run(tmp_path, flags, SMALL_DRIVER)
+def test_small_lu_kernels_are_bitwise_the_plain_kernel(drivers, flags):
+    res = drivers.run("small", flags)
     m, kind, count, bad, seen = res.T.astype(int)
     assert set(m) == set(range(1, 17)) and np.all(count == 400)
     assert np.all(bad == 0), f"small LU differs at (m, kind) = {list(zip(m[bad > 0], kind[bad > 0]))}"
@@ -255,11 +291,11 @@ int main(void)
 HINT_DRIVER = HINT_DRIVER.replace("@RANDOM_MATRIX@", RANDOM_MATRIX)
 
 
-def test_small_lu_with_given_pivots_is_bitwise_the_plain_kernel(tmp_path):
+def test_small_lu_with_given_pivots_is_bitwise_the_plain_kernel(drivers):
     """The small kernels try the pivots found in piv on entry (the previous Newton matrix's),
     check each against the search's choice and restart with the search when one fails: right or
     wrong, the sequence on entry never changes status, pivots, factors or solution."""
-    res = run(tmp_path, [], HINT_DRIVER, small_source=False)
+    res = drivers.run("hint", [])
     m, kind, hint, count, bad, passed, failed = res.T.astype(int)
     assert set(m) == set(range(1, 17)) and np.all(count == 200)
     assert np.all(bad == 0), f"differs at (m, kind, hint) = {list(zip(m[bad > 0], kind[bad > 0], hint[bad > 0]))}"
@@ -272,3 +308,10 @@ def test_small_lu_with_given_pivots_is_bitwise_the_plain_kernel(tmp_path):
     assert np.all(failed[(hint == 2) & (m >= 4)] > 100)
     assert np.all(passed[kind >= 2] == 0)
     assert np.all(passed[(kind == 0) & (hint == 1)] > 150)
+
+
+# driver: (its source, whether it links sym_lu_small.c); the tests' drivers
+DRIVERS = {"blocked": (DRIVER, False), "small": (SMALL_DRIVER, True), "hint": (HINT_DRIVER, False)}
+TESTS_OF = {"test_blocked_lu_is_bitwise_the_unblocked_kernel": "blocked",
+            "test_small_lu_kernels_are_bitwise_the_plain_kernel": "small",
+            "test_small_lu_with_given_pivots_is_bitwise_the_plain_kernel": "hint"}

@@ -207,7 +207,11 @@ def test_genuine_large_h_steps_are_accepted(cart, case, newton):
 @pytest.mark.parametrize("newton", ["full", "chord"])
 @pytest.mark.parametrize("predictor", [True, False])
 @pytest.mark.parametrize("method", IMPLICIT)
-@pytest.mark.parametrize("h", [0.1, 0.15, 0.2, 0.3])
+# h = 0.3 s is at or beyond lobatto2's stability limit for the cart at Q0_TRIAL (omega_max h =
+# 2.03 > 2): the acceptance sweep steps there on purpose (bounded or a clean failure at every
+# h); the StabilityWarning is tests/run/test_stability.py's subject, ignored on that step only.
+@pytest.mark.parametrize("h", [0.1, 0.15, 0.2, pytest.param(0.3, marks=pytest.mark.filterwarnings(
+    r"ignore:\w+ with \|h\| = 0.3 s at or beyond its stability limit:symplectic.StabilityWarning"))])
 def test_cart_every_run_is_bounded_or_fails_cleanly(cart, h, method, predictor, newton):
     """Every run either returns a trajectory with relative energy error < 1,
     or raises ConvergenceError whose .trajectory holds the steps before it."""

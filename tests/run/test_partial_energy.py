@@ -40,6 +40,10 @@ def spring_energy(q, p):
         return 0.5 * np.sum(p * p, axis=1) + 0.5 * K * (q[:, 1] - q[:, 0] - 1.0) ** 2
 
 
+# The issue's run steps the spring at omega h = 14, beyond simpson's limit (2.83), so that it
+# blows up; the StabilityWarning before it is tests/run/test_stability.py's subject, ignored here.
+@pytest.mark.filterwarnings(
+    r"ignore:simpson with \|h\| = [0-9.e+-]+ s at or beyond its stability limit:symplectic.StabilityWarning")
 def test_the_energy_of_a_blown_up_run_has_every_row():
     """The issue's run, wherever it stops (the rows may or may not overflow)."""
     S = spring_system()

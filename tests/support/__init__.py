@@ -4,7 +4,9 @@
   fitting; they import nothing from symplectic, so they check the C core independently.
 - ``cases``: the registries' rows as test cases and the systems built for the tests (these
   do use the package).
-- ``cbuild``: the one C-compiler finder and the one compile-a-shared-library helper.
+- ``cbuild``: the one C-compiler finder, the one compile-a-shared-library helper, and the
+  session's cache of object files (``ObjectCache``, conftest.py's ``c_objects``) for the tests
+  that build programs from csrc/.
 - ``clibs``: C callbacks compiled by fixtures that several test modules share.
 - ``forms_dp``: the double pendulum in the fast system forms (vectorised, combined, compiled).
 - ``top``: near-vertical states of the heavy top.

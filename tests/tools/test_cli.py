@@ -1,6 +1,7 @@
 """The command line: run writes exactly what integrate computes; bad input
 gives a one-line error, never a traceback, with exit status 2 for usage errors
 and 1 for runtime failures (the __main__ module docstring and the README)."""
+import concurrent.futures
 import subprocess
 import sys
 
@@ -14,6 +15,33 @@ from symplectic.__main__ import main
 def cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "symplectic", *args], capture_output=True,
                           text=True, cwd=cwd)
+
+
+# the command line of each parametrized usage-error test, from its args
+USAGE_COMMANDS = {
+    "test_usage_errors_exit_2_with_one_line": lambda args: list(args),
+    "test_run_bad_time_arguments_are_usage_errors":
+        lambda args: ["run", "pendulum", *args, "--out", "x.npz"],
+}
+
+
+@pytest.fixture(scope="module")
+def usage_runs(request, tmp_path_factory):
+    """The command lines of the parametrized usage-error tests that this session runs, each
+    started ahead in a process of its own, two at a time, in an empty directory of its own
+    (each is independent of the others: the time is the interpreter's start, spent side by side
+    on two cores).  ``usage_runs(command)``: (CompletedProcess, its directory)."""
+    def run(command):
+        d = tmp_path_factory.mktemp("cli")
+        return cli(*command, cwd=d), d
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        futures = {}
+        for item in request.session.items:
+            if getattr(item, "module", None) is request.module and item.originalname in USAGE_COMMANDS:
+                command = USAGE_COMMANDS[item.originalname](item.callspec.params["args"])
+                futures.setdefault(tuple(command), pool.submit(run, command))
+        yield lambda command: (futures.get(tuple(command)) or pool.submit(run, command)).result()
 
 
 def test_run_npz_matches_integrate(tmp_path):
@@ -82,8 +110,8 @@ USAGE_ERRORS = [
 
 
 @pytest.mark.parametrize("args,message", USAGE_ERRORS)
-def test_usage_errors_exit_2_with_one_line(tmp_path, args, message):
-    r = cli(*args, cwd=tmp_path)
+def test_usage_errors_exit_2_with_one_line(usage_runs, args, message):
+    r, tmp_path = usage_runs(USAGE_COMMANDS["test_usage_errors_exit_2_with_one_line"](args))
     assert r.returncode == 2, (r.returncode, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
@@ -215,6 +243,6 @@ def test_run_time_span_output_times_and_thinning(tmp_path):
     (["--store-every", "2.5"], "argument --store-every: invalid int value"),
     (["--t-span", "0", "1", "--t-eval", "0.5", "--store-every", "2"], "not both"),
 ])
-def test_run_bad_time_arguments_are_usage_errors(tmp_path, args, message):
-    r = cli("run", "pendulum", *args, "--out", "x.npz", cwd=tmp_path)
+def test_run_bad_time_arguments_are_usage_errors(usage_runs, args, message):
+    r, _ = usage_runs(USAGE_COMMANDS["test_run_bad_time_arguments_are_usage_errors"](args))
     assert r.returncode == 2 and message in r.stderr, r.stderr

@@ -20,8 +20,34 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
-def full_run(tmp_path_factory):
-    """The full reproduction, once, with every figure inspected just before it is saved."""
+def quick_command_line(request, tmp_path_factory):
+    """`python -m symplectic reproduce --quick` (test_reproduce_command_line_quick), started as
+    soon as this module needs a fixture, so that it runs beside the full reproduction of
+    full_run (a process of its own, with its own output directory: the two share nothing but
+    the two cores); not started when that test is not selected (e.g. the sanitizer run
+    deselects it).  Yields (process, output directory, stdout file, stderr file) or None."""
+    if not any(getattr(item, "module", None) is request.module
+               and item.originalname == "test_reproduce_command_line_quick"
+               for item in request.session.items):
+        yield None
+        return
+    d = tmp_path_factory.mktemp("quick")
+    env = dict(os.environ, MPLBACKEND="Agg")
+    with open(d / "stdout", "w") as out, open(d / "stderr", "w") as err:   # files: no pipe to fill
+        proc = subprocess.Popen([sys.executable, "-m", "symplectic", "reproduce", "--quick",
+                                 "--out", str(d / "res")], stdout=out, stderr=err, env=env)
+    try:
+        yield proc, d / "res", d / "stdout", d / "stderr"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory, quick_command_line):
+    """The full reproduction, once, with every figure inspected just before it is saved (the
+    quick command line started first, to run beside it)."""
     import matplotlib
     matplotlib.use("Agg")
     from symplectic import plot
@@ -104,16 +130,15 @@ def test_every_flag_is_printed_with_its_errata_key(full_run):
         assert f"errata {key}]" in text, key
 
 
-def test_reproduce_command_line_quick(tmp_path):
-    env = dict(os.environ, MPLBACKEND="Agg")
-    r = subprocess.run([sys.executable, "-m", "symplectic", "reproduce", "--quick", "--out",
-                        str(tmp_path / "res")], capture_output=True, text=True, env=env,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert "AXIOMS 2024, Table 2" in r.stdout
-    assert r.stdout.startswith(reproduce.ERRATA_LINE)
-    assert "[1/" in r.stderr and "finished in" in r.stderr
-    files = os.listdir(tmp_path / "res")
+def test_reproduce_command_line_quick(quick_command_line):
+    proc, res_dir, stdout, stderr = quick_command_line
+    returncode = proc.wait(timeout=300)
+    r_stdout, r_stderr = stdout.read_text(), stderr.read_text()
+    assert returncode == 0, r_stderr
+    assert "AXIOMS 2024, Table 2" in r_stdout
+    assert r_stdout.startswith(reproduce.ERRATA_LINE)
+    assert "[1/" in r_stderr and "finished in" in r_stderr
+    files = os.listdir(res_dir)
     png, csv = _readme_counts(r"`--quick`[^)]*?(\d+)\s+PNG\s+and\s+(\d+)\s+CSV")
     assert (png, csv) == (sum(f.endswith(".png") for f in files),
                           sum(f.endswith(".csv") for f in files)), sorted(files)
