@@ -18,10 +18,11 @@ Hessian are -- and is factorised by SuperLU (SciPy's ``splu``), so that an
 iteration costs about one evaluation of the Hessian, not a dense solve of
 order n_variables (3.25 s against 0.51 s for the whole solve of a cart-pole
 on 160 lobatto5 intervals, before).  A singular matrix (a redundant end
-condition, a Hessian singular on the constraints' tangent space) takes the
-dense least-squares solution, the minimum-norm step, up to
-:data:`DENSE_LIMIT` unknowns, else the sparse one of the matrix regularised
-by +-1e-10 of its largest entry on its diagonal.  The unknowns are the step
+condition, a Hessian singular on the constraints' tangent space, the
+degenerate first-order conditions of a bang-bang optimum) is solved by
+iterative refinement on the matrix regularised by +-1e-8 of its largest
+entry on its diagonal (:func:`_refined`: one sparse factorisation), else by
+the dense least squares up to :data:`DENSE_LIMIT` unknowns.  The unknowns are the step
 in the primal variables and in the multipliers, so that the least-squares
 step of a singular system -- the least change -- keeps the solver's
 multipliers where the conditions leave them free."""
@@ -32,7 +33,7 @@ from . import _hessian
 
 #: Up to this many rows of the Newton matrix a singular one takes the dense
 #: least-squares step.
-DENSE_LIMIT = 3000
+DENSE_LIMIT = 1000
 
 
 def polish(nlp, z, nu, tol, active=None, iters=8):
@@ -40,7 +41,8 @@ def polish(nlp, z, nu, tol, active=None, iters=8):
     stops falling (at most ``iters`` iterations), with active sets for the
     variables' bounds and the path rows.  ``active`` (the solver's verdict: a
     bound multiplier that is not zero) puts those variables on their bound
-    first; a variable at a bound is held there, let go when its bound's
+    first, and those left near a bound are put on it when that lowers the
+    residual (:func:`_snap`); a variable at a bound is held there, let go when its bound's
     multiplier comes out with the wrong sign, and a variable a step takes
     past its bound is clipped to it and held from then on.  The path rows
     active at the start (:meth:`NLP.path_active`) are held at their bound as
@@ -69,6 +71,8 @@ def polish(nlp, z, nu, tol, active=None, iters=8):
     except ConvergenceError:
         return first
     held = ~nlp.inside(z)
+    best = cur = _snap(nlp, best, held)
+    held = ~nlp.inside(best[0])
     hess = _hessian.lagrangian_sparse(nlp) if _has_scipy() else None
     for _ in range(iters):
         z, nu, res = cur
@@ -114,6 +118,35 @@ def polish(nlp, z, nu, tol, active=None, iters=8):
     return best if best[2] < first[2] else first
 
 
+#: The distances (relative) within which :func:`_snap` tries to put a variable on
+#: its bound, nearest first.
+SNAP = (1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
+
+
+def _snap(nlp, point, held):
+    """``point`` (z, nu, residual) with the variables that an interior point
+    method left near a bound put on it -- inputs of a bang-bang arc whose
+    bound multiplier is ~0 (a node's two values whose sum alone is fixed, say),
+    which the solver's verdict does not count as active: within each distance
+    of :data:`SNAP` in turn (relative), all of them at once when that lowers
+    the residual."""
+    for rel in SNAP:
+        z, nu, res = point
+        scale = np.maximum(1.0, np.abs(z))
+        lo = ~held & (z - nlp.lower <= rel * scale) & (z != nlp.lower)
+        hi = ~held & ~lo & (nlp.upper - z <= rel * scale) & (z != nlp.upper)
+        if not (lo.any() or hi.any()):
+            continue
+        z1 = np.where(lo, nlp.lower, np.where(hi, nlp.upper, z))
+        try:
+            r1 = nlp.kkt_residual(z1, nu)
+        except ConvergenceError:
+            return point
+        if r1 < res:
+            point = (z1, nu, r1)
+    return point
+
+
 def _wrong_bounds(nlp, z, nu, held, tol):
     """The held variables whose bound's multiplier has the wrong sign by more
     than ``tol`` at (z, nu): r = grad J + J_c^T nu must be >= 0 at a lower
@@ -141,17 +174,42 @@ def _newton_step(nlp, hess, z, nu, rows, free, target):
     K = sparse.bmat([[H, A.T], [A, None]], format="csc")
     rhs = _rhs(nlp, z, nu, rows, free, target, J.T @ _held(nu, rows))
     sol = _solve(K, rhs)
+    if sol is None:
+        sol = _refined(K, rhs, H.shape[0])
     if sol is None and K.shape[0] <= DENSE_LIMIT:
         try:
             sol = np.linalg.lstsq(K.toarray(), rhs, rcond=None)[0]
         except np.linalg.LinAlgError:
             return None
-    if sol is None:
-        eps = 1e-10 * abs(K).max()
-        nh = H.shape[0]
-        shift = np.concatenate([np.full(nh, eps), np.full(K.shape[0] - nh, -eps)])
-        sol = _solve(K + sparse.diags(shift, format="csc"), rhs)
     return _to_multipliers(sol, nu, rows, free)
+
+
+def _refined(K, rhs, nh, iters=30):
+    """A solution of the singular K x = rhs (K symmetric) by iterative
+    refinement on the regularised K_d = K + diag(d I_nh, -d I): x <- x +
+    K_d^-1 (rhs - K x) from x = 0, d = 1e-8 of K's largest entry -- a proximal
+    point iteration, which converges to a solution of a consistent system
+    near 0 (the least change, as the least squares one) at the cost of one
+    sparse factorisation; None when it does not reach 1e-10 of the
+    right-hand side."""
+    from scipy import sparse
+    from scipy.sparse import linalg
+    d = 1e-8 * abs(K).max()
+    shift = np.concatenate([np.full(nh, d), np.full(K.shape[0] - nh, -d)])
+    try:
+        lu = linalg.splu((K + sparse.diags(shift)).tocsc())
+    except RuntimeError:
+        return None
+    x = np.zeros_like(rhs)
+    target = 1e-10 * max(np.linalg.norm(rhs), 1e-300)
+    for _ in range(iters):
+        r = rhs - K @ x
+        if np.linalg.norm(r) <= target:
+            return x
+        x = x + lu.solve(r)
+        if not np.all(np.isfinite(x)):
+            return None
+    return x if np.linalg.norm(rhs - K @ x) <= target else None
 
 
 def _held(nu, rows):
