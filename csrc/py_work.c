@@ -80,7 +80,7 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
     r->force_in = Py_None;
     r->force_steps = -1;
     r->linear_in = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sddpiiOO", kwlist, &r->system, &r->q_in,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sdipiiOO", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->method, &r->rtol, &r->max_iter,
                                      &r->predictor, &r->chord, &r->branch, &r->force_in,
                                      &r->linear_in)) {
@@ -107,7 +107,7 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
 /* Work.integrate(q0, p0, h, n_steps, t0=0, k0=0, cancel=None, store_every=1,
  * hook=None, hook_buf=None, hook_steps=None, report=None, multipliers=None,
  * hook_force=None, work=None, impulse=None, work0=0, impulse0=None, tangent=None,
- * tangent0=None, params=None) -> as
+ * tangent0=None, params=None, jacobians=None, h_jacobians=None, points=None) -> as
  * integrate: the steps k0 .. k0 + n_steps - 1 of a run from t0 (sym_run),
  * on the kept workspace. */
 static PyObject *Work_integrate(WorkObject *self, PyObject *args, PyObject *kw)
@@ -115,17 +115,19 @@ static PyObject *Work_integrate(WorkObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"q0", "p0", "h", "n_steps", "t0", "k0", "cancel", "store_every",
                              "hook", "hook_buf", "hook_steps", "report", "multipliers",
                              "hook_force", "work", "impulse", "work0", "impulse0", "tangent",
-                             "tangent0", "params", NULL};
+                             "tangent0", "params", "jacobians", "h_jacobians", "points", NULL};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
                   .hook_force = Py_None, .impulse0 = Py_None, .tangent = Py_None,
-                  .tangent0 = Py_None, .jacobians = Py_None, .params = Py_None};
+                  .tangent0 = Py_None, .jacobians = Py_None, .params = Py_None,
+                  .h_jacobians = Py_None, .points = Py_None};
     PyObject *q0, *p0, *wo = Py_None, *io = Py_None, *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOdl|dlOlOOOOOOOOdOOOO", kwlist, &q0, &p0, &c.h,
-                                     &c.n_steps, &c.t0, &c.k0, &c.cancel, &c.store_every,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOdl|dlOlOOOOOOOOdOOOOOOO", kwlist, &q0, &p0,
+                                     &c.h, &c.n_steps, &c.t0, &c.k0, &c.cancel, &c.store_every,
                                      &c.hook, &c.hook_buf, &c.hook_steps, &c.report, &c.lam,
                                      &c.hook_force, &wo, &io, &c.work0, &c.impulse0,
-                                     &c.tangent, &c.tangent0, &c.params))
+                                     &c.tangent, &c.tangent0, &c.params, &c.jacobians,
+                                     &c.h_jacobians, &c.points))
         return NULL;
     if (work_enter(self) < 0) return NULL;
     run *r = &self->r;

@@ -14,13 +14,14 @@ The system type
     form, with its constraints); ``symplectic.System`` subclasses it.
 
 Runs
-    ``work`` -- a workspace kept across calls (``sp.Integrator``, and every
-    run of ``_integrate.run``); ``integrate`` -- a run of n steps; ``step``
-    -- one step; ``shoot`` -- independent single steps, each from its own
-    state, time, step size and held force (``control.Problem``'s
-    intervals); ``step_tangent`` -- one step and its tangent map
-    (``analysis.tangent_map``); ``adjoint_sweep`` -- the backward sweep over
-    a run's step derivatives (``sensitivity.gradient``).
+    ``work`` -- a run prepared once, its workspace kept across calls: every
+    run goes through one (``_run._driver``: its ``integrate``, ``step``;
+    ``control.Problem``'s intervals: its ``shoot``, with the held force
+    pointed at each evaluation's values by ``set_hold``; ``sp.Integrator``'s
+    inputs step by step: ``set_force``, ``set_hold``); ``step_tangent`` --
+    one step and its tangent map (``analysis.tangent_map``);
+    ``adjoint_sweep`` -- the backward sweep over a run's step derivatives
+    (``sensitivity.gradient``).
 
 Sizes and times of a run
     ``stored_rows`` -- the rows a thinned run stores; ``output_bytes`` --
@@ -48,15 +49,14 @@ Constants of the built-ins
 """
 from ._core import (EBRANCH, ECHART, ECHART_REASON, ENOCONV, ENONFINITE, ESINGULAR, EUNSTABLE,
                     NEED_A, NEED_D2V, NEED_DV, NEED_H, NEED_M, NEED_V, SYMMETRY_RTOL,
-                    TOP_MIN_SIN, System, asymmetry, builtins, force_builtins, integrate, methods,
-                    node_time, output_bytes, shoot, step, step_tangent, stored_rows, work,
-                    adjoint_sweep)
+                    TOP_MIN_SIN, System, asymmetry, builtins, force_builtins, methods,
+                    node_time, output_bytes, step_tangent, stored_rows, work, adjoint_sweep)
 
 __all__ = [
     # the system type
     "System",
     # runs
-    "work", "integrate", "shoot", "step", "step_tangent", "adjoint_sweep",
+    "work", "step_tangent", "adjoint_sweep",
     # sizes and times of a run
     "stored_rows", "output_bytes", "node_time",
     # registries

@@ -30,9 +30,9 @@ import time
 
 import numpy as np
 
-from . import forces
-from ._run import _integrate, _stability
+from ._run import _driver, _integrate, _prepare, _stability
 from ._model import _validate
+from ._run._failures import convergence_error
 from ._run._integrate import integrate, step
 from ._run._trajectory import Trajectory
 
@@ -378,7 +378,7 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, 
     if _validate.choice("tangent", tangent, ("exact", "fd")) == "exact":
         return _integrate.step_tangent(system, q, p, h, method, **fkw)[2]
     n = system.n
-    one = _fd_step(system, h, method, fkw)
+    one = _fd_step(system, q, p, h, method, fkw)
     y = np.concatenate([np.asarray(q, float).ravel(), np.asarray(p, float).ravel()])
     D = np.empty((2 * n, 2 * n))
     for k in range(2 * n):
@@ -393,21 +393,25 @@ def tangent_map(system, q, p, h, method="simpson", tangent="exact", delta=1e-6, 
     return D
 
 
-def _fd_step(system, h, method, fkw):
-    """The step of tangent_map's finite differences: :func:`step`, or for a
-    constrained system the same step without the check that the state is on
-    the manifold (a perturbed state is not)."""
+def _fd_step(system, q, p, h, method, fkw):
+    """The step of tangent_map's finite differences at (q, p): :func:`step`,
+    or for a constrained system the same step without the check that the
+    state is on the manifold (a perturbed state is not)."""
     system = _validate.system(system)
     if not system.n_constraints:
         return lambda q, p: step(system, q, p, h, method, **fkw)
     spec = _validate.run_spec(method, h, 1, fkw["t"], one_step=True)
-    f = forces._resolve(system, fkw["force"], fkw["force_jac"], None)
+    # the prologue once, at the unperturbed state; the perturbed states then step as it
+    # prepared (they are off the manifold on purpose: no start check for them)
+    prep = _prepare.prepare(system, spec, q, p, names=("q", "p", "qdot"), force=fkw["force"],
+                            force_jac=fkw["force_jac"], warn="never", what="tangent_map",
+                            manifold=False)
 
     def one(q, p):
-        q1, p1, failure = _integrate.run_step(system, _validate.state("q", q, system.n),
-                                              _validate.state("p", p, system.n), spec, None, f)
+        q1, p1, failure = _driver.run_step(dataclasses.replace(
+            prep, q0=_validate.state("q", q, system.n), p0=_validate.state("p", p, system.n)))
         if failure is not None:
-            raise _integrate.convergence_error(spec.method, spec.h, failure, system=system)
+            raise convergence_error(spec.method, spec.h, failure, system=system)
         return q1, p1
     return one
 

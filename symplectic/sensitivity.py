@@ -22,10 +22,11 @@ import collections
 
 import numpy as np
 
-from . import _engine, forces
+from . import _engine
 from ._model import _derivcheck, _validate
 from ._model._derivcheck import _gradients
-from ._run import _integrate, _params
+from ._run import _driver, _integrate, _params, _prepare
+from ._run._failures import convergence_error
 from ._run._integrator import Integrator
 
 __all__ = ["gradient", "sympy_cost", "param_tangent_fd", "lyapunov", "LyapunovRun"]
@@ -137,36 +138,33 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         raise ValueError("gradient: name the parameters with params=[...] exactly when "
                          "'params' is in wrt")
     m, h, n_steps, n = spec.method, spec.h, spec.n_steps, system.n
-    q0 = _validate.state("q0", q0, n)
-    p0 = _validate.state("p0", p0, n)
-    _validate.constrained_state(system, m, q0, p0, "q0", "p0", check)
     terminal, running = _cost_parts(cost)
-    f = forces._resolve(system, force, force_jac, n_steps, m)
-    given = force is not None and f is not None and f.hold is not None
-    if not explicit and given:
+    wanted = {}
+
+    def derivative_bytes(f):      # each step's derivative (and parameter block), kept
+        given = force is not None and f is not None and f.hold is not None
+        held = "force" in wrt or (not explicit and given)
+        hp = f.hold_points if held and given else 0   # u columns a step: 1, or P values
+        wanted.update(given=given, hp=hp)
+        return 8.0 * n_steps * 2 * n * ((2 + hp) * n + (len(params) if params else 0))
+    prep = _prepare.prepare(system, spec, q0, p0, names=("q0", "p0", "qdot0"), force=force,
+                            force_jac=force_jac, force_rows=n_steps,
+                            wrt=params if params is not None else None, warn="steps",
+                            extra_bytes=derivative_bytes, what="gradient")
+    f, ps = prep.force, prep.params
+    if not explicit and wanted["given"]:
         wrt = wrt[:2] + ("force",) + wrt[2:]
-    held = "force" in wrt
-    if held and not given:
+    if "force" in wrt and not wanted["given"]:
         raise ValueError(f"gradient: wrt = {wrt!r} asks for 'force', which needs a held force: "
                          f"force=U with U of shape (n_steps, n) = ({n_steps}, {n}) (row k held "
                          f"over step k); without one, leave wrt out or give wrt=(\"q0\", \"p0\")")
-    ps = None if params is None else _params.prepare(system, params, m, "gradient")
-    hp = f.hold_points if held else 0       # u columns a step: 1, or P per-point values
-    cols = (2 + hp) * n
-    if ps is not None:
-        cols += len(ps.names)
-    _validate.memory(spec.output_bytes(n, f is not None) + 8.0 * n_steps * 2 * n * cols,
-                     f"gradient(n_steps={n_steps}) with n = {n}")
-    _derivcheck.ensure(system, q0, check)
+    hp = wanted["hp"]
     jac = np.empty((n_steps, 2 * n, (2 + hp) * n))
     pjac = None if ps is None else np.empty((n_steps, 2 * n, len(ps.names)))
-    closed = _integrate.linear_stepper(system, m, h,
-                                       spec.closed_form and f is None and ps is None)
-    r = _integrate.run(system, q0, p0, spec, closed, force=f, jacobians=jac, params=ps,
-                       param_jac=pjac)
+    r = _driver.run(prep, outputs=_driver.Outputs(jacobians=jac, param_jac=pjac))
     if r.failure is not None:
-        raise _integrate.convergence_error(m, h, r.failure, system=system, trajectory=(
-            _integrate.make_trajectory(system, m, h, r, r.done, force=f)))
+        raise convergence_error(m, h, r.failure, system=system, trajectory=(
+            _driver.make_trajectory(system, m, h, r, r.done, force=f)))
     value, lam_end, src = _cost_terms(terminal, running, r.t, r.q, r.p, h, n)
     if check:
         _check_costs(terminal, running, r.t, r.q, r.p, n)

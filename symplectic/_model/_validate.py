@@ -665,10 +665,10 @@ def memory(nbytes, what, hint="integrate in chunks (start each from the last sta
 class RunSpec:
     """One run's arguments, checked once (:func:`run_spec`) and read by every
     entry point -- step, integrate, each member of integrate_many, an
-    Integrator's pieces -- and by symplectic._run._integrate.run.  It holds what
+    Integrator's pieces -- and by symplectic._run._driver.run.  It holds what
     is the same for every member of an ensemble; the system, its state and
     its force are each member's.  Adding a keyword to a run means a field
-    here, its check in :func:`run_spec`, its use in _integrate.run and the C
+    here, its check in :func:`run_spec`, its use in _driver.run and the C
     run struct (sym_run)."""
     method: _registry.Method
     h: float

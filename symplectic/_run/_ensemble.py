@@ -7,9 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._model import _derivcheck, _validate
+from .._model import _validate
 from .. import forces
-from . import _docs, _integrate, _progress, _stability
+from . import _docs, _driver, _prepare, _progress
+from ._failures import convergence_error
 
 
 @dataclasses.dataclass(repr=False)
@@ -145,30 +146,30 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
                                            branch_check=branch_check))
     m, h, n_steps, t0, tf, times = (spec.method, spec.h, spec.n_steps, spec.t0, spec.tf,
                                     spec.times)
-    Q0, P0 = _initial_states(members, system, q0, p0, qdot0, n)
+    Q0, V0, velocities = _initial_states(members, q0, p0, qdot0, n)
     K = len(Q0)
     members = members or [system] * K
-    for k in range(K):                   # constrained systems: consistent states
-        _validate.start_mass(members[k], Q0[k], f"q0[{k}]", k)
-        _validate.constrained_state(members[k], m, Q0[k], P0[k], f"q0[{k}]", f"p0[{k}]", check,
-                                    spec.options)
+    P0 = np.empty_like(V0)
+    vname = "qdot0" if velocities else "p0"
+    for k in range(K):                   # the prologue's start, member by member
+        Q0[k], P0[k] = _prepare.start(
+            members[k], spec, Q0[k], None if velocities else V0[k],
+            V0[k] if velocities else None, (f"q0[{k}]", f"p0[{k}]", f"{vname}[{k}]"), member=k)
     errors = _validate.choice("errors", errors, ("raise", "mark"))
     store = _store(store, store_every, times)
     evs = spec.events
     fs = forces._resolve_members(members, force, force_jac, n_steps)
     forced = any(f is not None for f in fs)
-    _derivcheck.ensure_many(members, Q0, check)
-    if n_steps > 0:                      # each distinct system once, at its first member
-        first = {}
-        for k, s in enumerate(members):
-            first.setdefault(id(s), k)
-        for k in first.values():
-            _stability.warn(members[k], Q0[k], P0[k], h, m)
+    first = {}                           # the prologue's checks: each system once, at its first
+    for k, s in enumerate(members):
+        first.setdefault(id(s), k)
+    for k in first.values():
+        _prepare.checks(members[k], spec, Q0[k], P0[k], warn="steps")
     threads = (os.cpu_count() or 1) if threads is None else _validate.integer("threads", threads, 1)
     if not all(s.nogil for s in members) or any(f is not None and f.python for f in fs):
         threads = 1                    # Python callables hold the GIL: one at a time
     out = _Stack(K, n, n_steps, m, store, threads, times, forced)
-    closed = {(id(s), f is None): _integrate.linear_stepper(s, m, h, closed_form and f is None)
+    closed = {(id(s), f is None): _prepare.linear_stepper(s, m, h, closed_form and f is None)
               for s, f in zip(members, fs)}
     cancel = threading.Event()
     bar = _progress.bar(spec.progress, K * n_steps, f"integrate_many ({K} x {m.name})")
@@ -176,18 +177,17 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
 
     def run_one(k):
         s = members[k]
-        obs = _integrate.observer_of(spec, s, Q0[k], P0[k], fs[k])
+        prep = _prepare.Prepared(s, mspec, Q0[k], P0[k], fs[k], closed[id(s), fs[k] is None])
+        obs = _driver.observer_of(spec, s, Q0[k], P0[k], fs[k])
         report = (lambda done, k=k: bar.report(done, k)) if bar else None
-        r = _integrate.run(s, Q0[k], P0[k], mspec, closed[id(s), fs[k] is None], cancel,
-                           observer=obs, report=report, force=fs[k])
+        r = _driver.run(prep, cancel=cancel, observer=obs, report=report)
         out.keep(k, r, obs)
         if bar:
             bar.report(r.done, k)
         if r.failure is not None:
             last = (r.rows if r.rows is not None else len(r.t)) - 1
-            return _integrate.convergence_error(m, h, r.failure, member=k, system=members[k],
-                                                state=(r.q[last], r.p[last]),
-                                                start=(Q0[k], P0[k]))
+            return convergence_error(m, h, r.failure, member=k, system=members[k],
+                                     state=(r.q[last], r.p[last]), start=(Q0[k], P0[k]))
         return None
 
     try:
@@ -215,21 +215,19 @@ def _store(store, store_every, times):
     return store
 
 
-def _initial_states(members, system, q0, p0, qdot0, n):
-    """(Q0, P0), (K, n) each: the rows broadcast to K members, momenta from
-    the velocities with each member's own M."""
+def _initial_states(members, q0, p0, qdot0, n):
+    """(Q0, V0, velocities): the rows (K, n) of q0 and of p0 or the velocities
+    (``velocities``) broadcast to K members (each member's momenta come from
+    its own M: the prologue's start)."""
     value, name, velocities = _validate.momentum_or_velocity(p0, qdot0, "p0", "qdot0")
     Q0 = _validate.states("q0", q0, n)
     V0 = _validate.states(name, value, n)
     K = max(Q0.shape[0], V0.shape[0], len(members) if members else 1)
-    Q0 = _validate.broadcast("q0", Q0, K)
+    Q0 = _validate.broadcast("q0", Q0, K).copy()
     V0 = _validate.broadcast(name, V0, K)
     if members is not None and len(members) != K:
         raise ValueError(f"{len(members)} systems for {K} initial conditions")
-    if velocities:
-        V0 = np.array([(members[k] if members else system).mass(Q0[k]) @ V0[k]
-                       for k in range(K)])
-    return Q0, V0
+    return Q0, V0, velocities
 
 
 class _Stack:

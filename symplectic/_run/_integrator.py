@@ -8,16 +8,18 @@ t0 + k h, so that a run taken in pieces of any size gives bitwise the states
 of one :func:`symplectic.integrate` call from the same start (the predictor
 history carries over, a force sees the same times and step indices, and its
 accumulated work and impulse continue).  The pieces run through the same
-function as :func:`symplectic.integrate` (:func:`symplectic._run._integrate.run`).
+function as :func:`symplectic.integrate` (:func:`symplectic._run._driver.run`),
+prepared by the same prologue (:func:`symplectic._run._prepare.prepare`).
 """
 import collections
 import dataclasses
 
 import numpy as np
 
-from .._model import _derivcheck, _validate
+from .._model import _validate
 from .. import _engine, forces
-from . import _integrate, _params, _stability
+from . import _driver, _prepare
+from ._failures import Failure, convergence_error
 from ._trajectory import Counts
 
 __all__ = ["Integrator", "State"]
@@ -108,32 +110,22 @@ class Integrator:
         # the run's spec (its pieces' copies carry their own n_steps and output)
         spec = _validate.run_spec(method, h, 0, t0, options=method_options,
                                   closed_form=closed_form, check=check, tangent=tangent)
+        if wrt is not None and not spec.tangent:
+            raise ValueError("Integrator: wrt= needs tangent=True")
+        prep = _prepare.prepare(system, spec, _validate.required("q0", q0), p0, qdot=qdot0,
+                                force=force, force_jac=force_jac, force_rows=_held_rows(force),
+                                wrt=wrt, what="Integrator")
+        q0, p0, f = prep.q0, prep.p0, prep.force
         m, self._h, self._t0 = spec.method, spec.h, spec.t0
-        q0 = _validate.state("q0", _validate.required("q0", q0), system.n)
-        p0 = _validate.initial_momentum(system, q0, p0, qdot0, "p0", "qdot0", "q0")
-        _validate.constrained_state(system, m, q0, p0, "q0", "p0", check, spec.options)
-        f = forces._resolve(system, force, force_jac, _held_rows(force), m)
-        _derivcheck.ensure(system, q0, check)
-        _stability.warn(system, q0, p0, self._h, m)
         self.system, self.method, self.force = system, m.name, f
         self._m, self._check, self._spec = m, check, spec
-        self._pspec = None
-        if wrt is not None:
-            if not spec.tangent:
-                raise ValueError("Integrator: wrt= needs tangent=True")
-            self._pspec = _params.prepare(system, wrt, m, "Integrator")
+        self._prep, self._pspec, self._closed = prep, prep.params, prep.closed
         self._hold_rows = None if f is None or f.hold is None else f.hold.shape[0]
         # the held inputs given step by step (step(force=u), propagate(force=U)): attached
         # to the kept run on first use, with a value at each of the method's force points
         self._live = False
         self._step_hold = np.zeros((1, self._m.force_points, system.n))
-        self._closed = _integrate.linear_stepper(system, m, self._h,
-                                                 closed_form and f is None and wrt is None)
-        if self._closed is not None:     # the closed form's workspace (no Newton, no force)
-            self._kept = _engine.work(system, q0, p0, m.name, linear=self._closed)
-        else:
-            fspec = f.spec(system.n) if f is not None else None
-            self._kept = _engine.work(system, q0, p0, m.name, force=fspec, **spec.options)
+        self._kept = prep.workspace()
         self._set(q0, p0)
 
     # ------------------------------------------------------------ state
@@ -226,10 +218,8 @@ class Integrator:
         time now), a new origin: the predictor history is forgotten and the
         step count starts at 0; a force's accumulated work and impulse start
         at 0; an array force starts again at its row 0.  The counts go on."""
-        system, m = self.system, self._m
-        q = _validate.state("q", q, system.n)
-        p = _validate.initial_momentum(system, q, p, qdot, "p", "qdot", "q")
-        _validate.constrained_state(system, m, q, p, "q", "p", self._check)
+        system = self.system
+        q, p = _prepare.start(system, self._spec, q, p, qdot, names=("q", "p", "qdot"))
         t0 = self.t if t is None else _validate.real("t", t)
         self._kept.reset()
         self._t0 = t0
@@ -283,21 +273,20 @@ class Integrator:
             if fail is None:
                 self._q, self._p, self._k = q[1], p[1], self._k + 1
                 return q[1].copy(), p[1].copy()
-            raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
-                                               system=self.system, state=(self._q, self._p),
-                                               start=self._start)
+            raise convergence_error(self._m, self._h, Failure(*fail), system=self.system,
+                                    state=(self._q, self._p), start=self._start)
         return self._general_step(self.force)
 
     def _general_step(self, force):
         """One step through the run function (tangents, parameters, the pre-run
         check, the force's work): returns (q1, p1) and moves the state."""
         spec = dataclasses.replace(self._spec, n_steps=1, k0=self._k)
-        r = _integrate.run(self.system, self._q, self._p, spec, self._closed, force=force,
-                           kept=self._kept, start=(self._work0, self._impulse0),
-                           tangent0=self._phi, params=self._pspec, param0=self._S)
+        r = _driver.run(dataclasses.replace(self._prep, force=force), self._q, self._p, spec,
+                        kept=self._kept, start=(self._work0, self._impulse0),
+                        outputs=_driver.Outputs(tangent0=self._phi, param0=self._S))
         if r.failure is not None:
-            raise _integrate.convergence_error(self._m, self._h, r.failure, system=self.system,
-                                               state=(self._q, self._p), start=self._start)
+            raise convergence_error(self._m, self._h, r.failure, system=self.system,
+                                    state=(self._q, self._p), start=self._start)
         self._advance(r)
         return self._q.copy(), self._p.copy()
 
@@ -376,9 +365,8 @@ class Integrator:
             self._q, self._p, self._h, 1, t0=self._t0, k0=self._k, work=work, impulse=impulse,
             work0=self._work0, impulse0=self._impulse0)
         if fail is not None:
-            raise _integrate.convergence_error(self._m, self._h, _integrate.Failure(*fail),
-                                               system=self.system, state=(self._q, self._p),
-                                               start=self._start)
+            raise convergence_error(self._m, self._h, Failure(*fail), system=self.system,
+                                    state=(self._q, self._p), start=self._start)
         self._q, self._p, self._k = q[1], p[1], self._k + 1
         self._work0, self._impulse0 = float(work[1]), impulse[1].copy()
         return q[1].copy(), p[1].copy()
@@ -431,11 +419,11 @@ class Integrator:
                                    closed_form=self._spec.closed_form)
         _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
                          f"propagate(n_steps={n_steps}) with n = {system.n}")
-        return _integrate.run_trajectory(system, self._q, self._p, spec, self._closed, f,
-                                         f"propagate ({m.name})", kept=self._kept,
-                                         start=(self._work0, self._impulse0), t_start=t_start,
-                                         advance=self._advance, tangent0=self._phi,
-                                         params=self._pspec, param0=self._S)
+        return _driver.run_trajectory(dataclasses.replace(self._prep, force=f),
+                                      f"propagate ({m.name})", spec=spec, q0=self._q, p0=self._p,
+                                      kept=self._kept, start=(self._work0, self._impulse0),
+                                      t_start=t_start, advance=self._advance,
+                                      tangent0=self._phi, param0=self._S)
 
     def __repr__(self):
         return (f"<symplectic.Integrator {self.method} h={self._h!r} t={self.t!r} "

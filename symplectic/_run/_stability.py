@@ -15,7 +15,7 @@ tension makes its frequency).  The estimate is local: velocity-dependent
 may visit stiffer states.  :func:`warn` uses it before a run; the core
 stops a run whose energy grows as only an unstable step can make it
 (sym_galerkin_roots.c, track_balance), and :func:`describe` completes that error's
-message (with the estimate at the run's start: symplectic._run._integrate.unstable_reason).
+message (with the estimate at the run's start: symplectic._run._failures.unstable_reason).
 
 The methods without a limit (the midpoint rule, gauss2, gauss3: A-stable)
 keep every mode bounded, but a mode stepped at omega h >= :data:`RESOLUTION`

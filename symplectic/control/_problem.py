@@ -169,7 +169,7 @@ class Problem:
         if bound.timed and not self.free:
             raise ValueError("control.Problem: the cost duration() needs free_duration=(T_min, "
                              "T_max): with a fixed duration it is a constant")
-        self.transcription = tr = Transcription(self.system, m, spec.options, self.intervals,
+        self.transcription = tr = Transcription(self.system, spec, self.intervals,
                                                 self.h, inp, free=self.free, points=points)
         self.P = tr.P
         self.n_variables = tr.n_variables

@@ -28,9 +28,9 @@ import collections
 
 import numpy as np
 
-from .. import _engine, forces
+from .. import forces
 from .._model._errors import ConvergenceError
-from .._run import _integrate
+from .._run import _driver, _failures, _prepare
 
 #: One evaluation of the intervals' steps: their ends (K, 2n); their derivative
 #: [d/dy_k | d/du_k (or 0 | d/dF_k with inputs B(q)) | d/dh] (K, 2n, columns);
@@ -42,22 +42,22 @@ Steps = collections.namedtuple("Steps", "ends jac points")
 class Transcription:
     """The grid, the layout of z and the intervals' steps (module docstring).
 
-    Parameters: the system, the method's registry row, Newton's options of the
-    steps (the core's keywords), ``intervals`` N, the step ``h`` (fixed, or the
+    Parameters: the system, the run spec of one step (the method, Newton's
+    options: :func:`symplectic._model._validate.run_spec`), ``intervals`` N,
+    the step ``h`` (fixed, or the
     first guess with ``free``), the inputs (:class:`~._inputs.InputMap`), and
     ``points``: whether the intervals' steps give the states at their force
     points (a running cost, path rows or inputs B(q) need them)."""
 
-    def __init__(self, system, method, options, intervals, h, inputs, *, free=False,
-                 points=False):
-        self.system, self.method, self.options = system, method, dict(options)
+    def __init__(self, system, spec, intervals, h, inputs, *, free=False, points=False):
+        self.system, self.spec, self.method = system, spec, spec.method
         self.intervals, self.h, self.inputs, self.free = intervals, h, inputs, free
         self.needs_points = points
         #: the steps of z (:meth:`steps`) also give the points' states, for the exact
         #: curvature's interior nodes (set by the problem when it uses it)
         self.keep_points = False
-        self.x = np.array(method.force_x)
-        self.b = np.array(method.force_b)
+        self.x = np.array(spec.method.force_x)
+        self.b = np.array(spec.method.force_b)
         n, N, P, m = system.n, intervals, len(self.x), inputs.m
         self.n, self.P, self.m = n, P, m
         self.n_states = (N + 1) * 2 * n
@@ -146,19 +146,13 @@ class Transcription:
         hj = np.empty((K, 2, 2 * n)) if self.free else None
         pts = np.empty((K, P, 2 * n, 1 + (2 + P) * n + (2 if self.free else 0))) \
             if points else None
-        kept = self._workspace(V)
-        kept.set_hold(F.reshape(K, P * n), 0)
-        kw = {} if hj is None else {"h_jacobians": hj}
-        if pts is not None:
-            kw["points"] = pts
-        q1, p1, failed, fail = kept.shoot(V[:, :n], V[:, n:2 * n], ks.astype(float), hs,
-                                          jacobians=jac, **kw)
+        q1, p1, failed, fail = _driver.shoot(
+            self._workspace(V), V[:, :n], V[:, n:2 * n], ks, hs, F,
+            _driver.Outputs(jacobians=jac, h_jacobians=hj, points=pts))
         if fail is not None:
             k, h = int(ks[failed]), float(hs[failed])
-            status, reason, iters, res, res_rel = fail
-            err = _integrate.convergence_error(
-                self.method, h, _integrate.Failure(status, reason, 0, k * h, iters, res, res_rel),
-                system=self.system, state=(V[failed, :n], V[failed, n:2 * n]))
+            err = _failures.convergence_error(self.method, h, fail, system=self.system,
+                                              state=(V[failed, :n], V[failed, n:2 * n]))
             raise ConvergenceError(f"control.Problem: the step of interval {k} (t = "
                                    f"{k * h:.6g}) failed at a point the solver tried: "
                                    f"{err}. More intervals, or a guess nearer the solution "
@@ -190,10 +184,13 @@ class Transcription:
         Newton's options, the system's own force and a held part of P values
         a step (pointed at each call's values)."""
         if self._kept is None:
+            # the runs' prologue, once (the problem checked its start; a trial state may lie
+            # off a constraint manifold, and a coarse grid's stability is the solver's)
             n = self.n
-            f = forces.Force(hold=np.zeros((1, self.P, n))) + self.system.force
-            self._kept = _engine.work(self.system, V[0, :n], V[0, n:2 * n], self.method.name,
-                                      force=f.spec(n), **self.options)
+            self._kept = _prepare.prepare(
+                self.system, self.spec, V[0, :n], V[0, n:2 * n],
+                force=forces.Force(hold=np.zeros((1, self.P, n))), warn="never",
+                manifold=False, what="control.Problem").workspace()
         return self._kept
 
     def force_columns(self, dF):

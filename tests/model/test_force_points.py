@@ -171,7 +171,6 @@ def test_the_step_derivative_in_h_and_t_equals_differences(method):
     and d(q1, p1)/dt of a damped double pendulum under a time-dependent force plus inputs at
     the force points, against central differences of the step in h and in its start time."""
     from symplectic._model import _validate
-    from symplectic._run import _integrate
     system = sp.systems.double_pendulum(damping=(0.3, 0.1))
     P = len(sp.methods(details=True)[method]["force_points"])
     U = np.random.default_rng(2).normal(size=(1, P, 2))
@@ -182,7 +181,7 @@ def test_the_step_derivative_in_h_and_t_equals_differences(method):
     def step(h, t0, want=False):
         spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
         hj = np.empty((1, 2, 4)) if want else None
-        r = _integrate.run(system, q, p, spec, None, force=force + system.force, h_jacobians=hj)
+        r = _run(system, q, p, spec, force + system.force, h_jacobians=hj)
         return np.concatenate([r.q[-1], r.p[-1]]), hj
 
     _, hj = step(0.1, 0.7, True)
@@ -212,11 +211,9 @@ def test_the_constrained_step_derivative_in_h_and_t_equals_differences(method):
 
     def step(h, t0):
         from symplectic._model import _validate
-        from symplectic._run import _integrate
         spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
         hj = np.empty((1, 2, 4))
-        r = _integrate.run(system, q, p, spec, None, force=drive + sp.forces.at_points(U),
-                           h_jacobians=hj)
+        r = _run(system, q, p, spec, drive + sp.forces.at_points(U), h_jacobians=hj)
         return np.concatenate([r.q[-1], r.p[-1]]), hj[0]
 
     _, hj = step(0.05, 0.7)
@@ -232,25 +229,30 @@ def test_the_constrained_step_derivative_in_h_and_t_equals_differences(method):
 
 def test_the_step_derivative_in_h_is_refused_where_there_is_none():
     from symplectic._model import _validate
-    from symplectic._run import _integrate
     spec = _validate.run_spec("rk4", 0.1, 1, 0.0)
     with pytest.raises(ValueError, match=r"invalid run argument \(h_jacobians\)"):
-        _integrate.run(sp.systems.double_pendulum(), np.array([0.4, 0.1]), np.zeros(2), spec,
-                       None, h_jacobians=np.empty((1, 2, 4)))
+        _run(sp.systems.double_pendulum(), np.array([0.4, 0.1]), np.zeros(2), spec,
+             h_jacobians=np.empty((1, 2, 4)))
+
+
+def _run(system, q, p, spec, force=None, **outputs):
+    """One run of the driver from (q, p) by spec with ``force`` (the whole force: the
+    system's own included) and the outputs named (symplectic._run._driver.Outputs)."""
+    from symplectic._run import _driver, _prepare
+    return _driver.run(_prepare.Prepared(system, spec, q, p, force),
+                       outputs=_driver.Outputs(**outputs))
 
 
 def _point_run(system, method, q, p, U, force, h, t0, *, free=False):
     """One step with sym_run.points (and h_jacobians with ``free``): (end state, points)."""
     from symplectic._model import _validate
-    from symplectic._run import _integrate
     n, P = system.n, U.shape[1]
     spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
     cols = (2 + P) * n
     jac = np.empty((1, 2 * n, cols))
     pts = np.empty((1, P, 2 * n, 1 + cols + (2 if free else 0)))
     hj = np.empty((1, 2, 2 * n)) if free else None
-    r = _integrate.run(system, q, p, spec, None, force=force, jacobians=jac, h_jacobians=hj,
-                       points=pts)
+    r = _run(system, q, p, spec, force, jacobians=jac, h_jacobians=hj, points=pts)
     return np.concatenate([r.q[-1], r.p[-1]]), pts[0]
 
 
@@ -319,17 +321,14 @@ def test_the_constrained_step_gives_the_states_at_its_force_points(method):
 
 def test_the_states_at_the_force_points_are_refused_where_there_are_none():
     from symplectic._model import _validate
-    from symplectic._run import _integrate
     system = sp.systems.double_pendulum()
     q, p = np.array([0.4, 0.1]), np.zeros(2)
     spec = _validate.run_spec("simpson", 0.1, 1, 0.0)
     with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):   # no jacobians
-        _integrate.run(system, q, p, spec, None, points=np.empty((1, 3, 4, 5)))
+        _run(system, q, p, spec, points=np.empty((1, 3, 4, 5)))
     with pytest.raises(ValueError, match=r"points must be .* shape \(n_steps, r, 2n, 1 \+ c\) "
                                          r"= \(1, 3, 4, 5\)"):
-        _integrate.run(system, q, p, spec, None, jacobians=np.empty((1, 4, 4)),
-                       points=np.empty((1, 3, 4, 6)))
+        _run(system, q, p, spec, jacobians=np.empty((1, 4, 4)), points=np.empty((1, 3, 4, 6)))
     spec = _validate.run_spec("rk4", 0.1, 1, 0.0)
     with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):
-        _integrate.run(system, q, p, spec, None, jacobians=np.empty((1, 4, 4)),
-                       points=np.empty((1, 4, 4, 5)))
+        _run(system, q, p, spec, jacobians=np.empty((1, 4, 4)), points=np.empty((1, 4, 4, 5)))

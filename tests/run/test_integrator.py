@@ -272,3 +272,17 @@ def test_the_kept_work_steps_and_counts():
         held.integrate(Q0, p0, H, 3)
     with pytest.raises(ValueError, match="outputs of a run with a force"):
         w.integrate(Q0, p0, H, 3, work=np.zeros(4))
+
+
+def test_newton_options_reach_the_kept_workspace():
+    """max_iter given to an Integrator (and to every run, which goes through a kept workspace)
+    bounds Newton's iterations as it does sp.step's: one iteration cannot converge from a
+    pendulum at 3 rad with h = 1 s.  (The kept workspace's parser once read max_iter as a
+    double into an int, which left it at the core's default.)"""
+    pend = sp.systems.pendulum()
+    with pytest.raises(sp.ConvergenceError, match="did not converge; 1 Newton iteration"):
+        sp.Integrator(pend, 1.0, [3.0], [0.0], max_iter=1).step()
+    with pytest.raises(sp.ConvergenceError, match="did not converge; 1 Newton iteration"):
+        sp.integrate(pend, [3.0], [0.0], 1.0, 1, max_iter=1)
+    tr = sp.integrate(pend, [3.0], [0.0], 0.01, 10, max_iter=3)
+    assert tr.newton_iterations.max() <= 3

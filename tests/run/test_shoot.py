@@ -1,7 +1,7 @@
-"""The C core's shoot (symplectic._run._integrate.shoot): B independent
+"""The C core's shoot (symplectic._run._driver.shoot on a kept workspace): B independent
 single steps in one call, each from its own state, time, step size and row
 of the held force.  Every item must be the one-step run that
-_integrate.run gives for it alone -- its end, its derivatives in (q, p) and
+_driver.run gives for it alone -- its end, its derivatives in (q, p) and
 the force, in h and t, and its states at the force points -- whatever the
 items before it; a failed item is named, the rows before it filled; bad
 arguments raise."""
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic import _engine, forces
+from symplectic import _core, forces
 from symplectic._model import _validate
-from symplectic._run import _integrate
+from symplectic._run import _driver, _prepare
 
 
 def _python_pendulum():
@@ -32,8 +32,16 @@ def _damped_double_pendulum():
     return S, forces.linear_damping(np.array([[0.3, 0.05], [0.05, 0.2]])) + drive
 
 
+def _shoot(system, q0, p0, ks, hs, spec, f, jac, hj=None, pts=None):
+    """The items by the driver's shoot on a workspace kept for them (the force's held part
+    pointed at their values, f.hold (B, P, n))."""
+    kept = _prepare.Prepared(system, spec, q0[0], p0[0], f).workspace()
+    return _driver.shoot(kept, q0, p0, ks, hs, f.hold,
+                         _driver.Outputs(jacobians=jac, h_jacobians=hj, points=pts))
+
+
 def _alone(system, q0, p0, k, h, method, hold, extra, free, points):
-    """The item by _integrate.run: one step at t = k h."""
+    """The item by the driver's run: one step at t = k h."""
     n = system.n
     P = hold.shape[0]
     spec = _validate.run_spec(method, h, 1, k * h)
@@ -42,8 +50,8 @@ def _alone(system, q0, p0, k, h, method, hold, extra, free, points):
     jac = np.empty((1, 2 * n, (2 + P) * n))
     hj = np.empty((1, 2, 2 * n)) if free else None
     pts = np.empty((1, P, 2 * n, 1 + (2 + P) * n + (2 if free else 0))) if points else None
-    r = _integrate.run(system, q0, p0, spec, None, force=f, jacobians=jac, h_jacobians=hj,
-                       points=pts)
+    r = _driver.run(_prepare.Prepared(system, spec, q0, p0, f),
+                    outputs=_driver.Outputs(jacobians=jac, h_jacobians=hj, points=pts))
     assert r.failure is None
     return np.concatenate([r.q[-1], r.p[-1]]), jac[0], None if hj is None else hj[0], \
         None if pts is None else pts[0]
@@ -86,7 +94,7 @@ def test_each_item_is_its_own_one_step_run(case):
         hj = np.empty((B, 2, 2 * n))
         pts = np.empty((B, P, 2 * n, 1 + (2 + P) * n + 2))
         spec = _validate.run_spec(method, 0.05, 1, 0.0)
-        q1, p1, failed, fail = _integrate.shoot(system, q0, p0, ks, hs, spec, f, jac, hj, pts)
+        q1, p1, failed, fail = _shoot(system, q0, p0, ks, hs, spec, f, jac, hj, pts)
         assert failed == B and fail is None
         for b in range(B):
             end, J, HJ, PT = _alone(system, q0[b], p0[b], ks[b], hs[b], method, hold[b], extra,
@@ -110,8 +118,8 @@ def test_a_failed_item_is_named_and_the_rows_before_it_filled():
     hold = np.zeros((B, 3, 1))
     spec = _validate.run_spec("simpson", 0.05, 1, 0.0, options={"max_iter": 3})
     jac = np.full((B, 2, 5), np.nan)
-    q1, p1, failed, fail = _integrate.shoot(system, q0, p0, np.arange(B), hs, spec,
-                                            forces.Force(hold=hold), jac)
+    q1, p1, failed, fail = _shoot(system, q0, p0, np.arange(B), hs, spec,
+                                  forces.Force(hold=hold), jac)
     assert failed == 3
     assert fail.status != 0 and fail.reason and fail.t == pytest.approx(3 * 2.0)
     assert np.isfinite(jac[:3]).all() and np.isnan(jac[4]).all()
@@ -123,18 +131,18 @@ def test_bad_arguments_raise_naming_them():
     f = forces.Force(hold=np.zeros((2, 3, 1))).spec(1)
     q0, p0 = np.zeros((2, 1)), np.zeros((2, 1))
     with pytest.raises(ValueError, match="same length"):
-        _engine.shoot(system, q0, p0, [0.0, 1.0], [0.1], force=f)
+        _core.shoot(system, q0, p0, [0.0, 1.0], [0.1], force=f)
     with pytest.raises(ValueError, match=r"shoot: q0 must have shape \(B, n\) = \(2, 1\)"):
-        _engine.shoot(system, np.zeros((3, 1)), p0, [0.0, 1.0], [0.1, 0.1], force=f)
+        _core.shoot(system, np.zeros((3, 1)), p0, [0.0, 1.0], [0.1, 0.1], force=f)
     with pytest.raises(ValueError, match="nonempty"):
-        _engine.shoot(system, q0, p0, [], [], force=f)
+        _core.shoot(system, q0, p0, [], [], force=f)
     with pytest.raises(ValueError, match=r"invalid run argument \(h\)"):
-        _engine.shoot(system, q0, p0, [0.0, 1.0], [0.1, 0.0], force=f)
+        _core.shoot(system, q0, p0, [0.0, 1.0], [0.1, 0.0], force=f)
     with pytest.raises(ValueError, match="jacobians must be"):
-        _engine.shoot(system, q0, p0, [0.0, 1.0], [0.1, 0.1], force=f,
+        _core.shoot(system, q0, p0, [0.0, 1.0], [0.1, 0.1], force=f,
                       jacobians=np.empty((1, 2, 5)))
     with pytest.raises(ValueError, match="2 rows, fewer than the 3"):    # than items
-        _engine.shoot(system, np.zeros((3, 1)), np.zeros((3, 1)), [0.0, 1.0, 2.0],
+        _core.shoot(system, np.zeros((3, 1)), np.zeros((3, 1)), [0.0, 1.0, 2.0],
                       [0.1] * 3, force=f)
 
 
@@ -153,6 +161,6 @@ def test_a_callback_error_propagates():
     B = 50
     spec = _validate.run_spec("simpson", 0.05, 1, 0.0)
     with pytest.raises(RuntimeError, match="dV gave up"):
-        _integrate.shoot(system, np.full((B, 1), 0.3), np.zeros((B, 1)), np.arange(B),
-                         np.full(B, 0.05), spec, forces.Force(hold=np.zeros((B, 3, 1))),
-                         np.empty((B, 2, 5)))
+        _shoot(system, np.full((B, 1), 0.3), np.zeros((B, 1)), np.arange(B),
+               np.full(B, 0.05), spec, forces.Force(hold=np.zeros((B, 3, 1))),
+               np.empty((B, 2, 5)))
