@@ -49,7 +49,7 @@ address means nothing in another process: build the Force there).
 import numpy as np
 
 from . import _engine
-from ._model import _validate
+from ._model import _matrices, _validate
 from ._model._addresses import _address_of, _data_address
 
 __all__ = ["Force", "linear_damping", "from_callable", "from_cfunc", "zero_order_hold",
@@ -247,7 +247,7 @@ def linear_damping(D, n=None):
     dissipates energy at the rate qdot^T D qdot; any real matrix is accepted
     (e.g. an antisymmetric gyroscopic term, which does no work).
     """
-    return Force(damping=_validate.damping_matrix("D", D, n))
+    return Force(damping=_matrices.damping_matrix("D", D, n))
 
 
 def from_callable(f, jac=None, *, depends_on="qv"):
@@ -421,7 +421,7 @@ def _resolve_members(members, f, jac, n_steps):
             raise ValueError(f"force: {len(f)} forces for {K} ensemble members")
         per = list(f)
     elif f is not None and not callable(f) and not isinstance(f, Force):
-        a = _validate._as_floats("force", f, "an array of real numbers")
+        a = _validate.as_floats("force", f, "an array of real numbers")
         if a.ndim == 3:
             if a.shape[0] != K:
                 raise ValueError(f"force: a per-member held force array must have shape "

@@ -46,7 +46,7 @@ import warnings
 
 import numpy as np
 
-from ._model import _errors, _validate
+from ._model import _errors, _matrices, _validate
 
 __all__ = ["propagator", "simpson_first_variant", "conserved_form",
            "quadratic_form", "energy", "frequencies", "stability_limit", "spectral_radius",
@@ -209,7 +209,7 @@ def propagator(M, K, h, method="simpson"):
     unstable regime can be studied; at omega h = 2 sqrt 2 exactly the Simpson
     scheme is undefined and ValueError is raised.
     """
-    M, K = _validate.stiffness_pair(M, K)
+    M, K = _matrices.stiffness_pair(M, K)
     h = _validate.step_size(h)
     D = _increment(M, K, h, method)
     return D + np.eye(D.shape[0])
@@ -229,7 +229,7 @@ def simpson_first_variant(M, K, h):
     q_{j+1/2} = 1/2 L^{-1} (q_j + q_{j+1}) -- the internal node of the
     nonlinear scheme.
     """
-    M, K = _validate.stiffness_pair(M, K)
+    M, K = _matrices.stiffness_pair(M, K)
     h = _validate.step_size(h)
     n = M.shape[0]
     I = np.eye(n)
@@ -263,7 +263,7 @@ def conserved_form(M, K, h, method="simpson"):
     eq. (31)) this holds for |h| < h_max; for Newmark the scheme also
     conserves the energy H itself.
     """
-    M, K = _validate.stiffness_pair(M, K)
+    M, K = _matrices.stiffness_pair(M, K)
     h = _validate.step_size(h)
     X, Y = _blocks(M.astype(_XP), K.astype(_XP), _XP(h), method)
     xi = _sym(_inv(X + Y))
@@ -281,7 +281,7 @@ def quadratic_form(xi, zeta, p, q):
 
 def energy(M, K, p, q):
     """H = 1/2 p^T M^{-1} p + 1/2 q^T K q for p, q of shape (n,) or (N, n)."""
-    M, K = _validate.stiffness_pair(M, K)
+    M, K = _matrices.stiffness_pair(M, K)
     return quadratic_form(np.linalg.inv(M), K, p, q)
 
 
@@ -293,7 +293,7 @@ def frequencies(M, K):
     M).  Negative eigenvalues (K indefinite: unstable modes) are returned as
     nan.
     """
-    w2 = _modes(*_validate.stiffness_pair(M, K))[0]
+    w2 = _modes(*_matrices.stiffness_pair(M, K))[0]
     with np.errstate(invalid="ignore"):
         return np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan)
 
@@ -305,7 +305,7 @@ def stability_limit(M, K):
     sharp constant; docs/errata.md#axioms-linear-simpson).  Returns inf when K has no positive
     eigenvalue (no oscillation to resolve).
     """
-    w2max = float(np.max(_modes(*_validate.stiffness_pair(M, K))[0]))
+    w2max = float(np.max(_modes(*_matrices.stiffness_pair(M, K))[0]))
     if w2max <= 0.0:
         return math.inf
     return 2.0 * math.sqrt(2.0) / math.sqrt(w2max)
@@ -348,7 +348,7 @@ def propagate(M, K, q0, p0, h, n_steps, method="simpson", with_midpoint=False):
     internal nodes q_{j+1/2}, shape (n_steps, n) (first variant, eq. (29)).
     Warns with :class:`symplectic.StabilityWarning` at or beyond the stability limit.
     """
-    M, K = _validate.stiffness_pair(M, K)
+    M, K = _matrices.stiffness_pair(M, K)
     h = _validate.step_size(h)
     n_steps = _validate.step_count(n_steps)
     n = M.shape[0]
@@ -453,7 +453,7 @@ def exact(M, K, q0, p0, t):
     -------
     q, p : ndarrays of shape t.shape + (n,)
     """
-    M, K = _validate.stiffness_pair(M, K)
+    M, K = _matrices.stiffness_pair(M, K)
     n = M.shape[0]
     q0 = np.asarray(q0, dtype=float).reshape(n)
     p0 = np.asarray(p0, dtype=float).reshape(n)

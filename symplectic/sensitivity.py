@@ -23,7 +23,7 @@ import collections
 import numpy as np
 
 from . import _engine
-from ._model import _derivcheck, _validate
+from ._model import _derivcheck, _runspec, _validate
 from ._model._derivcheck import _gradients
 from ._run import _driver, _integrate, _params, _prepare
 from ._run._failures import convergence_error
@@ -131,7 +131,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     system = _validate.system(system)
     explicit = wrt is not None
     wrt = _wrt(wrt) if explicit else ("q0", "p0") + (("params",) if params is not None else ())
-    spec = _validate.run_spec(method, h, n_steps, t0, options=method_options, check=check)
+    spec = _runspec.run_spec(method, h, n_steps, t0, options=method_options, check=check)
     if "params" in wrt:
         _params.check_supported(system, spec.method, "gradient")
     if ("params" in wrt) != (params is not None):

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._model import _registry, _topchart, _validate
+from ._model import _matrices, _registry, _topchart, _validate
 from . import forces
 from ._model._system import System
 
@@ -79,7 +79,7 @@ def linear(M, K):
     constant, shape (n, n)).  The equations of motion are M qdd + K q = 0;
     see :mod:`symplectic.linear` for the schemes in closed form.
     """
-    M, K = _validate.stiffness_pair(M, K)
+    M, K = _matrices.stiffness_pair(M, K)
     n = M.shape[0]
     return System._from_builtin("linear", n, np.concatenate([M.ravel(), K.ravel()]),
                                 dict(M=M.copy(), K=K.copy()))

@@ -1,7 +1,7 @@
 """The System class: a Lagrangian L = 1/2 qdot^T M(q) qdot - V(q)."""
 import numpy as np
 
-from . import _constraints, _derivcheck, _fd, _validate
+from . import _constraints, _derivcheck, _fd, _matrices, _validate
 from .. import _engine
 from ._addresses import _address_of, _data_address
 
@@ -114,7 +114,7 @@ class System(_engine.System):
                 mass_grad = _fd.mass_grad(mass, n)
                 self._fd_used.append("mass_grad")
         else:
-            mass = _validate.constant_mass(mass, n)
+            mass = _matrices.constant_mass(mass, n)
             if mass_grad is not None or mass_hess is not None or mass_dir is not None:
                 raise ValueError("a constant mass takes no mass derivatives")
         if potential_grad is None:

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._model import _validate
+from .._model import _runspec, _validate
 from .. import forces
 from . import _docs, _driver, _prepare, _progress
 from ._failures import convergence_error
@@ -140,7 +140,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
         ``integrate`` run on it alone (with the same options).
     """
     members, n = _validate.systems(system)
-    spec = _validate.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval, events=events,
+    spec = _runspec.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval, events=events,
                               progress=progress, closed_form=closed_form, check=check,
                               options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
                                            branch_check=branch_check))
@@ -204,7 +204,7 @@ def _store(store, store_every, times):
     """The one storage rule from store=, store_every= and t_eval=."""
     default = isinstance(store, str) and store == "all"
     if store_every is not None:
-        k = _validate.store_every(store_every)
+        k = _runspec.store_every(store_every)
         if not default:
             raise TypeError("give store= or store_every=, not both (store_every=k is store=k)")
         store = k
@@ -241,7 +241,7 @@ class _Stack:
             rows, self.every = len(times), max(n_steps, 1)
             self.idx = None
         else:
-            rows = _validate.stored_rows(store, n_steps)
+            rows = _runspec.stored_rows(store, n_steps)
             if not isinstance(store, str):
                 self.every = min(int(store), max(n_steps, 1))   # k > n_steps: first and last
             elif store == "all":
@@ -250,9 +250,9 @@ class _Stack:
                 self.every = max(n_steps, 1)
         store_all = isinstance(store, str) and store == "all"
         # stored arrays, plus one run's stored rows in flight per worker thread
-        _validate.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
+        _runspec.memory(16 * K * rows * n + 8 * rows + (4 * K * n_steps if store_all else 0)
                          + (8 * K * rows * (1 + n) if forced else 0)
-                         + min(threads, K) * _validate.output_bytes(
+                         + min(threads, K) * _runspec.output_bytes(
                              n_steps, n, method, self.every, forced),
                          f"integrate_many({K} members, n_steps={n_steps}) with n = {n}",
                          "integrate in chunks of steps, store fewer rows (store=, "

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from . import _dense
-from .._model import _validate
+from .._model import _runspec
 
 #: Absolute tolerance of event times (s); 4 eps |t| is added for large |t|.
 XTOL = 1e-12
@@ -55,7 +55,7 @@ class Observer:
         self._cur_t = None
         self._t_a = t0
         # events: values at t0, what was found
-        self.g_prev = [_validate.event_value(i, ev.fn, ev.fn(t0, q0.copy(), p0.copy()), t0)
+        self.g_prev = [_runspec.event_value(i, ev.fn, ev.fn(t0, q0.copy(), p0.copy()), t0)
                        for i, ev in enumerate(self.events)]
         self.found = [[] for _ in self.events]           # (t, q, p) per event
         # output times: the step of each, the arrays they fill
@@ -99,7 +99,7 @@ class Observer:
             q1, p1 = buf[s - 1].copy(), buf[s + 1].copy()
             hits = []
             for i, ev in enumerate(self.events):
-                g1 = _validate.event_value(i, ev.fn, ev.fn(t_b, q1, p1), t_b)
+                g1 = _runspec.event_value(i, ev.fn, ev.fn(t_b, q1, p1), t_b)
                 g0 = self.g_prev[i]
                 self.g_prev[i] = g1
                 if _crosses(g0, g1, ev.direction):
@@ -153,7 +153,7 @@ class Observer:
 
         def f(t):
             q, p, _ = self._state(np.array([t]))
-            return _validate.event_value(i, ev.fn, ev.fn(t, q[0].copy(), p[0].copy()), t)
+            return _runspec.event_value(i, ev.fn, ev.fn(t, q[0].copy(), p[0].copy()), t)
 
         return brent(f, t_a, t_b, g0, g1, XTOL)
 

@@ -1,9 +1,9 @@
 """The public run functions :func:`step`, :func:`integrate` and
 :func:`step_tangent`: each checks its arguments into a run spec
-(:func:`symplectic._model._validate.run_spec`), prepares the run by the one
+(:func:`symplectic._model._runspec.run_spec`), prepares the run by the one
 prologue (:func:`symplectic._run._prepare.prepare`) and runs it through the
 one driver (:mod:`symplectic._run._driver`) on a kept workspace."""
-from .._model import _validate
+from .._model import _runspec, _validate
 from .. import _engine
 from . import _docs, _driver, _prepare
 from ._failures import convergence_error
@@ -63,7 +63,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
         A supplied derivative disagrees with finite differences (first use only).
     """
     system = _validate.system(system)
-    spec = _validate.run_spec(method, h, 1, t, t_span, one_step=True, closed_form=closed_form,
+    spec = _runspec.run_spec(method, h, 1, t, t_span, one_step=True, closed_form=closed_form,
                               check=check, options=dict(rtol=rtol, max_iter=max_iter,
                                                         branch_check=branch_check, newton=newton))
     # a step in a sampled loop would warn at every call: only a linear system's, whose
@@ -226,7 +226,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         memory.
     """
     system = _validate.system(system)
-    spec = _validate.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval,
+    spec = _runspec.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval,
                               store_every=store_every, events=events, progress=progress,
                               options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
                                            predictor=predictor, branch_check=branch_check),
@@ -252,7 +252,7 @@ def step_tangent(system, q, p, h, method="simpson", check=True, *, force=None, f
     the manifold; a failed step raises the binding's RuntimeError
     ("step_tangent failed: <reason> (residual r)")."""
     system = _validate.system(system)
-    spec = _validate.run_spec(method, h, 1, t, one_step=True, check=check)
+    spec = _runspec.run_spec(method, h, 1, t, one_step=True, check=check)
     # the derivative of the step map on all of R^2n: (q, p) may be off a constraint manifold
     prep = _prepare.prepare(system, spec, q, p, names=("q", "p", "qdot"), force=force,
                             force_jac=force_jac, warn="never", what="step_tangent",

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from .._model import _validate
+from .._model import _runspec, _validate
 from .. import _engine, forces
 from . import _driver, _prepare
 from ._failures import Failure, convergence_error
@@ -108,7 +108,7 @@ class Integrator:
                  wrt=None, **method_options):
         system = _validate.system(system)
         # the run's spec (its pieces' copies carry their own n_steps and output)
-        spec = _validate.run_spec(method, h, 0, t0, options=method_options,
+        spec = _runspec.run_spec(method, h, 0, t0, options=method_options,
                                   closed_form=closed_form, check=check, tangent=tangent)
         if wrt is not None and not spec.tangent:
             raise ValueError("Integrator: wrt= needs tangent=True")
@@ -300,7 +300,7 @@ class Integrator:
         n, P = self.system.n, self._m.force_points
         if rows == 1:
             a = force if isinstance(force, np.ndarray) and force.dtype == np.float64 else \
-                _validate._as_floats("force", force, f"an array of shape (n,) = ({n},) or "
+                _validate.as_floats("force", force, f"an array of shape (n,) = ({n},) or "
                                      f"(P, n) = ({P}, {n})")
             if a.shape not in ((n,), (P, n)):
                 raise ValueError(f"force: one step's input must have shape (n,) = ({n},), held "
@@ -412,12 +412,12 @@ class Integrator:
             self._set_hold(held)
             f = self._piece_force(held)
         # this piece's output, checked as integrate checks it, on the run's origin
-        piece = _validate.run_spec(m.name, h, n_steps, t_start, t_eval=t_eval,
+        piece = _runspec.run_spec(m.name, h, n_steps, t_start, t_eval=t_eval,
                                    store_every=store_every, events=events, progress=progress,
                                    tangent=self._spec.tangent)
         spec = dataclasses.replace(piece, t0=self._t0, k0=self._k, options=self._spec.options,
                                    closed_form=self._spec.closed_form)
-        _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
+        _runspec.memory(spec.output_bytes(system.n, f is not None, system.n_constraints),
                          f"propagate(n_steps={n_steps}) with n = {system.n}")
         return _driver.run_trajectory(dataclasses.replace(self._prep, force=f),
                                       f"propagate ({m.name})", spec=spec, q0=self._q, p0=self._p,

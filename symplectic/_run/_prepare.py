@@ -23,7 +23,7 @@ an ensemble (``integrate_many``) takes steps 1 and 2 for each member
 import dataclasses
 
 from .. import _engine, forces, linear
-from .._model import _derivcheck, _validate
+from .._model import _derivcheck, _matrices, _runspec, _validate
 from . import _params, _stability
 
 __all__ = ["Prepared", "prepare", "start", "checks", "linear_stepper"]
@@ -32,7 +32,7 @@ __all__ = ["Prepared", "prepare", "start", "checks", "linear_stepper"]
 @dataclasses.dataclass(frozen=True)
 class Prepared:
     """A run prepared once (:func:`prepare`): the validated system, run spec
-    (:class:`symplectic._model._validate.RunSpec`), initial state, force
+    (:class:`symplectic._model._runspec.RunSpec`), initial state, force
     (None: no force at all), the closed form's one-step matrices (None: the
     method's own step) and the parameter derivatives' spec (None)."""
     system: object
@@ -63,7 +63,7 @@ def start(system, spec, q, p=None, qdot=None, names=("q0", "p0", "qdot0"), membe
           manifold=True):
     """Steps 1 and 2 of the prologue (the module's): the initial state (q, p)
     of ``system`` for ``spec``, checked -- q, then p or the velocities
-    ``qdot`` (exactly one), M(q) (:func:`symplectic._model._validate.start_mass`:
+    ``qdot`` (exactly one), M(q) (:func:`symplectic._model._matrices.start_mass`:
     symmetric positive definite, p = M(q) qdot), the constrained start
     (``manifold`` False: not checked -- a tangent map, the derivative of the
     step map on all of R^2n, takes states off the manifold);
@@ -73,7 +73,7 @@ def start(system, spec, q, p=None, qdot=None, names=("q0", "p0", "qdot0"), membe
     q = _validate.state(qname, q, system.n)
     value, name, velocities = _validate.momentum_or_velocity(p, qdot, pname, vname)
     value = _validate.state(name, value, system.n)
-    M = _validate.start_mass(system, q, qname, member)
+    M = _matrices.start_mass(system, q, qname, member)
     p = (system.mass(q) if M is None else M) @ value if velocities else value
     if manifold:
         _validate.constrained_state(system, spec.method, q, p, qname, pname, spec.check,
@@ -103,7 +103,7 @@ def prepare(system, spec, q, p=None, *, qdot=None, names=("q0", "p0", "qdot0"), 
     q, p = start(system, spec, q, p, qdot, names, manifold=manifold)
     f = forces._resolve(system, force, force_jac, force_rows, m)
     extra = extra_bytes(f) if callable(extra_bytes) else extra_bytes
-    _validate.memory(spec.output_bytes(system.n, f is not None, system.n_constraints) + extra,
+    _runspec.memory(spec.output_bytes(system.n, f is not None, system.n_constraints) + extra,
                      f"{what}(n_steps={spec.n_steps}) with n = {system.n}")
     checks(system, spec, q, p, warn, stacklevel=4)
     params = None

@@ -22,7 +22,7 @@ derivatives are derived, are not checked.
 """
 import numpy as np
 
-from .._model import _derivcheck, _validate
+from .._model import _derivcheck, _matrices, _validate
 from .._model._derivcheck import _gradients
 from . import _sympy
 
@@ -115,7 +115,7 @@ class Effort(Cost):
                              f"got shape {R.shape}")
         if not np.allclose(R, R.T, rtol=1e-12, atol=0.0):
             raise ValueError("effort: R must be symmetric")
-        return _validate.positive_definite("effort: R", R)
+        return _matrices.positive_definite("effort: R", R)
 
     def bind_term(self, m):
         return _EffortTerm(self.matrix(m))

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from .._model import _validate
+from .._model import _runspec, _validate
 from . import _curvature, _ends, _guess, _inputs, _ipopt, _polish, _scipy
 from ._costs import Cost, effort
 from ._nlp import NLP
@@ -128,7 +128,7 @@ class Problem:
             # the constraints are the step's equations: any root of them is a discrete
             # trajectory, and the energy of a trial input is no sign of a wrong one
             method_options.setdefault("branch_check", "off")
-        spec = _validate.run_spec(method, self.h, 1, 0.0, options=method_options)
+        spec = _runspec.run_spec(method, self.h, 1, 0.0, options=method_options)
         #: integrate's keywords of the steps (Newton's options), for a replay
         self.method_options = dict(method_options)
         self.method = m.name

@@ -43,7 +43,7 @@ class Transcription:
     """The grid, the layout of z and the intervals' steps (module docstring).
 
     Parameters: the system, the run spec of one step (the method, Newton's
-    options: :func:`symplectic._model._validate.run_spec`), ``intervals`` N,
+    options: :func:`symplectic._model._runspec.run_spec`), ``intervals`` N,
     the step ``h`` (fixed, or the
     first guess with ``free``), the inputs (:class:`~._inputs.InputMap`), and
     ``points``: whether the intervals' steps give the states at their force

@@ -5,13 +5,13 @@ off a Lagrangian, refuses Lagrangians that are not 1/2 qdot^T M(q) qdot - V(q)
 (not quadratic in qdot, terms linear in qdot), and checks that M is
 symmetric and positive definite -- symbolically where cheap, numerically at
 a test point and at fixed pseudo-random points, by
-:func:`symplectic._model._validate.definiteness` (an ill-conditioned but regular M
+:func:`symplectic._model._matrices.definiteness` (an ill-conditioned but regular M
 passes; a singular one does not, whatever the scale of its rows).
 """
 import numpy as np
 import sympy as _sy
 
-from .._model._validate import definiteness
+from .._model._matrices import definiteness
 from ._inputs import coordinates, parameters, replace
 
 
@@ -178,7 +178,7 @@ def check_mass(M, qs, pvals, test_q, names):
 def check_mass_at(M, qs, pvals, test_q, names, mass_at):
     """The parameter-dependent part of :func:`check_mass`: M at the test point
     (``mass_at(q)``, its values) finite and positive definite, judged by
-    :func:`symplectic._model._validate.definiteness` (independent of each
+    :func:`symplectic._model._matrices.definiteness` (independent of each
     coordinate's scale: an ill-conditioned but regular M passes).  The
     constructor evaluates M with SymPy; ``SymbolicSystem.with_params`` with
     the new system itself (the same messages)."""

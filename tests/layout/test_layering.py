@@ -52,8 +52,8 @@ LAYERS = [
     ("run", [                            # runs and their results
         "_run"]),
     ("tools", [                          # analysis, references, plots, the papers
-        "analysis", "sensitivity", "control", "exact", "plot", "_optional", "papers", "_paper_tables",
-        "_paper_figures", "reproduce"]),
+        "analysis", "_measures", "_structure", "_studies", "sensitivity", "control", "exact",
+        "plot", "_optional", "papers", "_paper_tables", "_paper_figures", "reproduce"]),
     ("face", ["__init__"]),              # the public names: import symplectic as sp
     ("cli", ["__main__"]),               # python -m symplectic: a user of the face
 ]

@@ -170,7 +170,7 @@ def test_the_step_derivative_in_h_and_t_equals_differences(method):
     """sym_run.h_jacobians (what control's free duration differentiates with): d(q1, p1)/dh
     and d(q1, p1)/dt of a damped double pendulum under a time-dependent force plus inputs at
     the force points, against central differences of the step in h and in its start time."""
-    from symplectic._model import _validate
+    from symplectic._model import _runspec
     system = sp.systems.double_pendulum(damping=(0.3, 0.1))
     P = len(sp.methods(details=True)[method]["force_points"])
     U = np.random.default_rng(2).normal(size=(1, P, 2))
@@ -179,7 +179,7 @@ def test_the_step_derivative_in_h_and_t_equals_differences(method):
     q, p = np.array([0.4, -0.2]), np.array([0.3, 0.1])
 
     def step(h, t0, want=False):
-        spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
+        spec = _runspec.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
         hj = np.empty((1, 2, 4)) if want else None
         r = _run(system, q, p, spec, force + system.force, h_jacobians=hj)
         return np.concatenate([r.q[-1], r.p[-1]]), hj
@@ -210,8 +210,8 @@ def test_the_constrained_step_derivative_in_h_and_t_equals_differences(method):
                           free=True)
 
     def step(h, t0):
-        from symplectic._model import _validate
-        spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
+        from symplectic._model import _runspec
+        spec = _runspec.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
         hj = np.empty((1, 2, 4))
         r = _run(system, q, p, spec, drive + sp.forces.at_points(U), h_jacobians=hj)
         return np.concatenate([r.q[-1], r.p[-1]]), hj[0]
@@ -228,8 +228,8 @@ def test_the_constrained_step_derivative_in_h_and_t_equals_differences(method):
 
 
 def test_the_step_derivative_in_h_is_refused_where_there_is_none():
-    from symplectic._model import _validate
-    spec = _validate.run_spec("rk4", 0.1, 1, 0.0)
+    from symplectic._model import _runspec
+    spec = _runspec.run_spec("rk4", 0.1, 1, 0.0)
     with pytest.raises(ValueError, match=r"invalid run argument \(h_jacobians\)"):
         _run(sp.systems.double_pendulum(), np.array([0.4, 0.1]), np.zeros(2), spec,
              h_jacobians=np.empty((1, 2, 4)))
@@ -245,9 +245,9 @@ def _run(system, q, p, spec, force=None, **outputs):
 
 def _point_run(system, method, q, p, U, force, h, t0, *, free=False):
     """One step with sym_run.points (and h_jacobians with ``free``): (end state, points)."""
-    from symplectic._model import _validate
+    from symplectic._model import _runspec
     n, P = system.n, U.shape[1]
-    spec = _validate.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
+    spec = _runspec.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
     cols = (2 + P) * n
     jac = np.empty((1, 2 * n, cols))
     pts = np.empty((1, P, 2 * n, 1 + cols + (2 if free else 0)))
@@ -320,15 +320,15 @@ def test_the_constrained_step_gives_the_states_at_its_force_points(method):
 
 
 def test_the_states_at_the_force_points_are_refused_where_there_are_none():
-    from symplectic._model import _validate
+    from symplectic._model import _runspec
     system = sp.systems.double_pendulum()
     q, p = np.array([0.4, 0.1]), np.zeros(2)
-    spec = _validate.run_spec("simpson", 0.1, 1, 0.0)
+    spec = _runspec.run_spec("simpson", 0.1, 1, 0.0)
     with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):   # no jacobians
         _run(system, q, p, spec, points=np.empty((1, 3, 4, 5)))
     with pytest.raises(ValueError, match=r"points must be .* shape \(n_steps, r, 2n, 1 \+ c\) "
                                          r"= \(1, 3, 4, 5\)"):
         _run(system, q, p, spec, jacobians=np.empty((1, 4, 4)), points=np.empty((1, 3, 4, 6)))
-    spec = _validate.run_spec("rk4", 0.1, 1, 0.0)
+    spec = _runspec.run_spec("rk4", 0.1, 1, 0.0)
     with pytest.raises(ValueError, match=r"invalid run argument \(points\)"):
         _run(system, q, p, spec, jacobians=np.empty((1, 4, 4)), points=np.empty((1, 4, 4, 5)))

@@ -10,7 +10,7 @@ import pytest
 
 import symplectic as sp
 from symplectic import analysis, linear
-from symplectic._model import _validate
+from symplectic._model import _runspec
 
 DP = sp.systems.double_pendulum()
 Q0, P0 = [0.5, 0.2], [0.0, 0.0]
@@ -122,20 +122,20 @@ def test_huge_step_counts_fail_before_allocating(monkeypatch):
     with pytest.raises(MemoryError, match="integrate_many"):
         sp.integrate_many(DP, np.zeros((4, 2)), np.zeros((4, 2)), 0.01, 10 ** 13)
     # the check uses the memory actually available: pretend there is 1 MiB
-    monkeypatch.setattr(_validate, "available_memory", lambda: 2 ** 20)
+    monkeypatch.setattr(_runspec, "available_memory", lambda: 2 ** 20)
     sp.integrate(DP, Q0, P0, 0.01, 1000)                      # ~40 kB: fine
     with pytest.raises(MemoryError, match=r"0.0\d+ GiB .* 0.000977 GiB"):
         sp.integrate(DP, Q0, P0, 0.01, 100_000)               # ~4 MB: refused
     # with the memory size unknown, nothing is refused
-    monkeypatch.setattr(_validate, "available_memory", lambda: None)
+    monkeypatch.setattr(_runspec, "available_memory", lambda: None)
     sp.integrate(DP, Q0, P0, 0.01, 100_000)
 
 
 def test_small_outputs_do_not_ask_for_the_free_memory(monkeypatch):
-    """Below _validate.MEMORY_CHECKED_FROM bytes the kernel is not asked (it costs
+    """Below _runspec.MEMORY_CHECKED_FROM bytes the kernel is not asked (it costs
     more than a short run); above, it is."""
     asked = []
-    monkeypatch.setattr(_validate, "available_memory", lambda: asked.append(1) or 2 ** 40)
+    monkeypatch.setattr(_runspec, "available_memory", lambda: asked.append(1) or 2 ** 40)
     sp.integrate(DP, Q0, P0, 0.01, 1000)                      # ~40 kB
     assert not asked
     sp.integrate(DP, Q0, P0, 0.01, 100_000)                   # ~4 MB

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic._model import _validate
+from symplectic._model import _matrices
 
 DP = sp.systems.double_pendulum()
 Q0, P0 = [0.5, 0.2], [0.0, 0.0]
@@ -93,7 +93,7 @@ def test_one_symmetry_rule_for_every_matrix():
     M and K of systems.linear and symplectic.linear, and the matrices a mass(q)
     callable returns (checked by the C binding) -- rounding in a small
     off-diagonal entry is accepted, a real asymmetry refused, everywhere."""
-    assert _validate.SYMMETRY_RTOL == 1e-10
+    assert _matrices.SYMMETRY_RTOL == 1e-10
     for off, ok in ((1e-3 + 1e-14, True), (1e-3 + 1e-9, False)):
         A = np.array([[2.0, 1e-3], [off, 1.0]])
         makers = [lambda: sp.System(2, A, lambda q: 0.0),

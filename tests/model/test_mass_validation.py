@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from symplectic._model import _validate
+from symplectic._model import _matrices
 
 sy = pytest.importorskip("sympy")
 symbolic = pytest.importorskip("symplectic.symbolic")
@@ -284,7 +284,7 @@ def test_singular_whatever_the_scale_is_still_refused():
     ([[1e-300, 1e10], [1e10, 1e-300]], "not positive definite", [1.0, -1.0]),  # scaling overflows
 ])
 def test_definiteness(M, verdict, v):
-    got, w, direction = _validate.definiteness(np.array(M))
+    got, w, direction = _matrices.definiteness(np.array(M))
     assert got == verdict
     np.testing.assert_allclose(w, np.linalg.eigvalsh(np.array(M)), rtol=1e-12)
     if v is not None:

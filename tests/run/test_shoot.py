@@ -10,7 +10,7 @@ import pytest
 
 import symplectic as sp
 from symplectic import _core, forces
-from symplectic._model import _validate
+from symplectic._model import _runspec
 from symplectic._run import _driver, _prepare
 
 
@@ -44,7 +44,7 @@ def _alone(system, q0, p0, k, h, method, hold, extra, free, points):
     """The item by the driver's run: one step at t = k h."""
     n = system.n
     P = hold.shape[0]
-    spec = _validate.run_spec(method, h, 1, k * h)
+    spec = _runspec.run_spec(method, h, 1, k * h)
     f = forces.Force(hold=hold[None]) + extra if extra is not None else \
         forces.Force(hold=hold[None])
     jac = np.empty((1, 2 * n, (2 + P) * n))
@@ -93,7 +93,7 @@ def test_each_item_is_its_own_one_step_run(case):
         jac = np.empty((B, 2 * n, (2 + P) * n))
         hj = np.empty((B, 2, 2 * n))
         pts = np.empty((B, P, 2 * n, 1 + (2 + P) * n + 2))
-        spec = _validate.run_spec(method, 0.05, 1, 0.0)
+        spec = _runspec.run_spec(method, 0.05, 1, 0.0)
         q1, p1, failed, fail = _shoot(system, q0, p0, ks, hs, spec, f, jac, hj, pts)
         assert failed == B and fail is None
         for b in range(B):
@@ -116,7 +116,7 @@ def test_a_failed_item_is_named_and_the_rows_before_it_filled():
     hs = np.full(B, 0.05)
     hs[3] = 2.0
     hold = np.zeros((B, 3, 1))
-    spec = _validate.run_spec("simpson", 0.05, 1, 0.0, options={"max_iter": 3})
+    spec = _runspec.run_spec("simpson", 0.05, 1, 0.0, options={"max_iter": 3})
     jac = np.full((B, 2, 5), np.nan)
     q1, p1, failed, fail = _shoot(system, q0, p0, np.arange(B), hs, spec,
                                   forces.Force(hold=hold), jac)
@@ -159,7 +159,7 @@ def test_a_callback_error_propagates():
                        potential_hess=lambda q: np.array([[9.81 * np.cos(q[0])]]),
                        derivative_check=False)
     B = 50
-    spec = _validate.run_spec("simpson", 0.05, 1, 0.0)
+    spec = _runspec.run_spec("simpson", 0.05, 1, 0.0)
     with pytest.raises(RuntimeError, match="dV gave up"):
         _shoot(system, np.full((B, 1), 0.3), np.zeros((B, 1)), np.arange(B),
                np.full(B, 0.05), spec, forces.Force(hold=np.zeros((B, 3, 1))),
