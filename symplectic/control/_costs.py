@@ -257,6 +257,39 @@ def duration():
     return Duration()
 
 
+def check_at_point(term, values, derivatives, point, m, **words):
+    """A force-point term's user derivatives (``derivatives(t, Q, V, U)`` ->
+    the parts in q, qdot and u) against central differences of its values
+    (``values(t, Q, V, U)``) in (q, qdot, u) at fixed t, at ``point`` (t, q,
+    qdot, u) -- the first force point of the problem's first guess -- and at
+    a perturbed one (symplectic._model._derivcheck._gradients), once per
+    user's term object (``term.source``, pending until a check has passed):
+    the running costs' and the path constraints' check.  ``words``: the
+    messages' callback, reference, skip and quantity."""
+    if term.source is None or not term.source.pending():
+        return
+    t, q, qdot, u = point
+    n, t = len(q), float(t)
+    x = np.concatenate([np.asarray(q, float), np.asarray(qdot, float), np.asarray(u, float)])
+
+    def split(x):
+        return np.array([t]), x[None, :n], x[None, n:2 * n], x[None, 2 * n:]
+
+    def f(x):
+        return values(*split(x))[0]
+
+    def derivative(x):
+        return np.concatenate([d[0] for d in derivatives(*split(x))], axis=-1)
+
+    done = _gradients.verify(
+        f, derivative, [(x, "the first force point of the problem's first guess")],
+        rtol=_derivcheck.RTOL, parts=(("dq", n), ("dqdot", n), ("du", m)),
+        fmt=lambda x: _gradients.fmt_state(t=t, q=x[:n], qdot=x[n:2 * n], u=x[2 * n:]),
+        perturb="a perturbed point (the first one's q, qdot, u plus a fixed offset, away "
+                "from special points such as u = 0)", **words)
+    term.source.derivative_checked = done > 0
+
+
 class _Term:
     """The parts a term does not have: zero."""
     timed = False
@@ -372,32 +405,10 @@ class _RunningTerm(_Term):
         for :meth:`_TerminalTerm.check`, once per control.running term.
         Raises DerivativeError naming the entry (dq[i], dqdot[i], du[j]),
         ValueError for a gradient of the wrong shape."""
-        if self.source is None or not self.source.pending():
-            return
-        n, m, t = len(q), self.m, float(t)
-        x = np.concatenate([np.asarray(q, float), np.asarray(qdot, float), np.asarray(u, float)])
-
-        def split(x):
-            return np.array([t]), x[None, :n], x[None, n:2 * n], x[None, 2 * n:]
-
-        def f(x):
-            return self.values(*split(x))[0]
-
-        def grad(x):
-            gq, gv, gu = self.grads(*split(x))
-            return np.concatenate([gq[0], gv[0], gu[0]])
-
-        done = _gradients.verify(
-            f, grad, [(x, "the first force point of the problem's first guess")],
-            rtol=_derivcheck.RTOL, callback="control.running's grad",
-            reference="l(t, q, qdot, u) in q, qdot and u",
-            parts=(("dq", n), ("dqdot", n), ("du", m)),
-            skip="control.running(l, grad, check=False)",
-            fmt=lambda x: _gradients.fmt_state(t=t, q=x[:n], qdot=x[n:2 * n], u=x[2 * n:]),
-            quantity="cost_gradient",
-            perturb="a perturbed point (the first one's q, qdot, u plus a fixed offset, away "
-                    "from special points such as u = 0)")
-        self.source.derivative_checked = done > 0
+        check_at_point(self, self.values, self.grads, (t, q, qdot, u), self.m,
+                       callback="control.running's grad",
+                       reference="l(t, q, qdot, u) in q, qdot and u",
+                       skip="control.running(l, grad, check=False)", quantity="cost_gradient")
 
     @property
     def exact(self):

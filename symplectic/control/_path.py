@@ -3,10 +3,9 @@ at every force point of every step, on the step's own states there (the
 points where the inputs live; sym_run.points)."""
 import numpy as np
 
-from .._model import _derivcheck, _validate
-from .._model._derivcheck import _gradients
+from .._model import _validate
 from . import _sympy
-from ._costs import check_flag, Checked, derivative_parts
+from ._costs import Checked, check_at_point, check_flag, derivative_parts
 
 
 class Path(Checked):
@@ -100,32 +99,9 @@ class _BoundPath:
         once per control.path object (not with check=False, nor from SymPy).
         Raises DerivativeError naming the entry (dq[k, i], dqdot[k, i],
         du[k, j]: row k of c), ValueError for a Jacobian of the wrong shape."""
-        if self.source is None or not self.source.pending():
-            return
-        n, m, t = self.n, self.m, float(t)
-        x = np.concatenate([np.asarray(q, float), np.asarray(qdot, float), np.asarray(u, float)])
-
-        def split(x):
-            return np.array([t]), x[None, :n], x[None, n:2 * n], x[None, 2 * n:]
-
-        def f(x):
-            return self.values(*split(x))[0]
-
-        def jac(x):
-            jq, jv, ju = self.jacobians(*split(x))
-            return np.concatenate([jq[0], jv[0], ju[0]], axis=1)
-
-        done = _gradients.verify(
-            f, jac, [(x, "the first force point of the problem's first guess")],
-            rtol=_derivcheck.RTOL, callback="control.path's jac",
-            reference="c(t, q, qdot, u) in q, qdot and u",
-            parts=(("dq", n), ("dqdot", n), ("du", m)),
-            skip="control.path(c, jac, ..., check=False)",
-            fmt=lambda x: _gradients.fmt_state(t=t, q=x[:n], qdot=x[n:2 * n], u=x[2 * n:]),
-            quantity="path_jacobian",
-            perturb="a perturbed point (the first one's q, qdot, u plus a fixed offset, away "
-                    "from special points such as u = 0)")
-        self.source.derivative_checked = done > 0
+        check_at_point(self, self.values, self.jacobians, (t, q, qdot, u), self.m,
+                       callback="control.path's jac", reference="c(t, q, qdot, u) in q, qdot and u",
+                       skip="control.path(c, jac, ..., check=False)", quantity="path_jacobian")
 
     def values(self, t, Q, V, U):
         """c at K points -> (K, r)."""
