@@ -111,6 +111,13 @@ def _multipliers(nlp, res, z, bounded):
     return nu, active
 
 
+#: trust-constr's first trust radius (SciPy's default 1): the unknowns are states of O(1)
+#: and inputs of O(1..10), and a first radius of 10 lets the first steps reach them
+#: (a cart-pole swing-up on 40 lobatto5 intervals: 53 iterations against 77, 0.39 s
+#: against 0.50; in minimum time on 40 Simpson intervals 0.71 s against 0.93).
+INITIAL_TR_RADIUS = 10.0
+
+
 def trust_constr(nlp, z0, tol, max_iter, hessian, verbose=False):
     """(z, nu, active, Report) of SciPy's trust-constr from z0.
 
@@ -199,7 +206,7 @@ def trust_constr(nlp, z0, tol, max_iter, hessian, verbose=False):
             bounds=optimize.Bounds(nlp.lower, nlp.upper, keep_feasible=False) if bounded else None,
             constraints=[constraint],
             options={"maxiter": int(max_iter), "gtol": float(tol), "barrier_tol": float(tol),
-                     "verbose": 2 if verbose else 0})
+                     "initial_tr_radius": INITIAL_TR_RADIUS, "verbose": 2 if verbose else 0})
     z = np.asarray(res.x, dtype=float)
     nu, active = _multipliers(nlp, res, z, bounded)
     message = str(res.message).rstrip(".")
