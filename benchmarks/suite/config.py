@@ -86,6 +86,15 @@ FULL = dict(
     control_hessian=(("crane", "simpson", 80), ("crane", "lobatto4", 40),
                      ("crane", "simpson", 160), ("cart", "simpson", 60)),
     control_hessian_reps=7, control_hessian_solves=2,
+    # ---- 25. control's defaults: the polish, the miss, the solver without ipyopt, minimum time
+    control_defaults_rounds=5,
+    control_defaults_polish=(("lobatto5", 40), ("lobatto5", 160), ("simpson", 160)),
+    control_defaults_miss=(("simpson", 40), ("simpson", 80), ("lobatto5", 40)),
+    control_defaults_solver=(("lobatto5", 40), ("simpson", 20), ("simpson", 80)),
+    control_defaults_min_time=(("cartpole", "simpson", 40), ("cartpole", "lobatto5", 40),
+                               ("crane", "simpson", 40), ("crane", "simpson", 80),
+                               ("crane", "simpson", 160), ("crane", "lobatto4", 20),
+                               ("crane", "lobatto4", 40), ("crane", "lobatto4", 80)),
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -112,6 +121,9 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     tan_cases=((2, 2000), (8, 500), (32, 100)), tan_methods=("simpson",),
     stiff_T=50.0, stiff_cost_cases=((2, 0.01, 2000), (32, 0.005, 100)),
     control_ours=(("simpson", 25), ("simpson", 50), ("lobatto4", 50)), control_rounds=1,
+    control_defaults_rounds=2, control_defaults_polish=(("lobatto5", 40),),
+    control_defaults_miss=(("simpson", 40),), control_defaults_solver=(("lobatto5", 40),),
+    control_defaults_min_time=(("cartpole", "simpson", 40), ("crane", "simpson", 40)),
     control_reference=("lobatto4", 50), control_crane=(("simpson", 40), ("lobatto4", 20)),
     control_cart_pendulum=(("simpson", 30),),
     control_hessian=(("crane", "simpson", 40), ("cart", "simpson", 30)), control_hessian_reps=3,

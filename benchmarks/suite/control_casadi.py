@@ -349,6 +349,23 @@ def casadi_run(name, N, points="radau", degree=3, rounds=ROUNDS):
     return dict(best, cpu_s=min(r["cpu_s"] for r in runs), unknowns=c.n, build_s=c.build_s)
 
 
+def casadi_available():
+    """Whether casadi imports (this module's CasADi side needs it)."""
+    try:
+        import casadi  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def fewest_iterations(name, N):
+    """(iterations, scheme) of the CasADi collocation of problem ``name`` on N intervals that
+    takes the fewest IPOPT iterations (one solve of each scheme)."""
+    runs = [(CasadiCollocation(name, N, points, degree).solve()["iterations"], label)
+            for label, points, degree in SCHEMES]
+    return min(runs)
+
+
 # ------------------------------------------------------------------ ours
 def our_problem(name, method, N):
     """sp.control.Problem of problem ``name`` on N intervals of ``method``."""
