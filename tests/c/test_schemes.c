@@ -1,6 +1,6 @@
 /*
  * test_schemes.c -- a plain-C test of the schemes, driven by the registries
- * (compiled and run by tests/c_core/test_c_core.py with csrc/sym_*.c and without
+ * (compiled and run by tests/c_core/test_c_core.py with csrc/core/sym_*.c and without
  * the Python binding).  Every method of sym_method_at() and every built-in
  * of sym_builtin_at() is exercised, so a new row is picked up without a
  * change here.  The program prints one line per result; the pytest side

@@ -14,7 +14,8 @@ CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
 
 
 def _source(name):
-    path = CSRC / name
+    """The text of a C file of the core (csrc/core/) or the binding (csrc/binding/), by name."""
+    path = CSRC / ("binding" if name.startswith(("py_", "_core")) else "core") / name
     if not path.is_file():
         pytest.skip("the C sources are not next to the tests (installed package)")
     return path.read_text()

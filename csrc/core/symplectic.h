@@ -278,7 +278,7 @@ typedef struct sym_galerkin_table {
     double b[SYM_MAX_NODES];   /* quadrature weights, sum = 1              */
 } sym_galerkin_table;
 
-/* The scheme behind a method (core-private, csrc/sym_scheme.h): how it lays
+/* The scheme behind a method (core-private, csrc/core/sym_scheme.h): how it lays
  * out its workspace, takes a step, forms its tangent map and Newton system. */
 struct sym_scheme_ops;
 
@@ -288,7 +288,7 @@ enum sym_method_flags {
     SYM_METHOD_GENERIC = 1u
 };
 
-/* One row of the method registry (csrc/sym_methods.c). */
+/* One row of the method registry (csrc/core/sym_methods.c). */
 typedef struct sym_method {
     const char *name;
     const char *doc;
@@ -344,7 +344,7 @@ typedef struct sym_options {
                       of policies in sym_newton.c (default FULL)         */
     int branch;    /* SYM_BRANCH_AUTO (default): an implicit scheme checks
                       a suspicious root by continuation in h
-                      (csrc/sym_galerkin_roots.c); SYM_BRANCH_ALWAYS: every root;
+                      (csrc/core/sym_galerkin_roots.c); SYM_BRANCH_ALWAYS: every root;
                       SYM_BRANCH_NEVER: none; SYM_BRANCH_OFF: no check of
                       the root at all -- neither the plausibility gate
                       (sym_galerkin.c) nor the watch on energy growth: any
