@@ -53,7 +53,7 @@ static const sym_method *get_method(const char *name)
  * system, the method, the entry point's own checks, q and p (named qname,
  * pname); then start the call.  The run's numbers (h, t, k, n_steps,
  * store_every) are the core's to check: it names the one it refuses
- * (sym_work_invalid, sym_run.invalid), and py_raise_invalid says so.  -1 with
+ * (sym_work_invalid, sym_run.report.invalid), and py_raise_invalid says so.  -1 with
  * an exception; py_run_end follows either way.  The call starts last, so a
  * failed check never runs a callback. */
 int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)

@@ -114,7 +114,7 @@ def test_the_first_given_form_is_taken():
 # --- the run prologue ---------------------------------------------------------------------
 def test_h_is_checked_when_passed_by_keyword():
     # the binding converts; the core refuses the value and names it (sym_work_invalid,
-    # sym_run.invalid)
+    # sym_run.report.invalid)
     pend = sp.systems.pendulum()
     for h in (0.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match=r"^step: invalid argument \(h\)$"):
