@@ -72,10 +72,9 @@ int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)
     r->opt.rtol = r->rtol;
     r->opt.max_iter = r->max_iter;
     r->opt.predictor = r->predictor;
-    /* chord: 0 full, 1 chord, 2 per step, 3 decoupled (the enum's values; checked by
-     * the core) */
+    /* chord: the value of a Newton mode, branch: of a branch-check mode (their names:
+     * _core.NEWTON_MODES, BRANCH_MODES, the core's tables; checked by the core) */
     r->opt.newton = r->chord;
-    /* branch: 0 auto, 1 always, 2 never (sym_branch_mode; checked by the core) */
     r->opt.branch = r->branch;
     if (py_force_begin(r->force_in, n, r->force_steps, r->force_rows, &r->force) < 0)
         return -1;

@@ -1,8 +1,8 @@
 /*
  * sym_work.c -- a workspace and the calls on it: allocation (sym_work_new,
- * the closed form's sym_work_new_linear), the options, one step
- * (sym_step_at) with its time and index, its tangent map, the Newton
- * diagnostics, the multipliers and the counts.  Every argument is
+ * the closed form's sym_work_new_linear), the options and the names of their
+ * modes, one step (sym_step_at) with its time and index, its tangent map,
+ * the Newton diagnostics, the multipliers and the counts.  Every argument is
  * checked here, once; the schemes (through their sym_scheme_ops) receive
  * valid arguments.  Before every step the workspace's time t_k and step
  * index k are set, which a force (sym_forces.c) is evaluated with.  A whole
@@ -19,6 +19,27 @@
 #define DEFAULT_RTOL 1e-13
 #define DEFAULT_MAX_ITER 25
 
+/* The modes' names (the words of the Python API), indexed by their values:
+ * the one table of the modes there are -- options() accepts exactly these. */
+static const char *const newton_names[] = {
+    [SYM_NEWTON_FULL] = "full", [SYM_NEWTON_CHORD] = "chord", [SYM_NEWTON_STEP] = "step",
+    [SYM_NEWTON_DECOUPLED] = "decoupled", [SYM_NEWTON_AUTO] = "auto"};
+static const char *const branch_names[] = {
+    [SYM_BRANCH_AUTO] = "auto", [SYM_BRANCH_ALWAYS] = "always", [SYM_BRANCH_NEVER] = "never",
+    [SYM_BRANCH_OFF] = "off"};
+
+#define N_NAMES(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *sym_newton_mode_name(int mode)
+{
+    return mode >= 0 && mode < N_NAMES(newton_names) ? newton_names[mode] : NULL;
+}
+
+const char *sym_branch_mode_name(int mode)
+{
+    return mode >= 0 && mode < N_NAMES(branch_names) ? branch_names[mode] : NULL;
+}
+
 void sym_options_default(sym_options *opt)
 {
     opt->rtol = DEFAULT_RTOL;
@@ -32,8 +53,8 @@ static int options(const sym_options *opt, sym_options *out)
 {
     sym_options_default(out);
     if (!opt) return SYM_OK;
-    if (opt->newton < SYM_NEWTON_FULL || opt->newton > SYM_NEWTON_AUTO) return SYM_EINVAL;
-    if (opt->branch < SYM_BRANCH_AUTO || opt->branch > SYM_BRANCH_OFF) return SYM_EINVAL;
+    if (!sym_newton_mode_name(opt->newton) || !sym_branch_mode_name(opt->branch))
+        return SYM_EINVAL;
     if (opt->rtol > 0.0) out->rtol = opt->rtol;
     if (opt->max_iter > 0) out->max_iter = opt->max_iter;
     out->predictor = opt->predictor;

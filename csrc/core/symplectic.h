@@ -361,6 +361,12 @@ enum sym_newton_mode {
 enum sym_branch_mode {
     SYM_BRANCH_AUTO = 0, SYM_BRANCH_ALWAYS = 1, SYM_BRANCH_NEVER = 2, SYM_BRANCH_OFF = 3
 };
+/* The modes' names, the words the Python API takes, by value: "full",
+ * "chord", "step", "decoupled", "auto"; "auto", "always", "never", "off".
+ * NULL for a value that is no mode: sym_work_new accepts exactly the values
+ * that have a name (else SYM_EINVAL). */
+const char *sym_newton_mode_name(int mode);
+const char *sym_branch_mode_name(int mode);
 
 void sym_options_default(sym_options *opt);
 
