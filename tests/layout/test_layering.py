@@ -12,7 +12,8 @@ shows the same table).  Checked:
 - the C files stand in two folders: the core (``csrc/core/``: C99, no Python)
   and its CPython/NumPy binding (``csrc/binding/``); every C file of csrc/ is
   in one of them, and nothing in ``csrc/core/`` includes ``Python.h`` or
-  NumPy's headers, directly or through a header (of either folder);
+  NumPy's headers, directly or through a header (of either folder); and
+  docs/architecture.md names every C file;
 - every module of the package has a layer, and every name in the table is a
   module (a new module without a layer fails here);
 - every private module stands in the folder of its layer (``FOLDERS``),
@@ -482,6 +483,15 @@ def test_only_the_binding_includes_python():
                      + "\n  ".join(bad))
     # the check reads what it should: the binding's files do reach Python.h
     assert all(_reaches_python(f, inc) for f in binding if f.endswith(".c"))
+
+
+def test_the_architecture_page_names_every_c_file():
+    # docs/architecture.md's C section has a line for each file ("sym_x.c/.h": both)
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"\b(\w+\.[ch])\b", text))
+    named |= {f"{stem}.h" for stem in re.findall(r"\b(\w+)\.c/\.h\b", text)}
+    missing = [str(p.relative_to(ROOT)) for p in _c_files() if p.name not in named]
+    assert not missing, "C files that docs/architecture.md does not name:\n  " + "\n  ".join(missing)
 
 
 # ---------------------------------------------------------------- benchmarks
