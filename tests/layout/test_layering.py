@@ -437,7 +437,10 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 
 def _c_files():
-    """Every C source and header under csrc/, at any depth."""
+    """Every C source and header under csrc/, at any depth (skips without the C sources next to
+    the tests)."""
+    if not CORE.is_dir():
+        pytest.skip("the C sources are not next to the tests")
     return sorted(p for p in CSRC.rglob("*") if p.suffix in (".c", ".h") and p.is_file())
 
 
@@ -487,7 +490,10 @@ def test_only_the_binding_includes_python():
 
 def test_the_architecture_page_names_every_c_file():
     # docs/architecture.md's C section has a line for each file ("sym_x.c/.h": both)
-    text = (ROOT / "docs" / "architecture.md").read_text()
+    page = ROOT / "docs" / "architecture.md"
+    if not page.is_file():   # a copy of the tree without docs/ (the sanitizer run's)
+        pytest.skip("docs/architecture.md is not next to the tests")
+    text = page.read_text()
     named = set(re.findall(r"\b(\w+\.[ch])\b", text))
     named |= {f"{stem}.h" for stem in re.findall(r"\b(\w+)\.c/\.h\b", text)}
     missing = [str(p.relative_to(ROOT)) for p in _c_files() if p.name not in named]
