@@ -15,7 +15,7 @@ object its own malloc, so LSan sees objects, not pymalloc arenas):
 LSan reports at exit.  CPython and NumPy keep interpreter-lifetime allocations (interned
 strings, type caches, module state) that LSan reports as leaks too, so the report is
 post-filtered: a leak counts only if its allocation stack reaches a frame in our extension (a
-source file under csrc/, or the symplectic/_core*.so) before any Python eval-loop frame,
+source file under csrc/core/ or csrc/binding/, or the symplectic/_core*.so) before any Python eval-loop frame,
 i.e. our C code made the allocation, directly or through NumPy/CPython API calls.
 Everything else is interpreter noise and only counted.  Stacks need the slow unwinder
 (fast_unwind_on_malloc=0): CPython and NumPy are built without frame pointers, so the
@@ -37,7 +37,7 @@ import sys
 import textwrap
 
 ROUNDS = 4
-OURS = re.compile(r"(\bcsrc/\w+\.[ch]:|/symplectic/_core[^ /()]*\.so)")
+OURS = re.compile(r"(\bcsrc/(?:core|binding)/\w+\.[ch]:|/symplectic/_core[^ /()]*\.so)")
 PYEVAL = re.compile(r"\b_PyEval_EvalFrameDefault\b")
 
 

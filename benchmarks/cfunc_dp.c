@@ -1,6 +1,6 @@
 /*
  * The double pendulum as a compiled callback for symplectic.System.from_cfunc
- * (the flat signature of csrc/symplectic.h).  Compiled by benchmarks/models.py
+ * (the flat signature of csrc/core/symplectic.h).  Compiled by benchmarks/models.py
  * at benchmark time: cc -std=c99 -O2 -shared -fPIC cfunc_dp.c -lm.
  *
  * M = [[a, b cos(q1-q2)], [b cos(q1-q2), d]],  V = -v1 cos q1 - v2 cos q2.

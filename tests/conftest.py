@@ -51,10 +51,10 @@ def system_of(compiled_lib, tmp_path_factory):
     return make
 
 
-# ---------------------------------------------------------------- csrc/ built standalone
+# ---------------------------------------------------------------- csrc/core/ built standalone
 @pytest.fixture(scope="session")
 def c_objects(tmp_path_factory):
-    """support.cbuild.ObjectCache: object files of csrc/ and of the tests' C drivers, each
+    """support.cbuild.ObjectCache: object files of csrc/core/ and of the tests' C drivers, each
     (source, flags) compiled once per session and linked by every test that needs it
     (test_c_core.py, test_lu_kernels.py); skips without a C compiler."""
     cache = cbuild.ObjectCache(tmp_path_factory.mktemp("c_objects"), cbuild.compiler_or_skip())

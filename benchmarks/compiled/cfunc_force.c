@@ -1,5 +1,5 @@
 /* The generalized force of benchmarks/suite/forces.py as a compiled callback
- * (sym_force_fn of csrc/sym_force_api.h): joint friction of the double pendulum
+ * (sym_force_fn of csrc/core/sym_force_api.h): joint friction of the double pendulum
  * plus a pivot drive,
  *     F = -D qdot + (A cos(W t), 0),   D = [[c1 + c2, -c2], [-c2, c2]],
  * dF/dq = 0, dF/dqdot = -D.  user_data: c1, c2, A, W. */

@@ -2,7 +2,7 @@
 
 Each implicit step's root may be a false one (not continued from h -> 0); with
 ``branch_check="auto"`` the core checks a suspicious root by continuation in h
-(csrc/sym_galerkin_roots.c, branch_check), with ``"always"`` every root.
+(csrc/core/sym_galerkin_roots.c, branch_check), with ``"always"`` every root.
 
 Part 1 -- what "auto" catches.  A sample of runs (the papers' systems, chains of 2-8 links from
 fixed and random states, two 3-link cart pendulums, a stiff linear system; h = 0.005-0.7; every

@@ -2,7 +2,7 @@
 
 ``sp.integrate`` on ``sp.systems.linear`` systems (the AXIOMS linearised double pendulum and a
 random n = 8 system), Simpson and midpoint: the default closed form (the one-step matrices applied
-by the C driver, csrc/sym_linear.c) against ``closed_form=False`` (the Newton path), interleaved
+by the C driver, csrc/core/sym_linear.c) against ``closed_form=False`` (the Newton path), interleaved
 rounds, medians in µs per step of one call, set-up included: the short runs are mostly set-up (the
 one-step matrices in extended precision).
 """

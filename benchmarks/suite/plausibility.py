@@ -1,6 +1,6 @@
 """Section 20: statistics of step-plausibility measures on genuine steps and on false roots.
 
-The rule of csrc/sym_galerkin_roots.c ("Plausibility of a root") rejects a converged step when
+The rule of csrc/core/sym_galerkin_roots.c ("Plausibility of a root") rejects a converged step when
 T_{j+1} > PLAUS_GAIN (T_j + |W|).  For one step (q, p) -> nodes Q_a = q + X_a, (q1, p1), with T = 1/2 p^T M^-1 p:
 
 * ``GW = T1 / (T0 + |W|)``, W = h sum_i b_i grad V(q_i) . g_i the discrete
@@ -349,9 +349,9 @@ def fmt(d):
 
 
 def plaus_gain():
-    """PLAUS_GAIN as csrc/sym_galerkin_roots.c defines it (None without the C sources)."""
+    """PLAUS_GAIN as csrc/core/sym_galerkin_roots.c defines it (None without the C sources)."""
     try:
-        with open(os.path.join(REPO, "csrc", "sym_galerkin_roots.c")) as fh:
+        with open(os.path.join(REPO, "csrc", "core", "sym_galerkin_roots.c")) as fh:
             m = re.search(r"#define PLAUS_GAIN ([0-9.eE+-]+)", fh.read())
     except OSError:
         return None
@@ -379,7 +379,7 @@ def summary(rows, trial, gen, fal, gain):
              f"percentiles 1/10/50 %: {_pct(fal_gw)}"]]
     out = [md_table(["population", "GW"], body)]
     if gain is not None:
-        out.append(f"\nPLAUS_GAIN = {gain:g} (csrc/sym_galerkin_roots.c): {gain / top[0]:.2g}× the largest genuine value; "
+        out.append(f"\nPLAUS_GAIN = {gain:g} (csrc/core/sym_galerkin_roots.c): {gain / top[0]:.2g}× the largest genuine value; "
                    f"the median false root is {np.median(fal_gw) / gain:.3g}× PLAUS_GAIN; "
                    f"{100 * np.mean(np.array(fal_gw) <= gain):.0f} % of the sampled false roots lie at or below it "
                    "(other solutions that change the energy moderately: no measure tried separates those from "

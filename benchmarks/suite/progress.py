@@ -7,7 +7,7 @@ is, so that a fixed cost per progress report weighs most:
   plain stderr line; the bar is written to /dev/null), ``store_every=10`` in both so that memory
   allocation is not what is measured; interleaved rounds, medians and the median of the paired
   ratios; and one report of the bar alone (``_progress.Bar.report``, what the C loop calls every
-  512 steps here: csrc/py_integrate.c), times the number of reports;
+  512 steps here: csrc/binding/py_integrate.c), times the number of reports;
 - the same run with one event function (the per-step Python hook) and with ``t_eval`` of 1000
   times (a hook call only at the steps that hold one), per step.
 """

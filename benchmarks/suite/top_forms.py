@@ -44,7 +44,7 @@ TOP = dict(m=0.1, I=0.002329969592394382, I3=0.000125, l=0.15, g=9.81)   # TOP T
 Q0 = np.array([0.0, math.pi / 3, 0.0])
 QDOT0 = np.array([9.2, 0.0, 252.0])
 TABLE6 = dict(m=1.0, I=1.0, I3=2.0, l=4 * math.pi ** 2 / 9.81, g=9.81)
-THRESHOLD = 0.01      # |sin theta| below which the built-in refuses (csrc/sym_sys_tops.c)
+THRESHOLD = 0.01      # |sin theta| below which the built-in refuses (csrc/core/sym_sys_tops.c)
 
 
 def zxz_combined(I, I3, mgl, seen=None):

@@ -1,6 +1,6 @@
 /*
  * test_schemes.c -- a plain-C test of the schemes, driven by the registries
- * (compiled and run by tests/c_core/test_c_core.py with csrc/sym_*.c and without
+ * (compiled and run by tests/c_core/test_c_core.py with csrc/core/sym_*.c and without
  * the Python binding).  Every method of sym_method_at() and every built-in
  * of sym_builtin_at() is exercised, so a new row is picked up without a
  * change here.  The program prints one line per result; the pytest side
@@ -117,7 +117,8 @@ static int run(const sym_system *sys, const sym_method *m, const double *q0, con
     int st = SYM_OK;
     sym_work *w = sym_work_new(sys, m, NULL, &st);
     if (!w) return st;
-    sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .t = tr->t, .q = tr->q, .p = tr->p};
+    sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N,
+                 .out = {.t = tr->t, .q = tr->q, .p = tr->p}};
     st = sym_integrate(w, &R);
     sym_work_free(w);
     return st;
@@ -424,12 +425,12 @@ static void closed_form(void)
         printf("error closed_form newton %s\n", sym_strerror(st));
     } else {
         double t[201], q[201], p[201];
-        sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = 200, .t = t, .q = q, .p = p};
+        sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = 200, .out = {.t = t, .q = q, .p = p}};
         st = sym_integrate(w, &R);
         const double dq = max_abs_diff(201, q, ref.q), dp = max_abs_diff(201, p, ref.p);
-        if (st || R.rows != 201 || !(dq < 1e-13) || !(dp < 1e-13))
+        if (st || R.report.rows != 201 || !(dq < 1e-13) || !(dp < 1e-13))
             printf("error closed_form run %s rows %ld dq %.3g dp %.3g\n", sym_strerror(st),
-                   R.rows, dq, dp);
+                   R.report.rows, dq, dp);
         double q1, p1;
         st = sym_step(w, q0, p0, 2.0 * h, &q1, &p1, NULL, NULL);
         const char *bad = sym_work_invalid(w);
@@ -522,17 +523,18 @@ static void held_points(void)
             printf("error held_points %s quadrature\n", m->name);
         if (sym_work_set_force(w, &bad) != SYM_EINVAL)
             printf("error held_points %s accepted %d points\n", m->name, P + 1);
-        sym_run R1 = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .t = t1, .q = q1, .p = p1,
-                      .jacobians = j1, .jac_u = 1};
-        sym_run RP = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .t = tP, .q = qP, .p = pP,
-                      .jacobians = jP, .jac_u = 1};
+        sym_run R1 = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .out = {.t = t1, .q = q1, .p = p1},
+                      .deriv = {.jacobians = j1, .jac_u = 1}};
+        sym_run RP = {.q0 = q0, .p0 = p0, .h = h, .n_steps = N, .out = {.t = tP, .q = qP, .p = pP},
+                      .deriv = {.jacobians = jP, .jac_u = 1}};
         int s1 = sym_work_set_force(w, &f1), sP = SYM_OK;
         if (!s1) s1 = sym_integrate(w, &R1);
         if (!s1) s1 = sym_work_set_force(w, &fP);
         const int refused = s1 ? SYM_OK : sym_integrate(w, &RP);   /* jac_u 1 with P values */
-        if (!s1 && P > 1 && (refused != SYM_EINVAL || !RP.invalid || strcmp(RP.invalid, "jac_u")))
+        if (!s1 && P > 1 && (refused != SYM_EINVAL || !RP.report.invalid ||
+                           strcmp(RP.report.invalid, "jac_u")))
             printf("error held_points %s jac_u = 1 accepted with %d values\n", m->name, P);
-        RP.jac_u = P;
+        RP.deriv.jac_u = P;
         if (!s1) sP = sym_integrate(w, &RP);
         double dq = max_abs_diff(N + 1, q1, qP), dp = max_abs_diff(N + 1, p1, pP), du = 0.0;
         for (int k = 0; !s1 && !sP && k < N; k++)
@@ -549,7 +551,8 @@ static void held_points(void)
             double tt[2], qq[2], pp[2], yp[2] = {0.0, 0.0};
             for (int sgn = 1; sgn >= -1; sgn -= 2) {
                 uP[a] = u0 + sgn * e;   /* the force reads uP itself */
-                sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = 1, .t = tt, .q = qq, .p = pp};
+                sym_run R = {.q0 = q0, .p0 = p0, .h = h, .n_steps = 1,
+                             .out = {.t = tt, .q = qq, .p = pp}};
                 if ((sP = sym_integrate(w, &R))) break;
                 yp[0] += sgn * qq[1] / (2.0 * e);
                 yp[1] += sgn * pp[1] / (2.0 * e);

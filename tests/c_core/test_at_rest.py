@@ -3,7 +3,7 @@
 At rest the step's increments X ~ h qdot go to zero while q stays O(1), and
 the residual's terms grad V and the force cancel: Newton's update relative
 to the increment then stalls above any tolerance at the rounding level of
-the positions (csrc/sym_newton.c, ``stalled``).  These runs failed with
+the positions (csrc/core/sym_newton.c, ``stalled``).  These runs failed with
 "Newton iteration did not converge" after 5-600 s; they must run 1e4 s and
 end at the static equilibrium, which is computed here independently (the
 equilibrium condition grad V(q) = tau solved in closed form).

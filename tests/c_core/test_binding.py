@@ -14,7 +14,8 @@ CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
 
 
 def _source(name):
-    path = CSRC / name
+    """The text of a C file of the core (csrc/core/) or the binding (csrc/binding/), by name."""
+    path = CSRC / ("binding" if name.startswith(("py_", "_core")) else "core") / name
     if not path.is_file():
         pytest.skip("the C sources are not next to the tests (installed package)")
     return path.read_text()
@@ -113,7 +114,7 @@ def test_the_first_given_form_is_taken():
 # --- the run prologue ---------------------------------------------------------------------
 def test_h_is_checked_when_passed_by_keyword():
     # the binding converts; the core refuses the value and names it (sym_work_invalid,
-    # sym_run.invalid)
+    # sym_run.report.invalid)
     pend = sp.systems.pendulum()
     for h in (0.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match=r"^step: invalid argument \(h\)$"):

@@ -5,7 +5,7 @@ the run raises ConvergenceError.
 The judge is tests/support/branch_check.py: its own continuation in h, in NumPy,
 with smaller continuation steps than the core's (factor 1.25, 5 % from the
 predictor), over the step equations' residual and Jacobian -- independent of
-the rule (csrc/sym_galerkin_roots.c, branch_check) that decides which roots the
+the rule (csrc/core/sym_galerkin_roots.c, branch_check) that decides which roots the
 core checks and of the core's continuation.
 """
 import math

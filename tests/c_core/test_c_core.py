@@ -1,19 +1,19 @@
 """The C core on its own, driven by its registries.
 
-tests/c/test_schemes.c is compiled with csrc/sym_*.c (no Python binding) by the system's C
+tests/c/test_schemes.c is compiled with csrc/core/sym_*.c (the C core: no Python binding) by the system's C
 compiler and run; it integrates every built-in system with every method of the registry
 (sym_method_at / sym_builtin_at, so a new row is picked up without a change to any test) and
 prints fitted convergence orders against exact solutions (the pendulum over one period, its
 energy, the linear oscillator's modal solution) and self-convergence orders for each built-in's
 example, and the allocator calls made inside sym_step (malloc/calloc/realloc/free wrapped at
 link time) for the n-link chain up to n = 300, where every implicit method's Newton system is
-larger than 512 (the blocked LU; n = 513 for the 2-node schemes). Skipped without a C compiler or without csrc/ next to the
+larger than 512 (the blocked LU; n = 513 for the 2-node schemes). Skipped without a C compiler or without csrc/core/ next to the
 tests (a run against an installed package).
 
 The object files come from the session's cache (conftest.py's ``c_objects``,
 support.cbuild.ObjectCache): each source is compiled once, two at a time, and the objects of
-csrc/ are shared with test_lu_kernels.py (the same command) and with the copy of the sources
-that test_new_rows_are_picked_up changes (its unchanged files are csrc/'s, byte for byte).
+csrc/core/ are shared with test_lu_kernels.py (the same command) and with the copy of the sources
+that test_new_rows_are_picked_up changes (its unchanged files are csrc/core/'s, byte for byte).
 """
 import concurrent.futures
 import math
@@ -27,7 +27,7 @@ import pytest
 from support.cbuild import compiler_or_skip, csrc_flags
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
-CSRC = TESTS.parent / "csrc"
+CSRC = TESTS.parent / "csrc" / "core"                # the C core, no Python
 PROGRAM = TESTS / "c" / "test_schemes.c"
 COUNT = ["-DSYM_COUNT_ALLOC"]                     # test_schemes.c's allocator wrappers
 WRAP = ["-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"]
@@ -53,15 +53,16 @@ def compiler():
 
 
 def headers(csrc):
-    """The headers test_schemes.c and csrc/sym_*.c include, by name, with their bytes."""
+    """The headers test_schemes.c and csrc/core/sym_*.c include, by name, with their bytes."""
     return {h.name: h.read_bytes() for h in [*csrc.glob("sym_*.h"), csrc / "symplectic.h"]
             if h.is_file()}
 
 
 def compilations(c_objects, csrc, count):
-    """The futures of the compilations of csrc/sym_*.c and test_schemes.c (with
-    -DSYM_COUNT_ALLOC when ``count``), in link order.  In a copy of csrc/ with csrc/'s headers,
-    a source that is csrc/'s byte for byte is compiled as csrc/'s: the same object file."""
+    """The futures of the compilations of csrc/core/sym_*.c and test_schemes.c (with
+    -DSYM_COUNT_ALLOC when ``count``), in link order.  In a copy of csrc/core/ with its headers,
+    a source that is csrc/core/'s byte for byte is compiled as csrc/core/'s: the same object
+    file."""
     shared = headers(csrc) == headers(CSRC)
 
     def origin(f):
@@ -70,7 +71,7 @@ def compilations(c_objects, csrc, count):
 
     where = {f: origin(f) for f in sorted(csrc.glob("sym_*.c"))}
     jobs = {}
-    for d in dict.fromkeys(where.values()):                  # csrc/'s own objects, then the copy's
+    for d in dict.fromkeys(where.values()):                  # csrc/core/'s own objects, then the copy's
         group = [f for f in where if where[f] == d]
         jobs.update(zip(group, c_objects.submit_all([d / f.name for f in group], csrc_flags(d))))
     program = c_objects.submit(PROGRAM, csrc_flags(CSRC if shared else csrc,
@@ -79,7 +80,7 @@ def compilations(c_objects, csrc, count):
 
 
 def build_and_run(c_objects, csrc, tmp):
-    """Compile test_schemes.c with csrc/sym_*.c, link and run; returns (parsed output, compiler
+    """Compile test_schemes.c with csrc/core/sym_*.c, link and run; returns (parsed output, compiler
     messages, whether allocations are counted)."""
     exe = tmp / "test_schemes"
     done = [f.result() for f in compilations(c_objects, csrc, count=True)]
@@ -102,7 +103,7 @@ def build_and_run(c_objects, csrc, tmp):
 
 
 class Programs:
-    """The module's two programs, test_schemes.c built on csrc/ ("core") and on a copy of it
+    """The module's two programs, test_schemes.c built on csrc/core/ ("core") and on a copy of it
     with new rows ("new_rows"), each built and run once, side by side (a run is one thread: on
     two cores the two runs take the time of the longer)."""
 
@@ -241,7 +242,7 @@ BUILTIN_ROW = ('    {"pendulum_again", "the pendulum once more (test row)", "m, 
 
 def build_new_rows(c_objects, tmp):
     """build_and_run on a copy of the sources with lobatto6_row() and BUILTIN_ROW written in."""
-    src = tmp / "csrc"
+    src = tmp / "core"
     src.mkdir()
     for f in list(CSRC.glob("sym_*.[ch]")) + [CSRC / "symplectic.h"]:
         shutil.copy(f, src)

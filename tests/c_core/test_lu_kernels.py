@@ -1,5 +1,5 @@
-"""The blocked LU of the Newton solver (csrc/sym_linalg.c) and the unrolled small kernels
-(csrc/sym_lu_small.c) against the unblocked kernel.
+"""The blocked LU of the Newton solver (csrc/core/sym_linalg.c) and the unrolled small kernels
+(csrc/core/sym_lu_small.c) against the unblocked kernel.
 
 The blocked factorisation (used for Newton systems larger than 32) reorders memory traffic
 only: it must give bitwise the same factors and pivots as the plain right-looking kernel,
@@ -20,7 +20,7 @@ import pytest
 
 from support.cbuild import compiler_or_skip, csrc_flags
 
-CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
+CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc" / "core"
 
 # compiles the C sources on its own (independent of the installed package and
 # of NumPy): the README's run covers it; .ci/run's run of the installed wheel (NumPy 1.24)

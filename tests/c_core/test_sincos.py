@@ -1,4 +1,4 @@
-"""The built-in systems' sines and cosines (csrc/sym_sincos.h): at most 1 ulp
+"""The built-in systems' sines and cosines (csrc/core/sym_sincos.h): at most 1 ulp
 from the correctly rounded values, which mpmath gives here at 200 bits.
 
 They are read through the systems' own evaluation, scaled by powers of two

@@ -6,7 +6,7 @@ The core rejects a root whose final kinetic energy exceeds 10 (T_j + |W|)
 (W: the discrete work of the potential along the step) with
 SYM_EIMPLAUSIBLE; a root from the extrapolating predictor that fails or is
 rejected is retried once from the Taylor predictor; a rejected root is then
-checked by continuation in h (csrc/sym_galerkin_roots.c): the continued root
+checked by continuation in h (csrc/core/sym_galerkin_roots.c): the continued root
 replaces it, or the run stops with ConvergenceError naming a wrong branch
 (or an unstable step size).  The measure is recomputed here in NumPy from
 the System's public evaluators, independently of the C code; that the

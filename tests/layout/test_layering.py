@@ -9,8 +9,11 @@ shows the same table).  Checked:
 - no module imports a module of a higher layer -- an import inside a function
   (made on first use) counts as a dependency too, unless ``UPWARD`` names it,
   with its reason;
-- only the binding's C files (``csrc/py_*``, ``_coremodule.c``) include
-  ``Python.h`` or NumPy's headers, directly or through a header of csrc/;
+- the C files stand in two folders: the core (``csrc/core/``: C99, no Python)
+  and its CPython/NumPy binding (``csrc/binding/``); every C file of csrc/ is
+  in one of them, and nothing in ``csrc/core/`` includes ``Python.h`` or
+  NumPy's headers, directly or through a header (of either folder); and
+  docs/architecture.md names every C file;
 - every module of the package has a layer, and every name in the table is a
   module (a new module without a layer fails here);
 - every private module stands in the folder of its layer (``FOLDERS``),
@@ -35,6 +38,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PKG = ROOT / "symplectic"
 CSRC = ROOT / "csrc"
+CORE, BINDING = CSRC / "core", CSRC / "binding"   # the C core; its CPython/NumPy binding
 BENCH = ROOT / "benchmarks"
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 
@@ -432,8 +436,20 @@ def test_the_layers_are_the_documented_ones():
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 
-def _includes():
-    return {p.name: _INCLUDE.findall(p.read_text()) for p in sorted(CSRC.glob("*.[ch]"))}
+def _c_files():
+    """Every C source and header under csrc/, at any depth (skips without the C sources next to
+    the tests)."""
+    if not CORE.is_dir():
+        pytest.skip("the C sources are not next to the tests")
+    return sorted(p for p in CSRC.rglob("*") if p.suffix in (".c", ".h") and p.is_file())
+
+
+def _includes(files):
+    """The #include targets of each file, by its name (the build searches csrc/binding/ and
+    csrc/core/, so a quoted include names a file of either folder by its name)."""
+    names = [p.name for p in files]
+    assert len(names) == len(set(names)), "two C files of csrc/ share a name"
+    return {p.name: _INCLUDE.findall(p.read_text()) for p in files}
 
 
 def _reaches_python(name, inc, seen=None):
@@ -451,18 +467,37 @@ def _reaches_python(name, inc, seen=None):
     return None
 
 
+def test_every_c_file_is_in_the_core_or_the_binding():
+    files = _c_files()
+    assert files, "no C files under csrc/"
+    stray = [str(p.relative_to(ROOT)) for p in files if p.parent not in (CORE, BINDING)]
+    assert not stray, ("C files outside csrc/core/ (the core) and csrc/binding/ (its "
+                       "binding):\n  " + "\n  ".join(stray))
+
+
 def test_only_the_binding_includes_python():
-    inc = _includes()
-
-    def binding(f):
-        return f.startswith("py_") or f == "_coremodule.c"
-
-    bad = [" -> ".join(chain) for f in inc if not binding(f)
-           for chain in [_reaches_python(f, inc)] if chain]
-    assert not bad, ("C outside the binding (csrc/py_*, _coremodule.c) includes Python or "
-                     "NumPy:\n  " + "\n  ".join(bad))
+    files = _c_files()
+    inc = _includes(files)
+    core = [p.name for p in files if p.parent == CORE]
+    binding = [p.name for p in files if p.parent == BINDING]
+    assert "symplectic.h" in core and "_coremodule.c" in binding   # the folders were read
+    bad = [" -> ".join(chain) for f in core for chain in [_reaches_python(f, inc)] if chain]
+    assert not bad, ("C of the core (csrc/core/) includes Python or NumPy:\n  "
+                     + "\n  ".join(bad))
     # the check reads what it should: the binding's files do reach Python.h
-    assert all(_reaches_python(f, inc) for f in inc if binding(f) and f.endswith(".c"))
+    assert all(_reaches_python(f, inc) for f in binding if f.endswith(".c"))
+
+
+def test_the_architecture_page_names_every_c_file():
+    # docs/architecture.md's C section has a line for each file ("sym_x.c/.h": both)
+    page = ROOT / "docs" / "architecture.md"
+    if not page.is_file():   # a copy of the tree without docs/ (the sanitizer run's)
+        pytest.skip("docs/architecture.md is not next to the tests")
+    text = page.read_text()
+    named = set(re.findall(r"\b(\w+\.[ch])\b", text))
+    named |= {f"{stem}.h" for stem in re.findall(r"\b(\w+)\.c/\.h\b", text)}
+    missing = [str(p.relative_to(ROOT)) for p in _c_files() if p.name not in named]
+    assert not missing, "C files that docs/architecture.md does not name:\n  " + "\n  ".join(missing)
 
 
 # ---------------------------------------------------------------- benchmarks

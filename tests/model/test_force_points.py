@@ -167,7 +167,7 @@ def test_an_input_at_one_point_needs_branch_check_off():
 
 @pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4", "lobatto5", "gauss3"])
 def test_the_step_derivative_in_h_and_t_equals_differences(method):
-    """sym_run.h_jacobians (what control's free duration differentiates with): d(q1, p1)/dh
+    """sym_run.deriv.h_jacobians (what control's free duration differentiates with): d(q1, p1)/dh
     and d(q1, p1)/dt of a damped double pendulum under a time-dependent force plus inputs at
     the force points, against central differences of the step in h and in its start time."""
     from symplectic._model import _runspec
@@ -195,9 +195,9 @@ def test_the_step_derivative_in_h_and_t_equals_differences(method):
 
 @pytest.mark.parametrize("method", ["simpson", "lobatto4", "gauss2"])
 def test_the_constrained_step_derivative_in_h_and_t_equals_differences(method):
-    """sym_run.h_jacobians of the constrained step (sym_gcon_time_tangent): the Cartesian
+    """sym_run.deriv.h_jacobians of the constrained step (sym_gcon_time_tangent): the Cartesian
     pendulum under a time-dependent force plus inputs at the points, d(q1, p1)/dh and /dt
-    and the force points' states' (sym_run.points' last two columns) against central
+    and the force points' states' (sym_run.deriv.points' last two columns) against central
     differences in h and in the start time."""
     system = sp.systems.pendulum_cartesian()
     P = len(sp.methods(details=True)[method]["force_points"])
@@ -244,7 +244,7 @@ def _run(system, q, p, spec, force=None, **outputs):
 
 
 def _point_run(system, method, q, p, U, force, h, t0, *, free=False):
-    """One step with sym_run.points (and h_jacobians with ``free``): (end state, points)."""
+    """One step with sym_run.deriv.points (and h_jacobians with ``free``): (end state, points)."""
     from symplectic._model import _runspec
     n, P = system.n, U.shape[1]
     spec = _runspec.run_spec(method, h, 1, t0, options={"rtol": 1e-15})
@@ -259,7 +259,7 @@ def _point_run(system, method, q, p, U, force, h, t0, *, free=False):
 @pytest.mark.parametrize("method", ["midpoint", "simpson", "lobatto4", "lobatto5", "gauss2",
                                     "gauss3"])
 def test_the_states_at_the_force_points_and_their_derivatives_equal_differences(method):
-    """sym_run.points (what control's running costs read): the states (q_i, qdot_i) at a
+    """sym_run.deriv.points (what control's running costs read): the states (q_i, qdot_i) at a
     step's force points and their derivatives in (q, p), in the inputs at each point, in h and
     in the start time, against central differences of the states themselves; a damped double
     pendulum under a time-dependent force plus the inputs.  The values: at a point on a node
@@ -297,7 +297,7 @@ def test_the_states_at_the_force_points_and_their_derivatives_equal_differences(
 
 @pytest.mark.parametrize("method", ["simpson", "lobatto4", "gauss2"])
 def test_the_constrained_step_gives_the_states_at_its_force_points(method):
-    """sym_run.points on a constrained step (the Cartesian pendulum, inputs at each point):
+    """sym_run.deriv.points on a constrained step (the Cartesian pendulum, inputs at each point):
     the states at the force points satisfy the constraint where they are nodes, and their
     derivatives in (q, p) and the inputs equal central differences."""
     system = sp.systems.pendulum_cartesian()

@@ -108,7 +108,7 @@ def test_non_finite_state_raises_convergence_error_with_trajectory(closed_form):
     """Simpson far beyond its stability limit on x'' = -x (omega h = 3 > 2
     sqrt 2): the closed form (which computes what the scheme computes)
     overflows to inf; the Newton path stops as soon as the energy has grown
-    as only an unstable step can make it (csrc/sym_galerkin_roots.c,
+    as only an unstable step can make it (csrc/core/sym_galerkin_roots.c,
     track_balance), naming omega h and h_max."""
     osc = sp.systems.linear([[1.0]], [[1.0]])
     with pytest.warns(sp.linear.StabilityWarning):

@@ -161,7 +161,7 @@ def driven():
 @pytest.mark.parametrize("method", ["midpoint", "lobatto4"])
 def test_parameters_of_the_forces(driven, method):
     """Parameters of a SymPy system's forces: the augmented system carries (F(t, q, v,
-    theta), 0) and each point adds dF/dtheta (csrc/sym_galerkin_param.c); against four-point
+    theta), 0) and each point adds dF/dtheta (csrc/core/sym_galerkin_param.c); against four-point
     differences over with_params, and the gradient against S_N."""
     q0, p0 = np.array([1.0]), np.array([0.3])
     names = ["c", "a", "omega", "l"]

@@ -5,7 +5,7 @@ the parameter changed.
 A parameter of the constraints (a rod's length) moves the constraint manifold, so a start
 that is consistent for theta is not for theta +- e.  The run's S_k is the derivative at fixed
 (q0, p0) (the step map is defined on all of R^2n and carries the start onto the manifold in
-one step, csrc/sym_constraints_tangent.c), so the differences compare with the derivative of
+one step, csrc/core/sym_constraints_tangent.c), so the differences compare with the derivative of
 the run from a start that moves with theta, x0(theta) = System.project(guess):
 
     d x_N / d theta = S_N + Phi_N d x0 / d theta,

@@ -1,4 +1,4 @@
-"""The exact tangent of a constrained run (csrc/sym_constraints_tangent.c):
+"""The exact tangent of a constrained run (csrc/core/sym_constraints_tangent.c):
 ``integrate(..., tangent=True).tangent`` and ``analysis.tangent_map``, every
 method that takes constraints (the Galerkin ones: midpoint, simpson,
 lobatto2 ... lobatto5).

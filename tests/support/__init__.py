@@ -6,7 +6,7 @@
   do use the package).
 - ``cbuild``: the one C-compiler finder, the one compile-a-shared-library helper, and the
   session's cache of object files (``ObjectCache``, conftest.py's ``c_objects``) for the tests
-  that build programs from csrc/.
+  that build programs from csrc/core/.
 - ``clibs``: C callbacks compiled by fixtures that several test modules share.
 - ``forms_dp``: the double pendulum in the fast system forms (vectorised, combined, compiled).
 - ``top``: near-vertical states of the heavy top.

@@ -1,6 +1,7 @@
 """The tests' own C code: the one C-compiler finder, the one compile-a-shared-library helper,
 and the session's cache of object files (ObjectCache) for the tests that build programs from
-csrc/ (tests/c_core/test_c_core.py, test_lu_kernels.py; conftest.py's ``c_objects``).
+the C core, csrc/core/ (tests/c_core/test_c_core.py, test_lu_kernels.py; conftest.py's
+``c_objects``).
 
 (symplectic.symbolic has its own compiler search, for its module cache; ``sympy_compiles``
 asks that one, since the SymPy tests depend on what the package finds.)
@@ -71,8 +72,8 @@ def needs_sympy_cc():
     return pytest.mark.skipif(not sympy_compiles(), reason=NO_COMPILER)
 
 
-# ---------------------------------------------------------------- csrc/ compiled once per session
-#: The flags of the standalone builds of csrc/ (test_c_core.py, test_lu_kernels.py): C99, -O2 as
+# ---------------------------------------------------------- csrc/core/ compiled once per session
+#: The flags of the standalone builds of csrc/core/ (test_c_core.py, test_lu_kernels.py): C99, -O2 as
 #: the tests' claims about the optimised build need, and the warnings test_c_core.py asserts
 #: absent.  Warning options change no generated code (GCC, clang; gcc 12 writes the same bytes
 #: for sym_linalg.c and sym_lu_small.c with and without them), so one object file serves the
@@ -86,7 +87,8 @@ SLOW_FIRST = ("sym_lu_small.c", "sym_galerkin_kernels.c")
 
 def csrc_flags(csrc, *defines):
     """CORE_FLAGS, the ``defines`` (-D...) and -I``csrc``: the compile flags of a standalone build
-    of the sources in ``csrc``."""
+    of the sources in ``csrc`` (csrc/core/, or a copy of it: the core includes only its own
+    headers)."""
     return [*CORE_FLAGS, *defines, f"-I{csrc}"]
 
 

@@ -1,7 +1,7 @@
 """The runs whose arrays tests/data/unforced_base.npz holds, as computed by the
 build before forces existed (commit 202c6c9; regenerated once since, when the
 built-in systems with several angles took their sines and cosines from
-csrc/sym_sincos.h instead of libm: the double pendulum's and the chain's arrays
+csrc/core/sym_sincos.h instead of libm: the double pendulum's and the chain's arrays
 then moved by at most 8.5e-16 and 9.7e-16 relative, three Lobatto-5 steps took
 one Newton iteration more, and the other three cases stayed bitwise
 equal): every method on a built-in

@@ -1,5 +1,5 @@
 """``sp.sensitivity.gradient`` on constrained systems: the adjoint sweep over each step's
-exact derivative on all of R^2n (csrc/sym_constraints_tangent.c), with a held force.
+exact derivative on all of R^2n (csrc/core/sym_constraints_tangent.c), with a held force.
 
 The force rows are checked against central differences of independent runs (a force does not
 move the constraint manifold, so the perturbed runs start from the same consistent state); the

@@ -1,5 +1,5 @@
 """symplectic.control: running costs of the state, int l(t, q, qdot, u) dt at the scheme's
-force points with the step's own states there (sym_run.points).
+force points with the step's own states there (sym_run.deriv.points).
 
 Expected values: the LQ oscillator with a state cost in closed form (the Hamiltonian system
 x' = A x - B R^-1 B^T lambda, lambda' = -Q x - A^T lambda solved by the matrix exponential,

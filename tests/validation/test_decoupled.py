@@ -1,4 +1,4 @@
-"""newton="decoupled" and newton="auto" (csrc/sym_galerkin_decouple.c, csrc/sym_newton.c).
+"""newton="decoupled" and newton="auto" (csrc/core/sym_galerkin_decouple.c, csrc/core/sym_newton.c).
 
 The decoupled matrix freezes M(q) and the stiffness over the step and splits the Newton
 system into s - 1 blocks of size n (2n for a complex pair) through the eigenvectors of the

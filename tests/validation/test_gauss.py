@@ -1,5 +1,5 @@
 """The Gauss-Legendre variational integrators gauss2 and gauss3 (issue 35): the Galerkin
-family of csrc/sym_methods.c with interpolation of degree s - 1 (s = 3, 4 nodes) and the
+family of csrc/core/sym_methods.c with interpolation of degree s - 1 (s = 3, 4 nodes) and the
 (s - 1)-point Gauss quadrature of the action, equivalent to the (s - 1)-stage Gauss
 collocation method (Hairer, Lubich & Wanner, GNI VI.6): orders 4 and 6, symplectic,
 symmetric and A-stable on linear systems (tests/run/test_stability.py checks the one-step map
@@ -56,7 +56,7 @@ def test_double_pendulum_orders(method, Ns):
 @pytest.mark.parametrize("method,Ns", [("gauss2", (200, 400, 800, 1600)),
                                        ("gauss3", (100, 150, 200, 300))])
 def test_constrained_quaternion_top_orders(method, Ns):
-    """The multipliers at the nodes with the nodes' interpolatory weights (csrc/
+    """The multipliers at the nodes with the nodes' interpolatory weights (csrc/core/
     sym_constraints.c), the action by the Gauss rule: the orders hold in (Q, P)."""
     S = sp.systems.lagrange_top_quaternion()
     Q0, P0 = S.from_euler([0.0, 0.5, 0.0], [0.0, 0.0, 0.000125 * 20.0])

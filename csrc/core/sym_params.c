@@ -10,7 +10,7 @@
 int sym_params_step(sym_work *w, const sym_run *R, long k, const double *q, const double *p,
                     long row)
 {
-    sym_params_run *P = R->par;
+    sym_params_run *P = R->deriv.par;
     const int n = w->n, np = P->n_par;
     if (!w->ops->param_tangent) return SYM_EMETHOD;
     if (np < 1 || !P->psys || P->psys->n != n + np || P->psys->m != w->sys->m || !P->theta ||

@@ -53,7 +53,7 @@ static const sym_method *get_method(const char *name)
  * system, the method, the entry point's own checks, q and p (named qname,
  * pname); then start the call.  The run's numbers (h, t, k, n_steps,
  * store_every) are the core's to check: it names the one it refuses
- * (sym_work_invalid, sym_run.invalid), and py_raise_invalid says so.  -1 with
+ * (sym_work_invalid, sym_run.report.invalid), and py_raise_invalid says so.  -1 with
  * an exception; py_run_end follows either way.  The call starts last, so a
  * failed check never runs a callback. */
 int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)
@@ -72,10 +72,9 @@ int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)
     r->opt.rtol = r->rtol;
     r->opt.max_iter = r->max_iter;
     r->opt.predictor = r->predictor;
-    /* chord: 0 full, 1 chord, 2 per step, 3 decoupled (the enum's values; checked by
-     * the core) */
+    /* chord: the value of a Newton mode, branch: of a branch-check mode (their names:
+     * _core.NEWTON_MODES, BRANCH_MODES, the core's tables; checked by the core) */
     r->opt.newton = r->chord;
-    /* branch: 0 auto, 1 always, 2 never (sym_branch_mode; checked by the core) */
     r->opt.branch = r->branch;
     if (py_force_begin(r->force_in, n, r->force_steps, r->force_rows, &r->force) < 0)
         return -1;

@@ -49,15 +49,15 @@ static PyArrayObject *vector_of(PyObject *o, const char *name)
 /* The items' runs on the prepared run r: their ends into q1, p1 (B, n).
  * Returns -1 with an exception (a callback's, or a refused argument), else
  * the first failed item (its failure in *fail, *st its status), or B. */
-static long run_items(run *r, const run_call *c, const sym_run *T, const double *k,
+static long run_items(run *r, const run_call *c, const sym_run_derivs *D, const double *k,
                       const double *h, double *q1, double *p1, sym_failure *fail, int *st)
 {
     const npy_intp n = r->S->sys.n, B = c->n_steps;
-    const npy_intp cj = T->jacobians ? 2 * n * (2 * n + (npy_intp)T->jac_u * n) : 0;
-    const npy_intp ch = T->h_jacobians ? 4 * n : 0;
-    const npy_intp cp = T->points ? (npy_intp)sym_method_force_points(r->m) * 2 * n *
-                                        (1 + 2 * n + (npy_intp)T->jac_u * n +
-                                         (T->h_jacobians ? 2 : 0)) : 0;
+    const npy_intp cj = D->jacobians ? 2 * n * (2 * n + (npy_intp)D->jac_u * n) : 0;
+    const npy_intp ch = D->h_jacobians ? 4 * n : 0;
+    const npy_intp cp = D->points ? (npy_intp)sym_method_force_points(r->m) * 2 * n *
+                                        (1 + 2 * n + (npy_intp)D->jac_u * n +
+                                         (D->h_jacobians ? 2 : 0)) : 0;
     const double *q0 = PyArray_DATA(c->q0), *p0 = PyArray_DATA(c->p0);
     double t[2], *q = PyMem_Malloc(sizeof(double) * 4 * (size_t)n);
     int it[1];
@@ -69,25 +69,19 @@ static long run_items(run *r, const run_call *c, const sym_run *T, const double 
     PyThreadState *ts = run_nogil(r) ? PyEval_SaveThread() : NULL;
     long b;
     for (b = 0; b < B; b++) {
-        sym_run R = *T;
-        R.q0 = q0 + b * n;
-        R.p0 = p0 + b * n;
-        R.h = h[b];
-        R.k0 = b;
-        R.t0 = (k[b] - (double)b) * h[b];    /* node b at k[b] h[b] */
-        R.n_steps = 1;
-        R.t = t;
-        R.q = q;
-        R.p = q + 2 * n;
-        R.iters = it;
-        if (cj) R.jacobians = T->jacobians + b * cj;
-        if (ch) R.h_jacobians = T->h_jacobians + b * ch;
-        if (cp) R.points = T->points + b * cp;
+        /* node b at k[b] h[b]: a run of one step from t0 = (k[b] - b) h[b], k0 = b */
+        sym_run R = {.q0 = q0 + b * n, .p0 = p0 + b * n, .t0 = (k[b] - (double)b) * h[b],
+                     .h = h[b], .k0 = b, .n_steps = 1,
+                     .out = {.t = t, .q = q, .p = q + 2 * n, .iters = it},
+                     .deriv = *D};
+        if (cj) R.deriv.jacobians = D->jacobians + b * cj;
+        if (ch) R.deriv.h_jacobians = D->h_jacobians + b * ch;
+        if (cp) R.deriv.points = D->points + b * cp;
         sym_work_reset(r->w);
         *st = sym_integrate(r->w, &R);
         if (*st) {
-            *fail = R.failure;
-            if (*st == SYM_EINVAL && R.invalid) invalid = R.invalid;
+            *fail = R.report.failure;
+            if (*st == SYM_EINVAL && R.report.invalid) invalid = R.report.invalid;
             break;
         }
         memcpy(q1 + b * n, q + n, sizeof(double) * (size_t)n);
@@ -126,13 +120,13 @@ PyObject *py_shoot_on(run *r, run_call *c, PyObject *q_in, PyObject *p_in, PyArr
     }
     if (!(c->q0 = rows_of(q_in, B, n, "q0")) || !(c->p0 = rows_of(p_in, B, n, "p0"))) goto done;
     c->n_steps = (long)B;
-    sym_run T = {0};
-    if (py_step_outputs(r, c, &T) < 0) goto done;
+    sym_run_derivs D = {0};   /* the items' rows 0: run_items moves them to row b */
+    if (py_step_outputs(r, c, &D) < 0) goto done;
     const npy_intp dq[2] = {B, n};
     if (!(q1 = py_new_array(2, dq, 0)) || !(p1 = py_new_array(2, dq, 0))) goto done;
     sym_failure fail = {0};
     int st = SYM_OK;
-    const long b = run_items(r, c, &T, PyArray_DATA(K), PyArray_DATA(H), py_data_of(q1),
+    const long b = run_items(r, c, &D, PyArray_DATA(K), PyArray_DATA(H), py_data_of(q1),
                              py_data_of(p1), &fail, &st);
     if (b < 0) goto done;
     if (b == (long)B)

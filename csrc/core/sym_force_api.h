@@ -21,7 +21,7 @@ extern "C" {
  * Generalized forces F(t, q, qdot) (n components, the virtual work
  * F . delta q) enter every scheme at its own quadrature points: the
  * variational schemes through the discrete Lagrange-d'Alembert principle
- * (csrc/sym_galerkin.c), RK4 through pdot = ... + F.  A force is a sum of
+ * (csrc/core/sym_galerkin.c), RK4 through pdot = ... + F.  A force is a sum of
  * optional parts:
  *
  *   damping   F += -D qdot            D n x n, row-major (constant)

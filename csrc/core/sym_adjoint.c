@@ -2,7 +2,7 @@
  * sym_adjoint.c -- the discrete adjoint (backward) sweep of a run: the
  * gradient of a cost of the run's states with respect to its start and to
  * the forces held over its steps, from each step's own derivative
- * (sym_run.jacobians).
+ * (sym_run.deriv.jacobians).
  *
  * With y_k = (q_k, p_k), y_{k+1} = Psi_k(y_k, u_k) the step (u_k the force
  * held over step k), D_k = dPsi_k/dy_k and B_k = dPsi_k/du_k, and the cost

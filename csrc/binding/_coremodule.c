@@ -9,6 +9,8 @@
  *   work (the Work type)             py_work.c
  *   newton_system / step_tangent     py_diag.c
  *   methods / builtins               here
+ *   NEWTON_MODES, BRANCH_MODES,      here: read from the core (sym_newton_mode_name,
+ *   FORCE_MAX_TERMS                  sym_branch_mode_name, SYM_FORCE_MAX_TERMS)
  */
 #define PY_CORE_IMPORT_ARRAY   /* this file imports NumPy's C API for all */
 #include "py_core.h"
@@ -228,6 +230,23 @@ static PyMethodDef module_methods[] = {
      "[(name, doc, n, npar)]: the force terms built into the core (n = 0: any)"},
     {NULL, NULL, 0, NULL}};
 
+/* A read-only mapping name -> value of a core table of names (value 0, 1,
+ * ... up to the first without a name) as the module's attribute `attr`. */
+static int add_names(PyObject *module, const char *attr, const char *(*name)(int))
+{
+    PyObject *d = PyDict_New();
+    for (int v = 0; d && name(v); v++) {
+        PyObject *o = PyLong_FromLong(v);
+        if (!o || PyDict_SetItemString(d, name(v), o) < 0) Py_CLEAR(d);
+        Py_XDECREF(o);
+    }
+    PyObject *proxy = d ? PyDictProxy_New(d) : NULL;
+    Py_XDECREF(d);
+    const int rc = proxy ? PyModule_AddObjectRef(module, attr, proxy) : -1;
+    Py_XDECREF(proxy);
+    return rc;
+}
+
 static int module_exec(PyObject *module)
 {
     import_array1(-1);
@@ -262,6 +281,14 @@ static int module_exec(PyObject *module)
         PyModule_AddIntConstant(module, "EBRANCH", SYM_EBRANCH) < 0 ||
         PyModule_AddIntConstant(module, "ENONFINITE", SYM_ENONFINITE) < 0 ||
         PyModule_AddIntConstant(module, "ENOCONV", SYM_ENOCONV) < 0)
+        return -1;
+    /* the core's facts that Python reads rather than types: the Newton and
+     * branch-check modes (name -> value of sym_options.newton and .branch,
+     * the integrate/work/shoot arguments chord and branch) and the most
+     * callback terms of a force (the force= argument's "terms") */
+    if (add_names(module, "NEWTON_MODES", sym_newton_mode_name) < 0 ||
+        add_names(module, "BRANCH_MODES", sym_branch_mode_name) < 0 ||
+        PyModule_AddIntConstant(module, "FORCE_MAX_TERMS", SYM_FORCE_MAX_TERMS) < 0)
         return -1;
     PyObject *min_sin = PyFloat_FromDouble(SYM_TOP_MIN_SIN);
     if (!min_sin) return -1;

@@ -48,19 +48,19 @@ typedef struct {
     PyObject *cancel, *hook, *hook_buf, *hook_steps, *report, *lam, *hook_force;
     PyArrayObject *work, *impulse;   /* a forced run's outputs, or NULL      */
     PyObject *impulse0;              /* None, or the impulse at node 0 (n)   */
-    PyObject *tangent, *tangent0;    /* None, or sym_run.tangent's output
+    PyObject *tangent, *tangent0;    /* None, or sym_run.deriv.tangent's output
                                         (rows, 2n, k) and its value at node 0
                                         (2n, k) (None: the identity)        */
-    PyObject *jacobians;             /* None, or sym_run.jacobians' output
+    PyObject *jacobians;             /* None, or sym_run.deriv.jacobians' output
                                         (n_steps, 2n, (2 + P) n)            */
-    PyObject *h_jacobians;           /* NULL/None, or sym_run.h_jacobians'
+    PyObject *h_jacobians;           /* NULL/None, or sym_run.deriv.h_jacobians'
                                         output (n_steps, 2, 2n)             */
-    PyObject *points;                /* NULL/None, or sym_run.points' output
+    PyObject *points;                /* NULL/None, or sym_run.deriv.points' output
                                         (n_steps, r, 2n, 1 + c [+ 2])       */
     PyObject *params;                /* NULL/None, or (augmented system, theta,
                                         tangent or None, jacobians or None[, dD,
                                         S0, its force spec]):
-                                        sym_run.par (py_params.c)           */
+                                        sym_run.deriv.par (py_params.c)           */
 } run_call;
 
 /* ---- py_run.c: the prologue and epilogue, step ------------------- */
@@ -87,7 +87,7 @@ void py_params_end(py_params *pp);
 int py_rows_fit(long n_steps, int n, int n_mid);
 double *py_hook_buffer(PyObject *buf, npy_intp size, const char *name);
 PyObject *py_run_integrate(run *r, const run_call *c);
-int py_step_outputs(const run *r, const run_call *c, sym_run *R);
+int py_step_outputs(const run *r, const run_call *c, sym_run_derivs *D);
 
 /* ---- py_shoot.c: independent single steps on a prepared run ----- */
 PyObject *py_shoot_on(run *r, run_call *c, PyObject *q_in, PyObject *p_in, PyArrayObject *K,

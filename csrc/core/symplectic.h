@@ -13,10 +13,11 @@
  * status: 0 on success, one of the negative SYM_E* codes otherwise
  * (sym_strerror names them).  There is no global mutable state: everything
  * an integration needs lives in a sym_work allocated by sym_work_new.
- * Matrices are dense, row-major, n x n doubles.  Non-conservative forces
- * (sym_force, sym_work_set_force) are declared in sym_force_api.h; the
- * built-in systems (a registry of named constructors) and force terms in
- * sym_builtins.h.
+ * Matrices are dense, row-major, n x n doubles.  A whole run (sym_run,
+ * sym_integrate) is declared in sym_run.h, which this header includes at its
+ * end.  Non-conservative forces (sym_force, sym_work_set_force) are declared
+ * in sym_force_api.h; the built-in systems (a registry of named
+ * constructors) and force terms in sym_builtins.h.
  */
 #ifndef SYMPLECTIC_H
 #define SYMPLECTIC_H
@@ -278,7 +279,7 @@ typedef struct sym_galerkin_table {
     double b[SYM_MAX_NODES];   /* quadrature weights, sum = 1              */
 } sym_galerkin_table;
 
-/* The scheme behind a method (core-private, csrc/sym_scheme.h): how it lays
+/* The scheme behind a method (core-private, csrc/core/sym_scheme.h): how it lays
  * out its workspace, takes a step, forms its tangent map and Newton system. */
 struct sym_scheme_ops;
 
@@ -288,7 +289,7 @@ enum sym_method_flags {
     SYM_METHOD_GENERIC = 1u
 };
 
-/* One row of the method registry (csrc/sym_methods.c). */
+/* One row of the method registry (csrc/core/sym_methods.c). */
 typedef struct sym_method {
     const char *name;
     const char *doc;
@@ -344,7 +345,7 @@ typedef struct sym_options {
                       of policies in sym_newton.c (default FULL)         */
     int branch;    /* SYM_BRANCH_AUTO (default): an implicit scheme checks
                       a suspicious root by continuation in h
-                      (csrc/sym_galerkin_roots.c); SYM_BRANCH_ALWAYS: every root;
+                      (csrc/core/sym_galerkin_roots.c); SYM_BRANCH_ALWAYS: every root;
                       SYM_BRANCH_NEVER: none; SYM_BRANCH_OFF: no check of
                       the root at all -- neither the plausibility gate
                       (sym_galerkin.c) nor the watch on energy growth: any
@@ -360,6 +361,12 @@ enum sym_newton_mode {
 enum sym_branch_mode {
     SYM_BRANCH_AUTO = 0, SYM_BRANCH_ALWAYS = 1, SYM_BRANCH_NEVER = 2, SYM_BRANCH_OFF = 3
 };
+/* The modes' names, the words the Python API takes, by value: "full",
+ * "chord", "step", "decoupled", "auto"; "auto", "always", "never", "off".
+ * NULL for a value that is no mode: sym_work_new accepts exactly the values
+ * that have a name (else SYM_EINVAL). */
+const char *sym_newton_mode_name(int mode);
+const char *sym_branch_mode_name(int mode);
 
 void sym_options_default(sym_options *opt);
 
@@ -434,7 +441,7 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
  * function theorem on the converged step equations, with the Newton matrix
  * at the root; for rk4 from the linearised stages; for the closed form it
  * is the constant I + D.  It allocates its own scratch (a run propagates
- * the same map: sym_run.tangent).  Constrained (sys->m > 0): the exact
+ * the same map: sym_run.deriv.tangent).  Constrained (sys->m > 0): the exact
  * derivative of the constrained step map (sym_constraints_tangent.c), of
  * rank 2n - 2m, its columns in the tangent space of the manifold
  * {g = 0, G M^-1 p = 0} at (q1, p1); along that space at (q, p) it is the
@@ -444,8 +451,8 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
                      double *q1, double *p1, double *D, sym_step_info *info);
 
 /* The discrete adjoint sweep (sym_adjoint.c) over a run of n_steps steps
- * whose derivatives sym_run.jacobians holds (jac: n_steps x 2n x c,
- * c = (2 + jac_u) n, jac_u as in sym_run): lambda_N = lam_end (2n, the
+ * whose derivatives sym_run.deriv.jacobians holds (jac: n_steps x 2n x c,
+ * c = (2 + jac_u) n, jac_u as in sym_run_derivs): lambda_N = lam_end (2n, the
  * gradient of the terminal cost), lambda_k = D_k^T lambda_{k+1} + src_k
  * (src: NULL, or n_steps x 2n, the gradients of the running cost at nodes
  * 0 .. N-1); fills lam0 (2n) with lambda_0 = the gradient with respect to
@@ -454,19 +461,6 @@ int sym_step_tangent(sym_work *w, const double *q, const double *p, double h,
 int sym_adjoint_sweep(int n, long n_steps, int jac_u, const double *jac, const double *lam_end,
                       const double *src, double *lam0, double *grad_u);
 
-typedef int (*sym_progress_fn)(void *ctx, long steps_done);
-
-typedef struct sym_failure {
-    long step;          /* index j of the failing step of the run        */
-    double t;           /* its start time                                 */
-    int iterations;
-    double residual;
-    double residual_rel;
-} sym_failure;
-
-/* ------------------------------------------------------------------ */
-/* Thinned output, a per-step observer and the counts of a run          */
-/* ------------------------------------------------------------------ */
 /* The work of a run: accepted steps, points at which the system was
  * evaluated (one point may ask for several quantities: M, A, H, grad V,
  * ...; finite-difference fallbacks inside one request are not counted),
@@ -486,13 +480,6 @@ typedef struct sym_counts {
 /* The counts accumulated by a workspace since sym_work_new. */
 void sym_work_counts(const sym_work *w, sym_counts *out);
 
-/* Called after the accepted step k (t_k -> t_{k+1}) with the step's data:
- * (q, p) at t_k, the method's n_mid internal nodes qmid (NULL when it has
- * none), (q1, p1) at t_{k+1}.  Returns 0 to go on, > 0 to stop after this
- * step, < 0 for an error (the run returns SYM_ECALLBACK). */
-typedef int (*sym_step_hook)(void *ctx, long k, const double *q, const double *p,
-                             const double *qmid, const double *q1, const double *p1);
-
 /* The one symmetry rule of a mass (or stiffness) matrix, wherever one is
  * checked (the built-in linear system, a mass(q) callable, the Python
  * checks of symplectic/_model/_validate.py): |A_ij - A_ji| <= SYM_SYMMETRY_RTOL
@@ -503,121 +490,11 @@ typedef int (*sym_step_hook)(void *ctx, long k, const double *q, const double *p
 #define SYM_SYMMETRY_RTOL 1e-10
 int sym_symmetric(int n, const double *A, int *i, int *j);
 
-/* Rows stored for n_steps steps keeping every k-th state and the last. */
-long sym_stored_rows(long n_steps, long every);
-/* The bytes of a run's outputs (the one formula: the Python memory check
- * and the binding's allocation check both ask here): t, q, p of the stored
- * rows (8 (1 + 2n) each), the Newton counts (an int per stored row after
- * the first), the internal nodes of every step (store_every <= 1 only: 8
- * n_mid n per step), with a force its work and impulse (8 (1 + n) per row),
- * and n_lam multipliers per stored row after the first (s m: 8 each).  A
- * double: it may exceed the size_t range. */
-double sym_run_output_bytes(long n_steps, long store_every, int n, int n_mid, int forced,
-                            long n_lam);
-/* The time of node k of a run from t0 with step h: t0 + k h, computed by
- * this one function wherever a node's time is needed, so that every piece
- * of a run continued in pieces rounds it alike. */
-double sym_node_time(double t0, long k, double h);
-
-/*
- * One run on a prepared workspace (sym_work_new, sym_work_set_force): what
- * it reads, where it writes, what it reports.  Zero it, fill the inputs and
- * the outputs wanted, call sym_integrate.
- *
- * Steps j = 0 .. n_steps-1 of the run are the steps k = k0 + j of a run
- * whose origin is t0: step k goes from t0 + k h to t0 + (k+1) h, and a force
- * sees that time and the index k (a held force's row k).  A run continued
- * from node k0 on the same workspace (which keeps the predictor history
- * when a step starts where the last one ended) computes bitwise the states
- * of one long run; k0 = 0 is a run from t0.
- *
- * Rows: rows = sym_stored_rows(n_steps, store_every): t, q, p at nodes
- * 0, k, 2k, ... and the last node done (also when the run stops early: at a
- * failure, an interruption or the hook's stop, the last completed state is
- * stored), iters[i] the Newton iterations of the steps between rows i and
- * i + 1.
- */
-typedef struct sym_run {
-    /* in: the steps */
-    const double *q0, *p0;   /* the state at node 0 (time t0 + k0 h)        */
-    double t0, h;            /* origin and step (finite, h != 0)            */
-    long k0;                 /* index of the first step (>= 0)              */
-    long n_steps;            /* >= 0                                        */
-    long store_every;        /* keep every k-th node and the last; 0 or 1:
-                                all (< 0 invalid)                           */
-    /* out: the caller's arrays (rows as above; NULL: not wanted) */
-    double *t, *q, *p;       /* required: rows, rows x n, rows x n          */
-    double *qmid;            /* n_steps x n_mid x n (store_every <= 1 only) */
-    int *iters;              /* rows - 1                                    */
-    double *work, *impulse;  /* a forced run: the accumulated work (rows) and
-                                impulse (rows x n) of the forces            */
-    double work0;            /* ... their values at node 0 (a continued run:
-                                the last run's final ones; impulse0 NULL: 0) */
-    const double *impulse0;
-    /* the tangent (NULL: not wanted): rows x 2n x k, row j = Phi_j T0,
-     * Phi_j = d(q_j, p_j)/d(q_0, p_0) ((q, p) order), T0 = tangent0 (2n x k)
-     * or the identity (NULL, k = 2n); each step's sym_step_tangent map, the
-     * states unchanged by it */
-    double *tangent;
-    const double *tangent0;
-    int tangent_cols;        /* k >= 1                                       */
-    /* each step's own derivative for sym_adjoint_sweep (NULL: not wanted;
-     * constrained too): n_steps x 2n x c, d(q_{j+1}, p_{j+1})/d(q_j, p_j)
-     * (c = 2n), with jac_u [that | d(q_{j+1}, p_{j+1})/du_j] (c = (2 +
-     * jac_u) n), u_j the force held over step j: jac_u = 1 (one value a
-     * step), or the force's hold_points P > 1 (its values at the step's P
-     * points, in that order); 0: no force columns */
-    double *jacobians;
-    int jac_u;
-    /* each step's derivative with respect to its size and its start time
-     * (NULL: not wanted; the variational schemes, constrained too, else
-     * SYM_EINVAL naming it): n_steps x 2 x 2n, d(q_{j+1}, p_{j+1})/dh then
-     * d(q_{j+1}, p_{j+1})/dt_j at fixed (q_j, p_j) and inputs (a free
-     * duration's column: t_j = t0 + j h moves with h too) */
-    double *h_jacobians;
-    /* the states at each step's r = sym_method_force_points force points
-     * and their derivatives (NULL: not wanted; needs jacobians; the
-     * variational schemes, else SYM_EINVAL naming it; constrained too):
-     * n_steps x r x 2n x (1 + c [+ 2]), row (i, .) = (q_i, qdot_i) at
-     * t_j + x_i h, column 0 the state, then its derivative along the c
-     * columns of jacobians, then (with h_jacobians) d/dh and d/dt_j */
-    double *points;
-    struct sym_params_run *par; /* NULL, or parameter sensitivities (sym_params.h) */
-    double *multipliers;     /* constrained: (rows - 1) x s x m, the
-                                multipliers lambda_a at the s nodes of the
-                                step that ends at each stored row
-                                (sym_step_multipliers)                      */
-    /* in: the observers */
-    sym_step_hook hook;      /* NULL, or called after accepted steps:       */
-    void *hook_ctx;
-    const long *hook_steps;  /* ... only these j, increasing (NULL: all)    */
-    long n_hook_steps;
-    /* NULL, or (a run with a force) filled before each hook call with the
-     * step's work: W_j, W_{j+1}, the impulses I_j, I_{j+1} (n each), then
-     * the step's quadrature of the work (sym_step_force_points: m positions
-     * x, m weights b, m powers P, m x n forces F); 2 + 2n + m (3 + n)
-     * doubles, m = sym_method_force_points(method) */
-    double *hook_force;
-    sym_progress_fn progress;  /* NULL, or called every progress_every     */
-    void *progress_ctx;        /* steps with the steps done; nonzero stops */
-    long progress_every;       /* with SYM_EINTERRUPT                      */
-    /* out: the report */
-    long done;               /* steps completed (rows 0 .. of the outputs)  */
-    long rows;               /* rows filled                                  */
-    int stopped;             /* 1 when the hook stopped the run             */
-    sym_counts counts;       /* the work of this run                        */
-    sym_failure failure;     /* the failing step j (of this run), its time  */
-    const char *invalid;     /* SYM_EINVAL: the field that is invalid       */
-} sym_run;
-
-/* The one driver: the run R on w (see sym_run).  SYM_OK, or the status of
- * the failure (R->failure and R->done say where), SYM_EINVAL naming the
- * field in R->invalid, SYM_ENONFINITE for a non-finite initial state,
- * SYM_ENOMEM. */
-int sym_integrate(sym_work *w, sym_run *R);
-
 #ifdef __cplusplus
 }
 #endif
+
+/* The run: sym_run and sym_integrate (the one driver of every run). */
+#include "sym_run.h"
 
 #endif /* SYMPLECTIC_H */

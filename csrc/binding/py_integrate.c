@@ -147,10 +147,10 @@ static double *multipliers_out(const run *r, PyObject *o, npy_intp nrows)
     return PyArray_DATA(a);
 }
 
-/* The tangent's arrays (sym_run.tangent): out a writeable C-contiguous
+/* The tangent's arrays (sym_run.deriv.tangent): out a writeable C-contiguous
  * float64 array (rows, 2n, k), filled in place; at0 None (the identity,
  * k = 2n) or a C-contiguous float64 array (2n, k). */
-static int tangent_args(const run *r, const run_call *c, sym_run *R, npy_intp nrows)
+static int tangent_args(const run *r, const run_call *c, sym_run_derivs *D, npy_intp nrows)
 {
     if (c->tangent == Py_None) return 0;
     const npy_intp m = 2 * (npy_intp)r->S->sys.n;
@@ -172,17 +172,17 @@ static int tangent_args(const run *r, const run_call *c, sym_run *R, npy_intp nr
                      "(2n, k), C-contiguous float64, is given", (long)nrows, (long)m);
         return -1;
     }
-    R->tangent = PyArray_DATA(a);
-    R->tangent0 = c->tangent0 == Py_None ? NULL : PyArray_DATA(a0);
-    R->tangent_cols = (int)k;
+    D->tangent = PyArray_DATA(a);
+    D->tangent0 = c->tangent0 == Py_None ? NULL : PyArray_DATA(a0);
+    D->tangent_cols = (int)k;
     return 0;
 }
 
-/* Each step's derivative (sym_run.jacobians): a writeable C-contiguous
+/* Each step's derivative (sym_run.deriv.jacobians): a writeable C-contiguous
  * float64 array (n_steps, 2n, 2n), or (n_steps, 2n, (2 + P) n) with the
  * columns of the force held over each step (a run with a force: P = 1, or
  * its hold_points; the core checks which). */
-static int jacobians_arg(const run *r, const run_call *c, sym_run *R)
+static int jacobians_arg(const run *r, const run_call *c, sym_run_derivs *D)
 {
     if (c->jacobians == Py_None) return 0;
     const npy_intp n = r->S->sys.n, N = c->n_steps < 0 ? 0 : c->n_steps;
@@ -199,15 +199,15 @@ static int jacobians_arg(const run *r, const run_call *c, sym_run *R)
                      (long)n);
         return -1;
     }
-    R->jacobians = PyArray_DATA(a);
-    R->jac_u = (int)(PyArray_DIM(a, 2) / n - 2);
+    D->jacobians = PyArray_DATA(a);
+    D->jac_u = (int)(PyArray_DIM(a, 2) / n - 2);
     return 0;
 }
 
 /* Each step's derivative with respect to its size and start time
- * (sym_run.h_jacobians): a writeable C-contiguous float64 array
+ * (sym_run.deriv.h_jacobians): a writeable C-contiguous float64 array
  * (n_steps, 2, 2n), or None. */
-static int h_jacobians_arg(const run *r, const run_call *c, sym_run *R)
+static int h_jacobians_arg(const run *r, const run_call *c, sym_run_derivs *D)
 {
     if (c->h_jacobians == NULL || c->h_jacobians == Py_None) return 0;
     const npy_intp n = r->S->sys.n, N = c->n_steps < 0 ? 0 : c->n_steps;
@@ -219,20 +219,20 @@ static int h_jacobians_arg(const run *r, const run_call *c, sym_run *R)
                      "array of shape (n_steps, 2, 2n) = (%ld, 2, %ld)", (long)N, (long)(2 * n));
         return -1;
     }
-    R->h_jacobians = PyArray_DATA(a);
+    D->h_jacobians = PyArray_DATA(a);
     return 0;
 }
 
-/* The states at the force points and their derivatives (sym_run.points): a
+/* The states at the force points and their derivatives (sym_run.deriv.points): a
  * writeable C-contiguous float64 array (n_steps, r, 2n, 1 + c [+ 2]) with
  * c the columns of jacobians (after jacobians_arg) and 2 more with
  * h_jacobians, or None. */
-static int points_arg(const run *r, const run_call *c, sym_run *R)
+static int points_arg(const run *r, const run_call *c, sym_run_derivs *D)
 {
     if (c->points == NULL || c->points == Py_None) return 0;
     const npy_intp n = r->S->sys.n, N = c->n_steps < 0 ? 0 : c->n_steps;
     const npy_intp np = sym_method_force_points(r->m);
-    const npy_intp ld = 1 + 2 * n + (npy_intp)R->jac_u * n + (R->h_jacobians ? 2 : 0);
+    const npy_intp ld = 1 + 2 * n + (npy_intp)D->jac_u * n + (D->h_jacobians ? 2 : 0);
     PyArrayObject *a = (PyArrayObject *)c->points;
     if (!(PyArray_Check(c->points) && PyArray_TYPE(a) == NPY_DOUBLE &&
           PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_NDIM(a) == 4 &&
@@ -244,24 +244,24 @@ static int points_arg(const run *r, const run_call *c, sym_run *R)
                      (long)ld);
         return -1;
     }
-    R->points = PyArray_DATA(a);
+    D->points = PyArray_DATA(a);
     return 0;
 }
 
 /* Each step's derivatives (jacobians, h_jacobians, points: their checks
- * above) into R; -1 with an exception. */
-int py_step_outputs(const run *r, const run_call *c, sym_run *R)
+ * above) into the run's derivatives D; -1 with an exception. */
+int py_step_outputs(const run *r, const run_call *c, sym_run_derivs *D)
 {
-    return jacobians_arg(r, c, R) < 0 || h_jacobians_arg(r, c, R) < 0 ||
-                   points_arg(r, c, R) < 0 ? -1 : 0;
+    return jacobians_arg(r, c, D) < 0 || h_jacobians_arg(r, c, D) < 0 ||
+                   points_arg(r, c, D) < 0 ? -1 : 0;
 }
 
 /* What a run reports besides the arrays: (rows, stopped, (steps,
  * evaluations, iterations, factorizations, branch_checks, branch_fixes)). */
 static PyObject *extras_tuple(const sym_run *R)
 {
-    const sym_counts *c = &R->counts;
-    return Py_BuildValue("(li(llllll))", R->rows, R->stopped, c->steps, c->evaluations,
+    const sym_counts *c = &R->report.counts;
+    return Py_BuildValue("(li(llllll))", R->report.rows, R->report.stopped, c->steps, c->evaluations,
                          c->iterations, c->factorizations, c->branch_checks, c->branch_fixes);
 }
 
@@ -285,21 +285,22 @@ int py_rows_fit(long n_steps, int n, int n_mid)
 static PyObject *integrate_result(const run *r, int st, PyObject *const out[5],
                                   const sym_run *R)
 {
-    const sym_failure *fail = &R->failure;
+    const sym_run_report *rep = &R->report;
+    const sym_failure *fail = &rep->failure;
     if (st == SYM_ECALLBACK || st == SYM_EINTERRUPT || PyErr_Occurred()) {
         if (st == SYM_ECALLBACK) py_force_raise_recorded(&r->force);
         py_raise_status(st, &r->call, NULL, NULL);
-        add_note_where(r->m->name, fail->step, fail->t, R->n_steps, R->done);
+        add_note_where(r->m->name, fail->step, fail->t, R->n_steps, rep->done);
         PyObject *type, *value, *tb;      /* extras_tuple needs no exception pending */
         PyErr_Fetch(&type, &value, &tb);
         PyObject *ex = extras_tuple(R);
         if (!ex) PyErr_Clear();
         PyErr_Restore(type, value, tb);
-        attach_partial(out, R->done, ex);
+        attach_partial(out, rep->done, ex);
         return NULL;
     }
-    if (st == SYM_EINVAL && R->invalid) {
-        PyErr_Format(PyExc_ValueError, "integrate: invalid run argument (%s)", R->invalid);
+    if (st == SYM_EINVAL && rep->invalid) {
+        PyErr_Format(PyExc_ValueError, "integrate: invalid run argument (%s)", rep->invalid);
         return NULL;
     }
     if (st == SYM_ENOMEM || st == SYM_EINVAL || st == SYM_EMETHOD)
@@ -308,11 +309,11 @@ static PyObject *integrate_result(const run *r, int st, PyObject *const out[5],
     if (!ex) return NULL;
     PyObject *ret;
     if (!st)
-        ret = Py_BuildValue("(OOOOOlOO)", out[0], out[1], out[2], out[3], out[4], R->done,
+        ret = Py_BuildValue("(OOOOOlOO)", out[0], out[1], out[2], out[3], out[4], rep->done,
                             Py_None, ex);
     else
         ret = Py_BuildValue("(OOOOOl(isldidd)O)", out[0], out[1], out[2], out[3], out[4],
-                            R->done, st, sym_strerror(st), fail->step, fail->t,
+                            rep->done, st, sym_strerror(st), fail->step, fail->t,
                             fail->iterations, fail->residual, fail->residual_rel, ex);
     Py_DECREF(ex);
     return ret;
@@ -366,15 +367,15 @@ double *py_hook_buffer(PyObject *buf, npy_intp size, const char *name)
     return PyArray_DATA(b);
 }
 
-/* The observers of a call: store_every, hook a callable or None with
+/* The observers of a call: hook a callable or None with
  * its buffer (float64, C-contiguous, writable, (n_mid + 4) n values), its
  * steps (None, or C longs increasing) and, for a run with a force, the
- * buffer of the step's work (None, or sym_run.hook_force's 2 + 2n + m (3 + n)
+ * buffer of the step's work (None, or sym_run.obs.hook_force's 2 + 2n + m (3 + n)
  * values). */
-static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *hc)
+static int observer_args(const run *r, const run_call *c, sym_run_observers *ob,
+                         hook_ctx *hc)
 {
     const int n = r->S->sys.n, nm = r->m->n_mid;
-    R->store_every = c->store_every;
     if (c->hook == Py_None) return 0;
     if (!PyCallable_Check(c->hook)) {
         PyErr_SetString(PyExc_TypeError, "hook must be callable");
@@ -384,7 +385,7 @@ static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *
     if (!bd) return -1;
     if (c->hook_force != Py_None) {
         const npy_intp m = sym_method_force_points(r->m);
-        if (!(R->hook_force = py_hook_buffer(c->hook_force, 2 + 2 * (npy_intp)n + m * (3 + n),
+        if (!(ob->hook_force = py_hook_buffer(c->hook_force, 2 + 2 * (npy_intp)n + m * (3 + n),
                                           "hook_force")))
             return -1;
     }
@@ -403,15 +404,15 @@ static int observer_args(const run *r, const run_call *c, sym_run *R, hook_ctx *
                 PyErr_SetString(PyExc_ValueError, "hook_steps must be increasing");
                 return -1;
             }
-        R->hook_steps = v;
-        R->n_hook_steps = (long)m;
+        ob->hook_steps = v;
+        ob->n_hook_steps = (long)m;
     }
     hc->fn = c->hook;
     hc->buf = bd;
     hc->n = n;
     hc->n_mid = nm;
-    R->hook = step_hook;
-    R->hook_ctx = hc;
+    ob->hook = step_hook;
+    ob->hook_ctx = hc;
     return 0;
 }
 
@@ -427,20 +428,22 @@ PyObject *py_run_integrate(run *r, const run_call *c)
     hook_ctx hc = {NULL, NULL, 0, 0, &ctx};
     py_params pp = {0};
     sym_run R = {.q0 = PyArray_DATA(c->q0), .p0 = PyArray_DATA(c->p0), .t0 = c->t0,
-                 .h = c->h, .k0 = c->k0, .n_steps = c->n_steps, .work0 = c->work0};
-    if (observer_args(r, c, &R, &hc) < 0) goto done;
+                 .h = c->h, .k0 = c->k0, .n_steps = c->n_steps,
+                 .out = {.store_every = c->store_every, .work0 = c->work0}};
+    sym_run_outputs *O = &R.out;
+    if (observer_args(r, c, &R.obs, &hc) < 0) goto done;
     const int thin = c->store_every > 1;
     const npy_intp N = c->n_steps < 0 ? 0 : c->n_steps, n = r->S->sys.n;
     const npy_intp rows = sym_stored_rows(N, c->store_every);
-    if (c->lam != Py_None && !(R.multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
-    if (tangent_args(r, c, &R, rows) < 0 || py_step_outputs(r, c, &R) < 0)
+    if (c->lam != Py_None && !(O->multipliers = multipliers_out(r, c->lam, rows - 1))) goto done;
+    if (tangent_args(r, c, &R.deriv, rows) < 0 || py_step_outputs(r, c, &R.deriv) < 0)
         goto done;
     if (py_params_begin(r->module, r, c, rows, &pp) < 0)
         goto done;
-    R.par = pp.active ? pp.par : NULL;
+    R.deriv.par = pp.active ? pp.par : NULL;
     if (c->impulse0 != Py_None) {
         if (!(imp0 = py_as_vector(c->impulse0, (int)n, "impulse0"))) goto done;
-        R.impulse0 = PyArray_DATA(imp0);
+        O->impulse0 = PyArray_DATA(imp0);
     }
     const npy_intp dt = rows, dq[2] = {rows, n}, dm[3] = {N, r->m->n_mid, n}, di = rows - 1;
     if (!(out[0] = py_new_array(1, &dt, 0)) || !(out[1] = py_new_array(2, dq, 0)) ||
@@ -448,16 +451,16 @@ PyObject *py_run_integrate(run *r, const run_call *c)
         !(out[3] = py_new_array(r->m->n_mid && !thin ? 3 : -1, dm, 1)) ||
         !(out[4] = PyArray_ZEROS(1, (npy_intp *)&di, NPY_INT, 0)))
         goto done;
-    R.t = py_data_of(out[0]);
-    R.q = py_data_of(out[1]);
-    R.p = py_data_of(out[2]);
-    R.qmid = py_data_of(out[3]);
-    R.iters = PyArray_DATA((PyArrayObject *)out[4]);
-    R.work = c->work ? PyArray_DATA(c->work) : NULL;
-    R.impulse = c->impulse ? PyArray_DATA(c->impulse) : NULL;
-    R.progress = progress_cb;
-    R.progress_ctx = &ctx;
-    R.progress_every = progress_every(r);
+    O->t = py_data_of(out[0]);
+    O->q = py_data_of(out[1]);
+    O->p = py_data_of(out[2]);
+    O->qmid = py_data_of(out[3]);
+    O->iters = PyArray_DATA((PyArrayObject *)out[4]);
+    O->work = c->work ? PyArray_DATA(c->work) : NULL;
+    O->impulse = c->impulse ? PyArray_DATA(c->impulse) : NULL;
+    R.obs.progress = progress_cb;
+    R.obs.progress_ctx = &ctx;
+    R.obs.progress_every = progress_every(r);
     if (run_nogil(r) && (!pp.active || (pp.call.S->nogil && !pp.force.python)))
         ctx.ts = PyEval_SaveThread();
     const int st = sym_integrate(r->w, &R);

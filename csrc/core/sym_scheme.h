@@ -1,6 +1,7 @@
 /*
- * sym_scheme.h -- the contract between the driver (sym_driver.c) and a
- * scheme (private).
+ * sym_scheme.h -- the contract between the driver and a scheme (private):
+ * the driver is the workspace's calls (sym_work.c), the run (sym_driver.c)
+ * and the run's derivatives (sym_derivs.c).
  *
  * A method is a row of the registry (sym_methods.c) whose `ops` point to a
  * scheme's function table.  The driver allocates ONE block per workspace:

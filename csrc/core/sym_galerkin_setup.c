@@ -261,7 +261,7 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->nu = g->nu;
     nw->rtol = w->opt.rtol;
     nw->max_iter = w->opt.max_iter;
-    nw->mode = (enum sym_newton_mode)w->opt.newton;   /* checked by sym_driver.c */
+    nw->mode = (enum sym_newton_mode)w->opt.newton;   /* checked by sym_work.c */
     /* auto: the decoupled matrix from AUTO_MIN_UNKNOWNS unknowns on, where
      * the method has it and the system no constraints (benchmarks/NOTES.md
      * section 8); full Newton below */

@@ -50,7 +50,7 @@ int sym_builtin_make(const char *name, int n, const double *par, size_t npar,
                      sym_system *out);
 void sym_builtin_free(sym_system *sys);
 
-/* Built-in force terms (csrc/sym_forces.c): named callbacks in C whose
+/* Built-in force terms (csrc/core/sym_forces.c): named callbacks in C whose
  * params point to npar doubles owned by the caller (checked by `check`). */
 typedef struct sym_force_builtin {
     const char *name;

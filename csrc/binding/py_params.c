@@ -1,6 +1,6 @@
 /*
  * py_params.c -- integrate's params=(system, theta, tangent, jacobians): the
- * parameter sensitivities of a run (sym_run.par, sym_params.h).  `system` is
+ * parameter sensitivities of a run (sym_run.deriv.par, sym_params.h).  `system` is
  * the augmented symplectic.System (coordinates (q, theta), n + n_par),
  * theta the n_par values, tangent None or a writeable C-contiguous float64
  * array (stored rows, 2n, n_par), jacobians None or (n_steps, 2n, n_par).

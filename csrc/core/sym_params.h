@@ -1,7 +1,7 @@
 /*
  * sym_params.h -- parameter sensitivities of a run (private): the
  * derivatives of the states with respect to parameters theta of M and V,
- * sym_run.par (sym_params.c, sym_galerkin_param.c, sym_adjoint.c).
+ * sym_run.deriv.par (sym_params.c, sym_galerkin_param.c, sym_adjoint.c).
  *
  * The parameters are read as extra coordinates that do not move: the caller
  * supplies the AUGMENTED system psys, with coordinates (q, theta) (n + n_par),
