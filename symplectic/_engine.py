@@ -29,8 +29,8 @@ Sizes and times of a run
     forms it.
 
 Registries
-    ``methods`` -- the schemes (``csrc/sym_methods.c``); ``builtins`` -- the
-    built-in systems (``csrc/sym_systems.c``); ``force_builtins`` -- the
+    ``methods`` -- the schemes (``csrc/core/sym_methods.c``); ``builtins`` -- the
+    built-in systems (``csrc/core/sym_systems.c``); ``force_builtins`` -- the
     built-in forces.
 
 Checks
@@ -40,14 +40,19 @@ Checks
 What an evaluation asks for (flags of ``System._eval``)
     ``NEED_M``, ``NEED_A``, ``NEED_H``, ``NEED_V``, ``NEED_DV``, ``NEED_D2V``.
 
-Failures of a step (``SYM_E*`` of csrc/symplectic.h)
+Failures of a step (``SYM_E*`` of csrc/core/symplectic.h)
     ``ENOCONV``, ``ESINGULAR``, ``ENONFINITE``, ``ECHART``, ``EBRANCH``,
     ``EUNSTABLE``; ``ECHART_REASON`` -- the text of a coordinate singularity.
 
 Constants of the built-ins
     ``TOP_MIN_SIN`` -- the Lagrange top's |sin theta| bound (SYM_TOP_MIN_SIN).
+
+Facts of the core's options (read from its own tables, never typed in Python)
+    ``NEWTON_MODES`` -- Newton's modes, name -> the value of ``chord=``;
+    ``BRANCH_MODES`` -- the branch check's modes, name -> the value of ``branch=``;
+    ``FORCE_MAX_TERMS`` -- the callback terms a force holds at most.
 """
-from ._core import (EBRANCH, ECHART, ECHART_REASON, ENOCONV, ENONFINITE, ESINGULAR, EUNSTABLE,
+from ._core import (BRANCH_MODES, FORCE_MAX_TERMS, NEWTON_MODES, EBRANCH, ECHART, ECHART_REASON, ENOCONV, ENONFINITE, ESINGULAR, EUNSTABLE,
                     NEED_A, NEED_D2V, NEED_DV, NEED_H, NEED_M, NEED_V, SYMMETRY_RTOL,
                     TOP_MIN_SIN, System, asymmetry, builtins, force_builtins, methods,
                     node_time, output_bytes, step_tangent, stored_rows, work, adjoint_sweep)
@@ -69,4 +74,6 @@ __all__ = [
     "ENOCONV", "ESINGULAR", "ENONFINITE", "ECHART", "EBRANCH", "EUNSTABLE", "ECHART_REASON",
     # constants of the built-ins
     "TOP_MIN_SIN",
+    # facts of the core's options
+    "NEWTON_MODES", "BRANCH_MODES", "FORCE_MAX_TERMS",
 ]

@@ -118,15 +118,15 @@ class Force:
                                  f"{other.hold.shape}")
             hold = other.hold if hold is None else hold + other.hold
         terms = self.terms + other.terms
-        if len(terms) > _core_max_terms():
-            raise ValueError(f"a force has at most {_core_max_terms()} callback terms; combine "
-                             f"Python callables into one")
+        if len(terms) > _engine.FORCE_MAX_TERMS:
+            raise ValueError(f"a force has at most {_engine.FORCE_MAX_TERMS} callback terms; "
+                             f"combine Python callables into one")
         return Force(damping, hold, terms)
 
     __radd__ = __add__
 
     def spec(self, n):
-        """The description the C binding reads (csrc/py_forces.c)."""
+        """The description the C binding reads (csrc/binding/py_forces.c)."""
         hold, points = self.hold, None
         if hold is not None and hold.ndim == 3:     # (rows, P, n): P values a step
             hold, points = hold.reshape(hold.shape[0], -1), hold.shape[1]
@@ -159,9 +159,6 @@ def _add(a, b):
         return b
     return a if b is None else a + b
 
-
-def _core_max_terms():
-    return 4          # SYM_FORCE_MAX_TERMS of sym_force_api.h
 
 
 class _PythonTerm:

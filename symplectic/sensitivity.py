@@ -47,7 +47,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     derivative -- d y_{k+1}/d y_k and, for a held force, d y_{k+1}/d u_k --
     recorded during the run, and the discrete adjoint recursion
     lambda_N = grad phi, lambda_k = D_k^T lambda_{k+1} + h grad l_k,
-    dC/du_k = B_k^T lambda_{k+1}, dC/dy_0 = lambda_0 (csrc/sym_adjoint.c):
+    dC/du_k = B_k^T lambda_{k+1}, dC/dy_0 = lambda_0 (csrc/core/sym_adjoint.c):
     the exact gradient of the discrete run (to the roots' accuracy), at a
     cost that does not grow with the number of force rows.
 
@@ -99,7 +99,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         SymPy system's forces included.  The method must be variational
         (NotImplementedError otherwise).  The derivative is at fixed
         (q0, p0): dC/dtheta = sum_k C_k^T lambda_{k+1}, C_k = d y_{k+1}/dtheta
-        each step's exact parameter block (csrc/sym_galerkin_param.c).
+        each step's exact parameter block (csrc/core/sym_galerkin_param.c).
     **method_options :
         Newton's options, as for :func:`symplectic.integrate`.
 
@@ -116,7 +116,7 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
     Notes
     -----
     Constrained systems: each step's derivative is that of the step map on
-    all of R^2n (csrc/sym_constraints_tangent.c), so ``grads["q0"]``,
+    all of R^2n (csrc/core/sym_constraints_tangent.c), so ``grads["q0"]``,
     ``grads["p0"]`` are dC/d(q0, p0) for any variation, and along the
     constraint manifold (variations with G dq0 = 0 and the hidden
     constraint's derivative zero) they give the derivative of C in the
@@ -449,7 +449,7 @@ def _start_basis(it, n_steps):
     """(basis (2n, dim), dim, steps taken): the identity at the start, or for a
     constrained system a basis of the constraint manifold's tangent space
     after one step -- the range of that step's derivative D_0, which maps
-    every variation onto it (rank 2n - 2m, csrc/sym_constraints_tangent.c)."""
+    every variation onto it (rank 2n - 2m, csrc/core/sym_constraints_tangent.c)."""
     m2, m = 2 * it.system.n, it.system.n_constraints or 0
     if not m:
         return np.eye(m2), m2, 0

@@ -5,7 +5,7 @@ derivatives are evaluated in C (no Python in the integration loop; the GIL
 is released).  SI units are assumed in the docstrings (kg, m, s, rad) but any
 consistent system works.
 
-Each C built-in (a row of ``csrc/sym_systems.c``) has its factory here,
+Each C built-in (a row of ``csrc/core/sym_systems.c``) has its factory here,
 bearing its name and registered with ``@_registry.builtin``; a named
 configuration of a built-in is registered with ``@_registry.preset(name)``.
 The test suite requires a factory for every C built-in

@@ -3,7 +3,7 @@ state (consistency, rank, the user's derivatives on first use) and the
 projection of a state onto the constraint manifold.
 
 The scheme itself (the constrained discrete Euler-Lagrange equations) is in the
-C core, csrc/sym_constraints.c; a system carries its constraints g(q) = 0
+C core, csrc/core/sym_constraints.c; a system carries its constraints g(q) = 0
 through :class:`symplectic.System` (``constraint=``, ``constraint_jac=``,
 ``constraint_hess=``), a compiled callback, SymPy (``constraints=``) or a
 built-in system.

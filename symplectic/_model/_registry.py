@@ -1,7 +1,7 @@
 """The method list and the system list: read from the C core once, owned here.
 
 Methods.  Every scheme the C core registers (``_engine.methods()``, one row of
-``csrc/sym_methods.c`` each) becomes a :class:`Method`: its name, description,
+``csrc/core/sym_methods.c`` each) becomes a :class:`Method`: its name, description,
 order, whether it is symplectic, the number of internal nodes a step reports
 and the node positions c in [0, 1].  Nothing in the package or its tests lists
 the methods by hand; a scheme added to the C registry is offered by
@@ -9,7 +9,7 @@ the methods by hand; a scheme added to the C registry is offered by
 the registry-driven tests (its fitted order against :attr:`Method.order`).
 
 Systems.  Every C built-in (``_engine.builtins()``, one row of
-``csrc/sym_systems.c`` each) has a Python factory in :mod:`symplectic.systems`,
+``csrc/core/sym_systems.c`` each) has a Python factory in :mod:`symplectic.systems`,
 registered with :func:`builtin` (the factory bears the built-in's name); a
 factory of a named configuration of a built-in (``linear_double_pendulum``)
 is registered with :func:`preset`.  :func:`missing_factories` names the C

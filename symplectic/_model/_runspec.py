@@ -37,9 +37,9 @@ def newton(rtol=None, max_iter=None, newton="auto", predictor=True, branch_check
     "decoupled" or "auto" (-> chord = 1 .. 4), predictor (a truth value), branch_check "auto",
     "always", "never" or "off" (-> branch = 1, 2, 3)."""
     opts = {}
-    check = choice("branch_check", branch_check, ("auto", "always", "never", "off"))
+    check = choice("branch_check", branch_check, tuple(_engine.BRANCH_MODES))
     if check != "auto":
-        opts["branch"] = {"always": 1, "never": 2, "off": 3}[check]   # sym_branch_mode
+        opts["branch"] = _engine.BRANCH_MODES[check]          # the core's sym_branch_mode
     if rtol is not None:
         rtol = real("rtol", rtol)
         if not rtol > 0:
@@ -125,7 +125,7 @@ class RunSpec:
     progress: bool = False
     closed_form: bool = True    # a linear system may take its closed form
     check: object = True        # check the system's derivatives once (_derivcheck.ensure)
-    tangent: bool = False       # propagate d(q, p)/d(q0, p0) with the steps (sym_run.tangent)
+    tangent: bool = False       # propagate d(q, p)/d(q0, p0) with the steps (sym_run.deriv.tangent)
 
     @property
     def t_end(self):

@@ -502,7 +502,7 @@ _Q = "the coordinates q (n,)"
 
 #: The callables of System(): {argument: (how it is called, its positional
 #: arguments in words, their number)}, checked at construction
-#: (:func:`_check_callbacks`; the C binding calls each so: csrc/py_callbacks.c,
+#: (:func:`_check_callbacks`; the C binding calls each so: csrc/binding/py_callbacks.c,
 #: py_constraints.c).
 _CALLBACKS = {
     "mass": ("mass(q) -> (n, n)", _Q, 1),

@@ -26,7 +26,8 @@ import numpy as np
 from .. import _engine
 from . import _registry
 
-NEWTON_MODES = {"full": 0, "chord": 1, "step": 2, "decoupled": 3, "auto": 4}
+#: Newton's modes: name -> the value of the core's ``chord=`` (its own table, read from it).
+NEWTON_MODES = _engine.NEWTON_MODES
 
 
 def required(name, value):

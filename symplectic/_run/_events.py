@@ -1,7 +1,7 @@
 """Events and output times: what a run does after each step.
 
-The C driver calls one Python hook after accepted steps (``sym_run_extras``
-in csrc/symplectic.h; py_integrate.c copies the step's data into a buffer first):
+The C driver calls one Python hook after accepted steps (``sym_run.obs``,
+the run's observers, in csrc/core/sym_run.h; csrc/binding/py_integrate.c copies the step's data into a buffer first):
 
 - with ``events=`` after *every* step: each event function is evaluated once
   per step, at the step's end node (its value at the start is the previous

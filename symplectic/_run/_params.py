@@ -2,13 +2,13 @@
 of a SymPy system's M(q, theta) and V(q, theta).
 
 The parameters being differentiated are read as extra coordinates that do
-not move (csrc/sym_params.h): an AUGMENTED SymPy system with coordinates
+not move (csrc/core/sym_params.h): an AUGMENTED SymPy system with coordinates
 (q, theta), mass matrix blockdiag(M, I) and the same V is compiled by the
 same front end and only evaluated, never integrated.  At a quadrature point
 (Q_i, theta) with velocity (g_i, 0) its A, H and hess V hold, in the columns
 of theta, d(M g)/dtheta, d(1/2 A^T g)/dtheta and d grad V/dtheta, from which
 the C core forms each step's exact parameter block C_k = d(q_{k+1},
-p_{k+1})/dtheta at fixed (q_k, p_k) (csrc/sym_galerkin_param.c) and
+p_{k+1})/dtheta at fixed (q_k, p_k) (csrc/core/sym_galerkin_param.c) and
 propagates S_{k+1} = D_k S_k + C_k, S_0 = 0.
 
 Supported: systems made by :func:`symplectic.symbolic.system` (or
@@ -24,10 +24,10 @@ coefficient c_i of joint i, ``damping`` all joints' together when the
 built-in was given one value -- F = -D v, D = Delta^T diag(c) Delta, so
 dF/dc_i = -Delta_i^T Delta_i v exactly.  A constrained system's augmented
 system carries its constraints g(q, theta) in the augmented coordinates
-(csrc/sym_constraints_tangent.c).  Variational (Galerkin) methods, with
+(csrc/core/sym_constraints_tangent.c).  Variational (Galerkin) methods, with
 or without forces; a differentiated parameter of a SymPy system's forces
 makes the augmented system carry the force (F(t, q, v, theta), 0), whose
-dF/dtheta the C core evaluates at each point (csrc/sym_galerkin_param.c).
+dF/dtheta the C core evaluates at each point (csrc/core/sym_galerkin_param.c).
 """
 import numpy as np
 
@@ -45,7 +45,7 @@ class ParamSpec:
         self.dD = dD                # None, or (n_par, n, n): d(damping matrix)/dtheta_j
         f = getattr(system, "force", None)
         # the augmented system's own force: (F(t, q, v, theta), 0), whose dF/dtheta the
-        # step's parameter block takes (csrc/sym_galerkin_param.c)
+        # step's parameter block takes (csrc/core/sym_galerkin_param.c)
         self.force = None if f is None else f.spec(system.n)
 
     def arg(self, tangent=None, jacobians=None, start=None):

@@ -9,7 +9,7 @@ the step h and the weights b_i of the scheme's force quadrature:
     terminal:  J = phi(q_N, p_N)                          (a cost of the end state)
     running:   J = h sum_k sum_i b_i l(t_ki, q_ki, qdot_ki, u_ki)
                (int l dt; q_ki, qdot_ki: the step's own states at its force
-               points, sym_run.points)
+               points, sym_run.deriv.points)
 
 The user's derivatives of ``terminal`` and ``running`` (and of
 ``control.path``, _path.py) are checked once per term object against

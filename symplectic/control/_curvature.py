@@ -3,7 +3,7 @@ the rows F_ki - B(q_ki) u_ki of inputs B(q)) in each interval's variables v_k
 = (q_k, p_k, u_k[, F_k][, h]), by the second-order adjoint of the Galerkin
 step, for a system from SymPy whose third derivatives of L it generates.
 
-The forced Galerkin step (csrc/sym_galerkin_forces.c): nodes Q_0 = q_k,
+The forced Galerkin step (csrc/core/sym_galerkin_forces.c): nodes Q_0 = q_k,
 Q_1 .. Q_{s-1} = q_{k+1}; at the force points x_i (weights b_i) the states
 q_i = sum_a B_ia Q_a and v_i = sum_a D_ia Q_a / h (B_ia = l_a(x_i), D_ia =
 l_a'(x_i), l_a the Lagrange basis of the nodes c_a), at t_i = (k + x_i) h the
@@ -438,7 +438,7 @@ class _ConstraintModel:
 
 
 class ConstrainedCurvature(Curvature):
-    """The exact Hessian of the constrained Galerkin step (csrc/sym_constraints.c):
+    """The exact Hessian of the constrained Galerkin step (csrc/core/sym_constraints.c):
     besides the nodes Q_1 .. Q_{s-1}, the impulses Lam_0 .. Lam_{s-1} and w =
     M(q_{k+1})^-1 p_{k+1} are the step's unknowns, with the equations
 

@@ -4,7 +4,7 @@ configuration-dependent one B(q) (:class:`StateInputs`: a thruster fixed to
 a moving body, a cable whose direction turns).  With B(q) the transcription
 keeps the force values F_ki at the step's force points as unknowns, which
 the step takes as it takes any per-point force, and adds the equations
-F_ki = B(q_ki) u_ki on the step's own states q_ki there (sym_run.points),
+F_ki = B(q_ki) u_ki on the step's own states q_ki there (sym_run.deriv.points),
 so that the scheme's order and the exact derivatives carry over.
 
 :func:`bind` turns ``Problem(..., inputs=, inputs_jac=)`` into one of them:

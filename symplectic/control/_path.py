@@ -1,6 +1,6 @@
 """Path constraints of a control problem: lower <= c(t, q, qdot, u) <= upper
 at every force point of every step, on the step's own states there (the
-points where the inputs live; sym_run.points)."""
+points where the inputs live; sym_run.deriv.points)."""
 import numpy as np
 
 from .._model import _validate

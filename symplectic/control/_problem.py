@@ -91,7 +91,7 @@ class Problem:
         Let the duration vary between these bounds (s, 0 < T_min <= T_max,
         T_max may be inf): T is then an unknown (h = T / N), whose
         derivative of every step comes from the core
-        (``sym_run.h_jacobians``: the variational schemes, not rk4).
+        (``sym_run.deriv.h_jacobians``: the variational schemes, not rk4).
     **method_options
         Newton's options of the steps (``rtol``, ``max_iter``, ``newton``;
         ``branch_check`` is ``"off"`` unless given: the dynamics constraints
@@ -164,7 +164,7 @@ class Problem:
             what = "a running cost" if bound.running else "a path constraint" if paths \
                 else "inputs B(q)"
             raise NotImplementedError(f"control.Problem: {what} needs the step's states "
-                                      f"at its force points (sym_run.points), which "
+                                      f"at its force points (sym_run.deriv.points), which "
                                       f"{self.method} does not give; use a variational scheme")
         if bound.timed and not self.free:
             raise ValueError("control.Problem: the cost duration() needs free_duration=(T_min, "

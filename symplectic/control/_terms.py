@@ -1,5 +1,5 @@
 """The terms of a control problem that live at the scheme's force points,
-on the step's own states there (sym_run.points): running costs, path
+on the step's own states there (sym_run.deriv.points): running costs, path
 constraints and the equations F = B(q) u of inputs through the
 configuration, each with its derivative in an interval's variables (the
 columns of :meth:`Transcription.columns`), interval by interval.  The NLP

@@ -23,7 +23,7 @@ pointed at the new values each time: ``Work.set_hold``, no new workspace and
 no force parsed again), with its derivative in the block's variables (and in
 h) from the implicit function theorem on the converged step, and with a
 running cost, path rows or inputs B(q) the step's own states at its force
-points and their derivatives (``sym_run.points``)."""
+points and their derivatives (``sym_run.deriv.points``)."""
 import collections
 
 import numpy as np
