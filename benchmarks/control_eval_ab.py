@@ -15,6 +15,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -49,7 +50,8 @@ print(per_eval(crane_pb), per_eval(cart_pb))
 
 
 def one(tree, bench):
-    env = dict(os.environ, PYTHONPATH=tree, SYMPLECTIC_CACHE=os.path.join(tree, ".symcache-ab"))
+    cache = os.path.join(tempfile.gettempdir(), "symplectic-ab-" + os.path.basename(tree))
+    env = dict(os.environ, PYTHONPATH=tree, SYMPLECTIC_CACHE=cache)
     code = _CHILD.format(bench=bench)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        cwd=tree, timeout=900)
