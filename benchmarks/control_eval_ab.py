@@ -8,8 +8,8 @@ below and times one evaluation at a new point -- the constraints and the Jacobia
 interior point solver asks for at every trial point -- as the median of 30 points near the
 default guess; the trees alternate round by round, and the ratio NEW / OLD is taken round by
 round.  The problems: the crane of section 24 in minimum time with Simpson on 80 intervals (T free)
-and the cart-pole of section 25 with lobatto5 on 40 intervals (T = 2 s).  Its record is
-benchmarks/NOTES.md section 9.
+and the cart-pole of section 25 with lobatto5 on 40 intervals (T = 2 s).  Like ab_chain.py's,
+its report belongs in the commit message of the change it measures.
 """
 import argparse
 import os
@@ -68,9 +68,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     bench = os.path.dirname(os.path.abspath(__file__))
     old, new = [], []
-    for _ in range(args.rounds):
-        old.append(one(os.path.abspath(args.old), bench))
-        new.append(one(os.path.abspath(args.new), bench))
+    for r in range(args.rounds):
+        first, second = (args.old, old), (args.new, new)
+        for tree, into in ((first, second) if r % 2 == 0 else (second, first)):
+            into.append(one(os.path.abspath(tree), bench))
     old, new = np.array(old), np.array(new)
     for j, name in enumerate(("crane, simpson, 80 (T free)", "cart-pole, lobatto5, 40")):
         print(f"{name}: old {np.median(old[:, j]):.3f} ms, new {np.median(new[:, j]):.3f} ms; "

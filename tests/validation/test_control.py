@@ -247,8 +247,8 @@ def test_the_polish_settles_a_bang_bang_optimum_from_an_interior_point(method):
 def _cart_pole():
     """A cart-pole: cart 1 kg, a 0.3 kg point mass on a 0.5 m massless rod, g = 9.81; theta
     from the downward vertical."""
-    from symplectic import symbolic
     sy = pytest.importorskip("sympy")
+    from symplectic import symbolic
     x, th, xd, thd = sy.symbols("x theta xd thd")
     cart, bob = (1.0, [x, 0]), (0.3, [x + 0.5 * sy.sin(th), -0.5 * sy.cos(th)])
     T = symbolic.kinetic_from_positions([x, th], [xd, thd], [cart, bob])
