@@ -389,7 +389,7 @@ def min_time_runs(system, cases, problem_kw, fine):
         fine_tr = sol.replay(method="lobatto5", n_steps=fine)
         out.append(dict(transcription="symplectic.control", method=method, intervals=N,
                         unknowns=pb.n_variables, T=sol.duration, kkt=sol.kkt_residual,
-                        own_miss=sol.miss(), miss=sol.miss(fine_tr), solve_s=wall,
+                        own_miss=sol.own_scheme_miss(), miss=sol.miss(fine_tr), solve_s=wall,
                         iterations=sol.iterations, status=sol.message))
     return out
 
