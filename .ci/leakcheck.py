@@ -8,7 +8,9 @@ object its own malloc, so LSan sees objects, not pymalloc arenas):
 
   * the canary: integrates once and leaks one reference to an output array that our
     extension allocated (ctypes Py_IncRef -- a stand-in for a missing Py_DECREF).  The
-    check is trusted only if that leak is reported with a stack through csrc/.
+    check is trusted only if that leak is reported with a stack through csrc/ that names
+    py_run_integrate (the binding's run of an integration: sp.integrate reaches it through
+    Work.integrate, _core.integrate through mod_integrate).
   * the real run: a loop over many calls of the public API on success and error paths
     (scenarios below), each scenario repeated ROUNDS times.
 
@@ -552,47 +554,47 @@ def scenarios():
 
     def s_control():
         # the runs of the control transcription: each step's derivatives with the force
-        # points' states (sym_run.points) and the derivative in h and t, unconstrained and
-        # constrained (sym_gcon_time_tangent), and the refusals of wrong arguments
-        from symplectic._model import _validate
-        from symplectic._run import _integrate
+        # points' states (sym_run.deriv.points) and the derivative in h and t, unconstrained
+        # and constrained (sym_gcon_time_tangent), and the refusals of wrong arguments --
+        # through the core's own entry points (_core.integrate, _core.shoot), as the
+        # transcription's kept workspace runs them
         cases = ((sp.systems.double_pendulum(damping=(0.2, 0.1)), [0.4, -0.2], [0.3, 0.1]),
                  (sp.systems.pendulum_cartesian(), [0.6, -0.8], [0.24, 0.18]))
         for system, q, p in cases:
             q, p = np.array(q), np.array(p)
             for name in ("simpson", "lobatto4", "gauss2"):
                 P = len(sp.methods(details=True)[name]["force_points"])
-                force = sp.forces.at_points(np.full((1, P, 2), 0.1)) + system.force
-                spec = _validate.run_spec(name, 0.05, 1, 0.0)
+                force = (sp.forces.at_points(np.full((1, P, 2), 0.1)) + system.force).spec(2)
                 cols = (2 + P) * 2
-                _integrate.run(system, q, p, spec, None, force=force,
-                               jacobians=np.empty((1, 4, cols)), h_jacobians=np.empty((1, 2, 4)),
-                               points=np.empty((1, P, 4, 3 + cols)))
-                expect(ValueError, _integrate.run, system, q, p, spec, None, force=force,
-                       jacobians=np.empty((1, 4, cols)), points=np.empty((1, P, 4, cols)))
-        spec = _validate.run_spec("rk4", 0.05, 1, 0.0)
-        expect(ValueError, _integrate.run, cases[0][0], np.array(cases[0][1]),
-               np.array(cases[0][2]), spec, None, jacobians=np.empty((1, 4, 4)),
+                _core.integrate(system, q, p, 0.05, 1, method=name, force=force,
+                                jacobians=np.empty((1, 4, cols)),
+                                h_jacobians=np.empty((1, 2, 4)),
+                                points=np.empty((1, P, 4, 3 + cols)))
+                expect(ValueError, _core.integrate, system, q, p, 0.05, 1, method=name,
+                       force=force, jacobians=np.empty((1, 4, cols)),
+                       points=np.empty((1, P, 4, cols)))
+        expect(ValueError, _core.integrate, cases[0][0], np.array(cases[0][1]),
+               np.array(cases[0][2]), 0.05, 1, method="rk4", jacobians=np.empty((1, 4, 4)),
                points=np.empty((1, 4, 4, 5)))
         # shoot (py_shoot.c): the items' runs with every output, a failed item, the
         # refusals, a callback's exception
         for system, q, p in cases:
             B = 4
             Q, Pm = np.tile(q, (B, 1)), np.tile(p, (B, 1))
-            spec = _validate.run_spec("simpson", 0.05, 1, 0.0)
-            force = sp.forces.at_points(np.full((B, 3, 2), 0.1)) + system.force
-            _integrate.shoot(system, Q, Pm, np.arange(B), np.full(B, 0.05), spec, force,
-                             np.empty((B, 4, 10)), np.empty((B, 2, 4)),
-                             np.empty((B, 3, 4, 13)))
-            expect(ValueError, _integrate.shoot, system, Q, Pm, np.arange(B), np.full(B, 0.05),
-                   spec, force, np.empty((B, 4, 10)), None, np.empty((B, 3, 4, 12)))
-            expect(ValueError, _integrate.shoot, system, Q, Pm, np.arange(B), np.zeros(B),
-                   spec, force, np.empty((B, 4, 10)))
+            force = (sp.forces.at_points(np.full((B, 3, 2), 0.1)) + system.force).spec(2)
+            _core.shoot(system, Q, Pm, np.arange(B), np.full(B, 0.05), force=force,
+                        jacobians=np.empty((B, 4, 10)), h_jacobians=np.empty((B, 2, 4)),
+                        points=np.empty((B, 3, 4, 13)))
+            expect(ValueError, _core.shoot, system, Q, Pm, np.arange(B), np.full(B, 0.05),
+                   force=force, jacobians=np.empty((B, 4, 10)),
+                   points=np.empty((B, 3, 4, 12)))
+            expect(ValueError, _core.shoot, system, Q, Pm, np.arange(B), np.zeros(B),
+                   force=force, jacobians=np.empty((B, 4, 10)))
         pend = sp.systems.pendulum()
-        spec = _validate.run_spec("simpson", 0.05, 1, 0.0, options={"max_iter": 3})
-        _integrate.shoot(pend, np.zeros((3, 1)), np.array([[0.0], [1e3], [0.0]]), np.arange(3),
-                         np.array([0.05, 2.0, 0.05]), spec,
-                         sp.forces.at_points(np.zeros((3, 3, 1))), np.empty((3, 2, 5)))
+        _core.shoot(pend, np.zeros((3, 1)), np.array([[0.0], [1e3], [0.0]]), np.arange(3),
+                    np.array([0.05, 2.0, 0.05]), max_iter=3,
+                    force=sp.forces.at_points(np.zeros((3, 3, 1))).spec(1),
+                    jacobians=np.empty((3, 2, 5)))
         expect(ValueError, _core.shoot, pend, np.zeros((2, 1)), np.zeros((3, 1)), [0.0, 1.0],
                [0.1, 0.1])
         calls = []
@@ -606,10 +608,10 @@ def scenarios():
                        mass_grad=lambda q: np.zeros((1, 1, 1)), potential_grad=dV,
                        potential_hess=lambda q: np.array([[9.81 * np.cos(q[0])]]),
                        derivative_check=False)
-        spec = _validate.run_spec("simpson", 0.05, 1, 0.0)
-        expect(RuntimeError, _integrate.shoot, py, np.full((30, 1), 0.3), np.zeros((30, 1)),
-               np.arange(30), np.full(30, 0.05), spec,
-               sp.forces.at_points(np.zeros((30, 3, 1))), np.empty((30, 2, 5)))
+        expect(RuntimeError, _core.shoot, py, np.full((30, 1), 0.3), np.zeros((30, 1)),
+               np.arange(30), np.full(30, 0.05),
+               force=sp.forces.at_points(np.zeros((30, 3, 1))).spec(1),
+               jacobians=np.empty((30, 2, 5)))
 
     return [s_builtins, s_builtin_errors, s_python_systems, s_python_errors,
             s_combined_vectorized_errors, s_ensembles, s_interrupt, s_sympy, s_forces,
@@ -629,7 +631,7 @@ def child(mode):
         t = sp.integrate(sp.systems.double_pendulum(), np.array([0.5, 0.2]), np.zeros(2), 0.01, 3)
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(t.q))     # the "missing Py_DECREF"
         del t
-        print("canary: leaked one reference to an array from _core.integrate")
+        print("canary: leaked one reference to an array from an integration (py_run_integrate)")
         print("leakcheck-child: scenarios completed")
         return 0
     grew = []
@@ -717,7 +719,7 @@ def main():
 
     proc, ours, other, non_leak, reports = run_child(args, "canary")
     if proc.returncode not in (0, 23) or "leakcheck-child: scenarios completed" not in proc.stdout \
-            or not ours or "mod_integrate" not in "\n".join(ours):
+            or not ours or "py_run_integrate" not in "\n".join(ours):
         sys.stderr.write(proc.stderr[-3000:] + reports[-6000:])
         print("leakcheck: the canary's leak was NOT reported through csrc/: the leak check "
               "is blind (sanitizer not active, or stacks do not reach our frames)")
