@@ -239,16 +239,12 @@ def _to_multipliers(sol, nu, rows, free):
 
 
 def _solve(K, rhs):
-    """K x = rhs by SuperLU, or None when K is singular: structurally, exactly, or
+    """K x = rhs by SuperLU, or None when K is singular: exactly, or
     numerically (a pivot below 1e-11 of the largest, where a consistent
     singular system would get an arbitrary multiple of its null vector: a
     degenerate optimum's multipliers, whose signs at the bounds matter), or x
     not finite, or its residual above 1e-8 of the right-hand side."""
-    from scipy.sparse import csgraph, linalg
-    if csgraph.structural_rank(K) < K.shape[0]:
-        # singular for any values (an end condition on a variable at its bound, say): SuperLU
-        # would fail too, after its BLAS wrote complaints about their arguments to the terminal
-        return None
+    from scipy.sparse import linalg
     try:
         lu = linalg.splu(K)
     except RuntimeError:                # "Factor is exactly singular"
