@@ -556,8 +556,20 @@ def scenarios():
         # the runs of the control transcription: each step's derivatives with the force
         # points' states (sym_run.deriv.points) and the derivative in h and t, unconstrained
         # and constrained (sym_gcon_time_tangent), and the refusals of wrong arguments --
-        # through the core's own entry points (_core.integrate, _core.shoot), as the
-        # transcription's kept workspace runs them
+        # through the core's own entry points (_core.integrate, _core.shoot); then the
+        # transcription's own path, its kept workspace (Work.shoot, Work.set_hold), through
+        # a problem's constraints and Jacobian at two points, fixed and free duration
+        from symplectic import control
+        for free in (None, (0.5, 2.0)):
+            pb = control.Problem(sp.systems.double_pendulum(damping=(0.2, 0.1)), 1.0, 3,
+                                 inputs="all", start={"q": [0.4, -0.2], "qdot": [0.0, 0.0]},
+                                 end={"q": [0.5, 0.0]}, free_duration=free,
+                                 cost=control.effort() + control.duration() if free
+                                 else control.effort())
+            z = pb.guess()
+            for z_k in (z, z + 0.01):
+                pb.constraints(z_k)
+                pb.jac_values(z_k)
         cases = ((sp.systems.double_pendulum(damping=(0.2, 0.1)), [0.4, -0.2], [0.3, 0.1]),
                  (sp.systems.pendulum_cartesian(), [0.6, -0.8], [0.24, 0.18]))
         for system, q, p in cases:
