@@ -13,7 +13,8 @@ The free duration is the unknown T itself (in seconds), not the step h = T / N:
 its column is then of the size of the others' (d/dT = d/dh / N), which IPOPT's
 iterations need (minimum-time problems: 43 against 97 iterations on the
 crane with Simpson on 80 intervals, 72 against 105 on a cart-pole with
-lobatto5 on 40; benchmarks/RESULTS.md section 24).
+lobatto5 on 40; benchmarks/RESULTS.md section 24).  IPOPT iterates on log T
+(symplectic.control._ipopt._LogDuration: a change of variables of the solver alone).
 
 Interval k's variables (its *block*) are y_k, u_k and F_k; each step
 (q_{k+1}, p_{k+1}) = Phi_h(q_k, p_k; B u_k or F_k) is the forced step of

@@ -269,6 +269,58 @@ def test_minimum_time_cart_pole_meets_its_first_order_conditions(method):
     sol = pb.solve()
     assert sol.success and sol.kkt_residual <= 1e-8, (sol.message, sol.kkt_residual)
     assert abs(sol.duration - 1.2290) < 1e-3 and sol.own_scheme_miss() < 1e-9
+    if sol.solver == "ipopt":
+        # within 1.3x of the fewest IPOPT iterations of CasADi's collocations of this problem
+        # on 40 intervals (Radau 3: 56; benchmarks/results/control_casadi.md); on T in
+        # seconds, before IPOPT iterated on log T, lobatto5 took 94
+        assert sol.iterations <= 1.3 * 56, sol.iterations
+
+
+def test_ipopt_log_duration_derivatives_equal_differences():
+    """IPOPT's unknowns with a free duration have tau = log T in T's place
+    (control._ipopt._LogDuration): the gradient, the constraints' Jacobian and the
+    Lagrangian's Hessian it hands IPOPT equal central differences in tau."""
+    pytest.importorskip("scipy")
+    from symplectic.control import _ipopt
+    pb = control.Problem(sp.systems.pendulum(m=1.0, omega=3.0), 1.5, 6, method="simpson",
+                         inputs=[1.0], start={"q": [0.0], "qdot": [0.0]},
+                         end={"q": [1.0], "qdot": [0.0]},
+                         cost=control.duration() + control.effort(0.3),
+                         free_duration=(0.1, 10.0))
+    nlp = pb.nlp
+    rng = np.random.default_rng(4)
+    z = np.clip(pb.guess(None) + rng.normal(scale=0.1, size=nlp.n_variables), nlp.lower,
+                nlp.upper)
+    z[-1] = 1.3
+    nu = rng.normal(size=nlp.n_constraints)
+    sigma = 0.7
+    jr, jc = nlp.jac_structure()
+    hr, hc = nlp.hess_structure()
+    var = _ipopt._LogDuration(nlp, jc, (hr, hc))
+    x = var.x(z)
+    assert abs(x[-1] - np.log(1.3)) < 1e-15
+
+    def jac(x):
+        J = np.zeros((nlp.n_constraints, nlp.n_variables))
+        np.add.at(J, (jr, jc), var.jac(x, nlp.jac_values(var.z(x))))
+        return J
+
+    def grad_L(x):
+        return sigma * var.grad(x, nlp.objective_grad(var.z(x))) + jac(x).T @ nu
+
+    e = 1e-6
+    fd_g = np.array([(nlp.objective(var.z(x + e * u)) - nlp.objective(var.z(x - e * u))) / (2 * e)
+                     for u in np.eye(len(x))])
+    assert np.allclose(var.grad(x, nlp.objective_grad(z)), fd_g, rtol=1e-7, atol=1e-8)
+    fd_J = np.array([(nlp.constraints(var.z(x + e * u)) - nlp.constraints(var.z(x - e * u)))
+                     / (2 * e) for u in np.eye(len(x))]).T
+    assert np.allclose(jac(x), fd_J, rtol=1e-6, atol=1e-7)
+    H = np.zeros((len(x), len(x)))
+    np.add.at(H, (hr, hc), var.hess(z, nlp.hess_values(z, sigma, nu), sigma, nu))
+    H = H + np.tril(H, -1).T
+    fd_H = np.array([(grad_L(x + e * u) - grad_L(x - e * u)) / (2 * e) for u in np.eye(len(x))])
+    assert np.allclose(H, fd_H, rtol=1e-6, atol=1e-6), np.abs(H - fd_H).max()
+    assert abs(H[-1, -1]) > 1e-3            # the entry the change of variables rewrites
 
 
 @pytest.mark.slow
