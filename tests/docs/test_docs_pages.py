@@ -93,6 +93,19 @@ CHECKS = {
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),
     ],
+    "docs/guide/robots.md": [
+        # the tool point from the page's URDF by hand (turret yaw, shoulder, elbow offsets)
+        ("the tool's position is the hand computation",
+         lambda ns: np.allclose(ns["tip"], [0.61594622, 0.19053449, 0.43894183])),
+        ("energy - work conserved", lambda ns: ns["bal"].max_error < 1e-9),
+        ("the PD law reaches its target",
+         lambda ns: np.abs(ns["held"].q[-1] - ns["target"]).max() < 1e-3),
+        ("the move's optimum", lambda ns: abs(ns["sol"].cost - 1.9497) < 1e-3
+         and ns["sol"].own_scheme_miss() < 1e-10),
+        ("the mimic holds", lambda ns: ns["gap"] < 1e-12),
+        ("the four-bar's loop stays closed and its energy constant",
+         lambda ns: ns["loop_gap"] < 1e-12 and np.ptp(ns["spin"].energy) < 1e-8),
+    ],
     "docs/guide/linear.md": [
         ("the stability limit is 0.2436 s",
          lambda ns: _close(sp.linear.stability_limit(ns["M"], ns["K"]), 0.2436, 5e-4)),

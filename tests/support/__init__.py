@@ -19,6 +19,8 @@
 - ``figcheck``: what a Matplotlib figure shows (axis labels and units, legends off the data).
 - ``variational``: the continuous variational equations (SymPy, DOP853 at 1e-13): the
   reference of the tangent (``integrate(..., tangent=True)``).
+- ``urdf_reference``: rigid-body trees from URDF files, read and modelled again in SymPy
+  (its own XML reading and forward kinematics; nothing from ``symplectic.multibody``).
 
 Test modules import from here, never from conftest.py (which holds only fixtures and hooks)
 nor from another test module.
