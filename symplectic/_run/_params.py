@@ -332,6 +332,12 @@ def check_supported(system, method, what, names=None):
             f"{what}: parameter sensitivities (params) need a system made by "
             f"symplectic.symbolic.system (System.from_sympy), or a built-in "
             f"({', '.join(BUILTINS)}), and a variational method; got {system!r}")
+    if getattr(system, "_builtin_constraints", None):
+        raise NotImplementedError(
+            f"{what}: parameter sensitivities of a built-in with Python constraint callables "
+            f"(with_constraints, e.g. a tree's loop_closure) are not supported: the augmented "
+            f"system is compiled from SymPy and the callables have no SymPy form; write the "
+            f"constrained system with System.from_sympy, or differentiate the open tree")
     if not method.symplectic:
         raise NotImplementedError(f"{what}: parameter sensitivities need a variational "
                                   f"(Galerkin) method: midpoint, simpson, lobatto*; not "

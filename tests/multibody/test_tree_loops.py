@@ -261,6 +261,21 @@ def test_builtin_with_its_own_constraints_refuses(four_bar):
                      constraint_jac=loop_G)
 
 
+def test_parameter_sensitivities_refuse_python_constraints(start):
+    """wrt= and sensitivity.gradient(params=) compile the model from SymPy, which the loop's
+    Python callables are not: a NotImplementedError that says so (it was a ValueError about
+    the augmented system's coordinates)."""
+    s = branch_system()
+    q0, p0 = tree_start(s, S_BRANCH, *start)
+    with pytest.raises(NotImplementedError, match="Python constraint callables"):
+        sp.integrate(s, q0, p0, 0.01, 3, tangent=True, wrt=["mass[1]"])
+    with pytest.raises(NotImplementedError, match="Python constraint callables"):
+        sp.sensitivity.gradient(s, q0, p0, 0.01, 3,
+                                {"terminal": (lambda q, p: q.sum(),
+                                              lambda q, p: (np.ones(3), np.zeros(3)))},
+                                wrt=("params",), params=["mass[1]"])
+
+
 def test_plain_builtin_takes_constraints():
     """A built-in without constraints (here a pendulum chain) takes callables: the GIL kept."""
     pc = sp.systems.pendulum_chain(2)

@@ -12,10 +12,10 @@ SymPy system (2, 4, 6, 8 within 0.3).  With joint damping and a driving torque, 
 is conserved to the scheme's order (and the damping equals the Rayleigh function
 1/2 sum c_i qdot_i^2 of the SymPy system); ``tangent=True`` equals central differences of the
 run.  SymPy's derivation of the second derivatives takes ~15 s for fixed, ~30 s for branched
-and ~3 min for arm7: their comparisons with the SymPy systems are marked slow.
+and ~3 min for arm7: their reference values are stored (tests/support/urdf_runs.py, which
+writes them; a slow test reproduces fixed's live).
 """
 import functools
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -26,20 +26,14 @@ from symplectic import forces
 
 pytest.importorskip("sympy")
 
+from support.differences import central_differences  # noqa: E402
 from support.models import fitted_order  # noqa: E402
-from support.urdf_reference import Robot, cached_reference, cached_system  # noqa: E402
+from support.urdf_reference import cached_reference, cached_system  # noqa: E402
+from support.urdf_runs import (STORED, compute, moving_start, path,  # noqa: E402
+                               reference_derivatives, reference_run, reference_values)
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "urdf"
-SLOW = pytest.mark.slow
-# SymPy derives the second derivatives of fixed's, branched's and arm7's M in ~15 s, ~30 s and
-# ~3 min (arm6: ~12 s, kept: its system is also the order test's reference)
-ROBOTS = ["planar_chain_5", "prismatic", "mimic", "arm6", pytest.param("fixed", marks=SLOW),
-          pytest.param("branched", marks=SLOW), pytest.param("arm7", marks=SLOW)]
+ROBOTS = ["planar_chain_5", "prismatic", "mimic", "arm6", "fixed", "branched", "arm7"]
 RUN_TOL = 1e-10
-
-
-def path(name):
-    return str(DATA / f"{name}.urdf")
 
 
 def from_urdf(*args, **kw):
@@ -56,22 +50,14 @@ def reference_system(name, mimic="independent"):
     return cached_system(path(name), mimic)
 
 
-def moving_start(name, mimic="independent", mass=None):
-    """q0 inside the joint limits and velocities up to 1 (rad or m)/s, seeded by the name;
-    with mimic="constraint" on the constraint manifold (q_j = a q_k + b, qdot_j = a qdot_k).
-    p0 = M(q0) qdot0 with the reference's M (or ``mass``)."""
-    rb = Robot(path(name))
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    q0, qd0 = rb.random_q(rng, shrink=0.8), rng.uniform(-1.0, 1.0, rb.n)
-    if mimic == "constraint":
-        q0, qd0 = rb.mimic_q(q0), rb.mimic_qdot(qd0)
-    return q0, (mass or reference(name).mass)(q0) @ qd0
-
-
 def run_error(a, b):
     """(q error relative to the largest |q|, at least 1; p error relative to the largest |p|)."""
-    eq = np.max(np.abs(a.q - b.q)) / max(1.0, np.max(np.abs(b.q)))
-    ep = np.max(np.abs(a.p - b.p)) / np.max(np.abs(b.p))
+    return state_error(a.q, a.p, b.q, b.p)
+
+
+def state_error(aq, ap, bq, bp):
+    eq = np.max(np.abs(aq - bq)) / max(1.0, np.max(np.abs(bq)))
+    ep = np.max(np.abs(ap - bp)) / np.max(np.abs(bp))
     return float(eq), float(ep)
 
 
@@ -79,13 +65,24 @@ def run_error(a, b):
 @pytest.mark.parametrize("method", ["simpson", "lobatto5"])
 @pytest.mark.parametrize("name", ROBOTS)
 def test_one_second_equals_the_sympy_lagrangian(name, method):
-    S, R = from_urdf(path(name)), reference_system(name)
-    q0, p0 = moving_start(name)
-    a = sp.integrate(S, q0, p0, 0.01, 100, method=method)
-    b = sp.integrate(R, q0, p0, 0.01, 100, method=method)
-    assert np.max(np.abs(b.q[-1] - q0)) > 0.1            # it moved
-    eq, ep = run_error(a, b)
+    """The tree's run against the reference's (stored for fixed, branched, arm7)."""
+    q0, p0, bq, bp = reference_run(name, method)
+    a = sp.integrate(from_urdf(path(name)), q0, p0, 0.01, 100, method=method)
+    assert np.max(np.abs(bq[-1] - q0)) > 0.1             # it moved
+    eq, ep = state_error(a.q, a.p, bq, bp)
     assert max(eq, ep) < RUN_TOL, (eq, ep)
+
+
+@pytest.mark.slow
+def test_a_stored_reference_is_reproduced():
+    """fixed's stored reference values against the same computed now (SymPy, ~15 s): the
+    stored file is what tests/support/urdf_runs.py writes, and the engine still runs the
+    SymPy system as it did then."""
+    stored, live = reference_values("fixed"), compute("fixed")
+    assert sorted(stored) == sorted(live)
+    for k, v in live.items():
+        assert np.allclose(stored[k], v, rtol=1e-12, atol=1e-12 * np.max(np.abs(v))), k
+    assert set(STORED) == {"fixed", "branched", "arm7"}
 
 
 @pytest.mark.parametrize("method", ["simpson", "lobatto5"])
@@ -110,16 +107,14 @@ def test_mimic_constraints_run_like_the_sympy_constraints(method):
 @pytest.mark.parametrize("name", ROBOTS)
 def test_derivatives_equal_the_sympy_system(name):
     """What the schemes' Newton matrices and the tangent use: A(q, g) = d(M g)/dq, the Hessian
-    of 1/2 gᵀ M g and hess V, against SymPy's exact derivatives of the same M and V."""
-    S, R = from_urdf(path(name)), reference_system(name)
-    rng = np.random.default_rng(zlib.crc32(name.encode()) + 1)
+    of 1/2 gᵀ M g and hess V, against SymPy's exact derivatives of the same M and V (stored
+    for fixed, branched, arm7)."""
+    S = from_urdf(path(name))
     worst = {}
-    for _ in range(3):
-        q, g = reference(name).robot.random_q(rng), rng.uniform(-1.0, 1.0, S.n)
-        for what, a, b in (("mass_dir", S.mass_dir(q, g), R.mass_dir(q, g)),
-                           ("mass_hess_dir", S.mass_hess_dir(q, g), R.mass_hess_dir(q, g)),
-                           ("potential_hess", S.potential_hess(q), R.potential_hess(q))):
-            err = np.max(np.abs(a - b)) / np.max(np.abs(b))
+    for q, g, ref in reference_derivatives(name):
+        for what, a in (("mass_dir", S.mass_dir(q, g)), ("mass_hess_dir", S.mass_hess_dir(q, g)),
+                        ("potential_hess", S.potential_hess(q))):
+            err = np.max(np.abs(a - ref[what])) / np.max(np.abs(ref[what]))
             worst[what] = max(worst.get(what, 0.0), err)
     assert max(worst.values()) < 1e-12, worst
 
@@ -257,23 +252,6 @@ def test_joint_damping_is_the_rayleigh_function(method):
 
 
 # ====================================================================== the tangent
-def central_differences(system, q0, p0, h, n_steps, eps=1e-6, **kw):
-    """d(q_N, p_N)/d(q_0, p_0) by central differences of integrate (step eps max(1, |y_j|))."""
-    n = system.n
-    y0 = np.concatenate([q0, p0])
-    D = np.empty((2 * n, 2 * n))
-    for j in range(2 * n):
-        e = np.zeros(2 * n)
-        e[j] = eps * max(1.0, abs(y0[j]))
-        ends = []
-        for sgn in (1.0, -1.0):
-            y = y0 + sgn * e
-            tr = sp.integrate(system, y[:n], y[n:], h, n_steps, store_every=n_steps, **kw)
-            ends.append(np.concatenate([tr.q[-1], tr.p[-1]]))
-        D[:, j] = (ends[0] - ends[1]) / (2 * e[j])
-    return D
-
-
 # (robot, method, steps of 0.01 s, eps): the differences' truncation error, ~eps^2 times the
 # flow's third derivatives, is below 3e-9 on each (it is 2.6e-8 at eps = 1e-6 on arm6 after
 # 0.2 s: its whipping wrist)
