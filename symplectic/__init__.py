@@ -9,7 +9,7 @@ midpoint / Newmark variational integrator (order 2) and RK4, over a C core.
 >>> traj.q.shape
 (1001, 2)
 """
-from . import analysis, control, exact, forces, linear, papers, sensitivity, systems
+from . import analysis, control, exact, forces, linear, multibody, papers, sensitivity, systems
 from ._model._errors import ConvergenceError, DerivativeError, StabilityWarning
 from ._run._ensemble import Ensemble, integrate_many
 from ._run._integrate import integrate, step
@@ -30,5 +30,5 @@ def __getattr__(name):
 
 __all__ = ["System", "Trajectory", "Ensemble", "Integrator", "State", "ConvergenceError", "DerivativeError", "StabilityWarning", "integrate", "integrate_many",
            "step", "load", "methods", "systems", "forces", "exact", "linear", "analysis", "papers", "sensitivity",
-           "control", "__version__"]
+           "control", "multibody", "__version__"]
 

@@ -93,8 +93,9 @@ def gradient(system, q0, p0, h, n_steps, cost, *, method="simpson", force=None, 
         With ``"params"`` in ``wrt``: the parameters to differentiate with
         respect to, by name -- of a SymPy system's M, V, constraints and forces
         (symbol names, as ``system.parameters`` knows them), or of a
-        built-in (its ``params`` names; ``"damping"``, ``"damping[i]"`` for
-        the joint damping of the pendulums; ``"M[i,j]"``, ``"K[i,j]"``,
+        built-in (its ``params`` names; ``"mass[j]"``, ``"com[j][k]"``,
+        ``"inertia[j][xx]"`` of a multibody tree's body j; ``"damping"``,
+        ``"damping[i]"`` for the joint damping of the pendulums and trees; ``"M[i,j]"``, ``"K[i,j]"``,
         i <= j, for ``linear``), as for ``integrate(..., wrt=...)``, a
         SymPy system's forces included.  The method must be variational
         (NotImplementedError otherwise).  The derivative is at fixed

@@ -467,3 +467,27 @@ def linear_double_pendulum(m1=1.0, m2=1.0, l=9.81 / (2 * math.pi) ** 2, g=9.81):
 def available():
     """{name: description} of the built-in C systems."""
     return {name: b.doc for name, b in _registry.BUILTINS.items()}
+
+
+@_registry.builtin
+def tree(n, par, damping=0.0):
+    """A rigid-body tree of n revolute and prismatic joints from the C built-in's flat
+    parameters (the layout: :meth:`symplectic.multibody.Tree.flat_parameters`).
+
+    Build trees with :mod:`symplectic.multibody` (``Tree.system``, ``from_urdf``), which
+    checks what C cannot (physical inertias, a joint that moves no mass) and names the
+    element; this constructor is how a saved or pickled tree's system is made again.
+    ``damping``: a scalar or n values c_j >= 0 (N m s/rad or N s/m), the generalized
+    force -c_j qdot_j on coordinate j (``System.force``, in C).
+    """
+    n = _validate.dof(n)
+    par = np.array(par, dtype=float).ravel()
+    c = np.broadcast_to(np.asarray(damping, dtype=float), (n,)).copy()
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError(f"damping must be a scalar or {n} values, finite and >= 0, got "
+                         f"{np.asarray(damping).tolist()}")
+    force = forces.linear_damping(np.diag(c)) if np.any(c) else None
+    return System._from_builtin("tree", n, par,
+                                _with_damping(dict(n=n, par=par.copy()),
+                                              c if np.any(c) else None), force)
+

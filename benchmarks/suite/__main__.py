@@ -24,12 +24,13 @@ Sections (numbers in the CSVs of the out directory, the summary in RESULTS.md):
    ../shared/bench/limit/, compiled at run time; skipped when absent);
 10. the n-link chain and an arm-like chain (non-uniform masses and lengths), n = 4 ... 32,
    against heyoka.py (Lagrangian helper) and GSL rk8pd with an LU right-hand side;
-11-25. the focused sections, one module each (suite/KEY.py, listed in FOCUSED below): the forms
+11-26. the focused sections, one module each (suite/KEY.py, listed in FOCUSED below): the forms
    of force=, systems from SymPy, constraints, the Integrator loop, progress/events/t_eval,
    store_every's memory, the top's two forms, the linear closed form, the derivative check,
    the plausibility rule, the branch rule, the cost of tangent=True, stiff oscillations
    (the Fermi-Pasta-Ulam problem, a stiff spring, Gauss against Lobatto per step) and
-   optimal control (the pendulum swing-up against backward Euler and the midpoint rule).
+   optimal control (the pendulum swing-up against backward Euler and the midpoint rule), its
+   defaults, and rigid-body trees from URDF (the C built-in "tree" against SymPy).
 
 Timing: wall-clock time (time.perf_counter) of the integration call alone
 (energies and errors are computed outside the timed region), median of
@@ -57,7 +58,7 @@ from .common import HERE, LoadMeter, load_module, machine_info, say, write_csv  
 from .config import FULL, QUICK  # noqa: E402
 from . import results_md  # noqa: E402
 
-# Sections 11-25, in order: (key = the module suite/KEY.py, whose run_section(cfg, ctx) returns the
+# Sections 11-26, in order: (key = the module suite/KEY.py, whose run_section(cfg, ctx) returns the
 # Markdown of the section, title).
 FOCUSED = (
     ("forces", "Forces: cost per step of each `force=` form"),
@@ -76,6 +77,7 @@ FOCUSED = (
     ("control", "Optimal control: the pendulum swing-up against collocation baselines"),
     ("control_defaults", "Optimal control's defaults: the polish, the miss, without ipyopt, "
                          "minimum time"),
+    ("tree", "Rigid-body trees: the C built-in against the same Lagrangian from SymPy"),
 )
 GROUPS = {"classic": ("classic",), "peers": ("peers_dp", "yardstick", "peers_chain"),
           "focused": tuple(k for k, _ in FOCUSED)}
@@ -90,7 +92,7 @@ def parse(argv):
     ap.add_argument("--results-md", default=None, help="where to write the summary (default "
                     "benchmarks/RESULTS.md for a full run into the default directory, else OUT/RESULTS.md)")
     ap.add_argument("--only", default=None, help="comma-separated sections to run: classic (1-7), "
-                    "peers (8-10), peers_dp (8), yardstick (9), peers_chain (10), focused (11-25), "
+                    "peers (8-10), peers_dp (8), yardstick (9), peers_chain (10), focused (11-26), "
                     + ", ".join(f"{k} ({n})" for n, (k, _) in enumerate(FOCUSED, 11))
                     + "; default all. RESULTS.md keeps the recorded text of the sections not run")
     args = ap.parse_args(argv)
@@ -187,7 +189,7 @@ def run_peers(keys, cfg, ctx, out, md, info, stamp):
 
 
 def run_focused(keys, cfg, ctx, md, info, stamp):
-    """Sections 11-25, each written into RESULTS.md as soon as it is done."""
+    """Sections 11-26, each written into RESULTS.md as soon as it is done."""
     import importlib
     from .report_peers import stamp_lines
     for number, (key, title) in enumerate(FOCUSED, 11):

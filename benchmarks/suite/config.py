@@ -95,6 +95,8 @@ FULL = dict(
                                ("crane", "simpson", 40), ("crane", "simpson", 80),
                                ("crane", "simpson", 160), ("crane", "lobatto4", 20),
                                ("crane", "lobatto4", 40), ("crane", "lobatto4", 80)),
+    # ---- 26. rigid-body trees: the C built-in against the same Lagrangian from SymPy
+    tree_steps=5000, tree_rounds=9, tree_chain_n=12,    # SymPy builds the chain of 12 in minutes
 )
 
 QUICK = dict(                # coarse grids, short caps, few repeats: indicative numbers in minutes
@@ -114,7 +116,7 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     # the focused sections: 3 rounds each, 10x fewer steps, the short case lists
     **{k: 3 for k in ("forces_rounds", "sym_rounds", "con_rounds", "integ_rounds", "prog_rounds",
                       "closed_rounds", "deriv_rounds", "branch_rounds", "tan_rounds", "stiff_rounds",
-                      "stiff_cost_rounds")},
+                      "stiff_cost_rounds", "tree_rounds")},
     forces_steps=1000, forces_methods=("midpoint", "simpson"), sym_steps=2000, con_steps=2000,
     prog_steps=10 ** 6, prog_hook_steps=10 ** 5, prog_hook_rounds=1, store_steps=10 ** 6,
     top_quick=True, top_rounds=2, closed_steps=(100, 10_000), plaus_thin=6, branch_quick=True,
@@ -127,5 +129,5 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     control_reference=("lobatto4", 50), control_crane=(("simpson", 40), ("lobatto4", 20)),
     control_cart_pendulum=(("simpson", 30),),
     control_hessian=(("crane", "simpson", 40), ("cart", "simpson", 30)), control_hessian_reps=3,
-    control_hessian_solves=1,
+    control_hessian_solves=1, tree_steps=1000, tree_chain_n=8,
 )

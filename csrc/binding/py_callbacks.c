@@ -4,7 +4,8 @@
  * forms themselves -- what stands behind the core's sym_system slots
  * (symplectic.h):
  *
- *   builtin     a built-in C system (no callbacks of ours; GIL released)
+ *   builtin     a built-in C system (no callbacks of ours; GIL released
+ *               unless Python constraint callables are attached to it)
  *   cfunc       a compiled callback with the flat signature (GIL released)
  *   combined, vectorized    one Python call per point / per batch of points
  *               (py_arrayforms.c)

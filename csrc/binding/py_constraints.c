@@ -1,7 +1,11 @@
 /*
  * py_constraints.c -- the holonomic constraints g(q) = 0 of a
  * symplectic._core.System (symplectic.h: the constraint slot), attached to
- * any callback form but the built-in one (a built-in carries its own):
+ * any callback form -- a built-in too, when it has no constraints of its own
+ * (sys.m == 0 after its make: a rigid-body tree closed into a loop); a
+ * built-in that carries its own (four_bar, a tree's mimic rows) refuses
+ * them.  The built-in's own slots and params are untouched: the constraint
+ * slot has its own params (constraint_params).
  *
  *   callables  constraint(q) -> (m,) the values g(q),
  *              constraint_jac(q) -> (m, n) the Jacobian G = dg/dq, and
@@ -12,7 +16,10 @@
  *              (n,) and an (n, n) result are accepted too.  m is the length
  *              of constraint(q)'s first result (py_constraint_resolve, at
  *              the first call that has a q) unless n_constraints gives it.
- *              Python runs in the loop: the GIL is kept.
+ *              Python runs in the loop: the GIL is kept
+ *              (S->nogil = 0, also for a built-in, whose init set it: the
+ *              runs then hold the GIL and integrate_many runs one member
+ *              at a time).
  *   compiled   constraint = the address of a sym_flat_constraint_fn (the
  *              flat signature of symplectic.h), constraint_data its user
  *              data, n_constraints = m (required); it fills g, G and S when
@@ -152,9 +159,10 @@ int py_constraint_init(SystemObject *S, int n, PyObject *const c[5], int builtin
             }
         return 0;
     }
-    if (builtin) {
-        PyErr_SetString(PyExc_TypeError, "a built-in system carries its own constraints (if "
-                        "any); it takes no constraint arguments");
+    if (builtin && S->sys.m != 0) {
+        PyErr_Format(PyExc_TypeError, "the built-in system '%U' carries its own %d holonomic "
+                     "constraint(s): it takes no constraint arguments (a built-in without "
+                     "constraints of its own takes them)", S->builtin_name, S->sys.m);
         return -1;
     }
     int m = -1;
@@ -201,13 +209,14 @@ int py_constraint_init(SystemObject *S, int n, PyObject *const c[5], int builtin
         }
         st->ref[C_G] = Py_NewRef(g);
         st->ref[C_JAC] = Py_NewRef(G);
+        s->flags &= ~(unsigned)SYM_SYS_CONSTRAINT_HESS;   /* a built-in's, meaningless at m = 0 */
         if (H != Py_None) {
             st->ref[C_HESS] = Py_NewRef(H);
             s->flags |= SYM_SYS_CONSTRAINT_HESS;
         }
         s->constraint = cb_constraint;
         s->constraint_params = st;
-        S->nogil = 0;
+        S->nogil = 0;   /* Python in the loop: keep the GIL (a built-in had released it) */
     }
     s->m = st->m = m;
     return 0;

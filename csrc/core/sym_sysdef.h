@@ -120,5 +120,7 @@ SYM_PRIVATE int sym_sys_pendulum_cartesian(int n, const double *par, size_t npar
 SYM_PRIVATE int sym_sys_spherical_pendulum_cartesian(int n, const double *par, size_t npar,
                                                      sym_system *out);
 SYM_PRIVATE int sym_sys_four_bar(int n, const double *par, size_t npar, sym_system *out);
+/* sym_sys_tree.c: a tree of rigid bodies on revolute and prismatic joints (URDF) */
+SYM_PRIVATE int sym_sys_tree(int n, const double *par, size_t npar, sym_system *out);
 
 #endif /* SYM_SYSDEF_H */

@@ -9,6 +9,7 @@
  *   sym_sys_tops.c       lagrange_top, lagrange_top_quaternion
  *   sym_sys_linkages.c   pendulum_cartesian, spherical_pendulum_cartesian,
  *                        four_bar
+ *   sym_sys_tree.c       tree
  */
 #include "sym_sysdef.h"
 
@@ -81,6 +82,47 @@ static const double spend_p0[] = {0.0, 2.0, 0.0};
 static const double fourbar_ex[] = {0.3, 1.0, 0.8, 0.3, 1.0, 0.8, 1.0, 9.81};
 static const double fourbar_q0[] = {-1.0, 1.1646955236335035, 2.157475793956095};
 static const double fourbar_p0[] = {0.0, 0.0, 0.0};
+/* a turntable (joint 0, vertical axis) carrying a cart on a horizontal rail (1,
+ * prismatic) with a pendulum hanging from it (2), and a second pendulum on a tilted
+ * axis (3, a branch); rotated joint frames and full inertia tensors.  For t <= 2 the
+ * cart stays within [-0.14, 0.12] m and the pendulums within 0.6 rad of q = 0.
+ * Per joint: parent, type, axis; R (rows); p; m, com; inertia. */
+static const double tree_ex[] = {
+    0.0, 0.0, -9.81,   /* g_w */
+    /* 0: turntable: revolute about z */
+    -1.0, 0.0, 0.0, 0.0, 1.0,
+    1.0, 0.0, 0.0,
+    0.0, 1.0, 0.0,
+    0.0, 0.0, 1.0,
+    0.0, 0.0, 0.1,
+    2.0, 0.25, 0.0, 0.05,
+    0.02, 0.001, -0.002, 0.05, 0.0015, 0.06,
+    /* 1: cart: prismatic along x (the rail), roll 0.3, yaw 0.2 */
+    0.0, 1.0, 1.0, 0.0, 0.0,
+    0.9800665778412416, -0.18979606097868743, 0.05871080169382652,
+    0.19866933079506122, 0.9362933635841992, -0.28962947762551555,
+    0.0, 0.29552020666133955, 0.955336489125606,
+    0.4, 0.0, 0.0,
+    0.7, 0.05, 0.02, -0.01,
+    0.003, 0.0002, 0.0001, 0.004, -0.0003, 0.005,
+    /* 2: pendulum on the cart: revolute about y, roll -0.25, yaw 0.1 */
+    1.0, 0.0, 0.0, 1.0, 0.0,
+    0.9950041652780258, -0.09672983749092606, -0.024699182544331684,
+    0.09983341664682815, 0.9640718953917106, 0.2461679699645253,
+    0.0, -0.24740395925452294, 0.9689124217106447,
+    0.0, 0.0, -0.05,
+    1.0, 0.0, 0.02, -0.35,
+    0.04, -0.001, 0.002, 0.045, 0.003, 0.01,
+    /* 3: branch: revolute about (1, 1, 0)/sqrt 2, rpy (0.3, -0.2, 0.4) */
+    0.0, 0.0, 0.7071067811865475, 0.7071067811865475, 0.0,
+    0.90270109637546, -0.4261017813090817, -0.059732759586093365,
+    0.3816559020950483, 0.8570601132100352, -0.3461022027384634,
+    0.19866933079506122, 0.28962947762551555, 0.9362933635841992,
+    -0.2, 0.1, 0.05,
+    0.8, 0.0, 0.05, -0.25,
+    0.02, 0.0005, -0.001, 0.018, 0.002, 0.006,
+    0.0};   /* no mimic constraints */
+static const double tree_q0[] = {0.3, 0.05, 0.6, -0.5}, tree_p0[] = {0.1, 0.1, 0.0, 0.05};
 
 #define EXAMPLE(N, PAR, Q0, P0) N, sizeof(PAR) / sizeof(PAR[0]), PAR, Q0, P0
 
@@ -126,6 +168,15 @@ static const sym_builtin builtins[] = {
      "loop-closure constraints (one degree of freedom).",
      "m1, m2, m3, l1, l2, l3, d, g", sym_sys_four_bar,
      EXAMPLE(3, fourbar_ex, fourbar_q0, fourbar_p0)},
+    {"tree",
+     "Tree of rigid bodies on revolute and prismatic joints (a URDF's movable joints): "
+     "T = 1/2 sum_j (m_j |v_cj|^2 + w_j^T I_j w_j), V = -sum_j m_j g_w . x_cj, optional "
+     "mimic constraints q_j = a q_k + b; O(n depth) per evaluation.",
+     "g_w (3); per joint j: parent (< j, -1 root), type (0 revolute, 1 prismatic), axis (3, "
+     "joint frame), R (9, joint frame in the parent body frame, row-major), p (3), m, "
+     "com (3, body frame), Ixx, Ixy, Ixz, Iyy, Iyz, Izz (about the com, body frame); m_c; "
+     "per mimic constraint: j, k, a, b", sym_sys_tree,
+     EXAMPLE(4, tree_ex, tree_q0, tree_p0)},
 };
 
 /* sym_builtin_count, sym_builtin_at, sym_builtin_find */

@@ -299,14 +299,27 @@ class System(_engine.System):
         return obj
 
     @classmethod
-    def _from_builtin(cls, name, n, flat_params, params, force=None):
+    def _from_builtin(cls, name, n, flat_params, params, force=None, constraints=None):
+        """A built-in C system; ``constraints``: None, or the constraint keywords
+        of :class:`System` (``constraint``, ``constraint_jac``, optional
+        ``constraint_hess`` and ``n_constraints``) attached to a built-in that
+        has no constraints of its own (a tree closed into a loop; a built-in
+        with its own refuses them: TypeError).  Python constraint callables
+        keep the GIL during a run (``nogil`` is then False)."""
+        cons = {} if constraints is None else _constraint_args(
+            constraints.get("constraint"), constraints.get("constraint_jac"),
+            constraints.get("constraint_hess"), constraints.get("n_constraints"),
+            _validate.dof(n))
+        if constraints is not None and not cons:
+            raise TypeError("constraints: give at least constraint and constraint_jac")
         obj = cls.__new__(cls)
         flat = np.asarray(flat_params, dtype=float)
-        _engine.System.__init__(obj, n, builtin=name, params=flat)
+        _engine.System.__init__(obj, n, builtin=name, params=flat, **cons)
         obj._flat = flat
         obj._describe(name, False, None)    # derived in C, not user-supplied: never checked
         obj._params = dict(params)
         obj._force = force                  # a built-in's damping (symplectic.forces)
+        obj._builtin_constraints = cons     # Python constraints attached to it ({}: none)
         return obj
 
     def _describe(self, name, derivative_check, callables):
@@ -324,8 +337,9 @@ class System(_engine.System):
         parameters; Python-callable systems by their callables (which must be
         picklable themselves: module-level functions, not lambdas)."""
         if self.builtin is not None:
+            cons = getattr(self, "_builtin_constraints", None) or None
             return (_rebuild_builtin, (self.builtin, self.n, self._flat, self._params,
-                                       self._force))
+                                       self._force, cons))
         c = self._callables or {}
         if "cfunc" in c:
             raise TypeError("a System from a compiled callback cannot be pickled: rebuild it "
@@ -362,7 +376,9 @@ class System(_engine.System):
     def __repr__(self):
         if self.builtin is not None:
             args = ", ".join(f"{k}={_validate.value_text(v)}" for k, v in self._params.items())
-            return f"<symplectic.System {self.builtin}({args}), n={self.n}, built-in C>"
+            extra = (", with Python constraint callables"
+                     if getattr(self, "_builtin_constraints", None) else "")
+            return f"<symplectic.System {self.builtin}({args}), n={self.n}, built-in C{extra}>"
         label = f" {self._name!r}" if self._name else ""
         kind = "compiled C callback" if "cfunc" in (self._callables or {}) else "Python callables"
         return f"<symplectic.System{label} n={self.n}, {kind}>"
@@ -487,8 +503,8 @@ class System(_engine.System):
         return _derivcheck.check(self, q, g, rtol, raise_on_failure)
 
 
-def _rebuild_builtin(name, n, flat, params, force=None):
-    return System._from_builtin(name, n, flat, params, force)
+def _rebuild_builtin(name, n, flat, params, force=None, constraints=None):
+    return System._from_builtin(name, n, flat, params, force, constraints)
 
 
 def _rebuild_form(form, n, func, name, derivative_check=True, cons=None):

@@ -182,8 +182,9 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         for the discrete run) and ``traj.param_names``: of a SymPy system's
         M, V and constraints, named as in ``system.parameters`` (symbol
         names, e.g. ``["m2", "l1"]``), or of any built-in (its ``params``
-        names, ``"m[i]"`` for a chain's lists; ``"damping"``,
-        ``"damping[i]"`` for the joint damping; ``"M[i,j]"``, ``"K[i,j]"``
+        names, ``"m[i]"`` for a chain's lists; ``"mass[j]"``,
+        ``"com[j][k]"``, ``"inertia[j][xx]"`` of a multibody tree's body j;
+        ``"damping"``, ``"damping[i]"`` for the joint damping; ``"M[i,j]"``, ``"K[i,j]"``
         with i <= j for ``linear``, M_ij and M_ji moving together, the run
         then taking the Newton step, not the closed form).  A parameter of
         the constraints moves the constraint manifold: S_k is still at

@@ -198,6 +198,17 @@ def _rebuild(info, a):
             system = _registry.builtin_factory(info["builtin"])(**info["params"])
             if not _same_bits(system._flat, a["system_flat"]):
                 raise ValueError("its factory gives other C parameters than the saved ones")
+            # a built-in's own constraints come back with it; Python constraint callables
+            # attached to one (a tree's loop closure: System._from_builtin(constraints=...))
+            # are not saved: the run's multipliers say how many there were (a run stored at
+            # t_eval keeps none: then the saved description, which names them)
+            m = np.shape(a["multipliers"])[-1] if "multipliers" in a else None
+            if (m is not None and (system.n_constraints or 0) != m) or \
+                    "constraint callables" in info["repr"] or "(Python)" in info["repr"]:
+                raise ValueError(f"the run's system had holonomic constraints given as "
+                                 f"Python callables ({m if m is not None else 'some'}), which "
+                                 f"are not saved: made again from the built-in's parameters "
+                                 f"it would have {system.n_constraints or 0}")
         elif kind == "sympy":
             from ..symbolic import _spectext
             system = _spectext.rebuild(info["text"])

@@ -19,10 +19,16 @@ their docstrings, which the C code evaluates (``pendulum``: m, omega;
 ``lagrange_top`` and ``lagrange_top_quaternion``: m, I, I3, l, g;
 ``linear``: "M[i,j]", "K[i,j]" for i <= j; ``pendulum_cartesian``,
 ``spherical_pendulum_cartesian``: m, l, g; ``four_bar``: m1..3, l1..3, d,
-g) -- and the joint damping of the pendulums: ``damping[i]`` the
-coefficient c_i of joint i, ``damping`` all joints' together when the
-built-in was given one value -- F = -D v, D = Delta^T diag(c) Delta, so
-dF/dc_i = -Delta_i^T Delta_i v exactly.  A constrained system's augmented
+g; ``tree``: ``mass[j]``, ``com[j][k]``, ``inertia[j][xx]`` .. ``[zz]`` of
+body j, :func:`tree_parameters`, only the differentiated ones symbols in
+its expressions, the mimic rows its constraints) -- and the joint damping:
+``damping[i]`` the coefficient c_i of joint i, ``damping`` all joints'
+together when the built-in was given one value (the tree: when every c_j
+is the same) -- F = -D v, for the pendulums D = Delta^T diag(c) Delta, so
+dF/dc_i = -Delta_i^T Delta_i v exactly, for the tree D = diag(c), dF/dc_j =
+-e_j e_j^T v.  :func:`builtin_values` and :func:`builtin_keywords` read and
+change a built-in's parameters by these names (symplectic.control.identify
+rebuilds a built-in through its factory with them).  A constrained system's augmented
 system carries its constraints g(q, theta) in the augmented coordinates
 (csrc/core/sym_constraints_tangent.c).  Variational (Galerkin) methods, with
 or without forces; a differentiated parameter of a SymPy system's forces
@@ -31,7 +37,8 @@ dF/dtheta the C core evaluates at each point (csrc/core/sym_galerkin_param.c).
 """
 import numpy as np
 
-__all__ = ["ParamSpec", "check_supported", "prepare"]
+__all__ = ["ParamSpec", "check_supported", "prepare", "builtin_values", "builtin_keywords",
+           "tree_parameters"]
 
 
 class ParamSpec:
@@ -67,19 +74,26 @@ def _names(wrt):
     return names
 
 
-def _builtin_model(system):
+def _builtin_model(system, names=None):
     """The SymPy spec (M, V, q, constraints, parameter values) of a built-in
     whose model is written here (the formulas of its docstring in
-    symplectic/systems.py, which its C code evaluates), or None."""
+    symplectic/systems.py, which its C code evaluates), or None.  ``names``:
+    the parameters to be differentiated, for a model that keeps only those
+    symbolic (the tree's); ``"valid"`` lists every parameter's name."""
     import sympy as sy
 
     kind, par = system.builtin, system.params
     model = _MODELS.get(kind)
     if model is None:
         return None
-    M, V, q, values, *cons = model(sy, system.n, par)
+    if kind in _SELECTIVE:
+        M, V, q, values, *cons = model(sy, system.n, par, names)
+        valid = _SELECTIVE[kind](system.n)
+    else:
+        M, V, q, values, *cons = model(sy, system.n, par)
+        valid = [s.name for s in values]
     return {"M": M, "V": V, "q": q, "param_order": list(values), "forces": None,
-            "values": values, "constraints": cons[0] if cons else None}
+            "values": values, "constraints": cons[0] if cons else None, "valid": valid}
 
 
 def _pendulum(sy, n, par):
@@ -166,26 +180,164 @@ def _lagrange_top_quaternion(sy, n, par):
     return M, V, q, {s: par[s.name] for s in (m, I, I3, ln, g)}, [r2 - 1]
 
 
+#: The inertia entries' suffixes, in the flat layout's order (about the centre of mass, body axes).
+TREE_INERTIA = ("xx", "xy", "xz", "yy", "yz", "zz")
+_TREE_BODY = 27             # flat values per body (Tree.flat_parameters)
+_TREE_EXPRS = {}            # geometry -> the tree's SymPy expressions (kept: a run's rebuilds share them)
+
+
+def tree_parameters(n):
+    """{name: index in the flat parameters} of a tree's differentiable
+    parameters: ``mass[j]`` (body j's mass), ``com[j][k]`` (its centre of mass,
+    k = 0, 1, 2, body frame) and ``inertia[j][xx]`` .. ``inertia[j][zz]`` (its
+    inertia about the centre of mass, body axes, entries xx xy xz yy yz zz;
+    the symmetric entry moves with it)."""
+    out = {}
+    for j in range(n):
+        k = 3 + _TREE_BODY * j + 17
+        out[f"mass[{j}]"] = k
+        out.update({f"com[{j}][{i}]": k + 1 + i for i in range(3)})
+        out.update({f"inertia[{j}][{e}]": k + 4 + i for i, e in enumerate(TREE_INERTIA)})
+    return out
+
+
+def _number(sy, v):
+    """A flat parameter as SymPy: exact 0 and +-1 (the rotations' usual
+    entries, keeping the expressions small), else the double itself."""
+    v = float(v)
+    return sy.Integer(int(v)) if v in (0.0, 1.0, -1.0) else sy.Float(v)
+
+
+def _tree_expressions(sy, n, par, names):
+    """(M, V, q, symbols, constraints) of the tree of flat parameters ``par``
+    with the inertial parameters ``names`` (of ``tree_parameters``) as
+    symbols, every other value (geometry, gravity, the other masses, centres
+    of mass and inertias) a number -- the expressions stay small: what the
+    augmented system derives and compiles grows with the symbols.
+
+    M = sum_j m_j Jv_j^T Jv_j + Jw_j^T I_j Jw_j from the Jacobians of body j's
+    centre-of-mass velocity (Jv) and angular velocity (Jw), both in body j's
+    own axes (the products do not depend on the axes), column i of a joint
+    i on the body's chain: with a the joint's axis and r the vector from its
+    origin to the centre of mass, both in body j's axes, a x r and a for a
+    revolute joint, a and 0 for a prismatic one.  a and r come from the pose
+    of body j relative to body i (the joints between them only), which keeps
+    the expressions far smaller than world-frame Jacobians; no derivative of
+    T is taken.  V = -sum_j m_j g . x_cj from the world poses."""
+    idx = tree_parameters(n)
+    names = tuple(sorted(names, key=lambda w: idx[w]))
+    masked = par.copy()
+    masked[[idx[w] for w in names]] = 0.0
+    key = (n, masked.tobytes(), names)
+    if key in _TREE_EXPRS:
+        return _TREE_EXPRS[key]
+    num = lambda v: _number(sy, v)                         # noqa: E731
+    sym = {w: sy.Symbol(w) for w in names}
+
+    def value(w):
+        return sym[w] if w in sym else num(par[idx[w]])
+    q = list(sy.symbols(f"q0:{n}"))
+    joints = []                                            # (parent, prismatic, axis, R0, p0)
+    for j in range(n):
+        k = 3 + _TREE_BODY * j
+        joints.append((int(par[k]), par[k + 1] == 1.0,
+                       sy.Matrix([num(v) for v in par[k + 2:k + 5]]),
+                       sy.Matrix(3, 3, [num(v) for v in par[k + 5:k + 14]]),
+                       sy.Matrix([num(v) for v in par[k + 14:k + 17]])))
+
+    def placement(j):
+        """Body j's frame in its parent body's frame: (R, p) = [R0 | p0] Joint_j(q_j)."""
+        _, prismatic, a, R0, p0 = joints[j]
+        if prismatic:
+            return R0, p0 + q[j] * (R0 * a)
+        K = sy.Matrix([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+        return R0 * (sy.eye(3) + sy.sin(q[j]) * K + (1 - sy.cos(q[j])) * K * K), p0
+    local = [placement(j) for j in range(n)]
+    world = []
+    for j in range(n):
+        R, p = local[j]
+        if joints[j][0] >= 0:
+            Rp, pp = world[joints[j][0]]
+            R, p = Rp * R, Rp * p + pp
+        world.append((R, p))
+    gw = sy.Matrix([num(v) for v in par[0:3]])
+    M, V = sy.zeros(n, n), sy.Integer(0)
+    for j in range(n):
+        m = value(f"mass[{j}]")
+        cj = sy.Matrix([value(f"com[{j}][{i}]") for i in range(3)])
+        e = [value(f"inertia[{j}][{s}]") for s in TREE_INERTIA]
+        I = sy.Matrix([[e[0], e[1], e[2]], [e[1], e[3], e[4]], [e[2], e[4], e[5]]])
+        if m == 0 and not any(I):
+            continue
+        Jv, Jw = sy.zeros(3, n), sy.zeros(3, n)
+        Rij, pij = sy.eye(3), sy.zeros(3, 1)               # body j in body i's frame
+        i = j
+        while i >= 0:
+            _, prismatic, a, _, _ = joints[i]
+            aj = Rij.T * a                                 # joint i's axis in body j's axes
+            if prismatic:
+                Jv[:, i] = aj
+            else:                                          # its origin: body i's origin
+                Jv[:, i] = aj.cross(cj + Rij.T * pij)
+                Jw[:, i] = aj
+            R, p = local[i]
+            Rij, pij = R * Rij, R * pij + p
+            i = joints[i][0]
+        M += m * (Jv.T * Jv) + Jw.T * I * Jw
+        R, p = world[j]
+        V -= m * (gw.T * (R * cj + p))[0, 0]
+    M = sy.Matrix(n, n, lambda r, c: M[min(r, c), max(r, c)])     # exactly symmetric
+    k = 3 + _TREE_BODY * n
+    rows = par[k + 1:k + 1 + 4 * int(par[k])].reshape(-1, 4) if par.size > k else ()
+    cons = [q[int(j)] - num(a) * q[int(i)] - num(b) for j, i, a, b in rows]
+    out = (M, V, q, [(sym[w], idx[w]) for w in names], cons)
+    if len(_TREE_EXPRS) >= 16:
+        _TREE_EXPRS.clear()
+    _TREE_EXPRS[key] = out
+    return out
+
+
+def _tree(sy, n, par, names=None):
+    """The rigid-body tree (symplectic.multibody): its contract's kinematics
+    (T_j = T_parent [R | p] Joint_j(q_j)), T = 1/2 sum_j (m_j |v_cj|^2
+    + w_j^T I_j^w w_j), V = -sum_j m_j g . x_cj, the mimic constraints
+    q_j - a q_k - b; its parameters: ``tree_parameters``, of which only those
+    in ``names`` (None: all) are symbols."""
+    flat = np.asarray(par["par"], dtype=float)
+    valid = tree_parameters(n)
+    names = valid if names is None else [w for w in names if w in valid]
+    M, V, q, syms, cons = _tree_expressions(sy, n, flat, names)
+    return M, V, q, {s: float(flat[i]) for s, i in syms}, cons
+
 _MODELS = {"pendulum": _pendulum, "double_pendulum": _double_pendulum,
            "pendulum_chain": _pendulum_chain, "lagrange_top": _lagrange_top, "linear": _linear,
            "pendulum_cartesian": _pendulum_cartesian,
            "spherical_pendulum_cartesian": _pendulum_cartesian, "four_bar": _four_bar,
-           "lagrange_top_quaternion": _lagrange_top_quaternion}
+           "lagrange_top_quaternion": _lagrange_top_quaternion, "tree": _tree}
 BUILTINS = tuple(_MODELS)
+# models that make only the differentiated parameters symbols: {kind: n -> every parameter's name}
+_SELECTIVE = {"tree": lambda n: list(tree_parameters(n))}
 
 
-def check_supported(system, method, what):
+def check_supported(system, method, what, names=None):
     """The system's SymPy spec (a built-in's: M, V, q, constraints, values,
-    param_order and its forces' parameters none), or NotImplementedError
-    naming what is supported."""
+    param_order and its forces' parameters none; ``names`` the parameters to
+    be differentiated, None: all), or NotImplementedError naming what is
+    supported."""
     spec = getattr(system, "_spec", None)
     if spec is None and getattr(system, "builtin", None) in BUILTINS:
-        spec = _builtin_model(system)
+        spec = _builtin_model(system, names)
     if spec is None:
         raise NotImplementedError(
             f"{what}: parameter sensitivities (params) need a system made by "
             f"symplectic.symbolic.system (System.from_sympy), or a built-in "
             f"({', '.join(BUILTINS)}), and a variational method; got {system!r}")
+    if getattr(system, "_builtin_constraints", None):
+        raise NotImplementedError(
+            f"{what}: parameter sensitivities of a built-in with Python constraint callables "
+            f"(with_constraints, e.g. a tree's loop_closure) are not supported: the augmented "
+            f"system is compiled from SymPy and the callables have no SymPy form; write the "
+            f"constrained system with System.from_sympy, or differentiate the open tree")
     if not method.symplectic:
         raise NotImplementedError(f"{what}: parameter sensitivities need a variational "
                                   f"(Galerkin) method: midpoint, simpson, lobatto*; not "
@@ -207,16 +359,18 @@ def prepare(system, wrt, method, what="integrate"):
         raise ImportError(f"{what}: parameter sensitivities (wrt=...) compile an augmented "
                           "system with SymPy, which is not installed (pip install sympy, or "
                           "the extra symplectic-vi[sympy])") from exc
-    spec = check_supported(system, method, what)
-    values = spec.get("values") or system.parameters
+    spec = check_supported(system, method, what, names)
+    values = spec.get("values")
+    values = system.parameters if values is None else values
     by_name = {s.name: s for s in values}
+    valid = list(spec.get("valid") or by_name)
     damping = _damping_derivatives(system)
-    if any(w in damping for w in names):
-        return _with_damping(system, spec, values, by_name, damping, names, what)
-    bad = [w for w in names if w not in by_name]
+    bad = [w for w in names if w not in by_name and w not in damping]
     if bad:
         raise ValueError(f"{what}: {', '.join(bad)} is not a parameter of this system "
-                         f"(parameters: {', '.join(by_name)})")
+                         f"(parameters: {', '.join(valid + list(damping))})")
+    if any(w in damping for w in names):
+        return _with_damping(system, spec, values, by_name, damping, names)
     syms = [by_name[w] for w in names]
     theta = np.array([float(values[s]) for s in syms])
     cache = system.__dict__.setdefault("_param_aug", {})
@@ -226,30 +380,94 @@ def prepare(system, wrt, method, what="integrate"):
 
 
 def _damping_derivatives(system):
-    """{name: dD/dtheta (n x n)} of a damped built-in's joint damping, D =
-    Delta^T diag(c) Delta (systems._joint_damping; Delta row i: e_i - e_{i-1},
-    row 0: e_0): ``damping[i]`` -> Delta_i^T Delta_i, and ``damping`` ->
-    Delta^T Delta when the damping was given as one value."""
+    """{name: dD/dtheta (n x n)} of a damped built-in's joint damping F = -D v.
+
+    The planar pendulums (systems._joint_damping): D = Delta^T diag(c) Delta
+    (Delta row i: e_i - e_{i-1}, row 0: e_0): ``damping[i]`` -> Delta_i^T
+    Delta_i, and ``damping`` -> Delta^T Delta when the damping was given as
+    one value.  The tree: D = diag(c), each joint's friction on its own
+    coordinate: ``damping[j]`` -> e_j e_j^T, and ``damping`` -> I (all the
+    c_j moving together) when every c_j is the same -- the tree's params
+    keep the n values (a scalar given to systems.tree is broadcast), and a
+    system rebuilt with one value for ``damping`` has every c_j equal to it."""
     if getattr(system, "builtin", None) not in BUILTINS or "damping" not in (system.params or {}):
         return {}
     n = system.n
+    c = np.asarray(system.params["damping"], dtype=float)
+    if system.builtin == "tree":
+        out = {f"damping[{i}]": np.diag(np.eye(n)[i]) for i in range(n)}
+        if np.all(c == c.flat[0]):
+            out["damping"] = np.eye(n)
+        return out
     delta = np.eye(n) - np.eye(n, k=-1)
     out = {f"damping[{i}]": np.outer(delta[i], delta[i]) for i in range(n)}
-    if np.ndim(system.params["damping"]) == 0:
+    if c.ndim == 0:
         out["damping"] = delta.T @ delta
     return out
 
 
-def _with_damping(system, spec, values, by_name, damping, names, what):
+def builtin_values(system):
+    """{name: value} of every parameter of a built-in that ``wrt=`` knows (its
+    model's and its joint damping's); {} for another system (or without
+    SymPy).  What :func:`symplectic.control.identify` starts from."""
+    kind = getattr(system, "builtin", None)
+    if kind not in BUILTINS:
+        return {}
+    out = {}
+    if kind == "tree":
+        par = np.asarray(system.params["par"], dtype=float)
+        out = {w: float(par[i]) for w, i in tree_parameters(system.n).items()}
+    else:
+        try:
+            out = {s.name: float(v) for s, v in _builtin_model(system)["values"].items()}
+        except ImportError:
+            pass
+    damping = _damping_derivatives(system)
+    if damping:
+        c = np.broadcast_to(np.asarray(system.params["damping"], float), (system.n,))
+        out.update({w: float(c[0] if w == "damping" else c[int(w[8:-1])]) for w in damping})
+    return out
+
+
+def builtin_keywords(system, values):
+    """The keywords of a built-in's factory (its registry constructor, e.g.
+    ``systems.tree(n, par, damping)``) that make it again with the
+    parameters named in ``values`` ({name: value}, the names of ``wrt=``)
+    changed: a keyword's own name (``m``, ``damping``), an element of an
+    array keyword (``m[2]``, ``damping[1]``; ``M[0,1]`` of ``linear``, with
+    its symmetric entry), or a tree's ``mass[j]``, ``com[j][k]``,
+    ``inertia[j][xy]`` (its flat ``par``).  ValueError naming the valid
+    names for another name."""
+    kw = {k: (np.array(v, dtype=float) if np.ndim(v) else v)
+          for k, v in (system.params or {}).items()}
+    tree = tree_parameters(system.n) if system.builtin == "tree" else {}
+    valid = builtin_values(system)
+    for name, v in values.items():
+        v = float(v)
+        base, _, index = name.partition("[")
+        if name not in valid:
+            raise ValueError(f"{name} is not a parameter of this system (parameters: "
+                             f"{', '.join(valid)})")
+        if name in tree:
+            kw["par"][tree[name]] = v
+        elif not index:                                    # m, g, ..., damping (every joint)
+            kw[name] = v
+        else:
+            a = kw[base] = np.array(np.broadcast_to(kw[base], (system.n,) if base == "damping"
+                                                    else np.shape(kw[base])), dtype=float)
+            ij = tuple(int(i) for i in index.rstrip("]").split(","))
+            a[ij] = v
+            if len(ij) == 2:
+                a[ij[::-1]] = v
+    return kw
+
+
+def _with_damping(system, spec, values, by_name, damping, names):
     """prepare() for names that include a built-in's damping parameters: those
     enter the augmented system as coordinates that M and V do not contain
     (zero columns) and the run through their dD."""
     import sympy as sy
 
-    bad = [w for w in names if w not in by_name and w not in damping]
-    if bad:
-        raise ValueError(f"{what}: {', '.join(bad)} is not a parameter of this system "
-                         f"(parameters: {', '.join(list(by_name) + list(damping))})")
     c = np.broadcast_to(np.asarray(system.params["damping"], float), (system.n,))
     syms, theta, dD = [], [], []
     for w in names:

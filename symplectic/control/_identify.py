@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from .._model import _registry, _validate
-from .._run import _integrate
+from .._run import _integrate, _params
 
 
 @dataclasses.dataclass
@@ -62,11 +62,15 @@ class Identification:
 
 def _rebuild(system, values):
     """``system`` with new parameter values: a SymPy system's with_params, a
-    built-in's factory with its parameters updated."""
+    built-in's factory with its parameters updated (a tree's ``mass[j]`` in
+    its flat parameters: the rebuilt system is a plain System of the C
+    built-in ``"tree"``, the same Lagrangian, not a TreeSystem)."""
     if hasattr(system, "with_params"):
         return system.with_params(**values)
     if system.builtin is not None:
-        return _registry.builtin_factory(system.builtin)(**{**system.params, **values})
+        # by name: a keyword, an element of one (m[2], damping[1]), a tree's mass[j] in its par
+        return _registry.builtin_factory(system.builtin)(
+            **_params.builtin_keywords(system, values))
     raise TypeError("identify: the system must come from SymPy (System.from_sympy) or be a "
                     "built-in (symplectic.systems): the parameters of Python callables have "
                     "no names to fit")
@@ -146,6 +150,7 @@ def identify(system, t_data, q_data, params, *, q0, p0, h, method="simpson", fit
         current = {str(sym): v for sym, v in system.parameters.items()}
     else:
         current = dict(system.params or {})
+        current.update(_params.builtin_values(system))   # m[2], damping[1], a tree's mass[j]
     guess = {} if guess is None else dict(guess)
     theta0 = []
     for name in names:

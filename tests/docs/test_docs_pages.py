@@ -23,6 +23,20 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 API_OVERVIEW = "sp.methods(details=False)"          # the one block that is not run
 
 
+def _fore_mass_difference(ns):
+    """robots.md's d q(1 s) / d mass[2] against central differences of the arm read from
+    its URDF with the forearm's mass 1 +- 1e-5 kg, at the same (q0, p0): the relative gap."""
+    arm, q0, v0, e = ns["damped"], ns["q0"], ns["v0"], 1e-5
+    p0 = arm.mass(q0) @ np.asarray(v0)
+    assert ns["ARM"].count('<mass value="1.0"/>') == 1
+    ends = [sp.integrate(ns["multibody"].from_urdf(
+        ns["ARM"].replace('<mass value="1.0"/>', f'<mass value="{1.0 + s * e!r}"/>'),
+        joint_damping=True), q0, p0, 0.01, 100, method="simpson").q[-1] for s in (1, -1)]
+    fd = (ends[0] - ends[1]) / (2 * e)
+    exact = ns["sens"].param_tangent[-1, :3, 0]
+    return np.abs(exact - fd).max() / np.abs(fd).max()
+
+
 def _close(a, b, rel):
     return abs(a - b) <= rel * abs(b)
 
@@ -92,6 +106,21 @@ CHECKS = {
     ],
     "docs/guide/constraints.md": [
         ("the rod's tension is positive (the bob hangs)", lambda ns: np.all(ns["tension"] > 0)),
+    ],
+    "docs/guide/robots.md": [
+        # the tool point from the page's URDF by hand (turret yaw, shoulder, elbow offsets)
+        ("the tool's position is the hand computation",
+         lambda ns: np.allclose(ns["tip"], [0.61594622, 0.19053449, 0.43894183])),
+        ("energy - work conserved", lambda ns: ns["bal"].max_error < 1e-9),
+        ("the PD law reaches its target",
+         lambda ns: np.abs(ns["held"].q[-1] - ns["target"]).max() < 1e-3),
+        ("the move's optimum", lambda ns: abs(ns["sol"].cost - 1.9497) < 1e-3
+         and ns["sol"].own_scheme_miss() < 1e-10),
+        ("the mass sensitivity is the central difference of two rebuilt arms",
+         lambda ns: _fore_mass_difference(ns) < 1e-6),
+        ("the mimic holds", lambda ns: ns["gap"] < 1e-12),
+        ("the four-bar's loop stays closed and its energy constant",
+         lambda ns: ns["loop_gap"] < 1e-12 and np.ptp(ns["spin"].energy) < 1e-8),
     ],
     "docs/guide/linear.md": [
         ("the stability limit is 0.2436 s",

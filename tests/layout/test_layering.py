@@ -57,7 +57,8 @@ LAYERS = [
         "_run"]),
     ("tools", [                          # analysis, references, plots, the papers
         "analysis", "_measures", "_structure", "_studies", "sensitivity", "control", "exact",
-        "plot", "_optional", "papers", "_paper_tables", "_paper_figures", "reproduce"]),
+        "plot", "_optional", "papers", "_paper_tables", "_paper_figures", "reproduce",
+        "multibody"]),
     ("face", ["__init__"]),              # the public names: import symplectic as sp
     ("cli", ["__main__"]),               # python -m symplectic: a user of the face
 ]

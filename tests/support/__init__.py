@@ -19,6 +19,10 @@
 - ``figcheck``: what a Matplotlib figure shows (axis labels and units, legends off the data).
 - ``variational``: the continuous variational equations (SymPy, DOP853 at 1e-13): the
   reference of the tangent (``integrate(..., tangent=True)``).
+- ``differences``: d(q_N, p_N)/d(q_0, p_0) by central differences of whole runs.
+- ``rotations``: elementary rotations and URDF's roll-pitch-yaw, from the definitions.
+- ``urdf_reference``: rigid-body trees from URDF files, read and modelled again in SymPy
+  (its own XML reading and forward kinematics; nothing from ``symplectic.multibody``).
 
 Test modules import from here, never from conftest.py (which holds only fixtures and hooks)
 nor from another test module.

@@ -237,7 +237,44 @@ def builtin_twins(rng):
         "four_bar": Twin(dict(m1=0.4, m2=1.1, m3=0.7, l1=0.35, l2=1.05, l3=0.75, d=0.95),
                          3, four_bar_callables([0.4, 1.1, 0.7], [0.35, 1.05, 0.75], 0.95),
                          lambda: four_bar_closure(rng.uniform(-3, 3), (0.35, 1.05, 0.75), 0.95)),
+        "tree": Twin(dict(n=3, par=planar_chain_tree(m5[:3], l5[:3])), 3,
+                     relative_chain_callables(3, m5[:3], l5[:3]), lambda: rng.uniform(-3, 3, 3)),
     }
+
+
+def planar_chain_tree(m, l, g=9.81):
+    """The flat parameters of the C built-in "tree" (symplectic.multibody.Tree.flat_parameters)
+    written by hand for a planar chain of point masses m_j at the ends of massless rods l_j:
+    joint j about the y axis at the end of rod j - 1, its body's mass at (0, 0, -l_j) in its
+    frame, gravity -g z.  Rotating (0, 0, -l) about y by q gives (-l sin q, 0, -l cos q): the
+    chain of pendulum_chain mirrored in x, in relative angles."""
+    n = len(m)
+    par = np.zeros(4 + 27 * n)
+    par[0:3] = (0.0, 0.0, -g)
+    for j in range(n):
+        k = 3 + 27 * j
+        par[k] = j - 1
+        par[k + 2:k + 5] = (0.0, 1.0, 0.0)
+        par[k + 5:k + 14] = np.eye(3).ravel()
+        par[k + 14:k + 17] = (0.0, 0.0, -l[j - 1] if j else 0.0)
+        par[k + 17] = m[j]
+        par[k + 18:k + 21] = (0.0, 0.0, -l[j])
+    return par
+
+
+def relative_chain_callables(n, m, l, g=9.81):
+    """chain_callables in relative angles q (absolute angles a = S q, S the lower
+    triangle of ones): M_rel(q) = S^T M(S q) S, V_rel(q) = V(S q), their derivatives by the
+    chain rule."""
+    S = np.tril(np.ones((n, n)))
+    c = chain_callables(n, m, l, g)
+    return dict(mass=lambda q: S.T @ c["mass"](S @ q) @ S,
+                mass_grad=lambda q: np.einsum("ai,kab,bj,kc->cij", S, c["mass_grad"](S @ q), S, S),
+                mass_hess=lambda q: np.einsum("ai,klab,bj,kc,ld->cdij", S,
+                                              c["mass_hess"](S @ q), S, S, S),
+                potential=lambda q: c["potential"](S @ q),
+                potential_grad=lambda q: S.T @ c["potential_grad"](S @ q),
+                potential_hess=lambda q: S.T @ c["potential_hess"](S @ q) @ S)
 
 
 def unit(v):
