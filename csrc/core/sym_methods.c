@@ -39,8 +39,24 @@
  *   s = 4: c = 0, 1/2 -+ sqrt(5)/10, 1;   b = 1/12, 5/12, 5/12, 1/12  (6)
  *   s = 5: c = 0, 1/2 -+ sqrt(21)/14, 1/2, 1;
  *          b = 1/20, 49/180, 16/45, 49/180, 1/20                       (8)
- * Nodes are given to 21 significant digits (exact values above).  A further
- * order is one more row with its nodes and weights (s <= SYM_MAX_NODES).
+ *   s = 6: P'_5(x) = (315 x^4 - 210 x^2 + 15)/8, roots x^2 = (7 -+ 2 sqrt 7)/21;
+ *          c = 0, 1/2 -+ sqrt((7 + 2 sqrt 7)/21)/2, 1/2 -+ sqrt((7 - 2 sqrt 7)/21)/2, 1;
+ *          b = 1/30, (14 - sqrt 7)/60, (14 + sqrt 7)/60 (symmetric)    (10)
+ *   s = 7: P'_6(x) = x (1386 x^4 - 1260 x^2 + 210)/16, roots 0 and
+ *          x^2 = (15 -+ 2 sqrt 15)/33;
+ *          c = 0, 1/2 -+ sqrt((15 + 2 sqrt 15)/33)/2,
+ *              1/2 -+ sqrt((15 - 2 sqrt 15)/33)/2, 1/2, 1;
+ *          b = 1/42, (124 - 7 sqrt 15)/700, (124 + 7 sqrt 15)/700, 128/525
+ *          (symmetric)                                                (12)
+ * The weights are those of Lobatto's rule on [-1, 1], 2/(s (s-1) P_{s-1}(x)^2)
+ * (2/(s (s-1)) at the ends), halved for [0, 1]: b = 1/(s (s-1) P_{s-1}(x)^2).
+ * Nodes and irrational weights are given to 21 significant digits (computed
+ * with mpmath at 40 digits from the closed forms above; each literal rounds
+ * to the double nearest the exact value, and the rule integrates c^k exactly
+ * for k <= 2s - 3).  A further order is one more row with its nodes and
+ * weights (s <= SYM_MAX_NODES); s = 6, 7 run the generic Lobatto kernels
+ * (sym_galerkin_kernels.c: fixed instances exist for s <= 5) and the
+ * SYM_PRED_POLY1 predictor (sym_galerkin_step.c: s >= 5).
  *
  * The Gauss-Legendre members (issue 35): interpolation of degree s-1 and the
  * (s-1)-point Gauss quadrature of the action, at points that are not nodes
@@ -72,13 +88,15 @@ static const sym_galerkin_table simpson_table = {
  * Stability limits (sym_method.stability): Simpson's 2 sqrt 2 (AXIOMS
  * eq. (31)) and RK4's on the imaginary axis, |1 + z + z^2/2 + z^3/6 + z^4/24|
  * <= 1 for z = i omega h up to 2 sqrt 2; the trapezoidal (Stoermer-Verlet)
- * Lobatto-2 scheme's 2; those of Lobatto-4 and -5 measured as the first
+ * Lobatto-2 scheme's 2; those of Lobatto-4, -5, -6 and -7 measured as the first
  * omega h where an eigenvalue of the one-step map leaves the unit circle
  * (bisection on the exact tangent map; tests/run/test_stability.py checks each
  * limit the same way, just below and above); none (HUGE_VAL) for the
  * A-stable midpoint and Gauss rules. */
 #define STAB_SIMPSON 2.8284271247461903
 #define STAB_RK4 2.8284271247461903
+#define STAB_LOBATTO6 6.253008184763 /* bisection: 6.25300818476297 .. 6.253008184762971 */
+#define STAB_LOBATTO7 9.267346059619 /* bisection: 9.267346059619198 .. 9.2673460596192 */
 
 static const sym_method registry[] = {
     {"simpson",
@@ -126,6 +144,32 @@ static const sym_method registry[] = {
          {0.0, 0.172673164646011428101, 0.5, 0.827326835353988571899, 1.0},
          {1.0 / 20.0, 49.0 / 180.0, 16.0 / 45.0, 49.0 / 180.0, 1.0 / 20.0}},
      0, &sym_galerkin_ops, 6.054049612981},
+    {"lobatto6",
+     "6-node Lobatto variational integrator (quintic interpolation, Lobatto "
+     "quadrature); symplectic, symmetric, order 10; Newton on 5n unknowns.",
+     10, 1, 4,
+     &(const sym_galerkin_table){
+         6, 6,
+         {0.0, 0.117472338035267653574, 0.357384241759677451843, 0.642615758240322548157,
+          0.882527661964732346426, 1.0},
+         {0.0, 0.117472338035267653574, 0.357384241759677451843, 0.642615758240322548157,
+          0.882527661964732346426, 1.0},
+         {1.0 / 30.0, 0.189237478148923490158, 0.277429188517743176508,
+          0.277429188517743176508, 0.189237478148923490158, 1.0 / 30.0}},
+     0, &sym_galerkin_ops, STAB_LOBATTO6},
+    {"lobatto7",
+     "7-node Lobatto variational integrator (sextic interpolation, Lobatto "
+     "quadrature); symplectic, symmetric, order 12; Newton on 6n unknowns.",
+     12, 1, 5,
+     &(const sym_galerkin_table){
+         7, 7,
+         {0.0, 0.0848880518607165350636, 0.265575603264642893098, 0.5,
+          0.734424396735357106902, 0.915111948139283464936, 1.0},
+         {0.0, 0.0848880518607165350636, 0.265575603264642893098, 0.5,
+          0.734424396735357106902, 0.915111948139283464936, 1.0},
+         {1.0 / 42.0, 0.138413023680782974005, 0.215872690604931311709, 128.0 / 525.0,
+          0.215872690604931311709, 0.138413023680782974005, 1.0 / 42.0}},
+     0, &sym_galerkin_ops, STAB_LOBATTO7},
     {"gauss2",
      "Gauss-Legendre variational integrator, 2 points (quadratic interpolation, "
      "2-point Gauss quadrature of the action: the 2-stage Gauss collocation "

@@ -3,7 +3,8 @@ against the method's limit on the harmonic oscillator.
 
 Every method has a limit omega |h| < c on the harmonic oscillator q'' =
 -omega^2 q (``methods(details=True)[m]["stability"]``: Simpson 2 sqrt 2,
-rk4 2 sqrt 2, lobatto2 2, lobatto4 3.11, lobatto5 6.05, the midpoint rule,
+rk4 2 sqrt 2, lobatto2 2, lobatto4 3.11, lobatto5 6.05, lobatto6 6.25,
+lobatto7 9.27, the midpoint rule,
 gauss2 and gauss3 none).  For a mechanical system, omega_max^2 at q is the largest eigenvalue
 of the pencil (hess V(q), M(q)) -- the fastest mode of the motion linearised
 about q, which is what a step must resolve; with holonomic constraints g(q)
@@ -122,8 +123,9 @@ def estimate(system, q, h, method, p=None):
 #: the A-stable rules are the documented choice for stepping over a stiff
 #: mode on purpose (gauss3's phase is still within 0.6 % at pi, 8 % at
 #: 5.66), and a warning on every such run would be noise.  The methods with
-#: a finite limit (all below 2 pi: lobatto5's 6.05 is the largest) keep
-#: their own warning, which comes first.
+#: a finite limit have their own warning at and beyond it; all limits are
+#: below 2 pi but lobatto7's 9.27, and from 2 pi to 9.27 a lobatto7 step is
+#: stable and unresolved: it gets this warning there.
 RESOLUTION = 2.0 * math.pi
 
 #: The largest relative phase error per step that :func:`resolving_step`
@@ -206,8 +208,9 @@ def describe_short(est, where):
 def warn(system, q0, p0, h, method, stacklevel=2):
     """A :class:`symplectic.StabilityWarning` before a run whose step is at
     or beyond the method's limit for the fastest mode at (q0, p0); for a
-    method without a limit (the midpoint rule, gauss2, gauss3), one whose
-    step is at omega_max |h| >= :data:`RESOLUTION` (2 pi), where the fastest
+    method without a limit (the midpoint rule, gauss2, gauss3) or with one
+    above 2 pi (lobatto7), one whose step is below the limit and at
+    omega_max |h| >= :data:`RESOLUTION` (2 pi), where the fastest
     mode stays bounded but its phase is not resolved: the message gives
     omega_max, omega_max h, the method's phase per step against the exact
     one (:func:`phase`) and the step that resolves it
@@ -216,28 +219,27 @@ def warn(system, q0, p0, h, method, stacklevel=2):
     est = estimate(system, q0, h, method, p0)
     if est is None:
         return est
-    if math.isfinite(est.limit):
-        if est.omega_h >= est.limit:
-            warnings.warn(
-                f"{method.name} with |h| = {abs(h):g} s at or beyond its stability limit for "
-                f"this system: {describe(est, method.name, 'at q0')}; the numerical solution "
-                f"grows exponentially on that mode",
-                StabilityWarning, stacklevel=stacklevel + 1)
-        return est
-    if est.omega_h >= RESOLUTION:
+    if math.isfinite(est.limit) and est.omega_h >= est.limit:
+        warnings.warn(
+            f"{method.name} with |h| = {abs(h):g} s at or beyond its stability limit for "
+            f"this system: {describe(est, method.name, 'at q0')}; the numerical solution "
+            f"grows exponentially on that mode",
+            StabilityWarning, stacklevel=stacklevel + 1)
+    elif est.omega_h >= RESOLUTION:
         warnings.warn(_unresolved(est, h, method), StabilityWarning, stacklevel=stacklevel + 1)
     return est
 
 
 def _unresolved(est, h, method):
-    """The words of :func:`warn` for a method without a limit at omega_max |h|
-    >= RESOLUTION."""
+    """The words of :func:`warn` at omega_max |h| >= RESOLUTION below the
+    method's limit (none, or lobatto7's 9.27)."""
     w, wh = est.omega_max, est.omega_h
     msg = (f"{method.name} with |h| = {abs(h):g} s does not resolve the fastest mode of this "
            f"system: omega_max h = {wh:.3g} at q0 (omega_max = {w:g} rad/s, the fastest "
            f"linearised mode: {wh / (2.0 * math.pi):.3g} of its periods per step); "
-           f"{method.name} has no stability limit, so the mode stays bounded, but the fast "
-           f"phase is not resolved: ")
+           + (f"{method.name} has no stability limit" if not math.isfinite(est.limit) else
+              f"the step is below {method.name}'s stability limit ({est.limit:.3g})")
+           + ", so the mode stays bounded, but the fast phase is not resolved: ")
     theta = phase(method, wh)
     if theta is not None:
         msg += (f"the step turns it by {theta:.3g} rad instead of {wh:.3g} (a frequency of "

@@ -65,7 +65,7 @@ class Oscillator:
 
 # steps over T = 6 s for each order: errors in the asymptotic range, above rounding
 OSC_STEPS = {2: [50, 100, 200, 400], 4: [50, 100, 200, 400], 6: [12, 16, 24, 32],
-             8: [10, 14, 20, 28]}
+             8: [10, 14, 20, 28], 10: [10, 12, 14, 16], 12: [5, 6, 7, 8]}
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -150,6 +150,12 @@ def test_damped_driven_double_pendulum_orders(method, dp_reference):
     registered order on q, p and the energy, within 0.15."""
     S, p0, ref = dp_reference
     order, T = ORDER[method], 2.0
+    if order not in DP_STEPS:
+        # orders 10, 12 (lobatto6, lobatto7): their errors fall from the pre-asymptotic range
+        # (local orders 12-14 at N = 14..20) to the 1e-11 bar within a factor 1.5 of h, so
+        # no run sits in the asymptotic range above the reference's error; their orders are
+        # fitted in tests/validation/test_high_order.py
+        pytest.skip(f"order {order}: see tests/validation/test_high_order.py")
     hs, errs = [], {"q": [], "p": [], "E": []}
     for N in DP_STEPS[order]:
         tr = sp.integrate(S, DP_Q0, p0, T / N, N, method, force=dp_force, force_jac=dp_force_jac)

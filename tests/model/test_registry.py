@@ -59,6 +59,12 @@ def order_errors(method):
 
 @pytest.mark.parametrize("method", method_cases())
 def test_fitted_order_is_the_registered_order(method):
+    if _registry.METHODS[method].order > 8:
+        # above order 8 the runs here reach FLOOR before the asymptotic range (lobatto6:
+        # local orders 11.3, 10.5 down to 5e-14; lobatto7 one run above FLOOR): every such
+        # row is fitted by tests/validation/test_high_order.py, which takes them from the
+        # registry the same way (its HIGH: the rows of order above 8)
+        pytest.skip("order above 8: fitted in tests/validation/test_high_order.py")
     points = order_errors(method)[-3:]
     assert len(points) == 3, points
     hs, errs = zip(*points)

@@ -126,7 +126,8 @@ def spring_sympy():
 
 
 @pytest.mark.parametrize("form", [spring_callables, spring_sympy])
-@pytest.mark.parametrize("method", ["simpson", "lobatto4", "lobatto5", "lobatto2", "rk4"])
+@pytest.mark.parametrize("method", ["simpson", "lobatto4", "lobatto5", "lobatto6", "lobatto7",
+                                    "lobatto2", "rk4"])
 def test_the_stiff_spring_at_omega_h_14_warns_then_names_an_unstable_step(form, method):
     """Two masses joined by a spring of k = 1e6 at omega h = 14: Simpson used
     to grow x 1e40 every 20 steps for 138 steps and then blame the callback
@@ -180,7 +181,7 @@ def test_no_warning_below_the_limit_for_every_method():
     the fastest mode is not resolved starts.)"""
     S = spring_callables()
     for m, d in sp.methods(details=True).items():
-        c = d["stability"] if math.isfinite(d["stability"]) else 2 * math.pi
+        c = min(d["stability"], 2 * math.pi)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             sp.integrate(S, [0.0, 1.001], [0.0, 0.0], 0.9 * c / OMEGA_SPRING, 30, m)
@@ -246,7 +247,7 @@ def test_the_threshold_s_numbers():
     """The shortfall of the phase at omega h = 2 pi that RESOLUTION's comment states (59.8 %,
     30.0 %, 11.1 %), from the step maps' eigenvalues exp(+-i a), 0 <= a <= pi: the phase is a
     for the midpoint rule (below pi for every omega h), 2 pi - a for the Gauss rules, which have
-    turned past half a turn there (pade_phase); the finite limits all below 2 pi."""
+    turned past half a turn there (pade_phase); the finite limits below 2 pi but lobatto7's."""
     assert _stability.RESOLUTION == 2 * math.pi
     y = 2 * math.pi
     for method, short in (("midpoint", 0.598), ("gauss2", 0.300), ("gauss3", 0.111)):
@@ -254,8 +255,28 @@ def test_the_threshold_s_numbers():
         th = a if method == "midpoint" else 2 * math.pi - a
         assert th == pytest.approx(pade_phase(method, y), rel=1e-9)
         assert 1 - th / y == pytest.approx(short, abs=5e-4), method
-    assert max(d["stability"] for d in sp.methods(details=True).values()
-               if math.isfinite(d["stability"])) < 2 * math.pi
+    # the finite limits below 2 pi but lobatto7's (9.27: from 2 pi to it the phase's warning)
+    limits = {m: d["stability"] for m, d in sp.methods(details=True).items()
+              if math.isfinite(d["stability"])}
+    assert 2 * math.pi < limits.pop("lobatto7") < 3 * math.pi
+    assert max(limits.values()) < 2 * math.pi
+
+
+def test_lobatto7_between_2_pi_and_its_limit_warns_that_the_phase_is_not_resolved():
+    """lobatto7's limit (9.27) is above 2 pi: a step at omega h = 8 is stable (the spring's
+    extension bounded by its start's) and gets the unresolved phase's warning, not the limit's; at 9.5 the limit's."""
+    S = spring_callables()
+    h = 8.0 / OMEGA_SPRING
+    with pytest.warns(sp.StabilityWarning) as rec:
+        tr = sp.integrate(S, [0.0, 1.001], [0.0, 0.0], h, 300, "lobatto7")
+    assert len(rec) == 1, [str(w.message) for w in rec]
+    msg = str(rec[0].message)
+    assert msg.startswith(f"lobatto7 with |h| = {h:g} s does not resolve the fastest mode")
+    assert "below lobatto7's stability limit (9.27)" in msg and "omega_max h = 8 at q0" in msg
+    assert np.max(np.abs(tr.q[:, 1] - tr.q[:, 0] - 1.0)) <= 1.001e-3     # bounded
+    with pytest.warns(sp.StabilityWarning, match="at or beyond its stability limit"):
+        with pytest.raises(sp.ConvergenceError):
+            sp.integrate(S, [0.0, 1.001], [0.0, 0.0], 9.5 / OMEGA_SPRING, 300, "lobatto7")
 
 
 @pytest.mark.parametrize("method", UNLIMITED)
