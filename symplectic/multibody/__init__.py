@@ -67,8 +67,16 @@ from ._system import LoopClosure, TreeSystem
 from ._tree import JOINT_TYPES, Body, Joint, Tree
 from ._urdf import read_tree
 
-__all__ = ["Body", "Joint", "Tree", "TreeSystem", "LoopClosure", "from_urdf", "draw", "animate",
-           "JOINT_TYPES"]
+__all__ = ["Body", "Joint", "Tree", "TreeSystem", "LoopClosure", "from_urdf", "read_urdf", "draw",
+           "animate", "JOINT_TYPES"]
+
+
+def read_urdf(source, *, gravity=(0.0, 0.0, -9.81)):
+    """The :class:`Tree` of a URDF document (a path or the XML text), read as
+    :func:`from_urdf` reads it, without making its system (for the kinematics
+    alone, or to make the system later with :meth:`Tree.system`).  The same
+    errors as :func:`from_urdf`."""
+    return read_tree(source, gravity=gravity)
 
 
 def from_urdf(source, *, gravity=(0.0, 0.0, -9.81), joint_damping=False, mimic="independent"):

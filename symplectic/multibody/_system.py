@@ -4,9 +4,17 @@ import numpy as np
 
 from .. import forces
 from .._model._system import System
-from . import _tree
 
 _AXES = {"x": 0, "y": 1, "z": 2}
+
+
+def _check_tree(tree):
+    """TypeError unless ``tree`` is a :class:`~symplectic.multibody.Tree` (by what this module
+    uses of it: a Tree's flat parameters and kinematics; _tree.py imports this module, not
+    the other way round)."""
+    if not all(callable(getattr(tree, a, None))
+               for a in ("flat_parameters", "mimic_rows", "point_jacobian", "link_pose")):
+        raise TypeError(f"tree must be a symplectic.multibody.Tree, got {tree!r}")
 
 
 class TreeSystem(System):
@@ -39,11 +47,10 @@ class TreeSystem(System):
 
     @classmethod
     def _of_tree(cls, tree, joint_damping=False, mimic="independent", constraints=None):
-        if not isinstance(tree, _tree.Tree):
-            raise TypeError(f"tree must be a symplectic.multibody.Tree, got {tree!r}")
+        """The system of ``tree`` (:meth:`Tree.system`, which checks ``mimic``)."""
+        _check_tree(tree)
         if not isinstance(joint_damping, (bool, np.bool_)):
             raise TypeError(f"joint_damping must be True or False, got {joint_damping!r}")
-        mimic = _tree.mimic_mode(mimic)
         n = tree.n
         if n == 0:
             raise ValueError(f"the tree{'' if tree.name is None else ' ' + repr(tree.name)} has "
@@ -240,8 +247,7 @@ class LoopClosure:
 
     def __init__(self, tree, link_a, point_a, link_b=None, point_b=(0.0, 0.0, 0.0), *,
                  axes="xyz"):
-        if not isinstance(tree, _tree.Tree):
-            raise TypeError(f"tree must be a symplectic.multibody.Tree, got {tree!r}")
+        _check_tree(tree)
         self.tree = tree
         self._terms = (_term(tree, link_a, point_a, link_b, point_b, axes),)
 

@@ -511,14 +511,6 @@ class Tree:
                     out[k] += self._mass[b] * float(d @ d) + float(np.trace(self._inertia[b]))
         return out
 
-    @classmethod
-    def from_urdf(cls, source, *, gravity=(0.0, 0.0, -9.81)):
-        """The tree of a URDF document (a path or the XML text), as
-        :func:`symplectic.multibody.from_urdf` reads it, without making its
-        system (e.g. for the kinematics alone)."""
-        from ._urdf import read_tree
-        return read_tree(source, gravity=gravity)
-
     # ------------------------------------------------------------------ description
     @property
     def name(self):
@@ -670,7 +662,7 @@ class Tree:
         from a consistent state, e.g. ``System.project``).
         """
         from ._system import TreeSystem
-        return TreeSystem._of_tree(self, joint_damping, mimic)
+        return TreeSystem._of_tree(self, joint_damping, mimic_mode(mimic))
 
     # ------------------------------------------------------------------ kinematics
     def _link_name(self, link):

@@ -119,7 +119,7 @@ def test_origin_rpy_and_rotation_about_the_axis():
     xyz = (0.5, -0.2, 0.8)
     doc = robot(link("world"), link("a", inertial(1.0, (0.2, 0.1, 0.0), np.eye(3) * 0.01)),
                 joint("j", "revolute", "world", "a", xyz=xyz, rpy=(r, p, y), axis=(0, 0, 1)))
-    tree = mb.Tree.from_urdf(doc)
+    tree = mb.read_urdf(doc)
     R0 = rpy(r, p, y)
     for q in (0.0, 0.9):
         R, pos = tree.link_pose("a", [q])
@@ -139,7 +139,7 @@ def test_rpy_is_fixed_axis_roll_pitch_yaw():
                 joint("j", "revolute", "world", "a", rpy=(0, 0, math.pi / 2), axis=(0, 0, 1)),
                 joint("k", "revolute", "world", "b", rpy=(math.pi / 2, 0, math.pi / 2),
                       axis=(1, 0, 0)))
-    tree = mb.Tree.from_urdf(doc)
+    tree = mb.read_urdf(doc)
     R = tree.link_pose("a", [0.0, 0.0])[0]
     assert np.allclose(R @ [1, 0, 0], [0, 1, 0], atol=1e-15)
     R = tree.link_pose("b", [0.0, 0.0])[0]
@@ -151,7 +151,7 @@ def test_axis_normalised_and_default_axis():
                 link("b", inertial(1.0, (0, 0.5, 0), np.eye(3) * 0.01)),
                 joint("j", "revolute", "world", "a", axis=(0, 0, 2)),
                 joint("k", "revolute", "a", "b"))                        # no <axis>: (1, 0, 0)
-    tree = mb.Tree.from_urdf(doc)
+    tree = mb.read_urdf(doc)
     par = tree.flat_parameters()
     assert np.array_equal(par[3 + 2:3 + 5], [0.0, 0.0, 1.0])
     assert np.array_equal(par[30 + 2:30 + 5], [1.0, 0.0, 0.0])
@@ -162,7 +162,7 @@ def test_axis_normalised_and_default_axis():
 def test_missing_origin_is_the_identity():
     doc = robot(link("world"), link("a", inertial(1.0, (0.3, 0, 0))),
                 joint("j", "revolute", "world", "a", axis=(0, 0, 1)))
-    par = mb.Tree.from_urdf(doc).flat_parameters()
+    par = mb.read_urdf(doc).flat_parameters()
     assert np.array_equal(par[3 + 5:3 + 17], np.concatenate([np.eye(3).ravel(), np.zeros(3)]))
 
 
@@ -170,7 +170,7 @@ def test_inertial_origin_rpy_turns_the_inertia_into_the_link_frame():
     I = np.diag([0.01, 0.02, 0.03])
     doc = robot(link("world"), link("a", inertial(2.0, (0.1, 0.2, 0.3), I, (0, 0, math.pi / 2))),
                 joint("j", "revolute", "world", "a", axis=(0, 0, 1)))
-    par = mb.Tree.from_urdf(doc).flat_parameters()
+    par = mb.read_urdf(doc).flat_parameters()
     assert par[3 + 17] == 2.0 and np.array_equal(par[3 + 18:3 + 21], [0.1, 0.2, 0.3])
     # a quarter turn about z swaps the x and y moments
     assert np.allclose(par[3 + 21:3 + 27], [0.02, 0, 0, 0.01, 0, 0.03], rtol=0, atol=1e-17)
@@ -179,7 +179,7 @@ def test_inertial_origin_rpy_turns_the_inertia_into_the_link_frame():
     I = np.array([[0.05, 0.001, -0.002], [0.001, 0.04, 0.003], [-0.002, 0.003, 0.06]])
     doc = robot(link("world"), link("a", inertial(2.0, (0.1, 0.2, 0.3), I, ang)),
                 joint("j", "revolute", "world", "a", axis=(0, 0, 1)))
-    par = mb.Tree.from_urdf(doc).flat_parameters()
+    par = mb.read_urdf(doc).flat_parameters()
     Il = rpy(*ang) @ I @ rpy(*ang).T
     assert np.allclose(par[3 + 21:3 + 27], Il[np.triu_indices(3)], rtol=0, atol=1e-16)
 
@@ -242,7 +242,7 @@ def test_depth_first_numbering_in_document_order():
                 joint("l_shoulder", "revolute", "world", "left", axis=(0, 1, 0)),
                 joint("r_shoulder", "revolute", "world", "right", axis=(0, 1, 0)),
                 joint("knuckle", "revolute", "hand", "finger", axis=(1, 0, 0)))
-    tree = mb.Tree.from_urdf(doc)
+    tree = mb.read_urdf(doc)
     assert tree.coordinates == ("l_shoulder", "wrist", "knuckle", "r_shoulder")
     assert tree.root == "world"
     assert tree.links == ("world", "hand", "left", "right", "finger")
