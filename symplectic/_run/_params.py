@@ -319,11 +319,22 @@ BUILTINS = tuple(_MODELS)
 _SELECTIVE = {"tree": lambda n: list(tree_parameters(n))}
 
 
+def _refuse_python_constraints(system, what):
+    """NotImplementedError for a built-in carrying Python constraint callables."""
+    if getattr(system, "_builtin_constraints", None):
+        raise NotImplementedError(
+            f"{what}: parameter sensitivities of a built-in with Python constraint callables "
+            f"(with_constraints, e.g. a tree's loop_closure) are not supported: the augmented "
+            f"system is compiled from SymPy and the callables have no SymPy form; write the "
+            f"constrained system with System.from_sympy, or differentiate the open tree")
+
+
 def check_supported(system, method, what, names=None):
     """The system's SymPy spec (a built-in's: M, V, q, constraints, values,
     param_order and its forces' parameters none; ``names`` the parameters to
     be differentiated, None: all), or NotImplementedError naming what is
     supported."""
+    _refuse_python_constraints(system, what)
     spec = getattr(system, "_spec", None)
     if spec is None and getattr(system, "builtin", None) in BUILTINS:
         spec = _builtin_model(system, names)
@@ -332,12 +343,6 @@ def check_supported(system, method, what, names=None):
             f"{what}: parameter sensitivities (params) need a system made by "
             f"symplectic.symbolic.system (System.from_sympy), or a built-in "
             f"({', '.join(BUILTINS)}), and a variational method; got {system!r}")
-    if getattr(system, "_builtin_constraints", None):
-        raise NotImplementedError(
-            f"{what}: parameter sensitivities of a built-in with Python constraint callables "
-            f"(with_constraints, e.g. a tree's loop_closure) are not supported: the augmented "
-            f"system is compiled from SymPy and the callables have no SymPy form; write the "
-            f"constrained system with System.from_sympy, or differentiate the open tree")
     if not method.symplectic:
         raise NotImplementedError(f"{what}: parameter sensitivities need a variational "
                                   f"(Galerkin) method: midpoint, simpson, lobatto*; not "
@@ -353,6 +358,7 @@ def prepare(system, wrt, method, what="integrate"):
     nor a built-in, or a method that is not variational; ValueError for a
     name that is not a parameter."""
     names = _names(wrt)
+    _refuse_python_constraints(system, what)
     try:
         import sympy  # noqa: F401
     except ImportError as exc:

@@ -141,7 +141,8 @@ CHECKS = {
     ],
     "docs/performance.md": [],
 }
-NEEDS = {"import sympy": "sympy", "dask": "distributed", "wrt=wrt": "sympy"}
+NEEDS = {"import sympy": "sympy", "dask": "distributed", "wrt=wrt": "sympy",
+         "tangent=True, wrt=[": "sympy"}       # (parameter sensitivities compile with SymPy)
 
 
 def python_blocks(page):
