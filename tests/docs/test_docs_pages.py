@@ -142,7 +142,8 @@ CHECKS = {
     "docs/performance.md": [],
 }
 NEEDS = {"import sympy": "sympy", "dask": "distributed", "wrt=wrt": "sympy",
-         "tangent=True, wrt=[": "sympy"}       # (parameter sensitivities compile with SymPy)
+         "tangent=True, wrt=[": "sympy",       # (parameter sensitivities compile with SymPy)
+         "import matplotlib": "matplotlib"}
 
 
 def python_blocks(page):
