@@ -28,6 +28,7 @@ import dataclasses
 
 import numpy as np
 
+from ._choose import StepChoice, choose_step
 from ._measures import (OrderFit, convergence_order, energy_error, energy_error_norm,
                         error_norm, local_orders)
 from ._model import _validate
@@ -39,7 +40,7 @@ __all__ = ["energy_error", "energy_error_norm", "energy_balance", "EnergyBalance
            "momentum_balance", "MomentumBalance", "cyclic_coordinates", "conserved_momenta",
            "Momenta", "error_norm", "local_orders", "convergence_order", "OrderFit",
            "tangent_map", "symplecticity_defect", "reversibility_error", "convergence_study",
-           "stability_estimate",
+           "stability_estimate", "choose_step", "StepChoice",
            "ConvergenceTable", "rk4_ode", "ReducedLagrangeTop", "reduced_lagrange_top"]
 
 

@@ -67,6 +67,14 @@ CHECKS = {
         ("t_eval gives 101 states", lambda ns: ns["sampled"].q.shape == (101, 1)),
         ("store_every=100 keeps 10^4 + 1 states", lambda ns: ns["thin"].q.shape == (10001, 1)),
     ],
+    "docs/guide/methods.md": [
+        ("the chosen run meets 1e-10 over the whole 100 s",
+         lambda ns: sp.analysis.energy_error_norm(ns["traj"]) <= 1e-10
+         and _close(ns["traj"].t[-1], 100.0, 1e-12)),
+        ("the choice is a symplectic method with its Newton mode",
+         lambda ns: ns["choice"].method.startswith(("simpson", "lobatto"))
+         and ns["choice"].newton in ("auto", "step")),
+    ],
     "docs/guide/integrator.md": [
         ("the pieces end bitwise where one integrate call ends",
          lambda ns: np.array_equal(ns["whole"].q[-1], ns["q1"])),

@@ -56,7 +56,7 @@ LAYERS = [
     ("run", [                            # runs and their results
         "_run"]),
     ("tools", [                          # analysis, references, plots, the papers
-        "analysis", "_measures", "_structure", "_studies", "sensitivity", "control", "exact",
+        "analysis", "_choose", "_measures", "_structure", "_studies", "sensitivity", "control", "exact",
         "plot", "_optional", "papers", "_paper_tables", "_paper_figures", "reproduce",
         "multibody"]),
     ("face", ["__init__"]),              # the public names: import symplectic as sp
