@@ -143,12 +143,12 @@ def _snap(nlp, point, held):
     the residual."""
     for rel in SNAP:
         z, nu, res = point
-        scale = np.maximum(1.0, np.abs(z))
-        lo = ~held & (z - nlp.lower <= rel * scale) & (z != nlp.lower)
-        hi = ~held & ~lo & (nlp.upper - z <= rel * scale) & (z != nlp.upper)
+        at_lo, at_hi = nlp.at_bound(z, rel)
+        lo = ~held & at_lo & (z != nlp.lower)
+        hi = ~held & ~lo & at_hi & (z != nlp.upper)
         if not (lo.any() or hi.any()):
             continue
-        z1 = np.where(lo, nlp.lower, np.where(hi, nlp.upper, z))
+        z1 = _on_bound(nlp, z, lo, hi)
         try:
             r1 = nlp.kkt_residual(z1, nu)
         except ConvergenceError:
@@ -172,16 +172,22 @@ def _pin(nlp, point, held):
     solves.  Unlike :func:`_snap` this does not ask the residual to fall at
     once (it falls after the step; the polish keeps the best point met)."""
     z, nu, _ = point
-    scale = np.maximum(1.0, np.abs(z))
-    lo = ~held & (z - nlp.lower <= SNAP[-1] * scale)
-    hi = ~held & ~lo & (nlp.upper - z <= SNAP[-1] * scale)
+    at_lo, at_hi = nlp.at_bound(z, SNAP[-1])
+    lo = ~held & at_lo
+    hi = ~held & ~lo & at_hi
     if not (lo.any() or hi.any()):
         return None, held
-    z1 = np.where(lo, nlp.lower, np.where(hi, nlp.upper, z))
+    z1 = _on_bound(nlp, z, lo, hi)
     try:
         return (z1, nu, nlp.kkt_residual(z1, nu)), held | lo | hi
     except ConvergenceError:
         return None, held
+
+
+def _on_bound(nlp, z, lo, hi):
+    """z with the variables of ``lo`` put on their lower bound and the others
+    of ``hi`` on their upper one (the masks of :meth:`NLP.at_bound`)."""
+    return np.where(lo, nlp.lower, np.where(hi, nlp.upper, z))
 
 
 def _wrong_bounds(nlp, z, nu, held, tol):
