@@ -71,7 +71,9 @@ def _dp_details(rows, ms, horizons, targets):
                 if r is None or not r["reached"]:
                     line.append(r["note"] if r else "–")
                 else:
-                    line.append(f"{fmt_t(r['wall'])} ({r['param']}, {r['steps']} steps, e_H {fmt_e(r['e_H'])}; "
+                    it = r.get("newton")
+                    it = f", {it:.2f} Newton it/step" if isinstance(it, float) and it == it else ""
+                    line.append(f"{fmt_t(r['wall'])} ({r['param']}, {r['steps']} steps{it}, e_H {fmt_e(r['e_H'])}; "
                                 f"{fmt_x(r.get('vs_lobatto5'))} lobatto5)")
             body.append(line)
     return md_table(["T, e_H ≤"] + [m.label for m in ms], body)
@@ -97,7 +99,8 @@ def dp_block(cfg, rows, ms, imports, rel, png, info, stamp):
         "compiled once per tolerance and reused; its **JIT time** (compile, LLVM cache cleared) is not in its "
         "time and is reported apart; a **one-off run** costs JIT + integration. GSL and heyoka store no "
         "trajectory; ours stores it (as `sp.integrate` does).\n")
-    out += [_dp_summary(rows, H, Tg), "\nEvery method (median time, setting, steps, e_H; time / lobatto5's "
+    out += [_dp_summary(rows, H, Tg), "\nEvery method (median time, setting, steps, ours: Newton iterations per step, e_H; time / "
+            "lobatto5's "
             "time in the same rounds):\n", _dp_details(rows, ms, H, Tg)]
     if imports:
         out.append("\nImport time in a fresh interpreter (least of 3): "
