@@ -60,15 +60,19 @@ describe them either), joint limits as constraints.  Mimic joints are free
 coordinates by default, or holonomic constraints with
 ``mimic="constraint"``.
 
+Ready-made: :func:`pendulum_chain`, the planar chain of
+:func:`symplectic.systems.pendulum_chain` as a tree in relative joint angles.
+
 Pictures: :func:`draw` and :func:`animate` (matplotlib) show a tree or a
 system as a stick figure.
 """
+from ._chain import pendulum_chain
 from ._system import LoopClosure, TreeSystem
 from ._tree import JOINT_TYPES, Body, Joint, Tree
 from ._urdf import read_tree
 
-__all__ = ["Body", "Joint", "Tree", "TreeSystem", "LoopClosure", "from_urdf", "read_urdf", "draw",
-           "animate", "JOINT_TYPES"]
+__all__ = ["Body", "Joint", "Tree", "TreeSystem", "LoopClosure", "from_urdf", "read_urdf",
+           "pendulum_chain", "draw", "animate", "JOINT_TYPES"]
 
 
 def read_urdf(source, *, gravity=(0.0, 0.0, -9.81)):

@@ -37,6 +37,12 @@ def _fore_mass_difference(ns):
     return np.abs(exact - fd).max() / np.abs(fd).max()
 
 
+def _chain_end(lengths, q):
+    """The end of a planar chain of rods at absolute angles q from the downward vertical, in
+    the x-z plane (z up): (sum l sin q, 0, -sum l cos q)."""
+    return np.array([np.sum(lengths * np.sin(q)), 0.0, -np.sum(lengths * np.cos(q))])
+
+
 def _close(a, b, rel):
     return abs(a - b) <= rel * abs(b)
 
@@ -129,6 +135,12 @@ CHECKS = {
         ("the mimic holds", lambda ns: ns["gap"] < 1e-12),
         ("the four-bar's loop stays closed and its energy constant",
          lambda ns: ns["loop_gap"] < 1e-12 and np.ptp(ns["spin"].energy) < 1e-8),
+        ("the chain as a tree is the built-in in relative angles, and so is its run",
+         lambda ns: ns["model_gap"] < 1e-13 and ns["run_gap"] < 1e-12
+         and ns["swing"].energy[-1] < ns["swing"].energy[0]),
+        ("the tree's last mass is where the built-in's absolute angles put it",
+         lambda ns: np.allclose(ns["last_mass"], _chain_end(ns["lengths"], ns["ref"].q[-1]),
+                                rtol=0, atol=1e-12)),
     ],
     "docs/guide/linear.md": [
         ("the stability limit is 0.2436 s",
