@@ -292,8 +292,37 @@ typedef struct newton_iter {
     int restarted;           /* the restart safeguard was used              */
     int exact;               /* frozen policy: the approximate matrix was
                                 left; every iterate factorised exactly      */
+    int flat;                /* the last update was exact and did not
+                                contract against the one before it          */
     double rnorm, rscale, rprev, dk, dprev, ek, eprev;
 } newton_iter;
+
+/*
+ * A stall at the rounding floor of the residual.  The residual's terms can be
+ * far larger than the scale rscale that the rounding test above measures it
+ * against: in relative joint angles (a tree's coordinates) a chain's
+ * residual sums the momenta of every body outboard of a joint, and the
+ * Newton matrix L^T J L is worse conditioned than J (a 64-link chain:
+ * cond 8e8 against 2e5 in absolute angles), so both the residual and the
+ * updates stop falling at levels (5e-12 .. 2e-11 of rscale; updates 1e-10 of
+ * the increment) above the rounding test and above `stalled`'s threshold.
+ * Full Newton's stopping rule ends such solves before the floor (its
+ * quadratic rate predicts the error left); a mode that reuses factors
+ * contracts linearly into it and then runs out of iterations.  So: accept
+ * the iterate when an exact update (fresh factors) neither contracted
+ * against the update before it (d_k >= d_{k-1}/2) nor lowered the residual
+ * (|R_k| >= |R_{k-1}|/2), and the residual is at most RES_FLOOR times its
+ * scale -- a converging exact Newton does neither (quadratic: both fall by
+ * orders), and far from a root the residual is of the size of its scale.
+ * One block only (nu_x = 0: unconstrained steps).
+ */
+#define RES_FLOOR 1e-9
+
+static int residual_floor(const sym_newton *nw, const newton_iter *it)
+{
+    return nw->nu_x == 0 && it->flat && it->last == UPDATE_FRESH &&
+           it->rnorm >= 0.5 * it->rprev && it->rnorm <= RES_FLOOR * it->rscale;
+}
 
 /* Chord safeguard: an update made with a matrix factorised at another
  * iterate (or step) that does not decrease the residual means that matrix
@@ -349,7 +378,8 @@ static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, 
     const int exact = fresh && it->iters > 1;   /* an exact Newton update, not the first */
     const int both = fresh && it->last == UPDATE_FRESH;   /* this and the last one */
     int small = small_update(it->dk, it->dprev, it->iters, both, nw->rtol);
-    if (!small && exact && it->dk >= 0.5 * it->dprev) small = stalled(nw, it->dk, it->dprev);
+    it->flat = exact && it->dk >= 0.5 * it->dprev;
+    if (!small && it->flat) small = stalled(nw, it->dk, it->dprev);
     if (pol->reuse && it->iters > 1 && !(it->dk <= pol->theta * it->dprev)) it->refresh = 1;
     if (pol->predict_kc && nw->nu_x == 0) per_step_kc(nw, it, fresh, h);
     if (nw->nu_x > 0) {
@@ -389,7 +419,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         nw->dec_skip--;
         pol = &policies[SYM_NEWTON_STEP];
     }
-    newton_iter it = {0, 0, UPDATE_NONE, 0, 0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    newton_iter it = {0, 0, UPDATE_NONE, 0, 0, 0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     const int frozen = pol->frozen && ops->factor_frozen;
     it.refresh = !pol->carry || !nw->lu_valid || nw->lu_h != h || nw->prev_iters > CHORD_MAX_ITERS;
     int st;
@@ -405,6 +435,7 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
         }
         if (!isfinite(it.rnorm)) { st = SYM_ENONFINITE; break; }
         if (it.iters > 0 && it.rnorm <= ROUNDING_RES * it.rscale) { o->converged = 1; break; }
+        if (residual_floor(nw, &it)) { o->converged = 1; break; }
         if (it.iters >= nw->max_iter) { st = SYM_ENOCONV; break; }
         /* frozen: the approximate matrix first, the exact one after (also
          * when the approximate one cannot be factorised); an update with the
