@@ -53,7 +53,7 @@ import symplectic as sp  # noqa: E402
 import models as M  # noqa: E402
 import gsl as G  # noqa: E402
 import mujoco_chain as MJ  # noqa: E402
-from suite.common import clock, fmt_e, fmt_t, interleave, summarize, write_csv, _lscpu  # noqa: E402
+from suite.common import fmt_e, fmt_t, interleave, write_csv, _lscpu  # noqa: E402
 from suite.peer_methods import Ours, h_grid  # noqa: E402
 from suite.peers import Method, Search, rows_for  # noqa: E402
 from suite.solvers import tol_grid  # noqa: E402
