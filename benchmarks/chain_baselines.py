@@ -321,7 +321,7 @@ def main():
     ap.add_argument("--n", type=int, nargs="+", default=[4, 8, 16, 32, 64])
     ap.add_argument("--T", type=float, nargs="+", default=[10.0, 100.0])
     ap.add_argument("--max-n-long", type=int, default=32, help="horizons beyond the first only up to this n")
-    ap.add_argument("--kinds", nargs="+", default=["chain", "arm"])
+    ap.add_argument("--kinds", nargs="*", default=["chain", "arm"])
     ap.add_argument("--arms", nargs="*", default=["arm6", "arm7"], help="URDF arms (T = the first horizon)")
     ap.add_argument("--cap", type=float, default=20.0, help="seconds: a run projected longer is not started")
     ap.add_argument("--rounds", type=int, default=3)
@@ -354,7 +354,8 @@ def main():
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "csrc", "symplectic", "benchmarks"],
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no", "--", "csrc", "symplectic",
+                            "benchmarks"],
                            capture_output=True, text=True).stdout
     info = _lscpu()
     rows = []
