@@ -14,13 +14,17 @@
  * pivoting (n^3/3 multiply-adds), then solved by forward and back substitution.
  *
  * The compiled explicit reference with a general dense mass matrix for
- * benchmarks/run.py (section 10).  Usage:
- *     gsl_rk8pd_chain T tol repeats [notrack]  < params
+ * benchmarks/run.py (section 10) and benchmarks/chain_baselines.py.  Usage:
+ *     gsl_rk8pd_chain T tol repeats [notrack] [counts]  < params
+ *     gsl_rk8pd_chain rhs  < params      (prints f(y(0)): qd, then qdd)
  * params (whitespace separated): n, g, m_1..m_n, l_1..l_n, q_1(0)..q_n(0), qd_1(0)..qd_n(0).
  * Prints one CSV line: T,tol,steps,seconds_per_run,e_H,y_1..y_2n (state at T)
  * where e_H = max over accepted steps of |H - H0|/|H0| (an untimed pass; skipped
  * with `notrack`, e_H then nan) and seconds_per_run is the minimum over
- * `repeats` timed runs (no H evaluation inside the timed runs).
+ * `repeats` timed runs (no H evaluation inside the timed runs).  With `counts`,
+ * two more fields at the end: the accepted and the rejected (step size
+ * decreased and retried) steps of the last run, from GSL's evolve object
+ * (count, failed_steps).
  */
 #define _POSIX_C_SOURCE 199309L
 #include "gsl_bench.h"
@@ -109,11 +113,44 @@ static double energy(void *vp, const double y[])
     return T + V;
 }
 
-/* One run over [0, T] from y0 into y; if eH != NULL, track the max relative energy error. */
-static int run(chain_t *C, double T, double tol, long *steps, double *eH, double *y)
+/* The integration loop of gsl_bench.h's evolve (same controller, first trial step and
+ * e_H), also returning GSL's accepted and rejected step counts: for the untimed pass
+ * (the timed runs use evolve itself; the energy evaluations do not change the steps). */
+static int evolve_counted(gsl_odeiv2_system *sys, energy_fn H, double T, double tol, double *y, long *steps,
+                          double *eH, unsigned long counts[2])
+{
+    gsl_odeiv2_step *s = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, sys->dimension);
+    gsl_odeiv2_control *c = gsl_odeiv2_control_y_new(tol, tol);
+    gsl_odeiv2_evolve *e = gsl_odeiv2_evolve_alloc(sys->dimension);
+    int status = (s && c && e) ? GSL_SUCCESS : GSL_ENOMEM;
+    double t = 0.0, h = 1e-3, H0 = eH ? H(sys->params, y) : 0.0, worst = 0.0;
+    long k = 0;
+    while (status == GSL_SUCCESS && t < T) {
+        status = gsl_odeiv2_evolve_apply(e, c, s, sys, &t, T, &h, y);
+        if (status != GSL_SUCCESS) break;
+        k++;
+        if (eH) {
+            double r = fabs(H(sys->params, y) - H0) / fabs(H0);
+            if (r > worst) worst = r;
+        }
+    }
+    counts[0] = e ? e->count - e->failed_steps : 0;     /* GSL's count: every trial step */
+    counts[1] = e ? e->failed_steps : 0;
+    if (e) gsl_odeiv2_evolve_free(e);
+    if (c) gsl_odeiv2_control_free(c);
+    if (s) gsl_odeiv2_step_free(s);
+    *steps = k;
+    if (eH) *eH = worst;
+    return status == GSL_SUCCESS ? 0 : -1;
+}
+
+/* One run over [0, T] from y0 into y; if eH != NULL, track the max relative energy error;
+ * if counts != NULL, the accepted and rejected steps into counts. */
+static int run(chain_t *C, double T, double tol, long *steps, double *eH, double *y, unsigned long counts[2])
 {
     gsl_odeiv2_system sys = {rhs, NULL, 2 * (size_t)C->n, C};
     memcpy(y, C->y0, sys.dimension * sizeof(double));
+    if (counts) return evolve_counted(&sys, energy, T, tol, y, steps, eH, counts);
     return evolve(&sys, energy, T, tol, y, steps, eH);
 }
 
@@ -136,9 +173,11 @@ static int read_params(chain_t *C)
 
 int main(int argc, char **argv)
 {
-    double T, tol;
-    int repeats, track;
-    if (bench_args(argc, argv, " < params", &T, &tol, &repeats, &track) != 0) return 2;
+    double T = 0, tol = 0;
+    int repeats = 0, track = 0, counts_wanted = 0, rhs_only = argc == 2 && strcmp(argv[1], "rhs") == 0;
+    if (argc >= 5 && strcmp(argv[argc - 1], "counts") == 0) { counts_wanted = 1; argc--; }
+    if (!rhs_only && bench_args(argc, argv, " [counts] < params, or rhs < params", &T, &tol, &repeats, &track) != 0)
+        return 2;
     chain_t C = {0};
     if (read_params(&C) != 0) {
         fprintf(stderr, "bad parameters on stdin (n g m_1..m_n l_1..l_n q(0) qd(0))\n");
@@ -147,21 +186,30 @@ int main(int argc, char **argv)
     }
     int status = 0;
     long steps = 0;
+    unsigned long counts[2] = {0, 0};
     double eH = NAN, best = 1e300, *y = malloc(2 * (size_t)C.n * sizeof(double));
-    if (!y || (track && run(&C, T, tol, &steps, &eH, y) != 0)) status = 1;
-    for (int r = 0; r < repeats && status == 0; r++) {
-        double t0 = now();
-        if (run(&C, T, tol, &steps, NULL, y) != 0) status = 1;
-        double dt = now() - t0;
-        if (dt < best) best = dt;
-    }
-    if (status == 0) {
-        printf("%g,%g,%ld,%.6e,%.6e", T, tol, steps, best, eH);
-        for (int i = 0; i < 2 * C.n; i++) printf(",%.17g", y[i]);
-        printf("\n");
+    if (!y) status = 1;
+    else if (rhs_only) {
+        if (rhs(0.0, C.y0, y, &C) != GSL_SUCCESS) status = 1;
+        for (int i = 0; i < 2 * C.n && status == 0; i++) printf(i ? ",%.17g" : "%.17g", y[i]);
+        if (status == 0) printf("\n");
     } else {
-        fprintf(stderr, "gsl integration failed\n");
+        /* the untimed pass: e_H if tracked, the step counts if asked for */
+        if ((track || counts_wanted) && run(&C, T, tol, &steps, track ? &eH : NULL, y, counts) != 0) status = 1;
+        for (int r = 0; r < repeats && status == 0; r++) {
+            double t0 = now();
+            if (run(&C, T, tol, &steps, NULL, y, NULL) != 0) status = 1;
+            double dt = now() - t0;
+            if (dt < best) best = dt;
+        }
+        if (status == 0) {
+            printf("%g,%g,%ld,%.6e,%.6e", T, tol, steps, best, eH);
+            for (int i = 0; i < 2 * C.n; i++) printf(",%.17g", y[i]);
+            if (counts_wanted) printf(",%lu,%lu", counts[0], counts[1]);
+            printf("\n");
+        }
     }
+    if (status != 0) fprintf(stderr, "gsl integration failed\n");
     free(y); free(C.m); free(C.piv);
     return status;
 }
