@@ -42,9 +42,10 @@ typedef double (*energy_fn)(void *params, const double *y);
 
 /* Integrate sys over [0, T] from y (overwritten by the state at T) with GSL's rk8pd under
  * rtol = atol = tol (first trial step 1e-3).  *steps: accepted steps; if eH != NULL, *eH =
- * max over accepted steps of |H - H0| / |H0|.  Returns 0, or -1 if GSL fails. */
+ * max over accepted steps of |H - H0| / |H0|; if counts != NULL, GSL's accepted and rejected
+ * step counts (its evolve `count` is every trial step).  Returns 0, or -1 if GSL fails. */
 static int evolve(gsl_odeiv2_system *sys, energy_fn H, double T, double tol, double *y, long *steps,
-                  double *eH)
+                  double *eH, unsigned long counts[2])
 {
     gsl_odeiv2_step *s = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, sys->dimension);
     gsl_odeiv2_control *c = gsl_odeiv2_control_y_new(tol, tol);
@@ -60,6 +61,10 @@ static int evolve(gsl_odeiv2_system *sys, energy_fn H, double T, double tol, dou
             double r = fabs(H(sys->params, y) - H0) / fabs(H0);
             if (r > worst) worst = r;
         }
+    }
+    if (counts) {
+        counts[0] = e ? e->count - e->failed_steps : 0;
+        counts[1] = e ? e->failed_steps : 0;
     }
     if (e) gsl_odeiv2_evolve_free(e);
     if (c) gsl_odeiv2_control_free(c);

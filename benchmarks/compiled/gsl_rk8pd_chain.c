@@ -113,45 +113,13 @@ static double energy(void *vp, const double y[])
     return T + V;
 }
 
-/* The integration loop of gsl_bench.h's evolve (same controller, first trial step and
- * e_H), also returning GSL's accepted and rejected step counts: for the untimed pass
- * (the timed runs use evolve itself; the energy evaluations do not change the steps). */
-static int evolve_counted(gsl_odeiv2_system *sys, energy_fn H, double T, double tol, double *y, long *steps,
-                          double *eH, unsigned long counts[2])
-{
-    gsl_odeiv2_step *s = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, sys->dimension);
-    gsl_odeiv2_control *c = gsl_odeiv2_control_y_new(tol, tol);
-    gsl_odeiv2_evolve *e = gsl_odeiv2_evolve_alloc(sys->dimension);
-    int status = (s && c && e) ? GSL_SUCCESS : GSL_ENOMEM;
-    double t = 0.0, h = 1e-3, H0 = eH ? H(sys->params, y) : 0.0, worst = 0.0;
-    long k = 0;
-    while (status == GSL_SUCCESS && t < T) {
-        status = gsl_odeiv2_evolve_apply(e, c, s, sys, &t, T, &h, y);
-        if (status != GSL_SUCCESS) break;
-        k++;
-        if (eH) {
-            double r = fabs(H(sys->params, y) - H0) / fabs(H0);
-            if (r > worst) worst = r;
-        }
-    }
-    counts[0] = e ? e->count - e->failed_steps : 0;     /* GSL's count: every trial step */
-    counts[1] = e ? e->failed_steps : 0;
-    if (e) gsl_odeiv2_evolve_free(e);
-    if (c) gsl_odeiv2_control_free(c);
-    if (s) gsl_odeiv2_step_free(s);
-    *steps = k;
-    if (eH) *eH = worst;
-    return status == GSL_SUCCESS ? 0 : -1;
-}
-
 /* One run over [0, T] from y0 into y; if eH != NULL, track the max relative energy error;
  * if counts != NULL, the accepted and rejected steps into counts. */
 static int run(chain_t *C, double T, double tol, long *steps, double *eH, double *y, unsigned long counts[2])
 {
     gsl_odeiv2_system sys = {rhs, NULL, 2 * (size_t)C->n, C};
     memcpy(y, C->y0, sys.dimension * sizeof(double));
-    if (counts) return evolve_counted(&sys, energy, T, tol, y, steps, eH, counts);
-    return evolve(&sys, energy, T, tol, y, steps, eH);
+    return evolve(&sys, energy, T, tol, y, steps, eH, counts);
 }
 
 static int read_params(chain_t *C)

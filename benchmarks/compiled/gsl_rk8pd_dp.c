@@ -53,7 +53,7 @@ static int run(dp_params *P, double T, double tol, long *steps, double *eH, doub
     gsl_odeiv2_system sys = {rhs, NULL, 4, P};
     const double pi = acos(-1.0);
     yT[0] = pi / 4; yT[1] = pi / 3; yT[2] = 0.0; yT[3] = 0.0;
-    return evolve(&sys, energy, T, tol, yT, steps, eH);
+    return evolve(&sys, energy, T, tol, yT, steps, eH, NULL);
 }
 
 int main(int argc, char **argv)
