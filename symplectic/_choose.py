@@ -49,17 +49,17 @@ _TIMINGS = 3           # timed runs per Newton mode at a method's chosen h
 class StepChoice:
     """What :func:`choose_step` chose, and the pilot runs behind it.
 
-    method, h, n_steps, newton : the setting (h = T / n_steps exactly, in the
-        time unit of the system, s for the built-ins);
-    energy_error : max_n |H_n - H0| / |H0| of the pilot run at this setting
-        over ``window``;
-    predicted_seconds : n_steps times the pilot's time per step (this machine,
-        this moment: a guide, not a promise);
-    window : the pilot runs' time span; omega_max : the fastest linearised
-        frequency at the start (rad per time unit);
-    pilots : one dict per pilot run (method, newton, h, steps, energy_error,
-        seconds_per_step, newton_iterations per step, status);
-    candidates : per method, the setting found for it (or why none was).
+    - ``method``, ``h``, ``n_steps``, ``newton``: the setting (h = T / n_steps
+      exactly, in the time unit of the system, s for the built-ins);
+    - ``energy_error``: ``max_n |H_n - H0| / |H0|`` of the pilot run at this
+      setting over ``window``;
+    - ``predicted_seconds``: n_steps times the pilot's time per step (this
+      machine, this moment: a guide, not a promise);
+    - ``window``: the pilot runs' time span; ``omega_max``: the fastest
+      linearised frequency at the start (rad per time unit);
+    - ``pilots``: one dict per pilot run (method, newton, h, steps,
+      energy_error, seconds_per_step, newton_iterations per step, status);
+    - ``candidates``: per method, the setting found for it (or why none was).
     """
     method: str
     h: float
@@ -188,7 +188,7 @@ def choose_step(system, q0, p0=None, T=None, energy_tol=1e-8, *, qdot0=None, t0=
     T : float
         The horizon the run will span (time unit of the system; > 0).
     energy_tol : float
-        The target for max_n |H_n - H0| / |H0| (0 < energy_tol < 1; H0 != 0).
+        The target for ``max_n |H_n - H0| / |H0|`` (0 < energy_tol < 1; H0 != 0).
     methods : sequence of str, optional
         Candidates (default: simpson, lobatto4 ... lobatto7).
     newton : str or sequence of str
