@@ -6,7 +6,9 @@
 - ``gsl_rk8pd_chain_aba.c``: the same chain, the accelerations by an O(n) articulated-body
   recursion (benchmarks/chain_baselines.py).
 
-The chain programs also print GSL's accepted and rejected step counts when asked
+The two chain programs share their command line and output (``gsl_chain.h``), all three the clock
+and GSL's integration loop (``gsl_bench.h``).  The chain programs also print GSL's accepted and
+rejected step counts when asked
 (``run_chain(..., counts=True)``) and evaluate one right-hand side (``rhs_chain``).
 
 ``build`` compiles one of them (next to this file) against the system's GSL (Debian:

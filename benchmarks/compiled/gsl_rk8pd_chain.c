@@ -27,7 +27,7 @@
  * (count, failed_steps).
  */
 #define _POSIX_C_SOURCE 199309L
-#include "gsl_bench.h"
+#include "gsl_chain.h"
 
 typedef struct {
     int n;
@@ -113,15 +113,6 @@ static double energy(void *vp, const double y[])
     return T + V;
 }
 
-/* One run over [0, T] from y0 into y; if eH != NULL, track the max relative energy error;
- * if counts != NULL, the accepted and rejected steps into counts. */
-static int run(chain_t *C, double T, double tol, long *steps, double *eH, double *y, unsigned long counts[2])
-{
-    gsl_odeiv2_system sys = {rhs, NULL, 2 * (size_t)C->n, C};
-    memcpy(y, C->y0, sys.dimension * sizeof(double));
-    return evolve(&sys, energy, T, tol, y, steps, eH, counts);
-}
-
 static int read_params(chain_t *C)
 {
     if (scanf("%d %lf", &C->n, &C->g) != 2 || C->n < 1 || C->n > 4096) return -1;
@@ -139,45 +130,20 @@ static int read_params(chain_t *C)
     return 0;
 }
 
+/* chain_main's reader: read_params, then n and y0 */
+static int read_chain(void *vp, int *n, const double **y0)
+{
+    chain_t *C = vp;
+    if (read_params(C) != 0) return -1;
+    *n = C->n;
+    *y0 = C->y0;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    double T = 0, tol = 0;
-    int repeats = 0, track = 0, counts_wanted = 0, rhs_only = argc == 2 && strcmp(argv[1], "rhs") == 0;
-    if (argc >= 5 && strcmp(argv[argc - 1], "counts") == 0) { counts_wanted = 1; argc--; }
-    if (!rhs_only && bench_args(argc, argv, " [counts] < params, or rhs < params", &T, &tol, &repeats, &track) != 0)
-        return 2;
     chain_t C = {0};
-    if (read_params(&C) != 0) {
-        fprintf(stderr, "bad parameters on stdin (n g m_1..m_n l_1..l_n q(0) qd(0))\n");
-        free(C.m); free(C.piv);
-        return 2;
-    }
-    int status = 0;
-    long steps = 0;
-    unsigned long counts[2] = {0, 0};
-    double eH = NAN, best = 1e300, *y = malloc(2 * (size_t)C.n * sizeof(double));
-    if (!y) status = 1;
-    else if (rhs_only) {
-        if (rhs(0.0, C.y0, y, &C) != GSL_SUCCESS) status = 1;
-        for (int i = 0; i < 2 * C.n && status == 0; i++) printf(i ? ",%.17g" : "%.17g", y[i]);
-        if (status == 0) printf("\n");
-    } else {
-        /* the untimed pass: e_H if tracked, the step counts if asked for */
-        if ((track || counts_wanted) && run(&C, T, tol, &steps, track ? &eH : NULL, y, counts) != 0) status = 1;
-        for (int r = 0; r < repeats && status == 0; r++) {
-            double t0 = now();
-            if (run(&C, T, tol, &steps, NULL, y, NULL) != 0) status = 1;
-            double dt = now() - t0;
-            if (dt < best) best = dt;
-        }
-        if (status == 0) {
-            printf("%g,%g,%ld,%.6e,%.6e", T, tol, steps, best, eH);
-            for (int i = 0; i < 2 * C.n; i++) printf(",%.17g", y[i]);
-            if (counts_wanted) printf(",%lu,%lu", counts[0], counts[1]);
-            printf("\n");
-        }
-    }
-    if (status != 0) fprintf(stderr, "gsl integration failed\n");
-    free(y); free(C.m); free(C.piv);
+    const int status = chain_main(argc, argv, &C, read_chain, rhs, energy);
+    free(C.m); free(C.piv);
     return status;
 }
