@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from ._measures import energy_error_norm
 from ._model import _validate
 from ._run import _stability
 from ._run._integrate import integrate
@@ -90,11 +91,6 @@ class StepChoice:
                 f"predicted {self.predicted_seconds:.3g} s)")
 
 
-def _energy_error(traj, H0):
-    E = np.asarray(traj.energy, dtype=float)
-    return float(np.max(np.abs(E - H0))) / abs(H0)
-
-
 def _pilot(system, q0, p0, t0, window, h, method, newton):
     """One pilot run over ``window`` with about step h: a row of the table."""
     n = max(1, math.ceil(window / h - 1e-9))
@@ -110,7 +106,7 @@ def _pilot(system, q0, p0, t0, window, h, method, newton):
                    status=f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
         return row
     it = np.asarray(traj.newton_iterations, dtype=float)
-    row.update(energy_error=_energy_error(traj, float(traj.energy[0])),
+    row.update(energy_error=energy_error_norm(traj),
                seconds_per_step=seconds / n,
                newton_iterations=float(it[1:].mean()) if it.size > 1 else math.nan, status="ok")
     return row
