@@ -50,9 +50,10 @@ Constants of the built-ins
 Facts of the core's options (read from its own tables, never typed in Python)
     ``NEWTON_MODES`` -- Newton's modes, name -> the value of ``chord=``;
     ``BRANCH_MODES`` -- the branch check's modes, name -> the value of ``branch=``;
+    ``SOLVER_MODES`` -- the Newton matrix's linear algebra, name -> the value of ``solver=``;
     ``FORCE_MAX_TERMS`` -- the callback terms a force holds at most.
 """
-from ._core import (BRANCH_MODES, FORCE_MAX_TERMS, NEWTON_MODES, EBRANCH, ECHART, ECHART_REASON, ENOCONV, ENONFINITE, ESINGULAR, EUNSTABLE,
+from ._core import (BRANCH_MODES, FORCE_MAX_TERMS, NEWTON_MODES, SOLVER_MODES, EBRANCH, ECHART, ECHART_REASON, ENOCONV, ENONFINITE, ESINGULAR, EUNSTABLE,
                     NEED_A, NEED_D2V, NEED_DV, NEED_H, NEED_M, NEED_V, SYMMETRY_RTOL,
                     TOP_MIN_SIN, System, asymmetry, builtins, force_builtins, methods,
                     node_time, output_bytes, step_tangent, stored_rows, work, adjoint_sweep)
@@ -75,5 +76,5 @@ __all__ = [
     # constants of the built-ins
     "TOP_MIN_SIN",
     # facts of the core's options
-    "NEWTON_MODES", "BRANCH_MODES", "FORCE_MAX_TERMS",
+    "NEWTON_MODES", "BRANCH_MODES", "SOLVER_MODES", "FORCE_MAX_TERMS",
 ]

@@ -10,7 +10,8 @@
  *   newton_system / step_tangent     py_diag.c
  *   methods / builtins               here
  *   NEWTON_MODES, BRANCH_MODES,      here: read from the core (sym_newton_mode_name,
- *   FORCE_MAX_TERMS                  sym_branch_mode_name, SYM_FORCE_MAX_TERMS)
+ *   SOLVER_MODES, FORCE_MAX_TERMS    sym_branch_mode_name, sym_solver_mode_name,
+ *                                    SYM_FORCE_MAX_TERMS)
  */
 #define PY_CORE_IMPORT_ARRAY   /* this file imports NumPy's C API for all */
 #include "py_core.h"
@@ -165,11 +166,12 @@ static PyObject *mod_strerror(PyObject *module, PyObject *args)
 static PyMethodDef module_methods[] = {
     {"step", (PyCFunction)(void (*)(void))mod_step, METH_VARARGS | METH_KEYWORDS,
      "step(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0, branch=0, "
-     "chord=0) -> "
+     "chord=0, solver=0) -> "
      "(q1, p1, q_mid, status, iterations, residual, residual_rel, update, reason)"},
     {"integrate", (PyCFunction)(void (*)(void))mod_integrate, METH_VARARGS | METH_KEYWORDS,
      "integrate(system, q0, p0, h, n_steps, method='simpson', t0=0, rtol=0, max_iter=0, "
-     "predictor=True, chord=False, cancel=None, force=None, multipliers=None) -> (t, q, p, "
+     "predictor=True, chord=False, cancel=None, force=None, multipliers=None, solver=0) -> "
+     "(t, q, p, "
      "q_mid, iterations, n_done, failure); force: a description made by symplectic._forces "
      "(py_forces.c); multipliers: for a constrained system, an array (stored rows - 1, s, m) "
      "that receives the multipliers at the nodes of the step ending at each stored row; "
@@ -177,14 +179,15 @@ static PyMethodDef module_methods[] = {
      "tangent0 ((2n, k); None: the identity, k = 2n)"},
     {"shoot", (PyCFunction)(void (*)(void))mod_shoot, METH_VARARGS | METH_KEYWORDS,
      "shoot(system, q0, p0, k, h, method='simpson', rtol=0, max_iter=0, predictor=True, "
-     "chord=0, branch=0, force=None, jacobians=None, h_jacobians=None, points=None) -> (q1, "
+     "chord=0, branch=0, force=None, jacobians=None, h_jacobians=None, points=None, "
+     "solver=0) -> (q1, "
      "p1, failed, failure): B independent steps, item b from (q0[b], p0[b]) at time k[b] h[b] "
      "with step h[b] and the held force's row b; the derivatives' arrays as integrate's with "
      "B for n_steps; failed = B, or the first item that failed (failure: status, reason, "
      "iterations, residual, residual_rel)"},
     {"work", (PyCFunction)(void (*)(void))mod_work, METH_VARARGS | METH_KEYWORDS,
      "work(system, q, p, method='simpson', rtol=0, max_iter=0, predictor=True, chord=0, "
-     "branch=0, force=None) -> Work: a run kept across calls (its integrate and step "
+     "branch=0, force=None, linear=None, solver=0) -> Work: a run kept across calls (its integrate and step "
      "continue one workspace: the predictor history, the counts)"},
     {"newton_system", (PyCFunction)(void (*)(void))mod_newton_system,
      METH_VARARGS | METH_KEYWORDS,
@@ -201,7 +204,7 @@ static PyMethodDef module_methods[] = {
      "integrate's params=) grad_par = sum_k C_k^T lambda_{k+1}"},
     {"step_tangent", (PyCFunction)(void (*)(void))mod_step_tangent, METH_VARARGS | METH_KEYWORDS,
      "step_tangent(system, q, p, h, method='simpson', rtol=0, max_iter=0, force=None, t=0, "
-     "branch=0, chord=0) -> "
+     "branch=0, chord=0, solver=0) -> "
      "(q1, p1, D): one step and its exact tangent map D = d(q1, p1)/d(q, p), (2n, 2n), (q, p) "
      "ordering."},
     {"asymmetry", mod_asymmetry, METH_O,
@@ -283,11 +286,13 @@ static int module_exec(PyObject *module)
         PyModule_AddIntConstant(module, "ENOCONV", SYM_ENOCONV) < 0)
         return -1;
     /* the core's facts that Python reads rather than types: the Newton and
-     * branch-check modes (name -> value of sym_options.newton and .branch,
-     * the integrate/work/shoot arguments chord and branch) and the most
+     * branch-check modes and the Newton matrix's linear algebra (name -> value
+     * of sym_options.newton, .branch and .solver, the integrate/work/shoot
+     * arguments chord, branch and solver) and the most
      * callback terms of a force (the force= argument's "terms") */
     if (add_names(module, "NEWTON_MODES", sym_newton_mode_name) < 0 ||
         add_names(module, "BRANCH_MODES", sym_branch_mode_name) < 0 ||
+        add_names(module, "SOLVER_MODES", sym_solver_mode_name) < 0 ||
         PyModule_AddIntConstant(module, "FORCE_MAX_TERMS", SYM_FORCE_MAX_TERMS) < 0)
         return -1;
     PyObject *min_sin = PyFloat_FromDouble(SYM_TOP_MIN_SIN);

@@ -494,7 +494,7 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
                              "rtol", "max_iter", "predictor", "chord", "cancel",
                              "store_every", "hook", "hook_buf", "hook_steps", "report", "force",
                              "multipliers", "hook_force", "branch", "tangent", "tangent0",
-                             "jacobians", "params", "h_jacobians", "points", NULL};
+                             "jacobians", "params", "h_jacobians", "points", "solver", NULL};
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .cancel = Py_None, .hook = Py_None, .hook_buf = Py_None,
                   .hook_steps = Py_None, .report = Py_None, .lam = Py_None,
@@ -502,13 +502,13 @@ PyObject *mod_integrate(PyObject *module, PyObject *args, PyObject *kw)
                   .tangent0 = Py_None, .jacobians = Py_None, .params = Py_None,
                   .h_jacobians = Py_None, .points = Py_None};
     PyObject *ret = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOOOOO", kwlist, &r.system,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdl|sddipiOlOOOOOOOiOOOOOOi", kwlist, &r.system,
                                      &r.q_in, &r.p_in, &r.h, &r.n_steps, &r.method, &r.t0,
                                      &r.rtol, &r.max_iter, &r.predictor, &r.chord, &c.cancel,
                                      &c.store_every, &c.hook, &c.hook_buf, &c.hook_steps,
                                      &c.report, &r.force_in, &c.lam, &c.hook_force, &r.branch,
                                      &c.tangent, &c.tangent0, &c.jacobians, &c.params,
-                                     &c.h_jacobians, &c.points))
+                                     &c.h_jacobians, &c.points, &r.solver))
         return NULL;
     r.force_steps = r.n_steps < 0 ? 0 : r.n_steps;
     r.force_rows = sym_stored_rows(r.force_steps, c.store_every);

@@ -76,6 +76,7 @@ int py_run_begin(PyObject *module, run *r, const char *qname, const char *pname)
      * _core.NEWTON_MODES, BRANCH_MODES, the core's tables; checked by the core) */
     r->opt.newton = r->chord;
     r->opt.branch = r->branch;
+    r->opt.solver = r->solver;   /* _core.SOLVER_MODES' value; checked by the core */
     if (py_force_begin(r->force_in, n, r->force_steps, r->force_rows, &r->force) < 0)
         return -1;
     return py_call_begin(r->S, &r->call);
@@ -139,6 +140,14 @@ int py_run_work(run *r)
     } else {
         r->w = sym_work_new(&r->call.sys, r->m, &r->opt, &st);
     }
+    if (r->w && r->solver == SYM_SOLVER_TREE &&
+        (sym_work_solver(r->w) != SYM_SOLVER_TREE || r->force_in != Py_None)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "linear_solver='tree' needs the built-in pendulum_chain, a Lobatto "
+                        "method (simpson, lobatto2 .. lobatto7) and no force; 'auto' takes it "
+                        "where it applies");
+        return -1;
+    }
     if (r->w) return py_force_attach(&r->force, r->w);
     py_raise_work_status(st, r->S->sys.n, r->m);
     return -1;
@@ -176,12 +185,12 @@ void py_run_end(run *r)
 int py_one_step_begin(PyObject *module, PyObject *args, PyObject *kw, run *r)
 {
     static char *kwlist[] = {"system", "q", "p", "h", "method", "rtol", "max_iter", "force",
-                             "t", "branch", "chord", NULL};
+                             "t", "branch", "chord", "solver", NULL};
     r->force_in = Py_None;
     r->force_steps = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOdii", kwlist, &r->system, &r->q_in,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOd|sdiOdiii", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->h, &r->method, &r->rtol, &r->max_iter,
-                                     &r->force_in, &r->t0, &r->branch, &r->chord))
+                                     &r->force_in, &r->t0, &r->branch, &r->chord, &r->solver))
         return -1;
     return py_run_begin(module, r, "q", "p") < 0 || py_run_work(r) < 0 ? -1 : 0;
 }

@@ -15,7 +15,7 @@ struct run {
     PyObject *system, *q_in, *p_in;
     double h, rtol, t0;
     const char *method;
-    int max_iter, predictor, chord, branch;
+    int max_iter, predictor, chord, branch, solver;
     long n_steps;
     PyObject *force_in;           /* force=: None or a description (py_forces.c) */
     PyObject *linear_in;          /* linear=: NULL/None, or the closed form (h, D, A) */

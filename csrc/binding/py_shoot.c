@@ -165,16 +165,16 @@ PyObject *mod_shoot(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q0", "p0", "k", "h", "method", "rtol", "max_iter",
                              "predictor", "chord", "branch", "force", "jacobians",
-                             "h_jacobians", "points", NULL};
+                             "h_jacobians", "points", "solver", NULL};
     PyObject *q_in, *p_in, *k_in, *h_in, *ret = NULL;
     PyArrayObject *K = NULL, *H = NULL;
     run r = {.method = "simpson", .predictor = 1, .force_in = Py_None};
     run_call c = {.store_every = 1, .jacobians = Py_None, .h_jacobians = Py_None,
                   .points = Py_None};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO|sdipiiOOOO", kwlist, &r.system, &q_in,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO|sdipiiOOOOi", kwlist, &r.system, &q_in,
                                      &p_in, &k_in, &h_in, &r.method, &r.rtol, &r.max_iter,
                                      &r.predictor, &r.chord, &r.branch, &r.force_in,
-                                     &c.jacobians, &c.h_jacobians, &c.points))
+                                     &c.jacobians, &c.h_jacobians, &c.points, &r.solver))
         return NULL;
     if (py_shoot_times(k_in, h_in, &K, &H) < 0) goto done;
     r.force_steps = (long)PyArray_DIM(K, 0);

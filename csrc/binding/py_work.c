@@ -69,7 +69,7 @@ static int work_enter(WorkObject *self)
 PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"system", "q", "p", "method", "rtol", "max_iter", "predictor",
-                             "chord", "branch", "force", "linear", NULL};
+                             "chord", "branch", "force", "linear", "solver", NULL};
     module_state *ms = PyModule_GetState(module);
     WorkObject *self = (WorkObject *)ms->Work_type->tp_alloc(ms->Work_type, 0);
     if (!self) return NULL;
@@ -80,10 +80,10 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw)
     r->force_in = Py_None;
     r->force_steps = -1;
     r->linear_in = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sdipiiOO", kwlist, &r->system, &r->q_in,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sdipiiOOi", kwlist, &r->system, &r->q_in,
                                      &r->p_in, &r->method, &r->rtol, &r->max_iter,
                                      &r->predictor, &r->chord, &r->branch, &r->force_in,
-                                     &r->linear_in)) {
+                                     &r->linear_in, &r->solver)) {
         r->system = r->force_in = NULL;
         Py_DECREF(self);
         return NULL;

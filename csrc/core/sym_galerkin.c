@@ -149,7 +149,14 @@ static int step_outputs(sym_gwork *g, int converged)
     const int n = g->n;
     const double h = g->h;
     const double *q1 = g->q1, *p1 = g->p1;
-    if (converged == 2) g->k.correct(g, h);
+    if (converged == 2 && SYM_TREE_ON(g)) {
+        /* the O(n) path evaluates f_i at the final increments (O(n)) instead
+         * of advancing them along the dense derivatives it has not formed */
+        g->k.form_points(g, g->q, h);
+        sym_gtree_points(g);
+    } else if (converged == 2) {
+        g->k.correct(g, h);
+    }
     if (g->base.force && converged == 2) sym_gforce_correct(g, h);
     g->work = g->k.outputs(g, h);   /* q_{j+1}, p_{j+1}, the nodes; W / h */
     if (g->con) {
@@ -216,7 +223,11 @@ static int plausible(sym_gwork *g)
     double work = g->work * g->h;   /* W, from step_outputs */
     double T0, T1;
     int st;
-    if (g->kin_known) {
+    if (SYM_TREE_ON(g)) {
+        /* the chain's O(n) recursion (sym_galerkin_tree.c) */
+        T0 = g->kin_known ? g->kin : sym_gtree_kinetic(g, q, p);
+        T1 = sym_gtree_kinetic(g, g->q1, g->p1);
+    } else if (g->kin_known) {
         T0 = g->kin;
     } else {
         st = sym_galerkin_left_cache(g, q);
@@ -224,15 +235,17 @@ static int plausible(sym_gwork *g)
         st = g->kinetic(n, g->cache_M, p, g->Lm, g->tmp, g->v, &T0);
         if (st) return st;
     }
-    const double *M1 = g->cache_M;
-    if (g->right_point >= 0) {
-        M1 = g->Mp + (size_t)g->right_point * nn;
-    } else {
-        st = sym_galerkin_left_cache(g, g->q1);
+    if (!SYM_TREE_ON(g)) {
+        const double *M1 = g->cache_M;
+        if (g->right_point >= 0) {
+            M1 = g->Mp + (size_t)g->right_point * nn;
+        } else {
+            st = sym_galerkin_left_cache(g, g->q1);
+            if (st) return st;
+        }
+        st = g->kinetic(n, M1, g->p1, g->Lm, g->tmp, g->v, &T1);
         if (st) return st;
     }
-    st = g->kinetic(n, M1, g->p1, g->Lm, g->tmp, g->v, &T1);
-    if (st) return st;
     g->kin_end = T1;   /* the next step's T_j if this root is accepted */
     /* The step's energy balance (sym_galerkin_step's branch check): along the
      * exact flow T_{j+1} - T_j + (V_{j+1} - V_j) = W_F (the forces' work), so
@@ -271,6 +284,11 @@ static int nt_residual(void *ctx, double *rnorm, double *rscale)
 {
     sym_gwork *g = ctx;
     g->k.form_points(g, g->q, g->h);
+    if (SYM_TREE_ON(g)) {   /* the chain's O(n) residual (sym_galerkin_tree.c) */
+        sym_gtree_points(g);
+        *rscale = sym_gtree_residual(g, g->p, g->h, rnorm);
+        return SYM_OK;
+    }
     int st = sym_galerkin_eval_points(g, g->need_full);
     if (!st && g->base.force) st = sym_gforce_points(g, g->h, SYM_FORCE_F, 0);
     if (st) return st;
@@ -281,6 +299,11 @@ static int nt_residual(void *ctx, double *rnorm, double *rscale)
 static int nt_factor(void *ctx)
 {
     sym_gwork *g = ctx;
+    if (SYM_TREE_ON(g)) {
+        g->dec_active = 0;
+        g->base.counts.factorizations++;
+        return sym_gtree_factor(g, g->h);
+    }
     int st = g->k.jacobian(g, g->h);
     if (!st && g->base.force) {
         st = sym_gforce_points(g, g->h, SYM_FORCE_DQ | SYM_FORCE_DV, 0);
@@ -298,7 +321,7 @@ static int nt_factor(void *ctx)
 static int nt_factor_frozen(void *ctx)
 {
     sym_gwork *g = ctx;
-    if (!g->tab->dec_ok || g->con) return nt_factor(ctx);
+    if (!g->tab->dec_ok || g->con || SYM_TREE_ON(g)) return nt_factor(ctx);
     g->dec_active = 0;
     /* the force's Jacobians at the points: dF/dq enters the frozen matrix,
      * both enter the final correction (sym_gforce_correct) */
@@ -315,6 +338,8 @@ static void nt_solve(void *ctx, double *b)
     sym_gwork *g = ctx;
     if (g->con)
         sym_gcon_solve(g, b);
+    else if (SYM_TREE_ON(g))
+        sym_gtree_solve(g, b);
     else if (g->dec_active)
         sym_galerkin_decouple_solve(g, b);
     else

@@ -86,7 +86,9 @@ static int probe_solve(sym_gwork *g, double eta, int *iters)
  * branch of roots between two sizes changes it. */
 static int newton_det_sign(const sym_gwork *g)
 {
-    return g->con ? sym_gcon_det_sign(g) : sym_lu_det_sign(g->nu, g->J, g->piv);
+    return g->con          ? sym_gcon_det_sign(g)
+           : SYM_TREE_ON(g) ? g->tree.sign
+                            : sym_lu_det_sign(g->nu, g->J, g->piv);
 }
 
 /* |A - B|_inf / |A|_inf over the first m entries (1 when A = 0 != B) */

@@ -181,11 +181,12 @@ static void point_roles(sym_gwork *g)
  * tables moved here); then the step before's increments (nu) and the branch
  * check's buffers (5 nu + n, sym_galerkin_roots.c; a constrained system's are in
  * its slice) and the decoupled Newton matrix's scratch (2 n^2 + nu,
- * sym_galerkin_decouple.c).  The speed of the small dense kernels depends on where
+ * sym_galerkin_decouple.c), and the O(n) path's arrays (sym_galerkin_tree.c,
+ * O(n) doubles, for every method).  The speed of the small dense kernels depends on where
  * the arrays fall relative to cache lines and pages; this order was kept
  * over the other placements tried because it stays closest to the previous
  * layout (benchmarks/NOTES.md section 3). */
-#define PARTS 29
+#define PARTS 30
 /* newton="auto": the decoupled mode from this many unknowns (s - 1) n on */
 #define AUTO_MIN_UNKNOWNS 16
 
@@ -199,6 +200,7 @@ static void part_sizes(const sym_method *m, int n, double *c)
         nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
         r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu,
         (double)sym_int_doubles((size_t)nu), tab, nu, 5.0 * nu + dn, 2.0 * nn + nu,
+        sym_gtree_size(m->table->s, n),
     };
     memcpy(c, sizes, sizeof(sizes));
 }
@@ -222,7 +224,7 @@ static void layout(sym_gwork *g, double *cur)
         &g->X, &g->dX, &g->R, &g->prev_X, &g->J, &g->Qp, &g->Gp, &g->dVp, &g->f, &g->P,
         &g->Mp, &g->Ap, &g->Hp, &g->Kp, &g->cache_q, &g->cache_dV, &g->prev_qend, &g->prev_pend,
         &g->cache_M, &g->Lm, &g->v, &g->acc, &g->tmp, &g->lu_work, &piv, &tab, &g->prev2_X,
-        &g->br_buf, &g->dec_buf,
+        &g->br_buf, &g->dec_buf, &g->tree.cs,
     };
     SYM_STATIC_CHECK(sizeof(slot) / sizeof(slot[0]) == PARTS);
     part_sizes(g->base.method, g->n, c);
@@ -255,6 +257,8 @@ int sym_galerkin_setup(sym_work *w, double *block)
     g->dec_active = 0;
     point_roles(g);
     sym_galerkin_pick_kernels(g);
+    sym_gtree_layout(g, g->tree.cs);
+    sym_gtree_setup(g);
     sym_lu_pick(g->nu, &g->lu_factor, &g->lu_solve);
     g->kinetic = sym_kinetic_pick(g->n);
     sym_newton *nw = &g->newton;
@@ -262,9 +266,13 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->rtol = w->opt.rtol;
     nw->max_iter = w->opt.max_iter;
     nw->mode = (enum sym_newton_mode)w->opt.newton;   /* checked by sym_work.c */
-    /* auto: the decoupled matrix from AUTO_MIN_UNKNOWNS unknowns on, where
-     * the method has it and the system no constraints (benchmarks/NOTES.md
-     * section 8); full Newton below */
+    /* auto: on the O(n) path (sym_galerkin_tree.c) per-step Newton (one
+     * factorisation a step: the fewest on chains, benchmarks/NOTES.md
+     * section 10); else the decoupled matrix from AUTO_MIN_UNKNOWNS unknowns
+     * on, where the method has it and the system no constraints
+     * (benchmarks/NOTES.md section 8); full Newton below */
+    if (nw->mode == SYM_NEWTON_AUTO && g->tree.ok)
+        nw->mode = SYM_NEWTON_STEP;
     if (nw->mode == SYM_NEWTON_AUTO)
         nw->mode = g->nu >= AUTO_MIN_UNKNOWNS && g->tab->dec_ok && w->sys->m == 0
                        ? SYM_NEWTON_DECOUPLED

@@ -34,7 +34,7 @@ static void carry_over(sym_gwork *g, int converged)
 {
     const int n = g->n;
     g->left_here = 0;
-    if (g->right_point >= 0 && converged == 1 && !g->points_stale) {
+    if (g->right_point >= 0 && converged == 1 && !g->points_stale && !SYM_TREE_ON(g)) {
         const size_t nn = (size_t)n * (size_t)n;
         const int i = g->right_point;
         memcpy(g->cache_q, g->Qp + (size_t)i * n, sizeof(double) * (size_t)n);
@@ -66,7 +66,7 @@ int sym_galerkin_step(sym_work *w, const double *q, const double *p, double h, d
     g->q1 = q1;
     g->p1 = p1;
     g->qmid = qmid;
-    if (g->left_point >= 0) {
+    if (g->left_point >= 0 && !SYM_TREE_ON(g)) {
         st = sym_galerkin_left_cache(g, q);
         if (!st) sym_galerkin_left_here(g);
     }
@@ -130,6 +130,13 @@ static int param_tangent(sym_work *w, const double *q, double h,
     sym_gwork *g = (sym_gwork *)w;
     return g->con ? sym_gcon_param_tangent(g, q, h, par, C)
                   : sym_galerkin_param_tangent(w, q, h, par, C);
+}
+
+int sym_work_solver(const sym_work *w)
+{
+    return w && w->ops == &sym_galerkin_ops && ((const sym_gwork *)w)->tree.ok
+               ? SYM_SOLVER_TREE
+               : SYM_SOLVER_DENSE;
 }
 
 const sym_scheme_ops sym_galerkin_ops = {

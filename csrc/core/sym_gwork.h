@@ -58,6 +58,21 @@ typedef struct sym_gtab {
 } sym_gtab;
 
 typedef struct sym_gwork sym_gwork;
+
+/* The O(n) Newton linear algebra of the chain (sym_galerkin_tree.c, whose
+ * header has the equations): the chain's parameters, the point data of the
+ * last evaluation, the per-joint factors and the sign of det J. */
+typedef struct sym_gtree {
+    int ok;                          /* the step takes this path (no force) */
+    int sign;                        /* sign of det J of the last factors  */
+    const double *l, *m, *mu;        /* the chain (sym_chain_view)         */
+    double grav;
+    double *cs, *sn, *pi0, *pi1;     /* r x n: cos, sin, composite momenta */
+    double *U, *Aa, *PU, *G, *LU;    /* per joint: F x m, m x F, F x m, m x F, m x m */
+    double *kin, *Y;                 /* 6 n (kinetic recursion), F (solve) */
+    int *piv;                        /* m per joint                        */
+} sym_gtree;
+
 /* The constrained step's slice (sym_constraints.c, whose header comment
  * has the equations; read also by its tangent, sym_constraints_tangent.c). */
 typedef struct sym_gcon sym_gcon;
@@ -151,7 +166,11 @@ struct sym_gwork {
     sym_lu_solve_fn lu_solve;
     sym_kinetic_fn kinetic;
     sym_gcon *con;                   /* NULL: no constraints              */
+    sym_gtree tree;                  /* the O(n) path (tree.ok)            */
 };
+
+/* The step takes the O(n) path: a chain whose run has no force. */
+#define SYM_TREE_ON(g) ((g)->tree.ok && !(g)->base.force)
 
 /* sym_galerkin_setup.c */
 SYM_PRIVATE int sym_galerkin_work_size(const sym_method *m, int n, double *doubles);
@@ -255,6 +274,17 @@ SYM_PRIVATE int sym_galerkin_theta_rhs(sym_gwork *g, const struct sym_params_run
  * just taken (sym_galerkin_step.c dispatches between the two) */
 SYM_PRIVATE int sym_gcon_param_tangent(sym_gwork *g, const double *q, double h,
                                        const struct sym_params_run *par, double *C);
+
+/* sym_galerkin_tree.c: the O(n) path's size, layout, choice (at setup),
+ * point evaluation, residual, factorisation, solve and kinetic energy */
+SYM_PRIVATE double sym_gtree_size(int s, int n);
+SYM_PRIVATE void sym_gtree_layout(sym_gwork *g, double *buf);
+SYM_PRIVATE void sym_gtree_setup(sym_gwork *g);
+SYM_PRIVATE void sym_gtree_points(sym_gwork *g);
+SYM_PRIVATE double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm);
+SYM_PRIVATE int sym_gtree_factor(sym_gwork *g, double h);
+SYM_PRIVATE void sym_gtree_solve(sym_gwork *g, double *b);
+SYM_PRIVATE double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p);
 
 /* sym_galerkin_forces.c: the terms of a force (sym_forces.h), used only when
  * the workspace has one (base.force != NULL) */

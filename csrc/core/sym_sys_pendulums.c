@@ -142,7 +142,7 @@ SYM_BUILTIN_MAKE(sym_sys_double_pendulum,
 /* O(n) sines and cosines (angle-difference formulas), O(n^2) work.      */
 /* params: m (n values), l (n values), g                                 */
 /* ------------------------------------------------------------------ */
-typedef struct { int n; double g; double *l, *mu, *C; } chain_par;
+typedef struct { int n; double g; double *l, *mu, *m, *C; } chain_par;
 
 /* y_k = a x_k z_k (w_k), in pairs for the SLP vectoriser */
 static void chain_row(int n, double a, const double *restrict x, const double *restrict z,
@@ -230,8 +230,12 @@ static int chain_fill(int n, const double *par, void *params)
     P->n = n;
     P->l = (double *)(P + 1);
     P->mu = P->l + n;
-    P->C = P->mu + n;
-    for (int i = 0; i < n; i++) P->l[i] = par[n + i];
+    P->m = P->mu + n;
+    P->C = P->m + n;
+    for (int i = 0; i < n; i++) {
+        P->l[i] = par[n + i];
+        P->m[i] = par[i];
+    }
     double acc = 0.0;
     for (int i = n - 1; i >= 0; i--) { acc += par[i]; P->mu[i] = acc; }
     /* C_ij = l_i l_j mu_max(i,j) */
@@ -242,11 +246,23 @@ static int chain_fill(int n, const double *par, void *params)
     return SYM_OK;
 }
 
-/* 1 <= n <= 4096; the masses and lengths > 0.  The block holds l, mu and C
- * (2n + n^2 doubles); the scratch sin, cos of the angles and of their
+int sym_chain_view(const sym_system *sys, const double **l, const double **m,
+                   const double **mu, double *grav)
+{
+    if (sys->eval != chain_eval || sys->eval_batch || !sys->params) return 1;
+    const chain_par *P = sys->params;
+    *l = P->l;
+    *m = P->m;
+    *mu = P->mu;
+    *grav = P->g;
+    return 0;
+}
+
+/* 1 <= n <= 4096; the masses and lengths > 0.  The block holds l, mu, m and C
+ * (3n + n^2 doubles); the scratch sin, cos of the angles and of their
  * differences (2n + 2n^2). */
 SYM_BUILTIN_MAKE(sym_sys_pendulum_chain,
                  .n_min = 1, .n_max = 4096, .npar = 2 * (size_t)n + 1, .npos = 2 * (size_t)n,
-                 .bytes = sizeof(chain_par) + (2 + (size_t)n) * (size_t)n * sizeof(double),
+                 .bytes = sizeof(chain_par) + (3 + (size_t)n) * (size_t)n * sizeof(double),
                  .fill = chain_fill, .eval = chain_eval,
                  .scratch_size = 2 * (size_t)n + 2 * (size_t)n * (size_t)n)

@@ -108,6 +108,11 @@ static inline void sym_scaled_identity(double *X, int n, double a)
 SYM_PRIVATE int sym_sys_pendulum(int n, const double *par, size_t npar, sym_system *out);
 SYM_PRIVATE int sym_sys_double_pendulum(int n, const double *par, size_t npar, sym_system *out);
 SYM_PRIVATE int sym_sys_pendulum_chain(int n, const double *par, size_t npar, sym_system *out);
+/* The chain's parameters (lengths, masses, the masses hanging from each
+ * link mu_j = sum_{k>=j} m_k, gravity) when sys is the pendulum_chain
+ * built-in: 0, else 1 (the O(n) step of sym_galerkin_tree.c reads them). */
+SYM_PRIVATE int sym_chain_view(const sym_system *sys, const double **l, const double **m,
+                               const double **mu, double *grav);
 /* sym_sys_linear.c: the quadratic Lagrangian */
 SYM_PRIVATE int sym_sys_linear(int n, const double *par, size_t npar, sym_system *out);
 /* sym_sys_tops.c: the heavy symmetric top in two charts */

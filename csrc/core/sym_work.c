@@ -27,6 +27,8 @@ static const char *const newton_names[] = {
 static const char *const branch_names[] = {
     [SYM_BRANCH_AUTO] = "auto", [SYM_BRANCH_ALWAYS] = "always", [SYM_BRANCH_NEVER] = "never",
     [SYM_BRANCH_OFF] = "off"};
+static const char *const solver_names[] = {
+    [SYM_SOLVER_AUTO] = "auto", [SYM_SOLVER_DENSE] = "dense", [SYM_SOLVER_TREE] = "tree"};
 
 #define N_NAMES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -40,6 +42,11 @@ const char *sym_branch_mode_name(int mode)
     return mode >= 0 && mode < N_NAMES(branch_names) ? branch_names[mode] : NULL;
 }
 
+const char *sym_solver_mode_name(int mode)
+{
+    return mode >= 0 && mode < N_NAMES(solver_names) ? solver_names[mode] : NULL;
+}
+
 void sym_options_default(sym_options *opt)
 {
     opt->rtol = DEFAULT_RTOL;
@@ -47,19 +54,22 @@ void sym_options_default(sym_options *opt)
     opt->predictor = 1;
     opt->newton = SYM_NEWTON_FULL;
     opt->branch = SYM_BRANCH_AUTO;
+    opt->solver = SYM_SOLVER_AUTO;
 }
 
 static int options(const sym_options *opt, sym_options *out)
 {
     sym_options_default(out);
     if (!opt) return SYM_OK;
-    if (!sym_newton_mode_name(opt->newton) || !sym_branch_mode_name(opt->branch))
+    if (!sym_newton_mode_name(opt->newton) || !sym_branch_mode_name(opt->branch) ||
+        !sym_solver_mode_name(opt->solver))
         return SYM_EINVAL;
     if (opt->rtol > 0.0) out->rtol = opt->rtol;
     if (opt->max_iter > 0) out->max_iter = opt->max_iter;
     out->predictor = opt->predictor;
     out->newton = opt->newton;
     out->branch = opt->branch;
+    out->solver = opt->solver;
     return SYM_OK;
 }
 

@@ -352,6 +352,14 @@ typedef struct sym_options {
                       root of the step equations is the step (a
                       transcription's constraints, whose inputs need not
                       be smooth)                                          */
+    int solver;    /* the Newton matrix's linear algebra: SYM_SOLVER_AUTO
+                      (default) the O(n) elimination over the chain where
+                      the system has that structure (the built-in
+                      pendulum_chain with a Lobatto method, no constraints,
+                      no force) from 8 links on, the dense LU otherwise;
+                      SYM_SOLVER_DENSE always the dense LU;
+                      SYM_SOLVER_TREE the elimination (where it does not
+                      apply, the dense LU: sym_work_solver says which)    */
 } sym_options;
 
 enum sym_newton_mode {
@@ -361,12 +369,15 @@ enum sym_newton_mode {
 enum sym_branch_mode {
     SYM_BRANCH_AUTO = 0, SYM_BRANCH_ALWAYS = 1, SYM_BRANCH_NEVER = 2, SYM_BRANCH_OFF = 3
 };
+enum sym_solver_mode { SYM_SOLVER_AUTO = 0, SYM_SOLVER_DENSE = 1, SYM_SOLVER_TREE = 2 };
 /* The modes' names, the words the Python API takes, by value: "full",
  * "chord", "step", "decoupled", "auto"; "auto", "always", "never", "off".
  * NULL for a value that is no mode: sym_work_new accepts exactly the values
  * that have a name (else SYM_EINVAL). */
 const char *sym_newton_mode_name(int mode);
 const char *sym_branch_mode_name(int mode);
+/* "auto", "dense", "tree" (sym_options.solver) */
+const char *sym_solver_mode_name(int mode);
 
 void sym_options_default(sym_options *opt);
 
@@ -424,6 +435,10 @@ int sym_work_set_time(sym_work *w, double t, long k);
  * sym_step_tangent, sym_newton_system) refused with SYM_EINVAL: a constant
  * string ("h", "t", "k", "hold"), or NULL when it refused none. */
 const char *sym_work_invalid(const sym_work *w);
+/* The linear algebra a workspace's Newton matrix takes: SYM_SOLVER_TREE (the
+ * O(n) elimination over a chain, used by every step without a force) or
+ * SYM_SOLVER_DENSE. */
+int sym_work_solver(const sym_work *w);
 
 /* Diagnostics of a Galerkin scheme (SYM_EMETHOD for rk4): the number of
  * Newton unknowns ((s-1) n; (s-1)(n + m) with m constraints), and the

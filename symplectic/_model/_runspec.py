@@ -31,12 +31,17 @@ def stored_rows(store, n_steps):
 # newton= -> the core's sym_newton_mode
 
 
-def newton(rtol=None, max_iter=None, newton="auto", predictor=True, branch_check="auto"):
+def newton(rtol=None, max_iter=None, newton="auto", predictor=True, branch_check="auto",
+           linear_solver="auto"):
     """Newton's options as the core's keywords, those that differ from its
     defaults: rtol > 0, max_iter >= 1, newton "full", "chord", "step",
     "decoupled" or "auto" (-> chord = 1 .. 4), predictor (a truth value), branch_check "auto",
-    "always", "never" or "off" (-> branch = 1, 2, 3)."""
+    "always", "never" or "off" (-> branch = 1, 2, 3), linear_solver "auto", "dense" or
+    "tree" (-> solver = 1, 2)."""
     opts = {}
+    solver = choice("linear_solver", linear_solver, tuple(_engine.SOLVER_MODES))
+    if solver != "auto":
+        opts["solver"] = _engine.SOLVER_MODES[solver]         # the core's sym_solver_mode
     check = choice("branch_check", branch_check, tuple(_engine.BRANCH_MODES))
     if check != "auto":
         opts["branch"] = _engine.BRANCH_MODES[check]          # the core's sym_branch_mode
@@ -145,7 +150,7 @@ class RunSpec:
 #: The Newton options of a run and their defaults (the core's own).
 NEWTON_DEFAULTS = types.MappingProxyType(
     {"rtol": None, "max_iter": None, "newton": "auto", "predictor": True,
-     "branch_check": "auto"})
+     "branch_check": "auto", "linear_solver": "auto"})
 
 
 def method_options(m, given):

@@ -27,8 +27,8 @@ h : float
 rtol, max_iter :
     Newton tolerance on the update relative to the step's increment
     (default 1e-13) and iteration limit per step (default 25).  These and
-    ``newton``, ``predictor``, ``branch_check`` are the implicit methods'
-    options: given to ``"rk4"`` with a value other than the default they
+    ``newton``, ``predictor``, ``branch_check``, ``linear_solver`` are the implicit
+    methods' options: given to ``"rk4"`` with a value other than the default they
     raise TypeError.""",
     "newton": """\
 newton : {"auto", "full", "chord", "step", "decoupled"}
@@ -94,6 +94,21 @@ branch_check : {"auto", "always", "never", "off"}
     (an input at one force point only moves the energy as the scheme's
     balance of a smooth force does not expect).  A Newton failure is
     retried from the continued root in ``"auto"`` and ``"always"``.""",
+    "linear_solver": """\
+linear_solver : {"auto", "dense", "tree"}
+    How Newton's linear systems are solved.  ``"dense"``: assemble the
+    (s - 1) n x (s - 1) n Newton matrix and factorise it by LU, O(n^3) a
+    factorisation.  ``"tree"``: for the built-in
+    :func:`~symplectic.systems.pendulum_chain` with a Lobatto method
+    (``"simpson"``, ``"lobatto2"`` .. ``"lobatto7"``), the residual in O(n)
+    by two passes along the chain and the exact Newton direction by
+    eliminating the joints from the tip to the root, O(n) a factorisation
+    (csrc/core/sym_galerkin_tree.c): the same root to rounding, with every
+    Newton mode and safeguard; a ValueError for any other system or
+    method, or with a force.  ``"auto"`` (default): ``"tree"`` where it
+    applies from 8 links on and the run has no force, ``"dense"``
+    otherwise.  The tangent maps (``tangent=True``, :func:`step_tangent`)
+    stay dense.""",
     "closed_form": """\
 closed_form : bool
     For :func:`symplectic.systems.linear` systems with ``"simpson"`` or

@@ -74,7 +74,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
                    t0=0.0, t_span=None, t_eval=None, store_every=None, events=None,
                    progress=False, threads=None, store="all", errors="raise", rtol=None,
                    max_iter=None, newton="auto", closed_form=True, check=True, force=None,
-                   force_jac=None, branch_check="auto"):
+                   force_jac=None, branch_check="auto", linear_solver="auto"):
     """Integrate K initial conditions (or K systems) in one call, in parallel.
 
     Parameters
@@ -109,6 +109,7 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     {{newton_tolerances}}
     {{newton}}
     {{branch_check}}
+    {{linear_solver}}
     {{closed_form}}
     threads : int, optional
         Worker threads (default: ``os.cpu_count()``).  Built-in and compiled
@@ -143,7 +144,8 @@ def integrate_many(system, q0, p0=None, h=None, n_steps=None, method="simpson", 
     spec = _runspec.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval, events=events,
                               progress=progress, closed_form=closed_form, check=check,
                               options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
-                                           branch_check=branch_check))
+                                           branch_check=branch_check,
+                                           linear_solver=linear_solver))
     m, h, n_steps, t0, tf, times = (spec.method, spec.h, spec.n_steps, spec.t0, spec.tf,
                                     spec.times)
     Q0, V0, velocities = _initial_states(members, q0, p0, qdot0, n)

@@ -14,7 +14,7 @@ __all__ = ["step", "integrate", "step_tangent"]
 @_docs.fill
 def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, max_iter=None,
          closed_form=True, check=True, force=None, force_jac=None, t=0.0, t_span=None,
-         branch_check="auto", newton="auto"):
+         branch_check="auto", newton="auto", linear_solver="auto"):
     """Advance one step: ``(q, p)`` at time t -> ``(q1, p1)`` at t + h.
 
     The states are bitwise those of row 1 of :func:`integrate` run for one
@@ -32,6 +32,7 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     {{newton_tolerances}}
     {{newton}}
     {{branch_check}}
+    {{linear_solver}}
     {{closed_form}}
     {{check}}
     {{force}}
@@ -65,7 +66,8 @@ def step(system, q, p=None, h=None, method="simpson", *, qdot=None, rtol=None, m
     system = _validate.system(system)
     spec = _runspec.run_spec(method, h, 1, t, t_span, one_step=True, closed_form=closed_form,
                               check=check, options=dict(rtol=rtol, max_iter=max_iter,
-                                                        branch_check=branch_check, newton=newton))
+                                                        branch_check=branch_check, newton=newton,
+                                                        linear_solver=linear_solver))
     # a step in a sampled loop would warn at every call: only a linear system's, whose
     # stability is that of every state (integrate warns, once per run)
     prep = _prepare.prepare(system, spec, q, p, qdot=qdot, names=("q", "p", "qdot"),
@@ -81,7 +83,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
               t0=0.0, t_span=None, t_eval=None, store_every=None, events=None, progress=False,
               rtol=None, max_iter=None, predictor=True, newton="auto", closed_form=True,
               check=True, force=None, force_jac=None, branch_check="auto", tangent=False,
-              wrt=None):
+              wrt=None, linear_solver="auto"):
     """Integrate ``n_steps`` steps of size ``h`` from ``(q0, p0)`` at ``t0``,
     or over ``t_span``.
 
@@ -152,6 +154,7 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
         predictor (slower, same result to the Newton tolerance).
     {{newton}}
     {{branch_check}}
+    {{linear_solver}}
     {{closed_form}}
     {{check}}
     {{force}}
@@ -230,7 +233,8 @@ def integrate(system, q0, p0=None, h=None, n_steps=None, method="simpson", *, qd
     spec = _runspec.run_spec(method, h, n_steps, t0, t_span, t_eval=t_eval,
                               store_every=store_every, events=events, progress=progress,
                               options=dict(rtol=rtol, max_iter=max_iter, newton=newton,
-                                           predictor=predictor, branch_check=branch_check),
+                                           predictor=predictor, branch_check=branch_check,
+                                           linear_solver=linear_solver),
                               closed_form=closed_form, check=check, tangent=tangent)
     if wrt is not None and not tangent:
         raise ValueError("integrate: wrt= needs tangent=True")

@@ -78,7 +78,7 @@ class Integrator:
         of each piece; a :meth:`reset` starts it again at 0.
     **method_options :
         Newton's options of an implicit method (``rtol``, ``max_iter``,
-        ``predictor``, ``newton``, ``branch_check``, as for
+        ``predictor``, ``newton``, ``branch_check``, ``linear_solver``, as for
         :func:`symplectic.integrate`); an explicit method (rk4) takes none,
         and an unknown name is a TypeError.
 

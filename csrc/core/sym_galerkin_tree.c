@@ -1,0 +1,360 @@
+/*
+ * sym_galerkin_tree.c -- the Lobatto step's Newton linear algebra in O(n)
+ * for the planar chain of point masses (the built-in pendulum_chain, in its
+ * absolute angles), behind the same residual / factor / solve that Newton
+ * sees for the dense path (sym_galerkin.c).  Issue 50's design and its
+ * measurements: benchmarks/prototypes/linear_time_newton/DESIGN.md.
+ *
+ * The chain (sym_sys_pendulums.c): body k at x_k = sum_{i<=k} l_i (sin q_i,
+ * -cos q_i), so with e_k = (cos q_k, sin q_k), e'_k = (-sin q_k, cos q_k)
+ * and mu_j = sum_{k>=j} m_k, at one point (q, g):
+ *   xdot_k = xdot_{k-1} + l_k g_k e_k               (root to tip),
+ *   pi_j   = pi_{j+1} + m_j xdot_j                   (tip to root),
+ *   P_j = (M g)_j = l_j e_j . pi_j,
+ *   f_j = dT/dq_j - dV/dq_j = l_j g_j e'_j . pi_j - grav mu_j l_j sin q_j,
+ * two passes, O(n), no n x n matrix (M_ij = l_i l_j mu_max(i,j) cos(q_i -
+ * q_j) is semiseparable of rank 2).
+ *
+ * The Lobatto step (B = I, points = nodes, s nodes, m = s - 1 unknowns per
+ * joint x_j = (X_1j .. X_mj), Q_ij = q_j + X_ij, g_ij = sum_b D_ib X_bj / h):
+ *   R_aj = [a = 0] p_j + sum_i b_i D_ia P_ij + h b_a f_aj   (a = 0..m-1).
+ * Its linearisation per point, with u_ij = l_j g_ij e'_ij, v_ij = l_j e_ij:
+ *   d xdot_ij = d xdot_i,j-1 + u_ij dQ_ij + v_ij dg_ij,
+ *   d pi_ij  = d pi_i,j+1 + m_j d xdot_ij,
+ *   dP_ij = v_ij . d pi_ij + cP_ij dQ_ij,            cP = l e' . pi,
+ *   df_ij = u_ij . d pi_ij + ef_ij dg_ij + cf_ij dQ_ij,
+ *           ef = l e' . pi,  cf = -l g e . pi - grav mu l cos q.
+ * Stacking the s points' 2-vectors, Y_j = (d xdot_ij)_i and Z_j = (d pi_ij)_i
+ * (F = 2 s entries each), the Newton system J x = rhs is the chain-structured
+ *   Y_j = Y_{j-1} + U_j x_j,   Z_j = Z_{j+1} + m_j Y_j,
+ *   Aa_j Z_j + N_j x_j = rhs_j,
+ * with U_j (F x m): rows (i, d) u_ij,d [i = b] + v_ij,d D_ib / h (column b - 1),
+ * Aa_j (m x F): row a, columns (i, d) b_i D_ia v_ij,d + [i = a] h b_a u_ij,d,
+ * N_j (m x m): N_ab = b_b D_ba cP_bj + [a = b] h b_a cf_aj + b_a ef_aj D_ab
+ * (b = 1..m the unknowns' nodes).  Elimination tip to root (the articulated-
+ * body pattern; Z_j = Phi_j Y_{j-1} + phi_j once the joints beyond j are gone):
+ *   Psi_j = m_j I + Phi_{j+1},        D_j = Aa_j Psi_j U_j + N_j (m x m pivot),
+ *   G_j = D_j^{-1} Aa_j Psi_j,        Phi_j = Psi_j - (Psi_j U_j) G_j,
+ * and in the solve
+ *   t_j = D_j^{-1} (rhs_j - Aa_j phi_{j+1}),  phi_j = phi_{j+1} + (Psi_j U_j) t_j,
+ *   x_j = t_j - G_j Y_{j-1},  Y_j = Y_{j-1} + U_j x_j   (root to tip).
+ * This is block Gaussian elimination of J in the joint order n-1 .. 0 with
+ * its fill kept in the F x F Phi, so det J = prod_j det D_j (the branch
+ * check's sign).  Pivoting happens only inside each D_j; the spike found the
+ * directions as accurate as the dense LU's (within 4x against a refined
+ * reference up to cond(J) = 1.8e7; DESIGN.md section 3).  Cost per joint:
+ * O(F^2 m) to factor, O(F m) to solve.
+ *
+ * The plausibility test's kinetic energy T = 1/2 p^T M^{-1} p by the same
+ * chain (articulated-body recursion): from the tip, the subtree's momentum
+ * as a function of the parent point's velocity w, pi_j = I_j w + c_j, with
+ *   A_j = m_j I + I_{j+1},  d_j = e_j^T A_j e_j  (>= m_j > 0),
+ *   I_j = A_j - (A_j e_j)(A_j e_j)^T / d_j,
+ *   c_j = c_{j+1} + A_j e_j (p_j / l_j - e_j . c_{j+1}) / d_j,
+ * then from the root (w_{-1} = 0)
+ *   v_j = (p_j / l_j - e_j . (A_j w_{j-1} + c_{j+1})) / (l_j d_j),
+ *   w_j = w_{j-1} + l_j v_j e_j,    T = 1/2 sum_j v_j p_j.
+ */
+#include "sym_gwork.h"
+#include "sym_sincos.h"
+#include "sym_sysdef.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define TF (2 * SYM_MAX_NODES)       /* F, the largest interface */
+#define TM (SYM_MAX_NODES - 1)       /* m, the most unknowns per joint */
+
+/* doubles of the tree arrays for s nodes and n joints (0 unless Lobatto):
+ * point data cos, sin, pi (4 s n), per joint U, Aa, PU, G (4 F m) and the
+ * pivot's LU (m m), the kinetic recursion's 6 n, the solve's Y (F), the
+ * pivots (m n ints) */
+double sym_gtree_size(int s, int n)
+{
+    const double F = 2.0 * s, m = s - 1.0, dn = n;
+    return 4.0 * s * dn + (4.0 * F * m + m * m) * dn + 6.0 * dn + F +
+           (double)sym_int_doubles((size_t)(s - 1) * (size_t)n);
+}
+
+void sym_gtree_layout(sym_gwork *g, double *buf)
+{
+    sym_gtree *t = &g->tree;
+    const size_t s = (size_t)g->tab->s, n = (size_t)g->n, F = 2 * s, m = s - 1;
+    t->cs = buf;
+    t->sn = t->cs + s * n;
+    t->pi0 = t->sn + s * n;
+    t->pi1 = t->pi0 + s * n;
+    t->U = t->pi1 + s * n;
+    t->Aa = t->U + n * F * m;
+    t->PU = t->Aa + n * F * m;
+    t->G = t->PU + n * F * m;
+    t->LU = t->G + n * F * m;
+    t->kin = t->LU + n * m * m;
+    t->Y = t->kin + 6 * n;
+    t->piv = (int *)(t->Y + F);
+}
+
+/* Whether the step can take the O(n) path: the chain built-in, a Lobatto
+ * method, no constraints, and the options' solver (auto: from
+ * SYM_TREE_MIN_N joints on, where it is the faster one). */
+#define SYM_TREE_MIN_N 8
+void sym_gtree_setup(sym_gwork *g)
+{
+    sym_gtree *t = &g->tree;
+    const int want = g->base.opt.solver;
+    t->ok = 0;
+    if (want == SYM_SOLVER_DENSE || !g->tab->lobatto || g->base.sys->m > 0) return;
+    if (sym_chain_view(g->base.sys, &t->l, &t->m, &t->mu, &t->grav)) return;
+    t->ok = want == SYM_SOLVER_TREE || g->n >= SYM_TREE_MIN_N;
+}
+
+/* P_i, f_i and grad V_i at every point (Qp, Gp) by the two passes of the
+ * header, the point data (cos, sin, pi) kept for the factorisation. */
+void sym_gtree_points(sym_gwork *g)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n, r = g->tab->r;
+    const double *l = t->l, *mass = t->m, *mu = t->mu, grav = t->grav;
+    g->base.counts.evaluations += r;
+    for (int i = 0; i < r; i++) {
+        const size_t o = (size_t)i * n;
+        const double *Q = g->Qp + o, *gv = g->Gp + o;
+        double *c = t->cs + o, *sn = t->sn + o, *p0 = t->pi0 + o, *p1 = t->pi1 + o;
+        sym_sincos_n(n, Q, sn, c);
+        double x0 = 0.0, x1 = 0.0;
+        for (int j = 0; j < n; j++) {   /* xdot_j, root to tip */
+            x0 += l[j] * gv[j] * c[j];
+            x1 += l[j] * gv[j] * sn[j];
+            p0[j] = x0;
+            p1[j] = x1;
+        }
+        double a0 = 0.0, a1 = 0.0;
+        for (int j = n - 1; j >= 0; j--) {   /* pi_j, tip to root */
+            a0 += mass[j] * p0[j];
+            a1 += mass[j] * p1[j];
+            p0[j] = a0;
+            p1[j] = a1;
+        }
+        double *P = g->P + o, *f = g->f + o, *dV = g->dVp + o;
+        for (int j = 0; j < n; j++) {
+            dV[j] = grav * mu[j] * l[j] * sn[j];
+            P[j] = l[j] * (c[j] * p0[j] + sn[j] * p1[j]);
+            f[j] = l[j] * gv[j] * (c[j] * p1[j] - sn[j] * p0[j]) - dV[j];
+        }
+    }
+}
+
+/* R_a = [a = 0] p + sum_i b_i D_ia P_i + h b_a f_a from the points' P, f;
+ * returns the scale max(|p|, |P_i|, |h f_i|) as the dense kernels do. */
+double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm)
+{
+    const int n = g->n, s = g->tab->s;
+    const sym_gtab *tab = g->tab;
+    double scale = 0.0, rn = 0.0;
+    for (int k = 0; k < n; k++) scale = fmax(scale, fabs(p[k]));
+    for (size_t k = 0; k < (size_t)s * n; k++)
+        scale = fmax(scale, fmax(fabs(g->P[k]), fabs(h * g->f[k])));
+    for (int a = 0; a <= s - 2; a++) {
+        double *Ra = g->R + (size_t)a * n;
+        const double cf = h * tab->b[a];
+        const double *fa = g->f + (size_t)a * n;
+        for (int j = 0; j < n; j++) Ra[j] = (a == 0 ? p[j] : 0.0) + cf * fa[j];
+        for (int i = 0; i < s; i++) {
+            const double c = tab->bD[i][a];
+            if (c == 0.0) continue;
+            const double *Pi = g->P + (size_t)i * n;
+            for (int j = 0; j < n; j++) Ra[j] += c * Pi[j];
+        }
+        for (int j = 0; j < n; j++) rn = sym_nanmax(rn, fabs(Ra[j]));
+    }
+    *rnorm = rn;
+    return scale > 0.0 ? scale : DBL_MIN;
+}
+
+/* The factorisation at the point data of the last sym_gtree_points (the
+ * header's elimination); SYM_ESINGULAR / SYM_ENONFINITE from a pivot.
+ * Written for a runtime s and instantiated for s = 3, 4, 5 below (the
+ * loops then have compile-time bounds; the same sums in the same order). */
+SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
+{
+    sym_gtree *t = &g->tree;
+    const sym_gtab *tab = g->tab;
+    const int n = g->n, m = s - 1, F = 2 * s;
+    const double ih = 1.0 / h, grav = t->grav;
+    double Phi[TF][TF] = {{0.0}}, Psi[TF][TF], E[TM][TF];
+    int sign = 1;
+    for (int j = n - 1; j >= 0; j--) {
+        const double lj = t->l[j];
+        double *U = t->U + (size_t)j * F * m, *Aa = t->Aa + (size_t)j * F * m;
+        double *PU = t->PU + (size_t)j * F * m, *G = t->G + (size_t)j * F * m;
+        double *LU = t->LU + (size_t)j * m * m;
+        int *piv = t->piv + (size_t)j * m;
+        double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES];
+        for (int i = 0; i < s; i++) {
+            const size_t k = (size_t)i * n + j;
+            const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
+            const double a0 = t->pi0[k], a1 = t->pi1[k];
+            const double u0 = -lj * gv * sn, u1 = lj * gv * c, v0 = lj * c, v1 = lj * sn;
+            for (int b = 0; b < m; b++) {
+                const double Dv = tab->D[i][b + 1] * ih, Bv = i == b + 1 ? 1.0 : 0.0;
+                U[(2 * i) * m + b] = u0 * Bv + v0 * Dv;
+                U[(2 * i + 1) * m + b] = u1 * Bv + v1 * Dv;
+            }
+            for (int a = 0; a < m; a++) {
+                const double ca = tab->bD[i][a], cb = i == a ? h * tab->b[a] : 0.0;
+                Aa[a * F + 2 * i] = ca * v0 + cb * u0;
+                Aa[a * F + 2 * i + 1] = ca * v1 + cb * u1;
+            }
+            cP[i] = lj * (c * a1 - sn * a0);   /* = ef_i */
+            cf[i] = -lj * gv * (c * a0 + sn * a1) - grav * t->mu[j] * lj * c;
+        }
+        /* Psi = m_j I + Phi_{j+1} */
+        for (int a = 0; a < F; a++)
+            for (int b = 0; b < F; b++) Psi[a][b] = Phi[a][b] + (a == b ? t->m[j] : 0.0);
+        /* PU = Psi U */
+        for (int a = 0; a < F; a++)
+            for (int b = 0; b < m; b++) {
+                double v = 0.0;
+                for (int k = 0; k < F; k++) v += Psi[a][k] * U[k * m + b];
+                PU[a * m + b] = v;
+            }
+        /* D = N + Aa PU, E = Aa Psi */
+        for (int a = 0; a < m; a++) {
+            for (int b = 0; b < m; b++) {
+                double v = tab->bD[b + 1][a] * cP[b + 1] + tab->bD[a][b + 1] * cP[a];
+                if (a == b + 1) v += h * tab->b[a] * cf[a];
+                for (int k = 0; k < F; k++) v += Aa[a * F + k] * PU[k * m + b];
+                LU[a * m + b] = v;
+            }
+            for (int b = 0; b < F; b++) {
+                double v = 0.0;
+                for (int k = 0; k < F; k++) v += Aa[a * F + k] * Psi[k][b];
+                E[a][b] = v;
+            }
+        }
+        const int st = sym_lu_factor_k(m, LU, piv);
+        if (st) return st;
+        sign *= sym_lu_det_sign(m, LU, piv);
+        /* G = D^{-1} E, column by column */
+        for (int b = 0; b < F; b++) {
+            double col[TM];
+            for (int a = 0; a < m; a++) col[a] = E[a][b];
+            sym_lu_solve_k(m, LU, piv, col);
+            for (int a = 0; a < m; a++) G[a * F + b] = col[a];
+        }
+        /* Phi_j = Psi - PU G */
+        for (int a = 0; a < F; a++)
+            for (int b = 0; b < F; b++) {
+                double v = Psi[a][b];
+                for (int k = 0; k < m; k++) v -= PU[a * m + k] * G[k * F + b];
+                Phi[a][b] = v;
+            }
+    }
+    for (int a = 0; a < F; a++)
+        for (int b = 0; b < F; b++)
+            if (!isfinite(Phi[a][b])) return SYM_ENONFINITE;
+    t->sign = sign;
+    return SYM_OK;
+}
+
+/* b <- J^{-1} b (layout b[a n + j]) with the factors of sym_gtree_factor */
+SYM_INLINE void solve_k(sym_gwork *g, double *b, const int s)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n, m = s - 1, F = 2 * s;
+    double phi[TF] = {0.0}, *Y = t->Y;
+    for (int j = n - 1; j >= 0; j--) {   /* tip to root: t_j, phi_j */
+        const double *Aa = t->Aa + (size_t)j * F * m, *PU = t->PU + (size_t)j * F * m;
+        double tj[TM];
+        for (int a = 0; a < m; a++) {
+            double v = b[(size_t)a * n + j];
+            for (int k = 0; k < F; k++) v -= Aa[a * F + k] * phi[k];
+            tj[a] = v;
+        }
+        sym_lu_solve_k(m, t->LU + (size_t)j * m * m, t->piv + (size_t)j * m, tj);
+        for (int a = 0; a < F; a++) {
+            double v = 0.0;
+            for (int k = 0; k < m; k++) v += PU[a * m + k] * tj[k];
+            phi[a] += v;
+        }
+        for (int a = 0; a < m; a++) b[(size_t)a * n + j] = tj[a];
+    }
+    for (int a = 0; a < F; a++) Y[a] = 0.0;
+    for (int j = 0; j < n; j++) {   /* root to tip: x_j, Y_j */
+        const double *G = t->G + (size_t)j * F * m, *U = t->U + (size_t)j * F * m;
+        double xj[TM];
+        for (int a = 0; a < m; a++) {
+            double v = b[(size_t)a * n + j];
+            for (int k = 0; k < F; k++) v -= G[a * F + k] * Y[k];
+            xj[a] = v;
+            b[(size_t)a * n + j] = v;
+        }
+        for (int a = 0; a < F; a++) {
+            double v = 0.0;
+            for (int k = 0; k < m; k++) v += U[a * m + k] * xj[k];
+            Y[a] += v;
+        }
+    }
+}
+
+int sym_gtree_factor(sym_gwork *g, double h)
+{
+    switch (g->tab->s) {
+    case 3: return factor_k(g, h, 3);
+    case 4: return factor_k(g, h, 4);
+    case 5: return factor_k(g, h, 5);
+    default: return factor_k(g, h, g->tab->s);
+    }
+}
+
+void sym_gtree_solve(sym_gwork *g, double *b)
+{
+    switch (g->tab->s) {
+    case 3: solve_k(g, b, 3); break;
+    case 4: solve_k(g, b, 4); break;
+    case 5: solve_k(g, b, 5); break;
+    default: solve_k(g, b, g->tab->s);
+    }
+}
+
+/* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion */
+double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n;
+    const double *l = t->l;
+    /* per joint: A (3: xx, xy, yy), c_{j+1} (2), d */
+    double *K = t->kin;
+    double I0 = 0.0, I1 = 0.0, I2 = 0.0, c0 = 0.0, c1 = 0.0;
+    for (int j = n - 1; j >= 0; j--) {
+        const double e0 = cos(q[j]), e1 = sin(q[j]);
+        const double A0 = t->m[j] + I0, A1 = I1, A2 = t->m[j] + I2;
+        const double ae0 = A0 * e0 + A1 * e1, ae1 = A1 * e0 + A2 * e1;
+        const double d = e0 * ae0 + e1 * ae1;
+        double *Kj = K + 6 * (size_t)j;
+        Kj[0] = A0;
+        Kj[1] = A1;
+        Kj[2] = A2;
+        Kj[3] = c0;
+        Kj[4] = c1;
+        Kj[5] = d;
+        I0 = A0 - ae0 * ae0 / d;
+        I1 = A1 - ae0 * ae1 / d;
+        I2 = A2 - ae1 * ae1 / d;
+        const double z = (p[j] / l[j] - (e0 * c0 + e1 * c1)) / d;
+        c0 += ae0 * z;
+        c1 += ae1 * z;
+    }
+    double w0 = 0.0, w1 = 0.0, T = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *Kj = K + 6 * (size_t)j;
+        const double e0 = cos(q[j]), e1 = sin(q[j]);
+        const double aw0 = Kj[0] * w0 + Kj[1] * w1 + Kj[3], aw1 = Kj[1] * w0 + Kj[2] * w1 + Kj[4];
+        const double v = (p[j] / l[j] - (e0 * aw0 + e1 * aw1)) / (l[j] * Kj[5]);
+        w0 += l[j] * v * e0;
+        w1 += l[j] * v * e1;
+        T += v * p[j];
+    }
+    return 0.5 * T;
+}

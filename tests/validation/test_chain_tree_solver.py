@@ -1,0 +1,241 @@
+"""The O(n) Newton linear algebra of the chain (``linear_solver="tree"``,
+csrc/core/sym_galerkin_tree.c) against the dense LU path it replaces.
+
+Expected values come from the dense path (an independent computation: the
+assembled n x n M, A, H, hess V of the built-in, the (s-1)n x (s-1)n Newton
+matrix and its LU), from the exact kinetic energy 1/2 p^T M^-1 p by a dense
+solve in NumPy, and from the issue's acceptance: the tree step equals the
+dense Newton path to 1e-12 per step.
+"""
+import numpy as np
+import pytest
+
+import symplectic as sp
+
+LOBATTO = ["simpson", "lobatto2", "lobatto3", "lobatto4", "lobatto5", "lobatto6", "lobatto7"]
+
+
+def chain(n, tapered=False):
+    if tapered:   # the arm of benchmarks section 10: masses 2 -> 0.5, lengths 0.5 -> 0.2
+        m = np.linspace(2.0, 0.5, n) if n > 1 else np.array([2.0])
+        l = np.linspace(0.5, 0.2, n) if n > 1 else np.array([0.5])
+        return sp.systems.pendulum_chain(n, m=m, l=l)
+    return sp.systems.pendulum_chain(n)
+
+
+def start(n):
+    return 0.5 * np.sin(1.3 * np.arange(n)), np.zeros(n)
+
+
+def rel(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+@pytest.mark.parametrize("method", LOBATTO)
+@pytest.mark.parametrize("n,tapered", [(8, False), (13, True), (32, False)])
+def test_step_equals_dense_per_step(method, n, tapered):
+    """From states along a run, one tree step equals one dense step to 1e-12
+    (q1 relative to max(|q1|, 1), p1 relative to |p1|)."""
+    system = chain(n, tapered)
+    q0, p0 = start(n)
+    h = 0.01
+    ref = sp.integrate(system, q0, p0, h, 60, method=method, linear_solver="dense")
+    worst_q = worst_p = 0.0
+    for k in range(0, 61, 12):
+        for newton in ("full", "step"):
+            a = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="dense",
+                        newton=newton)
+            b = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="tree",
+                        newton=newton)
+            worst_q = max(worst_q, np.abs(a[0] - b[0]).max() / max(np.abs(a[0]).max(), 1.0))
+            worst_p = max(worst_p, rel(b[1], a[1]))
+    assert worst_q <= 1e-12 and worst_p <= 1e-12, (worst_q, worst_p)
+
+
+@pytest.mark.parametrize("newton", ["full", "chord", "step", "decoupled", "auto"])
+def test_every_newton_mode_reaches_the_dense_root(newton):
+    """Each Newton mode on the tree path, 40 steps of lobatto5 on a 24-link
+    chain, against full Newton with the dense LU run from the same states."""
+    n, h = 24, 0.01
+    system = chain(n)
+    q0, p0 = start(n)
+    run = sp.integrate(system, q0, p0, h, 40, method="lobatto5", linear_solver="tree",
+                       newton=newton)
+    assert run.counts.factorizations >= 40 * (0.3 if newton == "chord" else 0.99)
+    for k in range(0, 40, 8):
+        a = sp.step(system, run.q[k], run.p[k], h, method="lobatto5", linear_solver="dense",
+                    newton="full")
+        assert rel(run.q[k + 1], a[0]) <= 1e-12
+        assert rel(run.p[k + 1], a[1]) <= 1e-12
+
+
+def test_whole_run_follows_the_dense_run():
+    """300 steps, 16 links, lobatto5: the two runs agree to rounding grown by
+    the chain's chaos (measured 1.6e-11 in q); the energy error is the
+    method's (the tree path does not change it)."""
+    n, h = 16, 0.01
+    system = chain(n)
+    q0, p0 = start(n)
+    a = sp.integrate(system, q0, p0, h, 300, method="lobatto5", linear_solver="dense",
+                     newton="full")
+    b = sp.integrate(system, q0, p0, h, 300, method="lobatto5", linear_solver="tree",
+                     newton="full")
+    assert np.abs(a.q - b.q).max() <= 1e-9
+    assert b.counts.newton_iterations == a.counts.newton_iterations
+    ea, eb = sp.analysis.energy_error_norm(a), sp.analysis.energy_error_norm(b)
+    assert abs(ea - eb) <= 1e-3 * ea + 1e-14
+
+
+def test_branch_checks_and_coarse_steps_as_dense():
+    """Coarse steps (omega_max h ~ 5) where the branch check continues roots
+    in h: the same checks on both paths (the check reads the sign of det J:
+    on the tree path the product of the joints' pivot determinants) and the
+    same states to 1e-10."""
+    n, h = 16, 0.12
+    system = chain(n)
+    q0, p0 = start(n)
+    a = sp.integrate(system, q0, p0, h, 20, method="lobatto5", linear_solver="dense")
+    b = sp.integrate(system, q0, p0, h, 20, method="lobatto5", linear_solver="tree")
+    assert a.counts.branch_checks >= 5
+    assert b.counts.branch_checks == a.counts.branch_checks
+    assert b.counts.branch_fixes == a.counts.branch_fixes
+    assert np.abs(a.q - b.q).max() <= 1e-10
+
+
+def test_always_branch_check_on_tree_path():
+    """branch_check="always": every root is continued in h from h/8 (Taylor
+    start, probes with tree factorisations); the result is the same root."""
+    n, h = 10, 0.05
+    system = chain(n, tapered=True)
+    q0, p0 = start(n)
+    a = sp.integrate(system, q0, p0, h, 10, method="simpson", linear_solver="dense",
+                     branch_check="always")
+    b = sp.integrate(system, q0, p0, h, 10, method="simpson", linear_solver="tree",
+                     branch_check="always")
+    assert b.counts.branch_checks == 10
+    assert np.abs(a.q - b.q).max() <= 1e-11
+
+
+def test_auto_takes_the_tree_from_8_links():
+    """linear_solver="auto": bitwise the tree run from 8 links on (with the
+    same Newton mode), bitwise the dense run below."""
+    for n, expect in ((7, "dense"), (8, "tree"), (20, "tree")):
+        system = chain(n)
+        q0, p0 = start(n)
+        kw = dict(method="lobatto4", newton="step")
+        auto = sp.integrate(system, q0, p0, 0.01, 30, linear_solver="auto", **kw)
+        same = sp.integrate(system, q0, p0, 0.01, 30, linear_solver=expect, **kw)
+        other = sp.integrate(system, q0, p0, 0.01, 30,
+                             linear_solver="dense" if expect == "tree" else "tree", **kw)
+        assert np.array_equal(auto.q, same.q) and np.array_equal(auto.p, same.p), n
+        assert not np.array_equal(auto.q, other.q), n
+
+
+def test_tangent_and_sensitivity_unchanged():
+    """The tangent map stays dense: with the tree path stepping, the tangent
+    along the run equals the dense run's to 1e-9 (relative), and it is
+    symplectic to rounding."""
+    n, h = 8, 0.01
+    system = chain(n)
+    q0, p0 = start(n)
+    a = sp.integrate(system, q0, p0, h, 20, method="lobatto4", linear_solver="dense",
+                     tangent=True)
+    b = sp.integrate(system, q0, p0, h, 20, method="lobatto4", linear_solver="tree",
+                     tangent=True)
+    assert rel(b.tangent[-1], a.tangent[-1]) <= 1e-9
+    D = b.tangent[-1]
+    Jm = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
+    assert np.abs(D.T @ Jm @ D - Jm).max() <= 1e-10 * np.abs(D).max() ** 2
+
+
+def test_integrator_and_ensemble_take_the_option():
+    n = 9
+    system = chain(n)
+    q0, p0 = start(n)
+    ref = sp.integrate(system, q0, p0, 0.01, 10, method="lobatto5", linear_solver="tree")
+    it = sp.Integrator(system, 0.01, q0, p0, method="lobatto5", linear_solver="tree")
+    it.propagate(10)
+    assert np.array_equal(it.q, ref.q[-1])
+    many = sp.integrate_many(system, np.array([q0, q0]), np.array([p0, p0]), 0.01, 10,
+                             method="lobatto5", linear_solver="tree")
+    assert np.array_equal(many.q[0, -1], ref.q[-1])
+
+
+@pytest.mark.parametrize("bad", [
+    dict(system="double_pendulum"),
+    dict(method="midpoint"),
+    dict(method="gauss2"),
+    dict(force=True),
+])
+def test_tree_refused_where_it_does_not_apply(bad):
+    n = 6
+    if bad.get("system") == "double_pendulum":
+        system, n = sp.systems.double_pendulum(), 2
+    else:
+        system = chain(n)
+    q0, p0 = start(n)
+    kw = dict(method=bad.get("method", "simpson"), linear_solver="tree")
+    if bad.get("force"):
+        kw["force"] = lambda t, q, qdot: -0.1 * qdot
+    with pytest.raises(ValueError, match="linear_solver='tree'"):
+        sp.integrate(system, q0, p0, 0.01, 5, **kw)
+    with pytest.raises(ValueError, match="linear_solver='tree'"):
+        sp.step(system, q0, p0, 0.01, **kw)
+
+
+def test_force_takes_the_dense_path_in_auto():
+    """auto with a force (a Python callable, or the chain's own joint
+    damping): the dense path, bitwise the numbers of "dense"; "tree" with
+    the chain's own damping is refused."""
+    n = 10
+    q0, p0 = start(n)
+
+    def damp(t, q, qdot):
+        return -0.1 * qdot
+
+    system = chain(n)
+    a = sp.integrate(system, q0, p0, 0.01, 20, method="simpson", force=damp, newton="full")
+    b = sp.integrate(system, q0, p0, 0.01, 20, method="simpson", force=damp, newton="full",
+                     linear_solver="dense")
+    assert np.array_equal(a.q, b.q)
+    damped = sp.systems.pendulum_chain(n, damping=0.2)
+    a = sp.integrate(damped, q0, p0, 0.01, 20, method="lobatto4", newton="full")
+    b = sp.integrate(damped, q0, p0, 0.01, 20, method="lobatto4", newton="full",
+                     linear_solver="dense")
+    assert np.array_equal(a.q, b.q)
+    with pytest.raises(ValueError, match="linear_solver='tree'"):
+        sp.integrate(damped, q0, p0, 0.01, 5, linear_solver="tree")
+
+
+def test_bad_value_and_explicit_method():
+    system = chain(8)
+    q0, p0 = start(8)
+    with pytest.raises(ValueError, match="linear_solver"):
+        sp.integrate(system, q0, p0, 0.01, 5, linear_solver="sparse")
+    with pytest.raises(TypeError, match="explicit"):
+        sp.integrate(system, q0, p0, 0.01, 5, method="rk4", linear_solver="tree")
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 40])
+def test_kinetic_energy_of_the_step_checks(n):
+    """The plausibility gate and the branch check's energy balance read
+    T = 1/2 p^T M^-1 p, on the tree path from the O(n) articulated-body
+    recursion (not visible directly): a wrong T makes the step's energy
+    balance look off and the check continue roots in h.  With a moving
+    start: no check on either path, and the exact energy H = T + V (NumPy's
+    dense solve) the same along both runs and kept to the method's error."""
+    system = chain(n, tapered=True)
+    q0, p0 = start(n)
+    p0 = p0 + 0.3 * np.cos(np.arange(n))
+    a = sp.integrate(system, q0, p0, 0.004, 50, method="lobatto4", linear_solver="dense")
+    b = sp.integrate(system, q0, p0, 0.004, 50, method="lobatto4", linear_solver="tree")
+    assert a.counts.branch_checks == b.counts.branch_checks == 0
+    H = []
+    for r in (a, b):
+        e = []
+        for q, p in zip(r.q, r.p):
+            M = system.mass(q)
+            e.append(0.5 * p @ np.linalg.solve(M, p) + system.potential(q))
+        H.append(np.array(e))
+    assert np.abs(H[0] - H[1]).max() <= 1e-10 * np.abs(H[0]).max()
+    assert np.abs(H[1] - H[1][0]).max() <= 1e-6 * np.abs(H[1]).max()
