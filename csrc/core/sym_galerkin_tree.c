@@ -56,6 +56,7 @@
  *   w_j = w_{j-1} + l_j v_j e_j,    T = 1/2 sum_j v_j p_j.
  */
 #include "sym_gwork.h"
+#include "sym_simd.h"
 #include "sym_sincos.h"
 #include "sym_sysdef.h"
 
@@ -151,10 +152,14 @@ double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm
 {
     const int n = g->n, s = g->tab->s;
     const sym_gtab *tab = g->tab;
-    double scale = 0.0, rn = 0.0;
-    for (int k = 0; k < n; k++) scale = fmax(scale, fabs(p[k]));
-    for (size_t k = 0; k < (size_t)s * n; k++)
-        scale = fmax(scale, fmax(fabs(g->P[k]), fabs(h * g->f[k])));
+    double scale = 0.0, rn = 0.0;   /* (a NaN never wins the comparisons) */
+    for (int k = 0; k < n; k++)
+        if (fabs(p[k]) > scale) scale = fabs(p[k]);
+    for (size_t k = 0; k < (size_t)s * n; k++) {
+        const double a = fabs(g->P[k]), b = fabs(h * g->f[k]);
+        if (a > scale) scale = a;
+        if (b > scale) scale = b;
+    }
     for (int a = 0; a <= s - 2; a++) {
         double *Ra = g->R + (size_t)a * n;
         const double cf = h * tab->b[a];
@@ -172,22 +177,52 @@ double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm
     return scale > 0.0 ? scale : DBL_MIN;
 }
 
+/* Two-lane helpers over the interface (F = 2 s entries, even): dot
+ * products with two partial sums (even, odd k) and y += c x. */
+SYM_INLINE double dot_f(const double *restrict a, const double *restrict b, const int F)
+{
+#if SYM_VEC2
+    sym_v2d acc = sym_v2_load(a) * sym_v2_load(b);
+    for (int k = 2; k < F; k += 2) acc += sym_v2_load(a + k) * sym_v2_load(b + k);
+    return acc[0] + acc[1];
+#else
+    double e = a[0] * b[0], o = a[1] * b[1];
+    for (int k = 2; k < F; k += 2) {
+        e += a[k] * b[k];
+        o += a[k + 1] * b[k + 1];
+    }
+    return e + o;
+#endif
+}
+
+SYM_INLINE void axpy_f(double *restrict y, const double c, const double *restrict x, const int F)
+{
+#if SYM_VEC2
+    const sym_v2d cv = sym_v2_splat(c);
+    for (int k = 0; k < F; k += 2) sym_v2_store(y + k, sym_v2_load(y + k) + cv * sym_v2_load(x + k));
+#else
+    for (int k = 0; k < F; k++) y[k] += c * x[k];
+#endif
+}
+
 /* The factorisation at the point data of the last sym_gtree_points (the
  * header's elimination); SYM_ESINGULAR / SYM_ENONFINITE from a pivot.
+ * Stored per joint, each as m rows of F: U^T, Aa, (Psi U)^T and G, and
+ * D^{-1} (m x m, from D's LU with partial pivoting).
  * Written for a runtime s and instantiated for s = 3, 4, 5 below (the
- * loops then have compile-time bounds; the same sums in the same order). */
+ * loops then have compile-time bounds). */
 SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
 {
     sym_gtree *t = &g->tree;
     const sym_gtab *tab = g->tab;
     const int n = g->n, m = s - 1, F = 2 * s;
     const double ih = 1.0 / h, grav = t->grav;
-    double Phi[TF][TF] = {{0.0}}, Psi[TF][TF], E[TM][TF];
+    double Phi[TF * TF] = {0.0}, Psi[TF * TF] = {0.0}, E[TM * TF] = {0.0};
     int sign = 1;
     for (int j = n - 1; j >= 0; j--) {
         const double lj = t->l[j];
-        double *U = t->U + (size_t)j * F * m, *Aa = t->Aa + (size_t)j * F * m;
-        double *PU = t->PU + (size_t)j * F * m, *G = t->G + (size_t)j * F * m;
+        double *UT = t->U + (size_t)j * F * m, *Aa = t->Aa + (size_t)j * F * m;
+        double *PUT = t->PU + (size_t)j * F * m, *G = t->G + (size_t)j * F * m;
         double *LU = t->LU + (size_t)j * m * m;
         int *piv = t->piv + (size_t)j * m;
         double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES];
@@ -198,8 +233,8 @@ SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
             const double u0 = -lj * gv * sn, u1 = lj * gv * c, v0 = lj * c, v1 = lj * sn;
             for (int b = 0; b < m; b++) {
                 const double Dv = tab->D[i][b + 1] * ih, Bv = i == b + 1 ? 1.0 : 0.0;
-                U[(2 * i) * m + b] = u0 * Bv + v0 * Dv;
-                U[(2 * i + 1) * m + b] = u1 * Bv + v1 * Dv;
+                UT[b * F + 2 * i] = u0 * Bv + v0 * Dv;
+                UT[b * F + 2 * i + 1] = u1 * Bv + v1 * Dv;
             }
             for (int a = 0; a < m; a++) {
                 const double ca = tab->bD[i][a], cb = i == a ? h * tab->b[a] : 0.0;
@@ -210,50 +245,46 @@ SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
             cf[i] = -lj * gv * (c * a0 + sn * a1) - grav * t->mu[j] * lj * c;
         }
         /* Psi = m_j I + Phi_{j+1} */
-        for (int a = 0; a < F; a++)
-            for (int b = 0; b < F; b++) Psi[a][b] = Phi[a][b] + (a == b ? t->m[j] : 0.0);
-        /* PU = Psi U */
-        for (int a = 0; a < F; a++)
-            for (int b = 0; b < m; b++) {
-                double v = 0.0;
-                for (int k = 0; k < F; k++) v += Psi[a][k] * U[k * m + b];
-                PU[a * m + b] = v;
-            }
-        /* D = N + Aa PU, E = Aa Psi */
+        memcpy(Psi, Phi, sizeof(double) * (size_t)F * (size_t)F);
+        for (int a = 0; a < F; a++) Psi[a * F + a] += t->m[j];
+        /* (Psi U)^T: row b, entry a = Psi row a . U^T row b */
+        for (int b = 0; b < m; b++)
+            for (int a = 0; a < F; a++) PUT[b * F + a] = dot_f(Psi + a * F, UT + b * F, F);
+        /* D = N + Aa Psi U, E = Aa Psi (rows of Psi combined) */
         for (int a = 0; a < m; a++) {
             for (int b = 0; b < m; b++) {
                 double v = tab->bD[b + 1][a] * cP[b + 1] + tab->bD[a][b + 1] * cP[a];
                 if (a == b + 1) v += h * tab->b[a] * cf[a];
-                for (int k = 0; k < F; k++) v += Aa[a * F + k] * PU[k * m + b];
-                LU[a * m + b] = v;
+                LU[a * m + b] = v + dot_f(Aa + a * F, PUT + b * F, F);
             }
-            for (int b = 0; b < F; b++) {
-                double v = 0.0;
-                for (int k = 0; k < F; k++) v += Aa[a * F + k] * Psi[k][b];
-                E[a][b] = v;
-            }
+            double *Ea = E + a * F;
+            for (int b = 0; b < F; b++) Ea[b] = 0.0;
+            for (int k = 0; k < F; k++) axpy_f(Ea, Aa[a * F + k], Psi + k * F, F);
         }
         const int st = sym_lu_factor_k(m, LU, piv);
         if (st) return st;
         sign *= sym_lu_det_sign(m, LU, piv);
-        /* G = D^{-1} E, column by column */
-        for (int b = 0; b < F; b++) {
-            double col[TM];
-            for (int a = 0; a < m; a++) col[a] = E[a][b];
+        /* D^{-1} from the LU (kept in LU's place for the solve), G = D^{-1} E */
+        double Dinv[TM * TM];
+        for (int b = 0; b < m; b++) {
+            double col[TM] = {0.0};
+            col[b] = 1.0;
             sym_lu_solve_k(m, LU, piv, col);
-            for (int a = 0; a < m; a++) G[a * F + b] = col[a];
+            for (int a = 0; a < m; a++) Dinv[a * m + b] = col[a];
         }
-        /* Phi_j = Psi - PU G */
+        memcpy(LU, Dinv, sizeof(double) * (size_t)m * (size_t)m);
+        for (int a = 0; a < m; a++) {
+            double *Ga = G + a * F;
+            for (int b = 0; b < F; b++) Ga[b] = 0.0;
+            for (int k = 0; k < m; k++) axpy_f(Ga, Dinv[a * m + k], E + k * F, F);
+        }
+        /* Phi_j = Psi - (Psi U) G, row by row */
+        memcpy(Phi, Psi, sizeof(double) * (size_t)F * (size_t)F);
         for (int a = 0; a < F; a++)
-            for (int b = 0; b < F; b++) {
-                double v = Psi[a][b];
-                for (int k = 0; k < m; k++) v -= PU[a * m + k] * G[k * F + b];
-                Phi[a][b] = v;
-            }
+            for (int k = 0; k < m; k++) axpy_f(Phi + a * F, -PUT[k * F + a], G + k * F, F);
     }
-    for (int a = 0; a < F; a++)
-        for (int b = 0; b < F; b++)
-            if (!isfinite(Phi[a][b])) return SYM_ENONFINITE;
+    for (int a = 0; a < F * F; a++)
+        if (!isfinite(Phi[a])) return SYM_ENONFINITE;
     t->sign = sign;
     return SYM_OK;
 }
@@ -265,36 +296,27 @@ SYM_INLINE void solve_k(sym_gwork *g, double *b, const int s)
     const int n = g->n, m = s - 1, F = 2 * s;
     double phi[TF] = {0.0}, *Y = t->Y;
     for (int j = n - 1; j >= 0; j--) {   /* tip to root: t_j, phi_j */
-        const double *Aa = t->Aa + (size_t)j * F * m, *PU = t->PU + (size_t)j * F * m;
-        double tj[TM];
+        const double *Aa = t->Aa + (size_t)j * F * m, *PUT = t->PU + (size_t)j * F * m;
+        const double *Dinv = t->LU + (size_t)j * m * m;
+        double rj[TM], tj[TM];
+        for (int a = 0; a < m; a++) rj[a] = b[(size_t)a * n + j] - dot_f(Aa + a * F, phi, F);
         for (int a = 0; a < m; a++) {
-            double v = b[(size_t)a * n + j];
-            for (int k = 0; k < F; k++) v -= Aa[a * F + k] * phi[k];
+            double v = Dinv[a * m] * rj[0];
+            for (int k = 1; k < m; k++) v += Dinv[a * m + k] * rj[k];
             tj[a] = v;
         }
-        sym_lu_solve_k(m, t->LU + (size_t)j * m * m, t->piv + (size_t)j * m, tj);
-        for (int a = 0; a < F; a++) {
-            double v = 0.0;
-            for (int k = 0; k < m; k++) v += PU[a * m + k] * tj[k];
-            phi[a] += v;
-        }
+        for (int k = 0; k < m; k++) axpy_f(phi, tj[k], PUT + k * F, F);
         for (int a = 0; a < m; a++) b[(size_t)a * n + j] = tj[a];
     }
     for (int a = 0; a < F; a++) Y[a] = 0.0;
     for (int j = 0; j < n; j++) {   /* root to tip: x_j, Y_j */
-        const double *G = t->G + (size_t)j * F * m, *U = t->U + (size_t)j * F * m;
+        const double *G = t->G + (size_t)j * F * m, *UT = t->U + (size_t)j * F * m;
         double xj[TM];
         for (int a = 0; a < m; a++) {
-            double v = b[(size_t)a * n + j];
-            for (int k = 0; k < F; k++) v -= G[a * F + k] * Y[k];
-            xj[a] = v;
-            b[(size_t)a * n + j] = v;
+            xj[a] = b[(size_t)a * n + j] - dot_f(G + a * F, Y, F);
+            b[(size_t)a * n + j] = xj[a];
         }
-        for (int a = 0; a < F; a++) {
-            double v = 0.0;
-            for (int k = 0; k < m; k++) v += U[a * m + k] * xj[k];
-            Y[a] += v;
-        }
+        for (int a = 0; a < m; a++) axpy_f(Y, xj[a], UT + a * F, F);
     }
 }
 

@@ -68,7 +68,7 @@ typedef struct sym_gtree {
     const double *l, *m, *mu;        /* the chain (sym_chain_view)         */
     double grav;
     double *cs, *sn, *pi0, *pi1;     /* r x n: cos, sin, composite momenta */
-    double *U, *Aa, *PU, *G, *LU;    /* per joint: F x m, m x F, F x m, m x F, m x m */
+    double *U, *Aa, *PU, *G, *LU;    /* per joint: U^T, Aa, (Psi U)^T, G (m x F each), D^-1 (m x m) */
     double *kin, *Y;                 /* 6 n (kinetic recursion), F (solve) */
     int *piv;                        /* m per joint                        */
 } sym_gtree;
