@@ -143,9 +143,8 @@ int py_run_work(run *r)
     if (r->w && r->solver == SYM_SOLVER_TREE &&
         (sym_work_solver(r->w) != SYM_SOLVER_TREE || r->force_in != Py_None)) {
         PyErr_SetString(PyExc_ValueError,
-                        "linear_solver='tree' needs the built-in pendulum_chain, a Lobatto "
-                        "method (simpson, lobatto2 .. lobatto7) and no force; 'auto' takes it "
-                        "where it applies");
+                        "linear_solver='tree' needs the built-in pendulum_chain (no "
+                        "constraints) and no force; 'auto' takes it where it applies");
         return -1;
     }
     if (r->w) return py_force_attach(&r->force, r->w);

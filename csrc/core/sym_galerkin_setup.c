@@ -200,7 +200,7 @@ static void part_sizes(const sym_method *m, int n, double *c)
         nu, nu, nu, nu, nu * nu, r * dn, r * dn, r * dn, r * dn, r * dn, r * nn, r * nn,
         r * nn, r * nn, dn, dn, dn, dn, nn, nn, dn, dn, dn, lu,
         (double)sym_int_doubles((size_t)nu), tab, nu, 5.0 * nu + dn, 2.0 * nn + nu,
-        sym_gtree_size(m->table->s, n),
+        sym_gtree_size(m->table->s, m->table->r, n),
     };
     memcpy(c, sizes, sizeof(sizes));
 }

@@ -1,5 +1,5 @@
 /*
- * sym_galerkin_tree.c -- the Lobatto step's Newton linear algebra in O(n)
+ * sym_galerkin_tree.c -- the Galerkin step's Newton linear algebra in O(n)
  * for the planar chain of point masses (the built-in pendulum_chain, in its
  * absolute angles), behind the same residual / factor / solve that Newton
  * sees for the dense path (sym_galerkin.c).  Issue 50's design and its
@@ -15,23 +15,28 @@
  * two passes, O(n), no n x n matrix (M_ij = l_i l_j mu_max(i,j) cos(q_i -
  * q_j) is semiseparable of rank 2).
  *
- * The Lobatto step (B = I, points = nodes, s nodes, m = s - 1 unknowns per
- * joint x_j = (X_1j .. X_mj), Q_ij = q_j + X_ij, g_ij = sum_b D_ib X_bj / h):
- *   R_aj = [a = 0] p_j + sum_i b_i D_ia P_ij + h b_a f_aj   (a = 0..m-1).
+ * The Galerkin step (sym_galerkin.c; s nodes, r quadrature points, m = s - 1
+ * unknowns per joint x_j = (X_1j .. X_mj), Q_ij = q_j + sum_b B_ib X_bj,
+ * g_ij = sum_b D_ib X_bj / h, b = 1..m):
+ *   R_aj = [a = 0] p_j + sum_i b_i (D_ia P_ij + h B_ia f_aj)   (a = 0..m-1);
+ * the Lobatto rows have B = I (points = nodes), the Gauss rows r = s - 1
+ * interior points.
  * Its linearisation per point, with u_ij = l_j g_ij e'_ij, v_ij = l_j e_ij:
  *   d xdot_ij = d xdot_i,j-1 + u_ij dQ_ij + v_ij dg_ij,
  *   d pi_ij  = d pi_i,j+1 + m_j d xdot_ij,
  *   dP_ij = v_ij . d pi_ij + cP_ij dQ_ij,            cP = l e' . pi,
  *   df_ij = u_ij . d pi_ij + ef_ij dg_ij + cf_ij dQ_ij,
  *           ef = l e' . pi,  cf = -l g e . pi - grav mu l cos q.
- * Stacking the s points' 2-vectors, Y_j = (d xdot_ij)_i and Z_j = (d pi_ij)_i
- * (F = 2 s entries each), the Newton system J x = rhs is the chain-structured
+ * Stacking the r points' 2-vectors, Y_j = (d xdot_ij)_i and Z_j = (d pi_ij)_i
+ * (F = 2 r entries each), the Newton system J x = rhs is the chain-structured
  *   Y_j = Y_{j-1} + U_j x_j,   Z_j = Z_{j+1} + m_j Y_j,
  *   Aa_j Z_j + N_j x_j = rhs_j,
- * with U_j (F x m): rows (i, d) u_ij,d [i = b] + v_ij,d D_ib / h (column b - 1),
- * Aa_j (m x F): row a, columns (i, d) b_i D_ia v_ij,d + [i = a] h b_a u_ij,d,
- * N_j (m x m): N_ab = b_b D_ba cP_bj + [a = b] h b_a cf_aj + b_a ef_aj D_ab
- * (b = 1..m the unknowns' nodes).  Elimination tip to root (the articulated-
+ * with U_j (F x m): rows (i, d) u_ij,d B_ib + v_ij,d D_ib / h (column b - 1),
+ * Aa_j (m x F): row a, columns (i, d) b_i (D_ia v_ij,d + h B_ia u_ij,d),
+ * N_j (m x m): N_ab = sum_i b_i (D_ia cP_ij B_ib + B_ia ef_ij D_ib
+ *                                 + h B_ia cf_ij B_ib)
+ * (b = 1..m the unknowns' nodes; with B = I, N_ab = b_b D_ba cP_bj
+ * + b_a ef_aj D_ab + [a = b] h b_a cf_aj).  Elimination tip to root (the articulated-
  * body pattern; Z_j = Phi_j Y_{j-1} + phi_j once the joints beyond j are gone):
  *   Psi_j = m_j I + Phi_{j+1},        D_j = Aa_j Psi_j U_j + N_j (m x m pivot),
  *   G_j = D_j^{-1} Aa_j Psi_j,        Phi_j = Psi_j - (Psi_j U_j) G_j,
@@ -67,26 +72,26 @@
 #define TF (2 * SYM_MAX_NODES)       /* F, the largest interface */
 #define TM (SYM_MAX_NODES - 1)       /* m, the most unknowns per joint */
 
-/* doubles of the tree arrays for s nodes and n joints (0 unless Lobatto):
- * point data cos, sin, pi (4 s n), per joint U, Aa, PU, G (4 F m) and the
- * pivot's LU (m m), the kinetic recursion's 6 n, the solve's Y (F), the
- * pivots (m n ints) */
-double sym_gtree_size(int s, int n)
+/* doubles of the tree arrays for s nodes, r points and n joints: point
+ * data cos, sin, pi (4 r n), per joint U, Aa, PU, G (4 F m) and the pivot's
+ * inverse (m m), the kinetic recursion's 6 n, the solve's Y (F), the pivots
+ * (m n ints) */
+double sym_gtree_size(int s, int r, int n)
 {
-    const double F = 2.0 * s, m = s - 1.0, dn = n;
-    return 4.0 * s * dn + (4.0 * F * m + m * m) * dn + 6.0 * dn + F +
+    const double F = 2.0 * r, m = s - 1.0, dn = n;
+    return 4.0 * r * dn + (4.0 * F * m + m * m) * dn + 6.0 * dn + F +
            (double)sym_int_doubles((size_t)(s - 1) * (size_t)n);
 }
 
 void sym_gtree_layout(sym_gwork *g, double *buf)
 {
     sym_gtree *t = &g->tree;
-    const size_t s = (size_t)g->tab->s, n = (size_t)g->n, F = 2 * s, m = s - 1;
+    const size_t r = (size_t)g->tab->r, n = (size_t)g->n, F = 2 * r, m = (size_t)g->tab->s - 1;
     t->cs = buf;
-    t->sn = t->cs + s * n;
-    t->pi0 = t->sn + s * n;
-    t->pi1 = t->pi0 + s * n;
-    t->U = t->pi1 + s * n;
+    t->sn = t->cs + r * n;
+    t->pi0 = t->sn + r * n;
+    t->pi1 = t->pi0 + r * n;
+    t->U = t->pi1 + r * n;
     t->Aa = t->U + n * F * m;
     t->PU = t->Aa + n * F * m;
     t->G = t->PU + n * F * m;
@@ -96,16 +101,16 @@ void sym_gtree_layout(sym_gwork *g, double *buf)
     t->piv = (int *)(t->Y + F);
 }
 
-/* Whether the step can take the O(n) path: the chain built-in, a Lobatto
- * method, no constraints, and the options' solver (auto: from
- * SYM_TREE_MIN_N joints on, where it is the faster one). */
+/* Whether the step can take the O(n) path: the chain built-in, no
+ * constraints, and the options' solver (auto: from SYM_TREE_MIN_N joints
+ * on, where it is the faster one; benchmarks/NOTES.md section 10). */
 #define SYM_TREE_MIN_N 8
 void sym_gtree_setup(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;
     const int want = g->base.opt.solver;
     t->ok = 0;
-    if (want == SYM_SOLVER_DENSE || !g->tab->lobatto || g->base.sys->m > 0) return;
+    if (want == SYM_SOLVER_DENSE || g->base.sys->m > 0) return;
     if (sym_chain_view(g->base.sys, &t->l, &t->m, &t->mu, &t->grav)) return;
     t->ok = want == SYM_SOLVER_TREE || g->n >= SYM_TREE_MIN_N;
 }
@@ -146,30 +151,30 @@ void sym_gtree_points(sym_gwork *g)
     }
 }
 
-/* R_a = [a = 0] p + sum_i b_i D_ia P_i + h b_a f_a from the points' P, f;
- * returns the scale max(|p|, |P_i|, |h f_i|) as the dense kernels do. */
+/* R_a = [a = 0] p + sum_i b_i (D_ia P_i + h B_ia f_i) from the points' P,
+ * f; returns the scale max(|p|, |P_i|, |h f_i|) as the dense kernels do. */
 double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm)
 {
-    const int n = g->n, s = g->tab->s;
+    const int n = g->n, s = g->tab->s, r = g->tab->r;
     const sym_gtab *tab = g->tab;
     double scale = 0.0, rn = 0.0;   /* (a NaN never wins the comparisons) */
     for (int k = 0; k < n; k++)
         if (fabs(p[k]) > scale) scale = fabs(p[k]);
-    for (size_t k = 0; k < (size_t)s * n; k++) {
+    for (size_t k = 0; k < (size_t)r * n; k++) {
         const double a = fabs(g->P[k]), b = fabs(h * g->f[k]);
         if (a > scale) scale = a;
         if (b > scale) scale = b;
     }
     for (int a = 0; a <= s - 2; a++) {
         double *Ra = g->R + (size_t)a * n;
-        const double cf = h * tab->b[a];
-        const double *fa = g->f + (size_t)a * n;
-        for (int j = 0; j < n; j++) Ra[j] = (a == 0 ? p[j] : 0.0) + cf * fa[j];
-        for (int i = 0; i < s; i++) {
-            const double c = tab->bD[i][a];
-            if (c == 0.0) continue;
-            const double *Pi = g->P + (size_t)i * n;
-            for (int j = 0; j < n; j++) Ra[j] += c * Pi[j];
+        for (int j = 0; j < n; j++) Ra[j] = a == 0 ? p[j] : 0.0;
+        for (int i = 0; i < r; i++) {
+            const double cP = tab->b[i] * tab->D[i][a], cf = h * tab->b[i] * tab->B[i][a];
+            const double *Pi = g->P + (size_t)i * n, *fi = g->f + (size_t)i * n;
+            if (cf != 0.0)
+                for (int j = 0; j < n; j++) Ra[j] += cf * fi[j];
+            if (cP != 0.0)
+                for (int j = 0; j < n; j++) Ra[j] += cP * Pi[j];
         }
         for (int j = 0; j < n; j++) rn = sym_nanmax(rn, fabs(Ra[j]));
     }
@@ -209,13 +214,13 @@ SYM_INLINE void axpy_f(double *restrict y, const double c, const double *restric
  * header's elimination); SYM_ESINGULAR / SYM_ENONFINITE from a pivot.
  * Stored per joint, each as m rows of F: U^T, Aa, (Psi U)^T and G, and
  * D^{-1} (m x m, from D's LU with partial pivoting).
- * Written for a runtime s and instantiated for s = 3, 4, 5 below (the
- * loops then have compile-time bounds). */
-SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
+ * Written for runtime s, r and instantiated for the Lobatto rows s = r = 3,
+ * 4, 5 below (lob: B = I; the loops then have compile-time bounds). */
+SYM_INLINE int factor_k(sym_gwork *g, double h, const int s, const int r, const int lob)
 {
     sym_gtree *t = &g->tree;
     const sym_gtab *tab = g->tab;
-    const int n = g->n, m = s - 1, F = 2 * s;
+    const int n = g->n, m = s - 1, F = 2 * r;
     const double ih = 1.0 / h, grav = t->grav;
     double Phi[TF * TF] = {0.0}, Psi[TF * TF] = {0.0}, E[TM * TF] = {0.0};
     int sign = 1;
@@ -226,18 +231,20 @@ SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
         double *LU = t->LU + (size_t)j * m * m;
         int *piv = t->piv + (size_t)j * m;
         double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES];
-        for (int i = 0; i < s; i++) {
+        for (int i = 0; i < r; i++) {
             const size_t k = (size_t)i * n + j;
             const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
             const double a0 = t->pi0[k], a1 = t->pi1[k];
             const double u0 = -lj * gv * sn, u1 = lj * gv * c, v0 = lj * c, v1 = lj * sn;
             for (int b = 0; b < m; b++) {
-                const double Dv = tab->D[i][b + 1] * ih, Bv = i == b + 1 ? 1.0 : 0.0;
+                const double Dv = tab->D[i][b + 1] * ih;
+                const double Bv = lob ? (i == b + 1 ? 1.0 : 0.0) : tab->B[i][b + 1];
                 UT[b * F + 2 * i] = u0 * Bv + v0 * Dv;
                 UT[b * F + 2 * i + 1] = u1 * Bv + v1 * Dv;
             }
             for (int a = 0; a < m; a++) {
-                const double ca = tab->bD[i][a], cb = i == a ? h * tab->b[a] : 0.0;
+                const double ca = tab->b[i] * tab->D[i][a];
+                const double cb = h * tab->b[i] * (lob ? (i == a ? 1.0 : 0.0) : tab->B[i][a]);
                 Aa[a * F + 2 * i] = ca * v0 + cb * u0;
                 Aa[a * F + 2 * i + 1] = ca * v1 + cb * u1;
             }
@@ -253,8 +260,18 @@ SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
         /* D = N + Aa Psi U, E = Aa Psi (rows of Psi combined) */
         for (int a = 0; a < m; a++) {
             for (int b = 0; b < m; b++) {
-                double v = tab->bD[b + 1][a] * cP[b + 1] + tab->bD[a][b + 1] * cP[a];
-                if (a == b + 1) v += h * tab->b[a] * cf[a];
+                double v;
+                if (lob) {
+                    v = tab->b[b + 1] * tab->D[b + 1][a] * cP[b + 1] +
+                        tab->b[a] * tab->D[a][b + 1] * cP[a];
+                    if (a == b + 1) v += h * tab->b[a] * cf[a];
+                } else {
+                    v = 0.0;
+                    for (int i = 0; i < r; i++)
+                        v += tab->b[i] * (tab->D[i][a] * cP[i] * tab->B[i][b + 1] +
+                                          tab->B[i][a] * cP[i] * tab->D[i][b + 1] +
+                                          h * tab->B[i][a] * cf[i] * tab->B[i][b + 1]);
+                }
                 LU[a * m + b] = v + dot_f(Aa + a * F, PUT + b * F, F);
             }
             double *Ea = E + a * F;
@@ -290,10 +307,10 @@ SYM_INLINE int factor_k(sym_gwork *g, double h, const int s)
 }
 
 /* b <- J^{-1} b (layout b[a n + j]) with the factors of sym_gtree_factor */
-SYM_INLINE void solve_k(sym_gwork *g, double *b, const int s)
+SYM_INLINE void solve_k(sym_gwork *g, double *b, const int s, const int r)
 {
     sym_gtree *t = &g->tree;
-    const int n = g->n, m = s - 1, F = 2 * s;
+    const int n = g->n, m = s - 1, F = 2 * r;
     double phi[TF] = {0.0}, *Y = t->Y;
     for (int j = n - 1; j >= 0; j--) {   /* tip to root: t_j, phi_j */
         const double *Aa = t->Aa + (size_t)j * F * m, *PUT = t->PU + (size_t)j * F * m;
@@ -322,22 +339,24 @@ SYM_INLINE void solve_k(sym_gwork *g, double *b, const int s)
 
 int sym_gtree_factor(sym_gwork *g, double h)
 {
-    switch (g->tab->s) {
-    case 3: return factor_k(g, h, 3);
-    case 4: return factor_k(g, h, 4);
-    case 5: return factor_k(g, h, 5);
-    default: return factor_k(g, h, g->tab->s);
-    }
+    const int s = g->tab->s, r = g->tab->r;
+    if (g->tab->lobatto && s == 3) return factor_k(g, h, 3, 3, 1);
+    if (g->tab->lobatto && s == 4) return factor_k(g, h, 4, 4, 1);
+    if (g->tab->lobatto && s == 5) return factor_k(g, h, 5, 5, 1);
+    return g->tab->lobatto ? factor_k(g, h, s, s, 1) : factor_k(g, h, s, r, 0);
 }
 
 void sym_gtree_solve(sym_gwork *g, double *b)
 {
-    switch (g->tab->s) {
-    case 3: solve_k(g, b, 3); break;
-    case 4: solve_k(g, b, 4); break;
-    case 5: solve_k(g, b, 5); break;
-    default: solve_k(g, b, g->tab->s);
-    }
+    const int s = g->tab->s, r = g->tab->r;
+    if (g->tab->lobatto && s == 3)
+        solve_k(g, b, 3, 3);
+    else if (g->tab->lobatto && s == 4)
+        solve_k(g, b, 4, 4);
+    else if (g->tab->lobatto && s == 5)
+        solve_k(g, b, 5, 5);
+    else
+        solve_k(g, b, s, r);
 }
 
 /* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion */

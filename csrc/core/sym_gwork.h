@@ -277,7 +277,7 @@ SYM_PRIVATE int sym_gcon_param_tangent(sym_gwork *g, const double *q, double h,
 
 /* sym_galerkin_tree.c: the O(n) path's size, layout, choice (at setup),
  * point evaluation, residual, factorisation, solve and kinetic energy */
-SYM_PRIVATE double sym_gtree_size(int s, int n);
+SYM_PRIVATE double sym_gtree_size(int s, int r, int n);
 SYM_PRIVATE void sym_gtree_layout(sym_gwork *g, double *buf);
 SYM_PRIVATE void sym_gtree_setup(sym_gwork *g);
 SYM_PRIVATE void sym_gtree_points(sym_gwork *g);

@@ -99,15 +99,14 @@ linear_solver : {"auto", "dense", "tree"}
     How Newton's linear systems are solved.  ``"dense"``: assemble the
     (s - 1) n x (s - 1) n Newton matrix and factorise it by LU, O(n^3) a
     factorisation.  ``"tree"``: for the built-in
-    :func:`~symplectic.systems.pendulum_chain` with a Lobatto method
-    (``"simpson"``, ``"lobatto2"`` .. ``"lobatto7"``), the residual in O(n)
+    :func:`~symplectic.systems.pendulum_chain` with any implicit method
+    (the Lobatto and Gauss rows, the midpoint rule), the residual in O(n)
     by two passes along the chain and the exact Newton direction by
     eliminating the joints from the tip to the root, O(n) a factorisation
     (csrc/core/sym_galerkin_tree.c): the same root to rounding, with every
-    Newton mode and safeguard; a ValueError for any other system or
-    method, or with a force.  ``"auto"`` (default): ``"tree"`` where it
-    applies from 8 links on and the run has no force, ``"dense"``
-    otherwise.  The tangent maps (``tangent=True``, :func:`step_tangent`)
+    Newton mode and safeguard; a ValueError for any other system, or with
+    a force (the chain's own ``damping`` included).  ``"auto"`` (default):
+    ``"tree"`` where it applies from 8 links on, ``"dense"`` otherwise.  The tangent maps (``tangent=True``, :func:`step_tangent`)
     stay dense.""",
     "closed_form": """\
 closed_form : bool

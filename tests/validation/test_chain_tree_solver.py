@@ -12,7 +12,10 @@ import pytest
 
 import symplectic as sp
 
-LOBATTO = ["simpson", "lobatto2", "lobatto3", "lobatto4", "lobatto5", "lobatto6", "lobatto7"]
+# every implicit Galerkin row: the Lobatto family (points = nodes, B = I) and the Gauss
+# rows (points between the nodes: the midpoint rule, gauss2, gauss3)
+METHODS = ["simpson", "lobatto2", "lobatto3", "lobatto4", "lobatto5", "lobatto6", "lobatto7",
+           "midpoint", "gauss2", "gauss3"]
 
 
 def chain(n, tapered=False):
@@ -31,7 +34,7 @@ def rel(a, b):
     return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
 
 
-@pytest.mark.parametrize("method", LOBATTO)
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("n,tapered", [(8, False), (13, True), (32, False)])
 def test_step_equals_dense_per_step(method, n, tapered):
     """From states along a run, one tree step equals one dense step to 1e-12
@@ -52,18 +55,19 @@ def test_step_equals_dense_per_step(method, n, tapered):
     assert worst_q <= 1e-12 and worst_p <= 1e-12, (worst_q, worst_p)
 
 
+@pytest.mark.parametrize("method", ["lobatto5", "gauss3"])
 @pytest.mark.parametrize("newton", ["full", "chord", "step", "decoupled", "auto"])
-def test_every_newton_mode_reaches_the_dense_root(newton):
-    """Each Newton mode on the tree path, 40 steps of lobatto5 on a 24-link
-    chain, against full Newton with the dense LU run from the same states."""
+def test_every_newton_mode_reaches_the_dense_root(newton, method):
+    """Each Newton mode on the tree path, 40 steps on a 24-link chain,
+    against full Newton with the dense LU run from the same states."""
     n, h = 24, 0.01
     system = chain(n)
     q0, p0 = start(n)
-    run = sp.integrate(system, q0, p0, h, 40, method="lobatto5", linear_solver="tree",
+    run = sp.integrate(system, q0, p0, h, 40, method=method, linear_solver="tree",
                        newton=newton)
     assert run.counts.factorizations >= 40 * (0.3 if newton == "chord" else 0.99)
     for k in range(0, 40, 8):
-        a = sp.step(system, run.q[k], run.p[k], h, method="lobatto5", linear_solver="dense",
+        a = sp.step(system, run.q[k], run.p[k], h, method=method, linear_solver="dense",
                     newton="full")
         assert rel(run.q[k + 1], a[0]) <= 1e-12
         assert rel(run.p[k + 1], a[1]) <= 1e-12
@@ -163,14 +167,16 @@ def test_integrator_and_ensemble_take_the_option():
 
 @pytest.mark.parametrize("bad", [
     dict(system="double_pendulum"),
-    dict(method="midpoint"),
-    dict(method="gauss2"),
+    dict(system="tree_chain"),
     dict(force=True),
+    dict(force=True, method="gauss2"),
 ])
 def test_tree_refused_where_it_does_not_apply(bad):
     n = 6
     if bad.get("system") == "double_pendulum":
         system, n = sp.systems.double_pendulum(), 2
+    elif bad.get("system") == "tree_chain":   # the same chain as a multibody tree
+        system = sp.multibody.pendulum_chain(n)
     else:
         system = chain(n)
     q0, p0 = start(n)
