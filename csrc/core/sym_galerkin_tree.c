@@ -72,13 +72,17 @@
 #define TF (2 * SYM_MAX_NODES)       /* F, the largest interface */
 #define TM (SYM_MAX_NODES - 1)       /* m, the most unknowns per joint */
 
+/* The interface padded to a multiple of 4 entries (zeros beyond F = 2 r),
+ * the stride of every per-joint row: four-lane loads need no remainder. */
+#define GT_PAD(F) (((F) + 3) & ~3)
+
 /* doubles of the tree arrays for s nodes, r points and n joints: point
  * data cos, sin, pi (4 r n), per joint U, Aa, PU, G (4 F m) and the pivot's
  * inverse (m m), the kinetic recursion's 6 n, the solve's Y (F), the pivots
  * (m n ints) */
 double sym_gtree_size(int s, int r, int n)
 {
-    const double F = 2.0 * r, m = s - 1.0, dn = n;
+    const double F = (double)GT_PAD(2 * r), m = s - 1.0, dn = n;
     return 4.0 * r * dn + (4.0 * F * m + m * m) * dn + 6.0 * dn + F +
            (double)sym_int_doubles((size_t)(s - 1) * (size_t)n);
 }
@@ -86,7 +90,8 @@ double sym_gtree_size(int s, int r, int n)
 void sym_gtree_layout(sym_gwork *g, double *buf)
 {
     sym_gtree *t = &g->tree;
-    const size_t r = (size_t)g->tab->r, n = (size_t)g->n, F = 2 * r, m = (size_t)g->tab->s - 1;
+    const size_t r = (size_t)g->tab->r, n = (size_t)g->n, F = (size_t)GT_PAD(2 * g->tab->r);
+    const size_t m = (size_t)g->tab->s - 1;
     t->cs = buf;
     t->sn = t->cs + r * n;
     t->pi0 = t->sn + r * n;
@@ -113,6 +118,9 @@ void sym_gtree_setup(sym_gwork *g)
     if (want == SYM_SOLVER_DENSE || g->base.sys->m > 0) return;
     if (sym_chain_view(g->base.sys, &t->l, &t->m, &t->mu, &t->grav)) return;
     t->ok = want == SYM_SOLVER_TREE || g->n >= SYM_TREE_MIN_N;
+#if SYM_AVX_DISPATCH
+    t->avx = __builtin_cpu_supports("avx");
+#endif
 }
 
 /* P_i, f_i and grad V_i at every point (Qp, Gp) by the two passes of the
@@ -182,181 +190,128 @@ double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm
     return scale > 0.0 ? scale : DBL_MIN;
 }
 
-/* Two-lane helpers over the interface (F = 2 s entries, even): dot
- * products with two partial sums (even, odd k) and y += c x. */
-SYM_INLINE double dot_f(const double *restrict a, const double *restrict b, const int F)
+/* Dot products over L = GT_PAD(F) entries with four partial sums (lanes k
+ * mod 4), combined as (s0 + s2) + (s1 + s3); y += c x.  The two-lane and
+ * AVX forms do the same operations in the same order. */
+SYM_INLINE double dot_v2(const double *restrict a, const double *restrict b, const int L)
 {
 #if SYM_VEC2
-    sym_v2d acc = sym_v2_load(a) * sym_v2_load(b);
-    for (int k = 2; k < F; k += 2) acc += sym_v2_load(a + k) * sym_v2_load(b + k);
-    return acc[0] + acc[1];
-#else
-    double e = a[0] * b[0], o = a[1] * b[1];
-    for (int k = 2; k < F; k += 2) {
-        e += a[k] * b[k];
-        o += a[k + 1] * b[k + 1];
+    sym_v2d lo = sym_v2_load(a) * sym_v2_load(b), hi = sym_v2_load(a + 2) * sym_v2_load(b + 2);
+    for (int k = 4; k < L; k += 4) {
+        lo += sym_v2_load(a + k) * sym_v2_load(b + k);
+        hi += sym_v2_load(a + k + 2) * sym_v2_load(b + k + 2);
     }
-    return e + o;
+    return (lo[0] + hi[0]) + (lo[1] + hi[1]);
+#else
+    double s0 = a[0] * b[0], s1 = a[1] * b[1], s2 = a[2] * b[2], s3 = a[3] * b[3];
+    for (int k = 4; k < L; k += 4) {
+        s0 += a[k] * b[k];
+        s1 += a[k + 1] * b[k + 1];
+        s2 += a[k + 2] * b[k + 2];
+        s3 += a[k + 3] * b[k + 3];
+    }
+    return (s0 + s2) + (s1 + s3);
 #endif
 }
 
-SYM_INLINE void axpy_f(double *restrict y, const double c, const double *restrict x, const int F)
+SYM_INLINE void axpy_v2(double *restrict y, const double c, const double *restrict x, const int L)
 {
 #if SYM_VEC2
     const sym_v2d cv = sym_v2_splat(c);
-    for (int k = 0; k < F; k += 2) sym_v2_store(y + k, sym_v2_load(y + k) + cv * sym_v2_load(x + k));
+    for (int k = 0; k < L; k += 2) sym_v2_store(y + k, sym_v2_load(y + k) + cv * sym_v2_load(x + k));
 #else
-    for (int k = 0; k < F; k++) y[k] += c * x[k];
+    for (int k = 0; k < L; k++) y[k] += c * x[k];
 #endif
 }
 
-/* The factorisation at the point data of the last sym_gtree_points (the
- * header's elimination); SYM_ESINGULAR / SYM_ENONFINITE from a pivot.
- * Stored per joint, each as m rows of F: U^T, Aa, (Psi U)^T and G, and
- * D^{-1} (m x m, from D's LU with partial pivoting).
- * Written for runtime s, r and instantiated for the Lobatto rows s = r = 3,
- * 4, 5 below (lob: B = I; the loops then have compile-time bounds). */
-SYM_INLINE int factor_k(sym_gwork *g, double h, const int s, const int r, const int lob)
+#define GT_NAME(x) x##_v2
+#define GT_ATTR
+#define GT_DOT dot_v2
+#define GT_AXPY axpy_v2
+#include "sym_gtree_kernel.h"
+#undef GT_NAME
+#undef GT_ATTR
+#undef GT_DOT
+#undef GT_AXPY
+
+#if SYM_AVX_DISPATCH
+SYM_AVX SYM_INLINE double dot_avx(const double *restrict a, const double *restrict b, const int L)
 {
-    sym_gtree *t = &g->tree;
-    const sym_gtab *tab = g->tab;
-    const int n = g->n, m = s - 1, F = 2 * r;
-    const double ih = 1.0 / h, grav = t->grav;
-    double Phi[TF * TF] = {0.0}, Psi[TF * TF] = {0.0}, E[TM * TF] = {0.0};
-    int sign = 1;
-    for (int j = n - 1; j >= 0; j--) {
-        const double lj = t->l[j];
-        double *UT = t->U + (size_t)j * F * m, *Aa = t->Aa + (size_t)j * F * m;
-        double *PUT = t->PU + (size_t)j * F * m, *G = t->G + (size_t)j * F * m;
-        double *LU = t->LU + (size_t)j * m * m;
-        int *piv = t->piv + (size_t)j * m;
-        double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES];
-        for (int i = 0; i < r; i++) {
-            const size_t k = (size_t)i * n + j;
-            const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
-            const double a0 = t->pi0[k], a1 = t->pi1[k];
-            const double u0 = -lj * gv * sn, u1 = lj * gv * c, v0 = lj * c, v1 = lj * sn;
-            for (int b = 0; b < m; b++) {
-                const double Dv = tab->D[i][b + 1] * ih;
-                const double Bv = lob ? (i == b + 1 ? 1.0 : 0.0) : tab->B[i][b + 1];
-                UT[b * F + 2 * i] = u0 * Bv + v0 * Dv;
-                UT[b * F + 2 * i + 1] = u1 * Bv + v1 * Dv;
-            }
-            for (int a = 0; a < m; a++) {
-                const double ca = tab->b[i] * tab->D[i][a];
-                const double cb = h * tab->b[i] * (lob ? (i == a ? 1.0 : 0.0) : tab->B[i][a]);
-                Aa[a * F + 2 * i] = ca * v0 + cb * u0;
-                Aa[a * F + 2 * i + 1] = ca * v1 + cb * u1;
-            }
-            cP[i] = lj * (c * a1 - sn * a0);   /* = ef_i */
-            cf[i] = -lj * gv * (c * a0 + sn * a1) - grav * t->mu[j] * lj * c;
-        }
-        /* Psi = m_j I + Phi_{j+1} */
-        memcpy(Psi, Phi, sizeof(double) * (size_t)F * (size_t)F);
-        for (int a = 0; a < F; a++) Psi[a * F + a] += t->m[j];
-        /* (Psi U)^T: row b, entry a = Psi row a . U^T row b */
-        for (int b = 0; b < m; b++)
-            for (int a = 0; a < F; a++) PUT[b * F + a] = dot_f(Psi + a * F, UT + b * F, F);
-        /* D = N + Aa Psi U, E = Aa Psi (rows of Psi combined) */
-        for (int a = 0; a < m; a++) {
-            for (int b = 0; b < m; b++) {
-                double v;
-                if (lob) {
-                    v = tab->b[b + 1] * tab->D[b + 1][a] * cP[b + 1] +
-                        tab->b[a] * tab->D[a][b + 1] * cP[a];
-                    if (a == b + 1) v += h * tab->b[a] * cf[a];
-                } else {
-                    v = 0.0;
-                    for (int i = 0; i < r; i++)
-                        v += tab->b[i] * (tab->D[i][a] * cP[i] * tab->B[i][b + 1] +
-                                          tab->B[i][a] * cP[i] * tab->D[i][b + 1] +
-                                          h * tab->B[i][a] * cf[i] * tab->B[i][b + 1]);
-                }
-                LU[a * m + b] = v + dot_f(Aa + a * F, PUT + b * F, F);
-            }
-            double *Ea = E + a * F;
-            for (int b = 0; b < F; b++) Ea[b] = 0.0;
-            for (int k = 0; k < F; k++) axpy_f(Ea, Aa[a * F + k], Psi + k * F, F);
-        }
-        const int st = sym_lu_factor_k(m, LU, piv);
-        if (st) return st;
-        sign *= sym_lu_det_sign(m, LU, piv);
-        /* D^{-1} from the LU (kept in LU's place for the solve), G = D^{-1} E */
-        double Dinv[TM * TM];
-        for (int b = 0; b < m; b++) {
-            double col[TM] = {0.0};
-            col[b] = 1.0;
-            sym_lu_solve_k(m, LU, piv, col);
-            for (int a = 0; a < m; a++) Dinv[a * m + b] = col[a];
-        }
-        memcpy(LU, Dinv, sizeof(double) * (size_t)m * (size_t)m);
-        for (int a = 0; a < m; a++) {
-            double *Ga = G + a * F;
-            for (int b = 0; b < F; b++) Ga[b] = 0.0;
-            for (int k = 0; k < m; k++) axpy_f(Ga, Dinv[a * m + k], E + k * F, F);
-        }
-        /* Phi_j = Psi - (Psi U) G, row by row */
-        memcpy(Phi, Psi, sizeof(double) * (size_t)F * (size_t)F);
-        for (int a = 0; a < F; a++)
-            for (int k = 0; k < m; k++) axpy_f(Phi + a * F, -PUT[k * F + a], G + k * F, F);
-    }
-    for (int a = 0; a < F * F; a++)
-        if (!isfinite(Phi[a])) return SYM_ENONFINITE;
-    t->sign = sign;
-    return SYM_OK;
+    sym_v4d acc = sym_v4_load(a) * sym_v4_load(b);
+    for (int k = 4; k < L; k += 4) acc += sym_v4_load(a + k) * sym_v4_load(b + k);
+    return (acc[0] + acc[2]) + (acc[1] + acc[3]);
 }
 
-/* b <- J^{-1} b (layout b[a n + j]) with the factors of sym_gtree_factor */
-SYM_INLINE void solve_k(sym_gwork *g, double *b, const int s, const int r)
+SYM_AVX SYM_INLINE void axpy_avx(double *restrict y, const double c, const double *restrict x,
+                                 const int L)
 {
-    sym_gtree *t = &g->tree;
-    const int n = g->n, m = s - 1, F = 2 * r;
-    double phi[TF] = {0.0}, *Y = t->Y;
-    for (int j = n - 1; j >= 0; j--) {   /* tip to root: t_j, phi_j */
-        const double *Aa = t->Aa + (size_t)j * F * m, *PUT = t->PU + (size_t)j * F * m;
-        const double *Dinv = t->LU + (size_t)j * m * m;
-        double rj[TM], tj[TM];
-        for (int a = 0; a < m; a++) rj[a] = b[(size_t)a * n + j] - dot_f(Aa + a * F, phi, F);
-        for (int a = 0; a < m; a++) {
-            double v = Dinv[a * m] * rj[0];
-            for (int k = 1; k < m; k++) v += Dinv[a * m + k] * rj[k];
-            tj[a] = v;
-        }
-        for (int k = 0; k < m; k++) axpy_f(phi, tj[k], PUT + k * F, F);
-        for (int a = 0; a < m; a++) b[(size_t)a * n + j] = tj[a];
-    }
-    for (int a = 0; a < F; a++) Y[a] = 0.0;
-    for (int j = 0; j < n; j++) {   /* root to tip: x_j, Y_j */
-        const double *G = t->G + (size_t)j * F * m, *UT = t->U + (size_t)j * F * m;
-        double xj[TM];
-        for (int a = 0; a < m; a++) {
-            xj[a] = b[(size_t)a * n + j] - dot_f(G + a * F, Y, F);
-            b[(size_t)a * n + j] = xj[a];
-        }
-        for (int a = 0; a < m; a++) axpy_f(Y, xj[a], UT + a * F, F);
-    }
+    const sym_v4d cv = sym_v4_splat(c);
+    for (int k = 0; k < L; k += 4) sym_v4_store(y + k, sym_v4_load(y + k) + cv * sym_v4_load(x + k));
 }
+
+#define GT_NAME(x) x##_avx
+#define GT_ATTR SYM_AVX
+#define GT_DOT dot_avx
+#define GT_AXPY axpy_avx
+#include "sym_gtree_kernel.h"
+#undef GT_NAME
+#undef GT_ATTR
+#undef GT_DOT
+#undef GT_AXPY
+
+/* the instances (Lobatto s = 3, 4, 5 with constant bounds), compiled for AVX */
+SYM_AVX static int factor_avx(sym_gwork *g, double h)
+{
+    const int s = g->tab->s, r = g->tab->r;
+    if (g->tab->lobatto && s == 3) return factor_k_avx(g, h, 3, 3, 1);
+    if (g->tab->lobatto && s == 4) return factor_k_avx(g, h, 4, 4, 1);
+    if (g->tab->lobatto && s == 5) return factor_k_avx(g, h, 5, 5, 1);
+    return g->tab->lobatto ? factor_k_avx(g, h, s, s, 1) : factor_k_avx(g, h, s, r, 0);
+}
+
+SYM_AVX static void solve_avx(sym_gwork *g, double *b)
+{
+    const int s = g->tab->s, r = g->tab->r;
+    if (g->tab->lobatto && s == 3)
+        solve_k_avx(g, b, 3, 3);
+    else if (g->tab->lobatto && s == 4)
+        solve_k_avx(g, b, 4, 4);
+    else if (g->tab->lobatto && s == 5)
+        solve_k_avx(g, b, 5, 5);
+    else
+        solve_k_avx(g, b, s, r);
+}
+#endif
 
 int sym_gtree_factor(sym_gwork *g, double h)
 {
+#if SYM_AVX_DISPATCH
+    if (g->tree.avx) return factor_avx(g, h);
+#endif
     const int s = g->tab->s, r = g->tab->r;
-    if (g->tab->lobatto && s == 3) return factor_k(g, h, 3, 3, 1);
-    if (g->tab->lobatto && s == 4) return factor_k(g, h, 4, 4, 1);
-    if (g->tab->lobatto && s == 5) return factor_k(g, h, 5, 5, 1);
-    return g->tab->lobatto ? factor_k(g, h, s, s, 1) : factor_k(g, h, s, r, 0);
+    if (g->tab->lobatto && s == 3) return factor_k_v2(g, h, 3, 3, 1);
+    if (g->tab->lobatto && s == 4) return factor_k_v2(g, h, 4, 4, 1);
+    if (g->tab->lobatto && s == 5) return factor_k_v2(g, h, 5, 5, 1);
+    return g->tab->lobatto ? factor_k_v2(g, h, s, s, 1) : factor_k_v2(g, h, s, r, 0);
 }
 
 void sym_gtree_solve(sym_gwork *g, double *b)
 {
+#if SYM_AVX_DISPATCH
+    if (g->tree.avx) {
+        solve_avx(g, b);
+        return;
+    }
+#endif
     const int s = g->tab->s, r = g->tab->r;
     if (g->tab->lobatto && s == 3)
-        solve_k(g, b, 3, 3);
+        solve_k_v2(g, b, 3, 3);
     else if (g->tab->lobatto && s == 4)
-        solve_k(g, b, 4, 4);
+        solve_k_v2(g, b, 4, 4);
     else if (g->tab->lobatto && s == 5)
-        solve_k(g, b, 5, 5);
+        solve_k_v2(g, b, 5, 5);
     else
-        solve_k(g, b, s, r);
+        solve_k_v2(g, b, s, r);
 }
 
 /* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion */

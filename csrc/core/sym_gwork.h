@@ -65,6 +65,7 @@ typedef struct sym_gwork sym_gwork;
 typedef struct sym_gtree {
     int ok;                          /* the step takes this path (no force) */
     int sign;                        /* sign of det J of the last factors  */
+    int avx;                         /* the four-lane kernels (run-time CPU check) */
     const double *l, *m, *mu;        /* the chain (sym_chain_view)         */
     double grav;
     double *cs, *sn, *pi0, *pi1;     /* r x n: cos, sin, composite momenta */

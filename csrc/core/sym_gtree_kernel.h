@@ -1,0 +1,139 @@
+/*
+ * sym_gtree_kernel.h -- the chain's O(n) factorisation and solve
+ * (sym_galerkin_tree.c, whose header has the equations), written once and
+ * included there twice: with two-lane vectors and with four-lane AVX ones
+ * (chosen at run time).  GT_NAME(x) names an instance, GT_ATTR is its
+ * target attribute, GT_DOT / GT_AXPY the dot product and row update over the
+ * interface padded to GT_PAD(F) entries (zeros beyond F).  Both helper sets
+ * compute the same sums in the same order (four partial sums), so the two
+ * instances give bitwise the same numbers.  Internal (private).
+ */
+
+/* The factorisation at the point data of the last sym_gtree_points (the
+ * header's elimination); SYM_ESINGULAR / SYM_ENONFINITE from a pivot.
+ * Stored per joint, each as m rows of F: U^T, Aa, (Psi U)^T and G, and
+ * D^{-1} (m x m, from D's LU with partial pivoting).
+ * Written for runtime s, r and instantiated for the Lobatto rows s = r = 3,
+ * 4, 5 below (lob: B = I; the loops then have compile-time bounds). */
+GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, const int r,
+                                        const int lob)
+{
+    sym_gtree *t = &g->tree;
+    const sym_gtab *tab = g->tab;
+    const int n = g->n, m = s - 1, F = 2 * r, L = GT_PAD(F);
+    const double ih = 1.0 / h, grav = t->grav;
+    double Phi[TF * TF] = {0.0}, Psi[TF * TF] = {0.0}, E[TM * TF] = {0.0};
+    int sign = 1;
+    for (int j = n - 1; j >= 0; j--) {
+        const double lj = t->l[j];
+        double *UT = t->U + (size_t)j * L * m, *Aa = t->Aa + (size_t)j * L * m;
+        double *PUT = t->PU + (size_t)j * L * m, *G = t->G + (size_t)j * L * m;
+        double *LU = t->LU + (size_t)j * m * m;
+        int *piv = t->piv + (size_t)j * m;
+        double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES];
+        for (int i = 0; i < r; i++) {
+            const size_t k = (size_t)i * n + j;
+            const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
+            const double a0 = t->pi0[k], a1 = t->pi1[k];
+            const double u0 = -lj * gv * sn, u1 = lj * gv * c, v0 = lj * c, v1 = lj * sn;
+            for (int b = 0; b < m; b++) {
+                const double Dv = tab->D[i][b + 1] * ih;
+                const double Bv = lob ? (i == b + 1 ? 1.0 : 0.0) : tab->B[i][b + 1];
+                UT[b * L + 2 * i] = u0 * Bv + v0 * Dv;
+                UT[b * L + 2 * i + 1] = u1 * Bv + v1 * Dv;
+            }
+            for (int a = 0; a < m; a++) {
+                const double ca = tab->b[i] * tab->D[i][a];
+                const double cb = h * tab->b[i] * (lob ? (i == a ? 1.0 : 0.0) : tab->B[i][a]);
+                Aa[a * L + 2 * i] = ca * v0 + cb * u0;
+                Aa[a * L + 2 * i + 1] = ca * v1 + cb * u1;
+            }
+            cP[i] = lj * (c * a1 - sn * a0);   /* = ef_i */
+            cf[i] = -lj * gv * (c * a0 + sn * a1) - grav * t->mu[j] * lj * c;
+        }
+        /* Psi = m_j I + Phi_{j+1} */
+        memcpy(Psi, Phi, sizeof(double) * (size_t)F * (size_t)L);
+        for (int a = 0; a < F; a++) Psi[a * L + a] += t->m[j];
+        /* (Psi U)^T: row b, entry a = Psi row a . U^T row b */
+        for (int b = 0; b < m; b++)
+            for (int a = 0; a < F; a++) PUT[b * L + a] = GT_DOT(Psi + a * L, UT + b * L, L);
+        /* D = N + Aa Psi U, E = Aa Psi (rows of Psi combined) */
+        for (int a = 0; a < m; a++) {
+            for (int b = 0; b < m; b++) {
+                double v;
+                if (lob) {
+                    v = tab->b[b + 1] * tab->D[b + 1][a] * cP[b + 1] +
+                        tab->b[a] * tab->D[a][b + 1] * cP[a];
+                    if (a == b + 1) v += h * tab->b[a] * cf[a];
+                } else {
+                    v = 0.0;
+                    for (int i = 0; i < r; i++)
+                        v += tab->b[i] * (tab->D[i][a] * cP[i] * tab->B[i][b + 1] +
+                                          tab->B[i][a] * cP[i] * tab->D[i][b + 1] +
+                                          h * tab->B[i][a] * cf[i] * tab->B[i][b + 1]);
+                }
+                LU[a * m + b] = v + GT_DOT(Aa + a * L, PUT + b * L, L);
+            }
+            double *Ea = E + a * L;
+            for (int b = 0; b < L; b++) Ea[b] = 0.0;
+            for (int k = 0; k < F; k++) GT_AXPY(Ea, Aa[a * L + k], Psi + k * L, L);
+        }
+        const int st = sym_lu_factor_k(m, LU, piv);
+        if (st) return st;
+        sign *= sym_lu_det_sign(m, LU, piv);
+        /* D^{-1} from the LU (kept in LU's place for the solve), G = D^{-1} E */
+        double Dinv[TM * TM];
+        for (int b = 0; b < m; b++) {
+            double col[TM] = {0.0};
+            col[b] = 1.0;
+            sym_lu_solve_k(m, LU, piv, col);
+            for (int a = 0; a < m; a++) Dinv[a * m + b] = col[a];
+        }
+        memcpy(LU, Dinv, sizeof(double) * (size_t)m * (size_t)m);
+        for (int a = 0; a < m; a++) {
+            double *Ga = G + a * L;
+            for (int b = 0; b < L; b++) Ga[b] = 0.0;
+            for (int k = 0; k < m; k++) GT_AXPY(Ga, Dinv[a * m + k], E + k * L, L);
+        }
+        /* Phi_j = Psi - (Psi U) G, row by row */
+        memcpy(Phi, Psi, sizeof(double) * (size_t)F * (size_t)L);
+        for (int a = 0; a < F; a++)
+            for (int k = 0; k < m; k++) GT_AXPY(Phi + a * L, -PUT[k * L + a], G + k * L, L);
+    }
+    for (int a = 0; a < F * L; a++)
+        if (!isfinite(Phi[a])) return SYM_ENONFINITE;
+    t->sign = sign;
+    return SYM_OK;
+}
+
+/* b <- J^{-1} b (layout b[a n + j]) with the factors of sym_gtree_factor */
+GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, const int r)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n, m = s - 1, F = 2 * r, L = GT_PAD(F);
+    double phi[TF] = {0.0}, *Y = t->Y;
+    for (int j = n - 1; j >= 0; j--) {   /* tip to root: t_j, phi_j */
+        const double *Aa = t->Aa + (size_t)j * L * m, *PUT = t->PU + (size_t)j * L * m;
+        const double *Dinv = t->LU + (size_t)j * m * m;
+        double rj[TM], tj[TM];
+        for (int a = 0; a < m; a++) rj[a] = b[(size_t)a * n + j] - GT_DOT(Aa + a * L, phi, L);
+        for (int a = 0; a < m; a++) {
+            double v = Dinv[a * m] * rj[0];
+            for (int k = 1; k < m; k++) v += Dinv[a * m + k] * rj[k];
+            tj[a] = v;
+        }
+        for (int k = 0; k < m; k++) GT_AXPY(phi, tj[k], PUT + k * L, L);
+        for (int a = 0; a < m; a++) b[(size_t)a * n + j] = tj[a];
+    }
+    for (int a = 0; a < L; a++) Y[a] = 0.0;
+    for (int j = 0; j < n; j++) {   /* root to tip: x_j, Y_j */
+        const double *G = t->G + (size_t)j * L * m, *UT = t->U + (size_t)j * L * m;
+        double xj[TM];
+        for (int a = 0; a < m; a++) {
+            xj[a] = b[(size_t)a * n + j] - GT_DOT(G + a * L, Y, L);
+            b[(size_t)a * n + j] = xj[a];
+        }
+        for (int a = 0; a < m; a++) GT_AXPY(Y, xj[a], UT + a * L, L);
+    }
+}
+
