@@ -28,12 +28,20 @@ static void tangent_rhs(const sym_gwork *g, const double *Rq, const double *dq,
     }
 }
 
-/* The unconstrained root's Jacobians, the Newton matrix factorised. */
+/* The unconstrained root's Jacobians, the Newton matrix factorised: on the
+ * chain's O(n) path by the elimination over the joints at the root
+ * (sym_galerkin_tree.c; its n columns then cost O(n^2) in all, not the LU's
+ * O(n^3)), else by LU. */
 static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, double *P)
 {
     const int st = sym_galerkin_tangent_root(g, q, h, Rq, P);
     if (st) return st;
     g->base.counts.factorizations++;
+    if (SYM_TREE_ON(g)) {
+        g->k.form_points(g, q, h);
+        sym_gtree_points(g);
+        return sym_gtree_factor(g, h);
+    }
     return g->lu_factor(g->nu, g->J, g->piv, g->lu_work);
 }
 
@@ -58,8 +66,13 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
 static int galerkin_tangent(sym_gwork *g, const double *q, double h, int k, int ublocks,
                             const double *V, double *out, double *pts, int ld)
 {
-    const int n = g->n, s = g->tab->s, nu = g->nu;
-    const size_t nnu = (size_t)nu * (size_t)nu;
+    const int n = g->n, s = g->tab->s, nu = g->nu, tree = SYM_TREE_ON(g);
+    /* the factors the next step may reuse (chord), kept aside: the dense LU,
+     * or the tree path's per-joint factors (one block from U to the kinetic
+     * scratch) and its sign */
+    const size_t nnu = tree ? (size_t)(g->tree.kin - g->tree.U) : (size_t)nu * (size_t)nu;
+    double *const fac = tree ? g->tree.U : g->J;
+    const int sign = g->tree.sign;
     const size_t np = (size_t)n * (size_t)(n + nu), su = (size_t)(s - 1) * n;
     double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + (size_t)nu + su +
                                            3 * (size_t)n) + sizeof(int) * (size_t)nu);
@@ -67,7 +80,7 @@ static int galerkin_tangent(sym_gwork *g, const double *q, double h, int k, int 
     double *Jsave = buf, *Rq = Jsave + nnu, *P = Rq + (size_t)nu * n, *dX = P + np,
            *dq = dX + nu, *dp = dq + n, *pu = dp + n, *Ru = pu + n;
     int *pivsave = (int *)(Ru + su);
-    memcpy(Jsave, g->J, sizeof(double) * nnu);
+    memcpy(Jsave, fac, sizeof(double) * nnu);
     memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
     const int st = tangent_setup(g, q, h, Rq, P);
     for (int col = 0; col < k && !st; col++) {
@@ -78,7 +91,10 @@ static int galerkin_tangent(sym_gwork *g, const double *q, double h, int k, int 
         }
         if (ublocks) sym_gforce_du(g, h, ublocks, V, k, col, Ru, pu);
         tangent_rhs(g, Rq, dq, dp, ublocks ? Ru : NULL, dX);
-        g->lu_solve(nu, g->J, g->piv, dX);
+        if (tree)
+            sym_gtree_solve(g, dX);
+        else
+            g->lu_solve(nu, g->J, g->piv, dX);
         if (pts) sym_galerkin_point_column(g, dq, dX, 0.0, h, pts, col + 1, ld);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
         for (int c = 0; c < n; c++)
@@ -86,8 +102,9 @@ static int galerkin_tangent(sym_gwork *g, const double *q, double h, int k, int 
                 sym_galerkin_tangent_dp(g, P, c, dp[c] + pu[c], dq, dX);
     }
     if (pts && !st) sym_galerkin_point_column(g, q, g->X, 0.0, h, pts, 0, ld);
-    memcpy(g->J, Jsave, sizeof(double) * nnu);
+    memcpy(fac, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);
+    g->tree.sign = sign;
     free(buf);
     return st;
 }

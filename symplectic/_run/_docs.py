@@ -106,8 +106,11 @@ linear_solver : {"auto", "dense", "tree"}
     (csrc/core/sym_galerkin_tree.c): the same root to rounding, with every
     Newton mode and safeguard; a ValueError for any other system, or with
     a force (the chain's own ``damping`` included).  ``"auto"`` (default):
-    ``"tree"`` where it applies from 8 links on, ``"dense"`` otherwise.  The tangent maps (``tangent=True``, :func:`step_tangent`)
-    stay dense.""",
+    ``"tree"`` where it applies from 8 links on, ``"dense"`` otherwise.
+    The tangent maps (``tangent=True``) solve their columns with the same
+    factorisation at the root (O(n^2) for the 2n columns); the derivatives
+    of the step equations in q and p, and the parameter sensitivities
+    (``wrt=``), are still formed densely.""",
     "closed_form": """\
 closed_form : bool
     For :func:`symplectic.systems.linear` systems with ``"simpson"`` or

@@ -135,21 +135,40 @@ def test_auto_takes_the_tree_from_8_links():
         assert not np.array_equal(auto.q, other.q), n
 
 
-def test_tangent_and_sensitivity_unchanged():
-    """The tangent map stays dense: with the tree path stepping, the tangent
-    along the run equals the dense run's to 1e-9 (relative), and it is
-    symplectic to rounding."""
-    n, h = 8, 0.01
-    system = chain(n)
+@pytest.mark.parametrize("method", ["lobatto4", "gauss2"])
+def test_tangent_on_the_tree_path(method):
+    """The tangent map solves its 2n columns with the tree factorisation at
+    the root: along a run it equals the dense run's to 1e-9 (relative) and
+    is symplectic to rounding; one step's equals the dense LU's to 1e-11."""
+    n, h = 12, 0.01
+    system = chain(n, tapered=True)
     q0, p0 = start(n)
-    a = sp.integrate(system, q0, p0, h, 20, method="lobatto4", linear_solver="dense",
+    a = sp.integrate(system, q0, p0, h, 20, method=method, linear_solver="dense",
                      tangent=True)
-    b = sp.integrate(system, q0, p0, h, 20, method="lobatto4", linear_solver="tree",
+    b = sp.integrate(system, q0, p0, h, 20, method=method, linear_solver="tree",
                      tangent=True)
     assert rel(b.tangent[-1], a.tangent[-1]) <= 1e-9
     D = b.tangent[-1]
     Jm = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
     assert np.abs(D.T @ Jm @ D - Jm).max() <= 1e-10 * np.abs(D).max() ** 2
+    one = {sol: sp.integrate(system, b.q[5], b.p[5], h, 1, method=method, linear_solver=sol,
+                             tangent=True).tangent[-1] for sol in ("dense", "tree")}
+    assert rel(one["tree"], one["dense"]) <= 1e-11
+
+
+@pytest.mark.parametrize("newton", ["chord", "step"])
+def test_tangent_leaves_the_run_unchanged(newton):
+    """Forming the tangent at each root (tangent=True) refactorises at the
+    root and puts the step's own factors back: the states are bitwise those
+    of the run without it, also where Newton reuses factors across steps."""
+    n, h = 16, 0.01
+    system = chain(n)
+    q0, p0 = start(n)
+    a = sp.integrate(system, q0, p0, h, 30, method="lobatto5", linear_solver="tree",
+                     newton=newton)
+    b = sp.integrate(system, q0, p0, h, 30, method="lobatto5", linear_solver="tree",
+                     newton=newton, tangent=True)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.p, b.p)
 
 
 def test_integrator_and_ensemble_take_the_option():
