@@ -264,3 +264,25 @@ def test_kinetic_energy_of_the_step_checks(n):
         H.append(np.array(e))
     assert np.abs(H[0] - H[1]).max() <= 1e-10 * np.abs(H[0]).max()
     assert np.abs(H[1] - H[1][0]).max() <= 1e-6 * np.abs(H[1]).max()
+
+
+def test_false_roots_and_failures_as_dense():
+    """At h = 0.3 (omega_max h = 4.6 on 10 links) half of the steps' Newton
+    roots are false and replaced by the continued ones: the same checks and
+    fixes and the same states on both paths; past the stability limit both
+    refuse the step with the same reason."""
+    n = 10
+    system = chain(n)
+    q0, p0 = start(n)
+    a = sp.integrate(system, q0, p0, 0.3, 10, method="lobatto5", linear_solver="dense")
+    b = sp.integrate(system, q0, p0, 0.3, 10, method="lobatto5", linear_solver="tree")
+    assert a.counts.branch_fixes >= 3
+    assert (b.counts.branch_checks, b.counts.branch_fixes) == \
+        (a.counts.branch_checks, a.counts.branch_fixes)
+    assert np.abs(a.q - b.q).max() <= 1e-10
+    msgs = []
+    for sol in ("dense", "tree"):
+        with pytest.warns(sp.StabilityWarning), pytest.raises(sp.ConvergenceError) as err:
+            sp.integrate(system, q0, p0, 0.6, 10, method="lobatto5", linear_solver=sol)
+        msgs.append(str(err.value).split(":")[1])
+    assert msgs[0] == msgs[1] and "unstable step size" in msgs[0]
