@@ -69,7 +69,7 @@ def modes_table(ns, h, rounds, modes=("full", "chord", "step")):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[4, 8, 16, 32, 64, 128])
+    ap.add_argument("--n", type=int, nargs="+", default=[4, 6, 8, 12, 16, 32, 64, 128])
     ap.add_argument("--methods", nargs="+", default=["lobatto5", "simpson"])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--h", type=float, default=0.005)

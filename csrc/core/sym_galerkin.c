@@ -157,7 +157,7 @@ static int step_outputs(sym_gwork *g, int converged)
     } else if (converged == 2) {
         g->k.correct(g, h);
     }
-    if (g->base.force && converged == 2) sym_gforce_correct(g, h);
+    if (g->base.force && converged == 2 && !SYM_TREE_ON(g)) sym_gforce_correct(g, h);
     g->work = g->k.outputs(g, h);   /* q_{j+1}, p_{j+1}, the nodes; W / h */
     if (g->con) {
         /* the constraint impulses, and the hidden constraint on p_{j+1} */

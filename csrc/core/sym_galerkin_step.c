@@ -120,6 +120,7 @@ void sym_galerkin_reset(sym_work *w)
     g->cache_valid = g->prev_valid = g->prep_valid = g->prev2_valid = g->left_here = 0;
     g->newton.kc_valid = g->newton.dec_miss = g->newton.dec_skip = 0;
     if (g->con) sym_gcon_reset(g);
+    sym_gtree_force(g);   /* (reset follows every attached force) */
 }
 
 /* The parameter block of the step just taken: the constrained step's
@@ -134,7 +135,7 @@ static int param_tangent(sym_work *w, const double *q, double h,
 
 int sym_work_solver(const sym_work *w)
 {
-    return w && w->ops == &sym_galerkin_ops && ((const sym_gwork *)w)->tree.ok
+    return w && w->ops == &sym_galerkin_ops && SYM_TREE_ON((const sym_gwork *)w)
                ? SYM_SOLVER_TREE
                : SYM_SOLVER_DENSE;
 }

@@ -50,6 +50,18 @@
  * reference up to cond(J) = 1.8e7; DESIGN.md section 3).  Cost per joint:
  * O(F^2 m) to factor, O(F m) to solve.
  *
+ * A force F = held - D qdot with D tridiagonal (the chain's joint friction
+ * -Delta^T diag(c) Delta qdot) adds f_ij += F_ij and, per point, a third
+ * slot to both interfaces: gamma_ij = d g_ij forward (not inherited: T
+ * drops the parent's, which enters joint j's rows directly through
+ * B_beta = -h b_i B_ia D_{j,j-1}) and zeta_ij = d g_ij of the joint passed
+ * to its parent (whose rows read it with -h b_i B_ia D_{j-1,j}); its own
+ * rate adds -D_jj to ef.  The elimination then carries S (the momentum
+ * slots pass up, zeta is replaced) and V (zeta_j = gamma_j):
+ *   Zhat_j = Z_{j+1} + W_j Y_j,  Z_j = S Zhat_j + V Y_j,
+ *   E = A Psi T + B_beta,  Phi_j = (S Psi + V)(T - U G),
+ *   phi_j = (S Psi + V) U t_j + S phi_{j+1}.
+ *
  * The plausibility test's kinetic energy T = 1/2 p^T M^{-1} p by the same
  * chain (articulated-body recursion): from the tip, the subtree's momentum
  * as a function of the parent point's velocity w, pi_j = I_j w + c_j, with
@@ -60,6 +72,7 @@
  *   v_j = (p_j / l_j - e_j . (A_j w_{j-1} + c_{j+1})) / (l_j d_j),
  *   w_j = w_{j-1} + l_j v_j e_j,    T = 1/2 sum_j v_j p_j.
  */
+#include "sym_forces.h"
 #include "sym_gwork.h"
 #include "sym_simd.h"
 #include "sym_sincos.h"
@@ -69,7 +82,7 @@
 #include <math.h>
 #include <string.h>
 
-#define TF (2 * SYM_MAX_NODES)       /* F, the largest interface */
+#define TF (3 * SYM_MAX_NODES)       /* F, the largest interface (3 slots a point) */
 #define TM (SYM_MAX_NODES - 1)       /* m, the most unknowns per joint */
 
 /* The interface padded to a multiple of 4 entries (zeros beyond F = 2 r),
@@ -77,20 +90,21 @@
 #define GT_PAD(F) (((F) + 3) & ~3)
 
 /* doubles of the tree arrays for s nodes, r points and n joints: point
- * data cos, sin, pi (4 r n), per joint U, Aa, PU, G (4 F m) and the pivot's
- * inverse (m m), the kinetic recursion's 6 n, the solve's Y (F), the pivots
- * (m n ints) */
+ * data cos, sin, pi (4 r n), per joint U, Aa, PU, G (4 L m, L the padded
+ * interface of 3 slots a point) and the pivot's inverse (m m), the kinetic
+ * recursion's 6 n, the damping's three diagonals (3 n), the solve's Y (L),
+ * the pivots (m n ints) */
 double sym_gtree_size(int s, int r, int n)
 {
-    const double F = (double)GT_PAD(2 * r), m = s - 1.0, dn = n;
-    return 4.0 * r * dn + (4.0 * F * m + m * m) * dn + 6.0 * dn + F +
+    const double L = (double)GT_PAD(3 * r), m = s - 1.0, dn = n;
+    return 4.0 * r * dn + (4.0 * L * m + m * m) * dn + 9.0 * dn + L +
            (double)sym_int_doubles((size_t)(s - 1) * (size_t)n);
 }
 
 void sym_gtree_layout(sym_gwork *g, double *buf)
 {
     sym_gtree *t = &g->tree;
-    const size_t r = (size_t)g->tab->r, n = (size_t)g->n, F = (size_t)GT_PAD(2 * g->tab->r);
+    const size_t r = (size_t)g->tab->r, n = (size_t)g->n, F = (size_t)GT_PAD(3 * g->tab->r);
     const size_t m = (size_t)g->tab->s - 1;
     t->cs = buf;
     t->sn = t->cs + r * n;
@@ -102,7 +116,10 @@ void sym_gtree_layout(sym_gwork *g, double *buf)
     t->G = t->PU + n * F * m;
     t->LU = t->G + n * F * m;
     t->kin = t->LU + n * m * m;
-    t->Y = t->kin + 6 * n;
+    t->dlo = t->kin + 6 * n;
+    t->dd = t->dlo + n;
+    t->dup = t->dd + n;
+    t->Y = t->dup + n;
     t->piv = (int *)(t->Y + F);
 }
 
@@ -123,8 +140,35 @@ void sym_gtree_setup(sym_gwork *g)
 #endif
 }
 
+/* The force the path takes: held values (a zero-order hold, any) and a
+ * damping F = -D qdot whose D is tridiagonal (the chain's own joint
+ * friction D = Delta^T diag(c) Delta, or any other), no callback terms; its
+ * three diagonals copied.  Checked once per attached force, O(n^2). */
+void sym_gtree_force(sym_gwork *g)
+{
+    sym_gtree *t = &g->tree;
+    const sym_fwork *fw = g->base.force;
+    const int n = g->n;
+    t->force_ok = t->damped = 0;
+    if (!t->ok || !fw || fw->f.nterms > 0) return;
+    const double *D = fw->f.damping;
+    if (D) {
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < n; k++)
+                if ((k < i - 1 || k > i + 1) && D[(size_t)i * n + k] != 0.0) return;
+        for (int j = 0; j < n; j++) {
+            t->dlo[j] = j > 0 ? D[(size_t)j * n + j - 1] : 0.0;
+            t->dd[j] = D[(size_t)j * n + j];
+            t->dup[j] = j < n - 1 ? D[(size_t)j * n + j + 1] : 0.0;
+        }
+        t->damped = 1;
+    }
+    t->force_ok = 1;
+}
+
 /* P_i, f_i and grad V_i at every point (Qp, Gp) by the two passes of the
- * header, the point data (cos, sin, pi) kept for the factorisation. */
+ * header, the point data (cos, sin, pi) kept for the factorisation; with a
+ * force (sym_gtree_force) F_i = held - D g_i into the force's F and f_i. */
 void sym_gtree_points(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;
@@ -155,6 +199,25 @@ void sym_gtree_points(sym_gwork *g)
             dV[j] = grav * mu[j] * l[j] * sn[j];
             P[j] = l[j] * (c[j] * p0[j] + sn[j] * p1[j]);
             f[j] = l[j] * gv[j] * (c[j] * p1[j] - sn[j] * p0[j]) - dV[j];
+        }
+        if (g->base.force) {
+            sym_fwork *fw = g->base.force;
+            const sym_force *fo = &fw->f;
+            double *Fi = fw->F + o;
+            if (fo->hold)
+                memcpy(Fi, fo->hold + ((size_t)(g->base.k - fo->hold_k0) * (size_t)fw->hpts +
+                                       (fw->hpts > 1 ? (size_t)i : 0)) * (size_t)n,
+                       sizeof(double) * (size_t)n);
+            else
+                memset(Fi, 0, sizeof(double) * (size_t)n);
+            if (t->damped)
+                for (int j = 0; j < n; j++) {
+                    double v = t->dd[j] * gv[j];
+                    if (j > 0) v += t->dlo[j] * gv[j - 1];
+                    if (j < n - 1) v += t->dup[j] * gv[j + 1];
+                    Fi[j] -= v;
+                }
+            for (int j = 0; j < n; j++) f[j] += Fi[j];
         }
     }
 }
@@ -262,24 +325,27 @@ SYM_AVX SYM_INLINE void axpy_avx(double *restrict y, const double c, const doubl
 /* the instances (Lobatto s = 3, 4, 5 with constant bounds), compiled for AVX */
 SYM_AVX static int factor_avx(sym_gwork *g, double h)
 {
-    const int s = g->tab->s, r = g->tab->r;
-    if (g->tab->lobatto && s == 3) return factor_k_avx(g, h, 3, 3, 1);
-    if (g->tab->lobatto && s == 4) return factor_k_avx(g, h, 4, 4, 1);
-    if (g->tab->lobatto && s == 5) return factor_k_avx(g, h, 5, 5, 1);
-    return g->tab->lobatto ? factor_k_avx(g, h, s, s, 1) : factor_k_avx(g, h, s, r, 0);
+    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
+    if (g->tree.damped && g->base.force) return factor_k_avx(g, h, s, r, 0, 3);
+    if (lob && s == 3) return factor_k_avx(g, h, 3, 3, 1, 2);
+    if (lob && s == 4) return factor_k_avx(g, h, 4, 4, 1, 2);
+    if (lob && s == 5) return factor_k_avx(g, h, 5, 5, 1, 2);
+    return lob ? factor_k_avx(g, h, s, s, 1, 2) : factor_k_avx(g, h, s, r, 0, 2);
 }
 
 SYM_AVX static void solve_avx(sym_gwork *g, double *b)
 {
-    const int s = g->tab->s, r = g->tab->r;
-    if (g->tab->lobatto && s == 3)
-        solve_k_avx(g, b, 3, 3);
-    else if (g->tab->lobatto && s == 4)
-        solve_k_avx(g, b, 4, 4);
-    else if (g->tab->lobatto && s == 5)
-        solve_k_avx(g, b, 5, 5);
+    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
+    if (g->tree.damped && g->base.force)
+        solve_k_avx(g, b, s, r, 3);
+    else if (lob && s == 3)
+        solve_k_avx(g, b, 3, 3, 2);
+    else if (lob && s == 4)
+        solve_k_avx(g, b, 4, 4, 2);
+    else if (lob && s == 5)
+        solve_k_avx(g, b, 5, 5, 2);
     else
-        solve_k_avx(g, b, s, r);
+        solve_k_avx(g, b, s, r, 2);
 }
 #endif
 
@@ -288,11 +354,12 @@ int sym_gtree_factor(sym_gwork *g, double h)
 #if SYM_AVX_DISPATCH
     if (g->tree.avx) return factor_avx(g, h);
 #endif
-    const int s = g->tab->s, r = g->tab->r;
-    if (g->tab->lobatto && s == 3) return factor_k_v2(g, h, 3, 3, 1);
-    if (g->tab->lobatto && s == 4) return factor_k_v2(g, h, 4, 4, 1);
-    if (g->tab->lobatto && s == 5) return factor_k_v2(g, h, 5, 5, 1);
-    return g->tab->lobatto ? factor_k_v2(g, h, s, s, 1) : factor_k_v2(g, h, s, r, 0);
+    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
+    if (g->tree.damped && g->base.force) return factor_k_v2(g, h, s, r, 0, 3);
+    if (lob && s == 3) return factor_k_v2(g, h, 3, 3, 1, 2);
+    if (lob && s == 4) return factor_k_v2(g, h, 4, 4, 1, 2);
+    if (lob && s == 5) return factor_k_v2(g, h, 5, 5, 1, 2);
+    return lob ? factor_k_v2(g, h, s, s, 1, 2) : factor_k_v2(g, h, s, r, 0, 2);
 }
 
 void sym_gtree_solve(sym_gwork *g, double *b)
@@ -303,15 +370,17 @@ void sym_gtree_solve(sym_gwork *g, double *b)
         return;
     }
 #endif
-    const int s = g->tab->s, r = g->tab->r;
-    if (g->tab->lobatto && s == 3)
-        solve_k_v2(g, b, 3, 3);
-    else if (g->tab->lobatto && s == 4)
-        solve_k_v2(g, b, 4, 4);
-    else if (g->tab->lobatto && s == 5)
-        solve_k_v2(g, b, 5, 5);
+    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
+    if (g->tree.damped && g->base.force)
+        solve_k_v2(g, b, s, r, 3);
+    else if (lob && s == 3)
+        solve_k_v2(g, b, 3, 3, 2);
+    else if (lob && s == 4)
+        solve_k_v2(g, b, 4, 4, 2);
+    else if (lob && s == 5)
+        solve_k_v2(g, b, 5, 5, 2);
     else
-        solve_k_v2(g, b, s, r);
+        solve_k_v2(g, b, s, r, 2);
 }
 
 /* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion */

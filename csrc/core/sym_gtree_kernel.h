@@ -11,16 +11,18 @@
 
 /* The factorisation at the point data of the last sym_gtree_points (the
  * header's elimination); SYM_ESINGULAR / SYM_ENONFINITE from a pivot.
- * Stored per joint, each as m rows of F: U^T, Aa, (Psi U)^T and G, and
- * D^{-1} (m x m, from D's LU with partial pivoting).
- * Written for runtime s, r and instantiated for the Lobatto rows s = r = 3,
- * 4, 5 below (lob: B = I; the loops then have compile-time bounds). */
+ * Stored per joint, each as m rows of L = GT_PAD(F): U^T, A, (Psi U)^T and
+ * G, and D^{-1} (m x m, from D's LU with partial pivoting).
+ * dd = 2 slots a point (the velocity and momentum 2-vectors), or 3 with a
+ * tridiagonal damping (the header's third slot: gamma, zeta).  Written for
+ * runtime s, r and instantiated for the Lobatto rows s = r = 3, 4, 5 with
+ * dd = 2 (lob: B = I; the loops then have compile-time bounds). */
 GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, const int r,
-                                        const int lob)
+                                        const int lob, const int dd)
 {
     sym_gtree *t = &g->tree;
     const sym_gtab *tab = g->tab;
-    const int n = g->n, m = s - 1, F = 2 * r, L = GT_PAD(F);
+    const int n = g->n, m = s - 1, F = dd * r, L = GT_PAD(F);
     const double ih = 1.0 / h, grav = t->grav;
     double Phi[TF * TF] = {0.0}, Psi[TF * TF] = {0.0}, E[TM * TF] = {0.0};
     int sign = 1;
@@ -30,7 +32,11 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         double *PUT = t->PU + (size_t)j * L * m, *G = t->G + (size_t)j * L * m;
         double *LU = t->LU + (size_t)j * m * m;
         int *piv = t->piv + (size_t)j * m;
-        double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES];
+        /* the damping's rows: its own rate (diagonal), the parent's and the child's */
+        const double dg = dd == 3 ? t->dd[j] : 0.0, dlo = dd == 3 ? t->dlo[j] : 0.0;
+        const double dup = dd == 3 ? t->dup[j] : 0.0;
+        double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES], ef[SYM_MAX_NODES];
+        double Bb[TM][SYM_MAX_NODES];   /* h b_i B_ia: the force rows' weights */
         for (int i = 0; i < r; i++) {
             const size_t k = (size_t)i * n + j;
             const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
@@ -39,37 +45,44 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
             for (int b = 0; b < m; b++) {
                 const double Dv = tab->D[i][b + 1] * ih;
                 const double Bv = lob ? (i == b + 1 ? 1.0 : 0.0) : tab->B[i][b + 1];
-                UT[b * L + 2 * i] = u0 * Bv + v0 * Dv;
-                UT[b * L + 2 * i + 1] = u1 * Bv + v1 * Dv;
+                UT[b * L + dd * i] = u0 * Bv + v0 * Dv;
+                UT[b * L + dd * i + 1] = u1 * Bv + v1 * Dv;
+                if (dd == 3) UT[b * L + dd * i + 2] = Dv;   /* gamma = d g_ij */
             }
             for (int a = 0; a < m; a++) {
                 const double ca = tab->b[i] * tab->D[i][a];
                 const double cb = h * tab->b[i] * (lob ? (i == a ? 1.0 : 0.0) : tab->B[i][a]);
-                Aa[a * L + 2 * i] = ca * v0 + cb * u0;
-                Aa[a * L + 2 * i + 1] = ca * v1 + cb * u1;
+                Aa[a * L + dd * i] = ca * v0 + cb * u0;
+                Aa[a * L + dd * i + 1] = ca * v1 + cb * u1;
+                if (dd == 3) Aa[a * L + dd * i + 2] = -cb * dup;   /* the child's zeta */
+                Bb[a][i] = cb;
             }
-            cP[i] = lj * (c * a1 - sn * a0);   /* = ef_i */
+            cP[i] = lj * (c * a1 - sn * a0);
+            ef[i] = cP[i] - dg;
             cf[i] = -lj * gv * (c * a0 + sn * a1) - grav * t->mu[j] * lj * c;
         }
-        /* Psi = m_j I + Phi_{j+1} */
+        /* Psi = m_j I (velocity slots) + Phi_{j+1} */
         memcpy(Psi, Phi, sizeof(double) * (size_t)F * (size_t)L);
-        for (int a = 0; a < F; a++) Psi[a * L + a] += t->m[j];
+        for (int i = 0; i < r; i++) {
+            Psi[(dd * i) * L + dd * i] += t->m[j];
+            Psi[(dd * i + 1) * L + dd * i + 1] += t->m[j];
+        }
         /* (Psi U)^T: row b, entry a = Psi row a . U^T row b */
         for (int b = 0; b < m; b++)
             for (int a = 0; a < F; a++) PUT[b * L + a] = GT_DOT(Psi + a * L, UT + b * L, L);
-        /* D = N + Aa Psi U, E = Aa Psi (rows of Psi combined) */
+        /* D = N + A Psi U, E = A Psi T + B_beta (rows of Psi combined) */
         for (int a = 0; a < m; a++) {
             for (int b = 0; b < m; b++) {
                 double v;
                 if (lob) {
                     v = tab->b[b + 1] * tab->D[b + 1][a] * cP[b + 1] +
-                        tab->b[a] * tab->D[a][b + 1] * cP[a];
+                        tab->b[a] * tab->D[a][b + 1] * ef[a];
                     if (a == b + 1) v += h * tab->b[a] * cf[a];
                 } else {
                     v = 0.0;
                     for (int i = 0; i < r; i++)
                         v += tab->b[i] * (tab->D[i][a] * cP[i] * tab->B[i][b + 1] +
-                                          tab->B[i][a] * cP[i] * tab->D[i][b + 1] +
+                                          tab->B[i][a] * ef[i] * tab->D[i][b + 1] +
                                           h * tab->B[i][a] * cf[i] * tab->B[i][b + 1]);
                 }
                 LU[a * m + b] = v + GT_DOT(Aa + a * L, PUT + b * L, L);
@@ -77,6 +90,8 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
             double *Ea = E + a * L;
             for (int b = 0; b < L; b++) Ea[b] = 0.0;
             for (int k = 0; k < F; k++) GT_AXPY(Ea, Aa[a * L + k], Psi + k * L, L);
+            if (dd == 3)   /* T drops the parent's gamma; the parent's rate enters directly */
+                for (int i = 0; i < r; i++) Ea[dd * i + 2] = -Bb[a][i] * dlo;
         }
         const int st = sym_lu_factor_k(m, LU, piv);
         if (st) return st;
@@ -95,10 +110,20 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
             for (int b = 0; b < L; b++) Ga[b] = 0.0;
             for (int k = 0; k < m; k++) GT_AXPY(Ga, Dinv[a * m + k], E + k * L, L);
         }
-        /* Phi_j = Psi - (Psi U) G, row by row */
+        /* Phi_j = (S Psi + V)(T - U G): the momentum rows Psi T - (Psi U) G,
+         * with dd = 3 the zeta rows (this joint's own gamma) - U_gamma G */
         memcpy(Phi, Psi, sizeof(double) * (size_t)F * (size_t)L);
-        for (int a = 0; a < F; a++)
-            for (int k = 0; k < m; k++) GT_AXPY(Phi + a * L, -PUT[k * L + a], G + k * L, L);
+        for (int a = 0; a < F; a++) {
+            double *row = Phi + a * L;
+            if (dd == 3 && a % 3 == 2) {
+                for (int b = 0; b < L; b++) row[b] = 0.0;
+                for (int k = 0; k < m; k++) GT_AXPY(row, -UT[k * L + a], G + k * L, L);
+                continue;
+            }
+            if (dd == 3)
+                for (int i = 0; i < r; i++) row[dd * i + 2] = 0.0;
+            for (int k = 0; k < m; k++) GT_AXPY(row, -PUT[k * L + a], G + k * L, L);
+        }
     }
     for (int a = 0; a < F * L; a++)
         if (!isfinite(Phi[a])) return SYM_ENONFINITE;
@@ -107,13 +132,15 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
 }
 
 /* b <- J^{-1} b (layout b[a n + j]) with the factors of sym_gtree_factor */
-GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, const int r)
+GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, const int r,
+                                        const int dd)
 {
     sym_gtree *t = &g->tree;
-    const int n = g->n, m = s - 1, F = 2 * r, L = GT_PAD(F);
+    const int n = g->n, m = s - 1, F = dd * r, L = GT_PAD(F);
     double phi[TF] = {0.0}, *Y = t->Y;
     for (int j = n - 1; j >= 0; j--) {   /* tip to root: t_j, phi_j */
         const double *Aa = t->Aa + (size_t)j * L * m, *PUT = t->PU + (size_t)j * L * m;
+        const double *UT = t->U + (size_t)j * L * m;
         const double *Dinv = t->LU + (size_t)j * m * m;
         double rj[TM], tj[TM];
         for (int a = 0; a < m; a++) rj[a] = b[(size_t)a * n + j] - GT_DOT(Aa + a * L, phi, L);
@@ -122,18 +149,26 @@ GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, c
             for (int k = 1; k < m; k++) v += Dinv[a * m + k] * rj[k];
             tj[a] = v;
         }
+        /* phi_j = (S Psi + V) U t_j + S phi_{j+1} */
         for (int k = 0; k < m; k++) GT_AXPY(phi, tj[k], PUT + k * L, L);
+        if (dd == 3)
+            for (int i = 0; i < r; i++) {
+                double v = 0.0;
+                for (int k = 0; k < m; k++) v += UT[k * L + dd * i + 2] * tj[k];
+                phi[dd * i + 2] = v;
+            }
         for (int a = 0; a < m; a++) b[(size_t)a * n + j] = tj[a];
     }
     for (int a = 0; a < L; a++) Y[a] = 0.0;
-    for (int j = 0; j < n; j++) {   /* root to tip: x_j, Y_j */
+    for (int j = 0; j < n; j++) {   /* root to tip: x_j, Y_j = T Y_{j-1} + U x_j */
         const double *G = t->G + (size_t)j * L * m, *UT = t->U + (size_t)j * L * m;
         double xj[TM];
         for (int a = 0; a < m; a++) {
             xj[a] = b[(size_t)a * n + j] - GT_DOT(G + a * L, Y, L);
             b[(size_t)a * n + j] = xj[a];
         }
+        if (dd == 3)
+            for (int i = 0; i < r; i++) Y[dd * i + 2] = 0.0;
         for (int a = 0; a < m; a++) GT_AXPY(Y, xj[a], UT + a * L, L);
     }
 }
-

@@ -66,11 +66,14 @@ typedef struct sym_gtree {
     int ok;                          /* the step takes this path (no force) */
     int sign;                        /* sign of det J of the last factors  */
     int avx;                         /* the four-lane kernels (run-time CPU check) */
+    int force_ok, damped;            /* the attached force fits (held values, a
+                                      * tridiagonal damping), and has that damping */
     const double *l, *m, *mu;        /* the chain (sym_chain_view)         */
     double grav;
     double *cs, *sn, *pi0, *pi1;     /* r x n: cos, sin, composite momenta */
     double *U, *Aa, *PU, *G, *LU;    /* per joint: U^T, Aa, (Psi U)^T, G (m x F each), D^-1 (m x m) */
     double *kin, *Y;                 /* 6 n (kinetic recursion), F (solve) */
+    double *dlo, *dd, *dup;          /* the damping's diagonals D_{j,j-1}, D_jj, D_{j,j+1} */
     int *piv;                        /* m per joint                        */
 } sym_gtree;
 
@@ -170,8 +173,9 @@ struct sym_gwork {
     sym_gtree tree;                  /* the O(n) path (tree.ok)            */
 };
 
-/* The step takes the O(n) path: a chain whose run has no force. */
-#define SYM_TREE_ON(g) ((g)->tree.ok && !(g)->base.force)
+/* The step takes the O(n) path: a chain whose run has no force, or one the
+ * path takes (sym_gtree_force). */
+#define SYM_TREE_ON(g) ((g)->tree.ok && (!(g)->base.force || (g)->tree.force_ok))
 
 /* sym_galerkin_setup.c */
 SYM_PRIVATE int sym_galerkin_work_size(const sym_method *m, int n, double *doubles);
@@ -286,6 +290,8 @@ SYM_PRIVATE double sym_gtree_residual(sym_gwork *g, const double *p, double h, d
 SYM_PRIVATE int sym_gtree_factor(sym_gwork *g, double h);
 SYM_PRIVATE void sym_gtree_solve(sym_gwork *g, double *b);
 SYM_PRIVATE double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p);
+/* whether the attached force fits the path (called when a force is attached) */
+SYM_PRIVATE void sym_gtree_force(sym_gwork *g);
 
 /* sym_galerkin_forces.c: the terms of a force (sym_forces.h), used only when
  * the workspace has one (base.force != NULL) */

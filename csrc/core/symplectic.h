@@ -355,7 +355,8 @@ typedef struct sym_options {
     int solver;    /* the Newton matrix's linear algebra: SYM_SOLVER_AUTO
                       (default) the O(n) elimination over the chain where
                       the system has that structure (the built-in
-                      pendulum_chain, a Galerkin method, no force) from 8
+                      pendulum_chain, a Galerkin method, a force of held
+                      values and tridiagonal damping or none) from 8
                       links on, the dense LU otherwise;
                       SYM_SOLVER_DENSE always the dense LU;
                       SYM_SOLVER_TREE the elimination (where it does not

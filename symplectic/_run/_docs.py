@@ -104,9 +104,12 @@ linear_solver : {"auto", "dense", "tree"}
     by two passes along the chain and the exact Newton direction by
     eliminating the joints from the tip to the root, O(n) a factorisation
     (csrc/core/sym_galerkin_tree.c): the same root to rounding, with every
-    Newton mode and safeguard; a ValueError for any other system, or with
-    a force (the chain's own ``damping`` included).  ``"auto"`` (default):
-    ``"tree"`` where it applies from 8 links on, ``"dense"`` otherwise.
+    Newton mode and safeguard.  A force stays on it when it is made of
+    held values (an input array) and a damping whose matrix is tridiagonal
+    (the chain's own ``damping``); a force with callbacks takes the dense
+    path.  ``"tree"`` where it does not apply is a ValueError; ``"auto"``
+    (default) takes it where it applies from 8 links on, ``"dense"``
+    otherwise.
     The tangent maps (``tangent=True``) solve their columns with the same
     factorisation at the root (O(n^2) for the 2n columns); the derivatives
     of the step equations in q and p, and the parameter sensitivities
