@@ -45,6 +45,29 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
     return g->lu_factor(g->nu, g->J, g->piv, g->lu_work);
 }
 
+/* The factors the next step may reuse (chord) while a tangent uses the
+ * workspace's: the dense LU (J, its pivots), or on the O(n) path the
+ * per-joint factors (one block from U to the kinetic scratch) and the sign
+ * of det J; fac_doubles of them at fac_start, kept aside and put back. */
+static size_t fac_doubles(const sym_gwork *g)
+{
+    return SYM_TREE_ON(g) ? (size_t)(g->tree.kin - g->tree.U) : (size_t)g->nu * (size_t)g->nu;
+}
+
+static double *fac_start(sym_gwork *g)
+{
+    return SYM_TREE_ON(g) ? g->tree.U : g->J;
+}
+
+/* v <- J^{-1} v with the root's factors of tangent_setup */
+static void root_solve(sym_gwork *g, double *v)
+{
+    if (SYM_TREE_ON(g))
+        sym_gtree_solve(g, v);
+    else
+        g->lu_solve(g->nu, g->J, g->piv, v);
+}
+
 /*
  * Tangent map of the step just taken (implicit function theorem on the
  * converged step equations R(X; q, p) = 0): with R_q as above,
@@ -66,12 +89,9 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
 static int galerkin_tangent(sym_gwork *g, const double *q, double h, int k, int ublocks,
                             const double *V, double *out, double *pts, int ld)
 {
-    const int n = g->n, s = g->tab->s, nu = g->nu, tree = SYM_TREE_ON(g);
-    /* the factors the next step may reuse (chord), kept aside: the dense LU,
-     * or the tree path's per-joint factors (one block from U to the kinetic
-     * scratch) and its sign */
-    const size_t nnu = tree ? (size_t)(g->tree.kin - g->tree.U) : (size_t)nu * (size_t)nu;
-    double *const fac = tree ? g->tree.U : g->J;
+    const int n = g->n, s = g->tab->s, nu = g->nu;
+    const size_t nnu = fac_doubles(g);
+    double *const fac = fac_start(g);
     const int sign = g->tree.sign;
     const size_t np = (size_t)n * (size_t)(n + nu), su = (size_t)(s - 1) * n;
     double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + (size_t)nu + su +
@@ -91,10 +111,7 @@ static int galerkin_tangent(sym_gwork *g, const double *q, double h, int k, int 
         }
         if (ublocks) sym_gforce_du(g, h, ublocks, V, k, col, Ru, pu);
         tangent_rhs(g, Rq, dq, dp, ublocks ? Ru : NULL, dX);
-        if (tree)
-            sym_gtree_solve(g, dX);
-        else
-            g->lu_solve(nu, g->J, g->piv, dX);
+        root_solve(g, dX);
         if (pts) sym_galerkin_point_column(g, dq, dX, 0.0, h, pts, col + 1, ld);
         for (int d = 0; d < n; d++) out[(size_t)d * k + col] = dq[d] + dX[(size_t)(s - 2) * n + d];
         for (int c = 0; c < n; c++)
@@ -183,9 +200,11 @@ int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, dou
 {
     sym_gwork *g = (sym_gwork *)w;
     const int n = g->n, s = g->tab->s, r = g->tab->r, nu = g->nu;
-    const size_t nnu = (size_t)nu * (size_t)nu;
     (void)p;
     if (g->con) return sym_gcon_time_tangent(g, q, h, out, pts, ld);
+    const size_t nnu = fac_doubles(g);
+    double *const fac = fac_start(g);
+    const int sign = g->tree.sign;
     const size_t np = (size_t)n * (size_t)(n + nu);
     double *buf = malloc(sizeof(double) * (nnu + (size_t)nu * n + np + 2 * (size_t)nu +
                                            (size_t)r * n + 3 * (size_t)n) +
@@ -194,14 +213,14 @@ int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, dou
     double *Jsave = buf, *Rq = Jsave + nnu, *P = Rq + (size_t)nu * n, *dh = P + np,
            *dt = dh + nu, *Ft = dt + nu, *ph = Ft + (size_t)r * n, *pt = ph + n, *zero = pt + n;
     int *pivsave = (int *)(zero + n);
-    memcpy(Jsave, g->J, sizeof(double) * nnu);
+    memcpy(Jsave, fac, sizeof(double) * nnu);
     memcpy(pivsave, g->piv, sizeof(int) * (size_t)nu);
     memset(zero, 0, sizeof(double) * (size_t)n);
     int st = tangent_setup(g, q, h, Rq, P);
     if (!st) st = sym_galerkin_time_rhs(g, h, Ft, dh, dt, ph, pt);
     if (!st) {
-        g->lu_solve(nu, g->J, g->piv, dh);
-        g->lu_solve(nu, g->J, g->piv, dt);
+        root_solve(g, dh);
+        root_solve(g, dt);
         if (pts) {
             sym_galerkin_point_column(g, NULL, dh, 1.0, h, pts, 0, ld);
             sym_galerkin_point_column(g, NULL, dt, 0.0, h, pts, 1, ld);
@@ -214,8 +233,9 @@ int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p, dou
             out[m + n + d] = sym_galerkin_tangent_dp(g, P, d, pt[d], zero, dt);
         }
     }
-    memcpy(g->J, Jsave, sizeof(double) * nnu);
+    memcpy(fac, Jsave, sizeof(double) * nnu);
     memcpy(g->piv, pivsave, sizeof(int) * (size_t)nu);
+    g->tree.sign = sign;
     free(buf);
     return st;
 }

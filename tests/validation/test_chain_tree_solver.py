@@ -326,3 +326,34 @@ def test_false_roots_and_failures_as_dense():
             sp.integrate(system, q0, p0, 0.6, 10, method="lobatto5", linear_solver=sol)
         msgs.append(str(err.value).split(":")[1])
     assert msgs[0] == msgs[1] and "unstable step size" in msgs[0]
+
+
+@pytest.mark.parametrize("method", ["simpson", "lobatto5", "gauss2"])
+def test_step_derivatives_of_the_transcriptions(method):
+    """What symplectic.control differentiates with, on the tree path: each
+    step's Jacobian in (q, p, inputs at the force points), its derivative in
+    h and t, and the force points' states -- a 10-link chain with its joint
+    damping and inputs held at the force points -- equal to the dense LU's
+    to 1e-10 (relative), and the run's states to rounding."""
+    from symplectic._model import _runspec
+    from symplectic._run import _driver, _prepare
+    n, N, h = 10, 6, 0.02
+    system = sp.systems.pendulum_chain(n, damping=0.1)
+    P = len(sp.methods(details=True)[method]["force_points"])
+    U = np.random.default_rng(3).normal(size=(N, P, n))
+    q0, p0 = start(n)
+    out = {}
+    for sol in ("dense", "tree"):
+        spec = _runspec.run_spec(method, h, N, 0.0, options={"linear_solver": sol,
+                                                             "branch_check": "off"})
+        cols = (2 + P) * n
+        jac = np.empty((N, 2 * n, cols))
+        hj = np.empty((N, 2, 2 * n))
+        pts = np.empty((N, P, 2 * n, 1 + cols + 2))
+        force = sp.forces.at_points(U) + system.force
+        r = _driver.run(_prepare.Prepared(system, spec, q0, p0, force),
+                        outputs=_driver.Outputs(jacobians=jac, h_jacobians=hj, points=pts))
+        out[sol] = (r.q, jac, hj, pts)
+    assert np.abs(out["tree"][0] - out["dense"][0]).max() <= 1e-12
+    for k in (1, 2, 3):
+        assert rel(out["tree"][k], out["dense"][k]) <= 1e-10, k
