@@ -288,8 +288,8 @@ def markdown(rows, header, method_order):
         out += [f"\n**{kind}**\n",
                 "| n | T (s) | " + " | ".join(labels[c] for c in cols) + " |",
                 "|---|---|" + "---|" * len(cols)]
-        for key in dict.fromkeys((r["n"], r["T"]) for r in rs):
-            by = {r["method"]: r for r in rs if (r["n"], r["T"]) == key}
+        for key in sorted(dict.fromkeys((int(r["n"]), float(r["T"])) for r in rs)):
+            by = {r["method"]: r for r in rs if (int(r["n"]), float(r["T"])) == key}
             out.append(f"| {key[0]} | {key[1]:g} | " + " | ".join(fmt_cell(by.get(c)) for c in cols) + " |")
     return "\n".join(out) + "\n"
 
@@ -371,8 +371,11 @@ def main():
     cfg = dict(cap=a.cap, rounds=a.rounds, h_max_ours=a.h_max_ours, tol_max_exp=a.tol_max_exp)
     os.makedirs(a.out, exist_ok=True)
     kept = read_rows(os.path.join(a.out, "chain_baselines.csv")) if a.merge else []
-    now_run = {(k, n) for k in a.kinds for n in a.n}
-    kept = [r for r in kept if (r["kind"], r["n"]) not in now_run and not (r["kind"].endswith("(URDF)") and a.arms)]
+    # a row is replaced only by its own case (kind, n, T): a run of another horizon keeps it
+    now_run = {(k, n, float(T)) for k in a.kinds for n in a.n
+               for T in (a.T if n <= a.max_n_long else a.T[:1])}
+    kept = [r for r in kept if (r["kind"], r["n"], float(r["T"])) not in now_run
+            and not (r["kind"].endswith("(URDF)") and a.arms)]
 
     def write(final):
         load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())

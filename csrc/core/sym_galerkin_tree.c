@@ -322,31 +322,6 @@ SYM_AVX SYM_INLINE void axpy_avx(double *restrict y, const double c, const doubl
 #undef GT_DOT
 #undef GT_AXPY
 
-/* the instances (Lobatto s = 3, 4, 5 with constant bounds), compiled for AVX */
-SYM_AVX static int factor_avx(sym_gwork *g, double h)
-{
-    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
-    if (g->tree.damped && g->base.force) return factor_k_avx(g, h, s, r, 0, 3);
-    if (lob && s == 3) return factor_k_avx(g, h, 3, 3, 1, 2);
-    if (lob && s == 4) return factor_k_avx(g, h, 4, 4, 1, 2);
-    if (lob && s == 5) return factor_k_avx(g, h, 5, 5, 1, 2);
-    return lob ? factor_k_avx(g, h, s, s, 1, 2) : factor_k_avx(g, h, s, r, 0, 2);
-}
-
-SYM_AVX static void solve_avx(sym_gwork *g, double *b)
-{
-    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
-    if (g->tree.damped && g->base.force)
-        solve_k_avx(g, b, s, r, 3);
-    else if (lob && s == 3)
-        solve_k_avx(g, b, 3, 3, 2);
-    else if (lob && s == 4)
-        solve_k_avx(g, b, 4, 4, 2);
-    else if (lob && s == 5)
-        solve_k_avx(g, b, 5, 5, 2);
-    else
-        solve_k_avx(g, b, s, r, 2);
-}
 #endif
 
 int sym_gtree_factor(sym_gwork *g, double h)
@@ -354,12 +329,7 @@ int sym_gtree_factor(sym_gwork *g, double h)
 #if SYM_AVX_DISPATCH
     if (g->tree.avx) return factor_avx(g, h);
 #endif
-    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
-    if (g->tree.damped && g->base.force) return factor_k_v2(g, h, s, r, 0, 3);
-    if (lob && s == 3) return factor_k_v2(g, h, 3, 3, 1, 2);
-    if (lob && s == 4) return factor_k_v2(g, h, 4, 4, 1, 2);
-    if (lob && s == 5) return factor_k_v2(g, h, 5, 5, 1, 2);
-    return lob ? factor_k_v2(g, h, s, s, 1, 2) : factor_k_v2(g, h, s, r, 0, 2);
+    return factor_v2(g, h);
 }
 
 void sym_gtree_solve(sym_gwork *g, double *b)
@@ -370,17 +340,7 @@ void sym_gtree_solve(sym_gwork *g, double *b)
         return;
     }
 #endif
-    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
-    if (g->tree.damped && g->base.force)
-        solve_k_v2(g, b, s, r, 3);
-    else if (lob && s == 3)
-        solve_k_v2(g, b, 3, 3, 2);
-    else if (lob && s == 4)
-        solve_k_v2(g, b, 4, 4, 2);
-    else if (lob && s == 5)
-        solve_k_v2(g, b, 5, 5, 2);
-    else
-        solve_k_v2(g, b, s, r, 2);
+    solve_v2(g, b);
 }
 
 /* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion */

@@ -2,7 +2,8 @@
  * sym_gtree_kernel.h -- the chain's O(n) factorisation and solve
  * (sym_galerkin_tree.c, whose header has the equations), written once and
  * included there twice: with two-lane vectors and with four-lane AVX ones
- * (chosen at run time).  GT_NAME(x) names an instance, GT_ATTR is its
+ * (chosen at run time), each with its dispatcher over the instances
+ * (GT_NAME(factor), GT_NAME(solve)).  GT_NAME(x) names an instance, GT_ATTR is its
  * target attribute, GT_DOT / GT_AXPY the dot product and row update over the
  * interface padded to GT_PAD(F) entries (zeros beyond F).  Both helper sets
  * compute the same sums in the same order (four partial sums), so the two
@@ -171,4 +172,31 @@ GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, c
             for (int i = 0; i < r; i++) Y[dd * i + 2] = 0.0;
         for (int a = 0; a < m; a++) GT_AXPY(Y, xj[a], UT + a * L, L);
     }
+}
+
+/* The instance for the workspace's method and force: the Lobatto rows with
+ * s = 3, 4, 5 and no damping with constant bounds, the rest at run time. */
+GT_ATTR static int GT_NAME(factor)(sym_gwork *g, double h)
+{
+    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
+    if (g->tree.damped && g->base.force) return GT_NAME(factor_k)(g, h, s, r, 0, 3);
+    if (lob && s == 3) return GT_NAME(factor_k)(g, h, 3, 3, 1, 2);
+    if (lob && s == 4) return GT_NAME(factor_k)(g, h, 4, 4, 1, 2);
+    if (lob && s == 5) return GT_NAME(factor_k)(g, h, 5, 5, 1, 2);
+    return lob ? GT_NAME(factor_k)(g, h, s, s, 1, 2) : GT_NAME(factor_k)(g, h, s, r, 0, 2);
+}
+
+GT_ATTR static void GT_NAME(solve)(sym_gwork *g, double *b)
+{
+    const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
+    if (g->tree.damped && g->base.force)
+        GT_NAME(solve_k)(g, b, s, r, 3);
+    else if (lob && s == 3)
+        GT_NAME(solve_k)(g, b, 3, 3, 2);
+    else if (lob && s == 4)
+        GT_NAME(solve_k)(g, b, 4, 4, 2);
+    else if (lob && s == 5)
+        GT_NAME(solve_k)(g, b, 5, 5, 2);
+    else
+        GT_NAME(solve_k)(g, b, s, r, 2);
 }
