@@ -126,7 +126,7 @@ void sym_gtree_layout(sym_gwork *g, double *buf)
 /* Whether the step can take the O(n) path: the chain built-in, no
  * constraints, and the options' solver (auto: from SYM_TREE_MIN_N joints
  * on, where it is the faster one; benchmarks/NOTES.md section 10). */
-#define SYM_TREE_MIN_N 8
+#define SYM_TREE_MIN_N 6
 void sym_gtree_setup(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;

@@ -356,7 +356,7 @@ typedef struct sym_options {
                       (default) the O(n) elimination over the chain where
                       the system has that structure (the built-in
                       pendulum_chain, a Galerkin method, a force of held
-                      values and tridiagonal damping or none) from 8
+                      values and tridiagonal damping or none) from 6
                       links on, the dense LU otherwise;
                       SYM_SOLVER_DENSE always the dense LU;
                       SYM_SOLVER_TREE the elimination (where it does not

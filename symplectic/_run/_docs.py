@@ -108,7 +108,7 @@ linear_solver : {"auto", "dense", "tree"}
     held values (an input array) and a damping whose matrix is tridiagonal
     (the chain's own ``damping``); a force with callbacks takes the dense
     path.  ``"tree"`` where it does not apply is a ValueError; ``"auto"``
-    (default) takes it where it applies from 8 links on, ``"dense"``
+    (default) takes it where it applies from 6 links on, ``"dense"``
     otherwise.
     The tangent maps (``tangent=True``) solve their columns with the same
     factorisation at the root (O(n^2) for the 2n columns); the derivatives

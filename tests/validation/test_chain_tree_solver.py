@@ -121,9 +121,9 @@ def test_always_branch_check_on_tree_path():
 
 
 def test_auto_takes_the_tree_from_8_links():
-    """linear_solver="auto": bitwise the tree run from 8 links on (with the
+    """linear_solver="auto": bitwise the tree run from 6 links on (with the
     same Newton mode), bitwise the dense run below."""
-    for n, expect in ((7, "dense"), (8, "tree"), (20, "tree")):
+    for n, expect in ((5, "dense"), (6, "tree"), (20, "tree")):
         system = chain(n)
         q0, p0 = start(n)
         kw = dict(method="lobatto4", newton="step")
