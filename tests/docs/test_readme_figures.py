@@ -117,7 +117,8 @@ def test_a_quick_run_is_refused(rf, recorded_copy, monkeypatch):
 
 
 # Figures outside the blocks: those of the focused benchmarks (benchmarks/bench_*.py), which the
-# blocks do not quote, cite their report (an existing benchmarks/RESULTS*.md) in the same paragraph.
+# blocks do not quote, cite their report (an existing benchmarks/RESULTS*.md or
+# benchmarks/results/*.md) in the same paragraph.
 # Paragraphs with a figure that is not a measured time or speed (or has no report) are listed here.
 NOT_FROM_A_REPORT = {
     "assembly drifts ~100× faster": "a rate of rounding drift, not a performance figure",
@@ -136,7 +137,9 @@ def _paragraphs(text):
     return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
 
 
-REPORT = re.compile(r"benchmarks/(RESULTS\w*\.md)")
+# a report: the suite's (benchmarks/RESULTS*.md) or a dedicated script's record
+# (benchmarks/results/*.md, each naming its command, commit and machine)
+REPORT = re.compile(r"benchmarks/(RESULTS\w*\.md|results/\w+\.md)")
 
 
 def _cites_a_report(para):
