@@ -18,7 +18,7 @@
  * The Galerkin step (sym_galerkin.c; s nodes, r quadrature points, m = s - 1
  * unknowns per joint x_j = (X_1j .. X_mj), Q_ij = q_j + sum_b B_ib X_bj,
  * g_ij = sum_b D_ib X_bj / h, b = 1..m):
- *   R_aj = [a = 0] p_j + sum_i b_i (D_ia P_ij + h B_ia f_aj)   (a = 0..m-1);
+ *   R_aj = [a = 0] p_j + sum_i b_i (D_ia P_ij + h B_ia f_ij)   (a = 0..m-1);
  * the Lobatto rows have B = I (points = nodes), the Gauss rows r = s - 1
  * interior points.
  * Its linearisation per point, with u_ij = l_j g_ij e'_ij, v_ij = l_j e_ij:
@@ -45,9 +45,8 @@
  *   x_j = t_j - G_j Y_{j-1},  Y_j = Y_{j-1} + U_j x_j   (root to tip).
  * This is block Gaussian elimination of J in the joint order n-1 .. 0 with
  * its fill kept in the F x F Phi, so det J = prod_j det D_j (the branch
- * check's sign).  Pivoting happens only inside each D_j; the spike found the
- * directions as accurate as the dense LU's (within 4x against a refined
- * reference up to cond(J) = 1.8e7; DESIGN.md section 3).  Cost per joint:
+ * check's sign).  Pivoting happens only inside each D_j (the directions'
+ * accuracy against the dense LU's: DESIGN.md section 3).  Cost per joint:
  * O(F^2 m) to factor, O(F m) to solve.
  *
  * A force F = held - D qdot with D tridiagonal (the chain's joint friction
