@@ -178,6 +178,20 @@ static int fd_columns(sym_fwork *fw, const sym_force_term *tm, double t, long k,
     return SYM_OK;
 }
 
+/* F = the held value of step k at force point `point` (hold[k - hold_k0],
+ * that point's row when the hold has one per point), or 0 without a hold. */
+void sym_force_held(const sym_fwork *fw, long k, int point, double *F)
+{
+    const sym_force *f = &fw->f;
+    const size_t un = (size_t)fw->n;
+    if (f->hold)
+        memcpy(F, f->hold + ((size_t)(k - f->hold_k0) * (size_t)fw->hpts +
+                             (fw->hpts > 1 ? (size_t)point : 0)) * un,
+               sizeof(double) * un);
+    else
+        memset(F, 0, sizeof(double) * un);
+}
+
 /*
  * F = hold[k - hold_k0] - D v + sum_terms fn(t, k, q, v), and
  * Fq = sum_terms dfn/dq, Fv = -D + sum_terms dfn/dv
@@ -194,12 +208,7 @@ int sym_force_eval(sym_fwork *fw, double t, long k, int point, const double *q, 
     const unsigned wq = (need & SYM_FORCE_DQ) && (fw->jac & SYM_FORCE_DQ);
     const unsigned wv = (need & SYM_FORCE_DV) && (fw->jac & SYM_FORCE_DV);
     if (need & SYM_FORCE_F) {
-        if (f->hold)
-            memcpy(F, f->hold + ((size_t)(k - f->hold_k0) * (size_t)fw->hpts +
-                                 (fw->hpts > 1 ? (size_t)point : 0)) * un,
-                   sizeof(double) * un);
-        else
-            memset(F, 0, sizeof(double) * un);
+        sym_force_held(fw, k, point, F);
         if (f->damping)
             for (int c = 0; c < n; c++) {
                 double s = 0.0;

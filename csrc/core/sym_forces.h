@@ -38,6 +38,9 @@ SYM_PRIVATE int sym_force_eval(sym_fwork *fw, double t, long k, int i, const dou
                                const double *v, unsigned need, double *F, double *Fq,
                                double *Fv);
 SYM_PRIVATE void sym_force_free(sym_fwork *fw);
+/* F = the held part alone (sym_force_eval's first term; the chain's O(n)
+ * path, sym_galerkin_tree.c, adds its tridiagonal damping itself) */
+SYM_PRIVATE void sym_force_held(const sym_fwork *fw, long k, int point, double *F);
 
 /* sym_galerkin_forces.c: the force terms of the Galerkin engine (g is a
  * sym_gwork; declared in sym_gwork.h). */

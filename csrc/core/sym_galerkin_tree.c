@@ -200,15 +200,8 @@ void sym_gtree_points(sym_gwork *g)
             f[j] = l[j] * gv[j] * (c[j] * p1[j] - sn[j] * p0[j]) - dV[j];
         }
         if (g->base.force) {
-            sym_fwork *fw = g->base.force;
-            const sym_force *fo = &fw->f;
-            double *Fi = fw->F + o;
-            if (fo->hold)
-                memcpy(Fi, fo->hold + ((size_t)(g->base.k - fo->hold_k0) * (size_t)fw->hpts +
-                                       (fw->hpts > 1 ? (size_t)i : 0)) * (size_t)n,
-                       sizeof(double) * (size_t)n);
-            else
-                memset(Fi, 0, sizeof(double) * (size_t)n);
+            double *Fi = g->base.force->F + o;
+            sym_force_held(g->base.force, g->base.k, i, Fi);
             if (t->damped)
                 for (int j = 0; j < n; j++) {
                     double v = t->dd[j] * gv[j];
