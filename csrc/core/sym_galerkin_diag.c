@@ -37,8 +37,7 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
     const int st = sym_galerkin_tangent_root(g, q, h, Rq, P);
     if (st) return st;
     g->base.counts.factorizations++;
-    if (SYM_TREE_ON(g)) {
-        g->k.form_points(g, q, h);
+    if (SYM_TREE_ON(g)) {   /* at the root's points, which tangent_root formed */
         sym_gtree_points(g);
         return sym_gtree_factor(g, h);
     }

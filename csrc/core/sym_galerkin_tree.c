@@ -84,19 +84,19 @@
 #define TF (3 * SYM_MAX_NODES)       /* F, the largest interface (3 slots a point) */
 #define TM (SYM_MAX_NODES - 1)       /* m, the most unknowns per joint */
 
-/* The interface padded to a multiple of 4 entries (zeros beyond F = 2 r),
+/* The interface padded to a multiple of 4 entries (zeros beyond F),
  * the stride of every per-joint row: four-lane loads need no remainder. */
 #define GT_PAD(F) (((F) + 3) & ~3)
 
 /* doubles of the tree arrays for s nodes, r points and n joints: point
  * data cos, sin, pi (4 r n), per joint U, Aa, PU, G (4 L m, L the padded
  * interface of 3 slots a point) and the pivot's inverse (m m), the kinetic
- * recursion's 6 n, the damping's three diagonals (3 n), the solve's Y (L),
+ * recursion's 8 n, the damping's three diagonals (3 n), the solve's Y (L),
  * the pivots (m n ints) */
 double sym_gtree_size(int s, int r, int n)
 {
     const double L = (double)GT_PAD(3 * r), m = s - 1.0, dn = n;
-    return 4.0 * r * dn + (4.0 * L * m + m * m) * dn + 9.0 * dn + L +
+    return 4.0 * r * dn + (4.0 * L * m + m * m) * dn + 11.0 * dn + L +
            (double)sym_int_doubles((size_t)(s - 1) * (size_t)n);
 }
 
@@ -115,7 +115,7 @@ void sym_gtree_layout(sym_gwork *g, double *buf)
     t->G = t->PU + n * F * m;
     t->LU = t->G + n * F * m;
     t->kin = t->LU + n * m * m;
-    t->dlo = t->kin + 6 * n;
+    t->dlo = t->kin + 8 * n;
     t->dd = t->dlo + n;
     t->dup = t->dd + n;
     t->Y = t->dup + n;
@@ -341,7 +341,7 @@ double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p)
     sym_gtree *t = &g->tree;
     const int n = g->n;
     const double *l = t->l;
-    /* per joint: A (3: xx, xy, yy), c_{j+1} (2), d */
+    /* per joint: A (3: xx, xy, yy), c_{j+1} (2), d, e_j (2) */
     double *K = t->kin;
     double I0 = 0.0, I1 = 0.0, I2 = 0.0, c0 = 0.0, c1 = 0.0;
     for (int j = n - 1; j >= 0; j--) {
@@ -349,7 +349,9 @@ double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p)
         const double A0 = t->m[j] + I0, A1 = I1, A2 = t->m[j] + I2;
         const double ae0 = A0 * e0 + A1 * e1, ae1 = A1 * e0 + A2 * e1;
         const double d = e0 * ae0 + e1 * ae1;
-        double *Kj = K + 6 * (size_t)j;
+        double *Kj = K + 8 * (size_t)j;
+        Kj[6] = e0;
+        Kj[7] = e1;
         Kj[0] = A0;
         Kj[1] = A1;
         Kj[2] = A2;
@@ -365,8 +367,8 @@ double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p)
     }
     double w0 = 0.0, w1 = 0.0, T = 0.0;
     for (int j = 0; j < n; j++) {
-        const double *Kj = K + 6 * (size_t)j;
-        const double e0 = cos(q[j]), e1 = sin(q[j]);
+        const double *Kj = K + 8 * (size_t)j;
+        const double e0 = Kj[6], e1 = Kj[7];
         const double aw0 = Kj[0] * w0 + Kj[1] * w1 + Kj[3], aw1 = Kj[1] * w0 + Kj[2] * w1 + Kj[4];
         const double v = (p[j] / l[j] - (e0 * aw0 + e1 * aw1)) / (l[j] * Kj[5]);
         w0 += l[j] * v * e0;
