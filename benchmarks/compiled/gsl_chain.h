@@ -15,6 +15,16 @@
 typedef int (*chain_read_fn)(void *C, int *n, const double **y0);
 typedef int (*chain_rhs_fn)(double t, const double y[], double f[], void *C);
 
+/* The chain's values after n on stdin: the masses m, the lengths l (n each) and the start
+ * y0 = (q(0), qdot(0)) (2n): 0, or -1 when one is missing. */
+static int chain_read_values(int n, double *m, double *l, double *y0)
+{
+    for (int i = 0; i < n; i++) if (scanf("%lf", &m[i]) != 1) return -1;
+    for (int i = 0; i < n; i++) if (scanf("%lf", &l[i]) != 1) return -1;
+    for (int i = 0; i < 2 * n; i++) if (scanf("%lf", &y0[i]) != 1) return -1;
+    return 0;
+}
+
 /* One run over [0, T] from y0 into y; if eH != NULL, the max relative energy error; if
  * counts != NULL, the accepted and rejected steps. */
 static int chain_run(void *C, chain_rhs_fn rhs, energy_fn H, int n, const double *y0, double T,

@@ -123,9 +123,7 @@ static int read_params(chain_t *C)
     if (!block || !C->piv) return -1;
     C->l = block + n; C->mu = block + 2 * n; C->y0 = block + 3 * n;
     C->s = block + 5 * n; C->c = block + 6 * n; C->M = block + 7 * n;
-    for (int i = 0; i < n; i++) if (scanf("%lf", &C->m[i]) != 1) return -1;
-    for (int i = 0; i < n; i++) if (scanf("%lf", &C->l[i]) != 1) return -1;
-    for (int i = 0; i < 2 * n; i++) if (scanf("%lf", &C->y0[i]) != 1) return -1;
+    if (chain_read_values(n, C->m, C->l, C->y0) != 0) return -1;
     for (int i = n - 1; i >= 0; i--) C->mu[i] = C->m[i] + (i + 1 < n ? C->mu[i + 1] : 0.0);
     return 0;
 }

@@ -126,10 +126,7 @@ static int read_params(chain_t *C)
     C->m = block;                 /* owner of the block: freed by the caller in every case */
     if (!block) return -1;
     C->l = block + n; C->y0 = block + 2 * n; C->ws = block + 4 * n;
-    for (int i = 0; i < n; i++) if (scanf("%lf", &C->m[i]) != 1) return -1;
-    for (int i = 0; i < n; i++) if (scanf("%lf", &C->l[i]) != 1) return -1;
-    for (int i = 0; i < 2 * n; i++) if (scanf("%lf", &C->y0[i]) != 1) return -1;
-    return 0;
+    return chain_read_values(n, C->m, C->l, C->y0);
 }
 
 /* chain_main's reader: read_params, then n and y0 */
