@@ -157,14 +157,7 @@ def qdd_reference(m, l, q, qd, g=9.81):
     three steps of iterative refinement of a double-precision solve: accurate to about
     cond(M) * 1e-19, far below the double-precision solvers' errors.  Also returns cond(M)."""
     L = np.longdouble
-    m, l, q, qd = (np.asarray(x, L) for x in (m, l, q, qd))
-    n = len(m)
-    mu = np.cumsum(m[::-1])[::-1]
-    i = np.arange(n)
-    a = np.outer(l, l) * mu[np.maximum.outer(i, i)]
-    d = q[:, None] - q[None, :]
-    r = -(a * np.sin(d)) @ (qd * qd) - L(g) * mu * l * np.sin(q)
-    A = a * np.cos(d)
+    A, r = MJ.chain_mass_rhs(m, l, q, qd, g, dtype=L)
     A64 = A.astype(float)
     x = np.linalg.solve(A64, r.astype(float)).astype(L)
     for _ in range(3):

@@ -149,16 +149,23 @@ def chain_qdd(mj, m, l, q, qd, g=9.81):
     return absolute(d.qacc.copy())
 
 
-def chain_qdd_formula(m, l, q, qd, g=9.81):
-    """qdd of the chain from M(q) qdd = r (LU in NumPy): the formula of gsl_rk8pd_chain.c."""
-    m, l, q, qd = (np.asarray(x, float) for x in (m, l, q, qd))
+def chain_mass_rhs(m, l, q, qd, g=9.81, dtype=float):
+    """M(q) and r(q, qd) of the chain's M qdd = r in absolute angles, computed in ``dtype``
+    (float, or np.longdouble for a reference): M_ij = l_i l_j mu_max(i,j) cos(q_i - q_j),
+    r_i = -sum_j l_i l_j mu_max(i,j) sin(q_i - q_j) qd_j^2 - g mu_i l_i sin q_i."""
+    m, l, q, qd = (np.asarray(x, dtype) for x in (m, l, q, qd))
     n = len(m)
     mu = np.cumsum(m[::-1])[::-1]
     i = np.arange(n)
     a = np.outer(l, l) * mu[np.maximum.outer(i, i)]
     d = q[:, None] - q[None, :]
-    r = -(a * np.sin(d)) @ (qd * qd) - g * mu * l * np.sin(q)
-    return np.linalg.solve(a * np.cos(d), r)
+    r = -(a * np.sin(d)) @ (qd * qd) - dtype(g) * mu * l * np.sin(q)
+    return a * np.cos(d), r
+
+
+def chain_qdd_formula(m, l, q, qd, g=9.81):
+    """qdd of the chain from M(q) qdd = r (LU in NumPy): the formula of gsl_rk8pd_chain.c."""
+    return np.linalg.solve(*chain_mass_rhs(m, l, q, qd, g))
 
 
 def urdf_model(mj, path):
