@@ -140,17 +140,19 @@ int py_run_work(run *r)
     } else {
         r->w = sym_work_new(&r->call.sys, r->m, &r->opt, &st);
     }
-    if (r->w && py_force_attach(&r->force, r->w) < 0) return -1;
-    if (r->w && r->solver == SYM_SOLVER_TREE && sym_work_solver(r->w) != SYM_SOLVER_TREE) {
+    if (!r->w) {
+        py_raise_work_status(st, r->S->sys.n, r->m);
+        return -1;
+    }
+    if (py_force_attach(&r->force, r->w) < 0) return -1;
+    if (r->solver == SYM_SOLVER_TREE && sym_work_solver(r->w) != SYM_SOLVER_TREE) {
         PyErr_SetString(PyExc_ValueError,
                         "linear_solver='tree' needs the built-in pendulum_chain and a force, "
                         "if any, of held values and a tridiagonal damping (no callbacks); "
                         "'auto' takes it where it applies");
         return -1;
     }
-    if (r->w) return 0;
-    py_raise_work_status(st, r->S->sys.n, r->m);
-    return -1;
+    return 0;
 }
 
 /* The ValueError of a refused argument: "<what>: invalid argument (<name>)"
