@@ -63,7 +63,8 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     M(q) changes too much over a step (as fast as ``"step"``);
     benchmarks/decoupled.py times the modes.  A force's dF/dq joins the
     frozen stiffness, its dF/dqdot is left out; constrained systems refuse
-    it (ValueError).  ``"auto"`` (default): ``"decoupled"`` from
+    it (ValueError).  ``"auto"`` (default): ``"step"`` on the chain's
+    O(n) path (``linear_solver``); else ``"decoupled"`` from
     (s - 1) n >= 16 unknowns on, for unconstrained systems and methods
     with at least 3 nodes; ``"full"`` otherwise (the papers' systems).
     Every mode returns the same solution to the Newton tolerance.""",
