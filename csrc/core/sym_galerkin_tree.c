@@ -134,8 +134,8 @@ void sym_gtree_setup(sym_gwork *g)
     if (want == SYM_SOLVER_DENSE || g->base.sys->m > 0) return;
     if (sym_chain_view(g->base.sys, &t->l, &t->m, &t->mu, &t->grav)) return;
     t->ok = want == SYM_SOLVER_TREE || g->n >= SYM_TREE_MIN_N;
-#if SYM_AVX_DISPATCH
-    t->avx = __builtin_cpu_supports("avx");
+#if SYM_FMA_DISPATCH
+    t->fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
 }
 
@@ -165,6 +165,37 @@ void sym_gtree_force(sym_gwork *g)
     t->force_ok = 1;
 }
 
+#if SYM_FMA_DISPATCH
+/* sym_sincos_n (sym_sincos.h) four lanes at a time (the caller checked
+ * AVX2 at run time): the same IEEE operations in the same order
+ * (no contraction into fused multiply-adds), so bitwise the results of
+ * sym_sincos_n. */
+typedef uint64_t sym_v4u __attribute__((vector_size(32)));
+#define SYM_SINCOS_K4(v) {v, v, v, v}
+SYM_AVX2 static void sincos_n_avx2(const int n, const double *restrict x,
+                                           double *restrict s, double *restrict c)
+{
+    int fast = SYM_SINCOS_FAST;
+    for (int i = 0; i < n; i++) fast &= fabs(x[i]) < SYM_SINCOS_FAST_MAX;   /* NaN: 0 */
+    if (!fast) {
+        sym_sincos_n(n, x, s, c);
+        return;
+    }
+    int i = 0;
+    {
+        SYM_SINCOS_CONSTANTS(sym_v4d, SYM_SINCOS_K4);
+        for (; i + 4 <= n; i += 4) {
+            sym_v4d xv, sv, cv;
+            memcpy(&xv, x + i, sizeof xv);
+            SYM_SINCOS_BODY(sym_v4d, sym_v4u, xv, sv, cv);
+            memcpy(s + i, &sv, sizeof sv);
+            memcpy(c + i, &cv, sizeof cv);
+        }
+    }
+    if (i < n) sym_sincos_n(n - i, x + i, s + i, c + i);
+}
+#endif
+
 /* P_i, f_i and grad V_i at every point (Qp, Gp) by the two passes of the
  * header, the point data (cos, sin, pi) kept for the factorisation; with a
  * force (sym_gtree_force) F_i = held - D g_i into the force's F and f_i. */
@@ -174,11 +205,17 @@ void sym_gtree_points(sym_gwork *g)
     const int n = g->n, r = g->tab->r;
     const double *l = t->l, *mass = t->m, *mu = t->mu, grav = t->grav;
     g->base.counts.evaluations += r;
+    /* the r n angles at once (the points' Q are consecutive) */
+#if SYM_FMA_DISPATCH
+    if (t->fma)
+        sincos_n_avx2(r * n, g->Qp, t->sn, t->cs);
+    else
+#endif
+        sym_sincos_n(r * n, g->Qp, t->sn, t->cs);
     for (int i = 0; i < r; i++) {
         const size_t o = (size_t)i * n;
-        const double *Q = g->Qp + o, *gv = g->Gp + o;
+        const double *gv = g->Gp + o;
         double *c = t->cs + o, *sn = t->sn + o, *p0 = t->pi0 + o, *p1 = t->pi1 + o;
-        sym_sincos_n(n, Q, sn, c);
         double x0 = 0.0, x1 = 0.0;
         for (int j = 0; j < n; j++) {   /* xdot_j, root to tip */
             x0 += l[j] * gv[j] * c[j];
@@ -246,8 +283,10 @@ double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm
 }
 
 /* Dot products over L = GT_PAD(F) entries with four partial sums (lanes k
- * mod 4), combined as (s0 + s2) + (s1 + s3); y += c x.  The two-lane and
- * AVX forms do the same operations in the same order. */
+ * mod 4), combined as (s0 + s2) + (s1 + s3); y += sgn sum_k c_{k cs} x_k
+ * over K rows x_k of L entries.  The two-lane forms are portable; the
+ * four-lane forms use fused multiply-adds (one rounding per product and
+ * sum), so the two instances agree to rounding, not bitwise. */
 SYM_INLINE double dot_v2(const double *restrict a, const double *restrict b, const int L)
 {
 #if SYM_VEC2
@@ -269,66 +308,81 @@ SYM_INLINE double dot_v2(const double *restrict a, const double *restrict b, con
 #endif
 }
 
-SYM_INLINE void axpy_v2(double *restrict y, const double c, const double *restrict x, const int L)
+SYM_INLINE void axpym_v2(double *y, const double *y0, const double *restrict c, const int cs,
+                         const double sgn, const double *restrict x, const int K, const int L)
 {
+    if (y0 != y)
+        for (int e = 0; e < L; e++) y[e] = y0 ? y0[e] : 0.0;
+    for (int k = 0; k < K; k++) {
+        const double ck = sgn * c[(size_t)k * cs];
+        const double *xk = x + (size_t)k * L;
 #if SYM_VEC2
-    const sym_v2d cv = sym_v2_splat(c);
-    for (int k = 0; k < L; k += 2) sym_v2_store(y + k, sym_v2_load(y + k) + cv * sym_v2_load(x + k));
+        const sym_v2d cv = sym_v2_splat(ck);
+        for (int e = 0; e < L; e += 2) sym_v2_store(y + e, sym_v2_load(y + e) + cv * sym_v2_load(xk + e));
 #else
-    for (int k = 0; k < L; k++) y[k] += c * x[k];
+        for (int e = 0; e < L; e++) y[e] += ck * xk[e];
 #endif
+    }
 }
 
 #define GT_NAME(x) x##_v2
 #define GT_ATTR
 #define GT_DOT dot_v2
-#define GT_AXPY axpy_v2
+#define GT_AXPYM axpym_v2
 #include "sym_gtree_kernel.h"
 #undef GT_NAME
 #undef GT_ATTR
 #undef GT_DOT
-#undef GT_AXPY
+#undef GT_AXPYM
 
-#if SYM_AVX_DISPATCH
-SYM_AVX SYM_INLINE double dot_avx(const double *restrict a, const double *restrict b, const int L)
+#if SYM_FMA_DISPATCH
+SYM_FMA SYM_INLINE double dot_fma(const double *restrict a, const double *restrict b, const int L)
 {
     sym_v4d acc = sym_v4_load(a) * sym_v4_load(b);
-    for (int k = 4; k < L; k += 4) acc += sym_v4_load(a + k) * sym_v4_load(b + k);
+    for (int k = 4; k < L; k += 4) acc = sym_v4_fma(sym_v4_load(a + k), sym_v4_load(b + k), acc);
     return (acc[0] + acc[2]) + (acc[1] + acc[3]);
 }
 
-SYM_AVX SYM_INLINE void axpy_avx(double *restrict y, const double c, const double *restrict x,
-                                 const int L)
+/* the row y is held in registers over the K updates (L <= GT_PAD(TF)) */
+SYM_FMA SYM_INLINE void axpym_fma(double *y, const double *y0, const double *restrict c,
+                                  const int cs, const double sgn, const double *restrict x,
+                                  const int K, const int L)
 {
-    const sym_v4d cv = sym_v4_splat(c);
-    for (int k = 0; k < L; k += 4) sym_v4_store(y + k, sym_v4_load(y + k) + cv * sym_v4_load(x + k));
+    sym_v4d acc[GT_PAD(TF) / 4];
+    for (int e = 0; e < L / 4; e++) acc[e] = y0 ? sym_v4_load(y0 + 4 * e) : sym_v4_splat(0.0);
+    for (int k = 0; k < K; k++) {
+        const sym_v4d cv = sym_v4_splat(sgn * c[(size_t)k * cs]);
+        const double *xk = x + (size_t)k * L;
+        for (int e = 0; e < L / 4; e++) acc[e] = sym_v4_fma(cv, sym_v4_load(xk + 4 * e), acc[e]);
+    }
+    for (int e = 0; e < L / 4; e++) sym_v4_store(y + 4 * e, acc[e]);
 }
 
-#define GT_NAME(x) x##_avx
-#define GT_ATTR SYM_AVX
-#define GT_DOT dot_avx
-#define GT_AXPY axpy_avx
+#define GT_NAME(x) x##_fma
+#define GT_ATTR SYM_FMA
+#define GT_DOT dot_fma
+#define GT_AXPYM axpym_fma
 #include "sym_gtree_kernel.h"
 #undef GT_NAME
 #undef GT_ATTR
 #undef GT_DOT
-#undef GT_AXPY
+#undef GT_AXPYM
 
 #endif
 
 int sym_gtree_factor(sym_gwork *g, double h)
 {
-#if SYM_AVX_DISPATCH
-    if (g->tree.avx) return factor_avx(g, h);
+#if SYM_FMA_DISPATCH
+    if (g->tree.fma) return factor_fma(g, h);
 #endif
     return factor_v2(g, h);
 }
 
 void sym_gtree_solve(sym_gwork *g, double *b)
 {
-#if SYM_AVX_DISPATCH
-    if (g->tree.avx) {
-        solve_avx(g, b);
+#if SYM_FMA_DISPATCH
+    if (g->tree.fma) {
+        solve_fma(g, b);
         return;
     }
 #endif

@@ -1,13 +1,12 @@
 /*
  * sym_gtree_kernel.h -- the chain's O(n) factorisation and solve
  * (sym_galerkin_tree.c, whose header has the equations), written once and
- * included there twice: with two-lane vectors and with four-lane AVX ones
+ * included there twice: with two-lane vectors and with four-lane AVX2 + FMA ones
  * (chosen at run time), each with its dispatcher over the instances
  * (GT_NAME(factor), GT_NAME(solve)).  GT_NAME(x) names an instance, GT_ATTR is its
- * target attribute, GT_DOT / GT_AXPY the dot product and row update over the
- * interface padded to GT_PAD(F) entries (zeros beyond F).  Both helper sets
- * compute the same sums in the same order (four partial sums), so the two
- * instances give bitwise the same numbers.  Internal (private).
+ * target attribute, GT_DOT / GT_AXPYM the dot product and the update by K
+ * rows y = y0 + sgn sum_k c_k x_k (y0 = y in place, NULL for 0) over the
+ * interface padded to GT_PAD(F) entries (zeros beyond F).  Internal (private).
  */
 
 /* The factorisation at the point data of the last sym_gtree_points (the
@@ -16,8 +15,9 @@
  * G, and D^{-1} (m x m, from D's LU with partial pivoting).
  * dd = 2 slots a point (the velocity and momentum 2-vectors), or 3 with a
  * tridiagonal damping (the header's third slot: gamma, zeta).  Written for
- * runtime s, r and instantiated for the Lobatto rows s = r = 3, 4, 5 with
- * dd = 2 (lob: B = I; the loops then have compile-time bounds). */
+ * runtime s, r and instantiated for the Lobatto rows s = r = 3, 4, 5 and
+ * the Gauss rows s = 3, 4, r = s - 1 with dd = 2 (lob: B = I; the loops
+ * then have compile-time bounds). */
 GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, const int r,
                                         const int lob, const int dd)
 {
@@ -25,8 +25,26 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
     const sym_gtab *tab = g->tab;
     const int n = g->n, m = s - 1, F = dd * r, L = GT_PAD(F);
     const double ih = 1.0 / h, grav = t->grav;
-    double Phi[TF * TF] = {0.0}, Psi[TF * TF] = {0.0}, E[TM * TF] = {0.0};
+    /* Phi_{j+1} in one buffer, becoming Psi_j in place; Phi_j written to
+     * the other; the two swap at every joint.  Only F rows of L are used. */
+    double bufA[TF * GT_PAD(TF)], bufB[TF * GT_PAD(TF)], E[TM * GT_PAD(TF)];
+    double *Psi = bufA, *Phi = bufB;
+    for (int a = 0; a < F * L; a++) Psi[a] = 0.0;
     int sign = 1;
+    /* the table's weights for this h, the same for every joint:
+     * Dh_ib = D_i,b+1 / h, Bt_ib = B_i,b+1 (U's), Ca_ia = b_i D_ia, Cb_ia =
+     * h b_i B_ia (A's; Ca also the pivot's N); with B = I, Bt and Cb are
+     * Kronecker deltas and are not multiplied out */
+    double Dh[SYM_MAX_NODES][TM], Bt[SYM_MAX_NODES][TM], Ca[SYM_MAX_NODES][SYM_MAX_NODES];
+    double Cb[SYM_MAX_NODES][TM];
+    for (int i = 0; i < r; i++) {
+        for (int b = 0; b < m; b++) {
+            Dh[i][b] = tab->D[i][b + 1] * ih;
+            Bt[i][b] = lob ? 0.0 : tab->B[i][b + 1];
+        }
+        for (int a = 0; a <= m; a++) Ca[i][a] = tab->b[i] * tab->D[i][a];
+        for (int a = 0; a < m; a++) Cb[i][a] = lob ? 0.0 : h * tab->b[i] * tab->B[i][a];
+    }
     for (int j = n - 1; j >= 0; j--) {
         const double lj = t->l[j];
         double *UT = t->U + (size_t)j * L * m, *Aa = t->Aa + (size_t)j * L * m;
@@ -38,32 +56,43 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         const double dup = dd == 3 ? t->dup[j] : 0.0;
         double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES], ef[SYM_MAX_NODES];
         double Bb[TM][SYM_MAX_NODES];   /* h b_i B_ia: the force rows' weights */
+        const double lmu = grav * t->mu[j] * lj;
         for (int i = 0; i < r; i++) {
             const size_t k = (size_t)i * n + j;
             const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
             const double a0 = t->pi0[k], a1 = t->pi1[k];
-            const double u0 = -lj * gv * sn, u1 = lj * gv * c, v0 = lj * c, v1 = lj * sn;
+            const double lg = lj * gv;
+            const double u0 = -lg * sn, u1 = lg * c, v0 = lj * c, v1 = lj * sn;
             for (int b = 0; b < m; b++) {
-                const double Dv = tab->D[i][b + 1] * ih;
-                const double Bv = lob ? (i == b + 1 ? 1.0 : 0.0) : tab->B[i][b + 1];
-                UT[b * L + dd * i] = u0 * Bv + v0 * Dv;
-                UT[b * L + dd * i + 1] = u1 * Bv + v1 * Dv;
-                if (dd == 3) UT[b * L + dd * i + 2] = Dv;   /* gamma = d g_ij */
+                double *Ub = UT + b * L + dd * i;
+                if (lob) {
+                    Ub[0] = i == b + 1 ? u0 + v0 * Dh[i][b] : v0 * Dh[i][b];
+                    Ub[1] = i == b + 1 ? u1 + v1 * Dh[i][b] : v1 * Dh[i][b];
+                } else {
+                    Ub[0] = u0 * Bt[i][b] + v0 * Dh[i][b];
+                    Ub[1] = u1 * Bt[i][b] + v1 * Dh[i][b];
+                }
+                if (dd == 3) Ub[2] = Dh[i][b];   /* gamma = d g_ij */
             }
+            const double hb = h * tab->b[i];
             for (int a = 0; a < m; a++) {
-                const double ca = tab->b[i] * tab->D[i][a];
-                const double cb = h * tab->b[i] * (lob ? (i == a ? 1.0 : 0.0) : tab->B[i][a]);
-                Aa[a * L + dd * i] = ca * v0 + cb * u0;
-                Aa[a * L + dd * i + 1] = ca * v1 + cb * u1;
-                if (dd == 3) Aa[a * L + dd * i + 2] = -cb * dup;   /* the child's zeta */
+                double *Ab = Aa + a * L + dd * i;
+                const double cb = lob ? (i == a ? hb : 0.0) : Cb[i][a];
+                if (lob) {
+                    Ab[0] = i == a ? Ca[i][a] * v0 + cb * u0 : Ca[i][a] * v0;
+                    Ab[1] = i == a ? Ca[i][a] * v1 + cb * u1 : Ca[i][a] * v1;
+                } else {
+                    Ab[0] = Ca[i][a] * v0 + cb * u0;
+                    Ab[1] = Ca[i][a] * v1 + cb * u1;
+                }
+                if (dd == 3) Ab[2] = -cb * dup;   /* the child's zeta */
                 Bb[a][i] = cb;
             }
             cP[i] = lj * (c * a1 - sn * a0);
             ef[i] = cP[i] - dg;
-            cf[i] = -lj * gv * (c * a0 + sn * a1) - grav * t->mu[j] * lj * c;
+            cf[i] = -lg * (c * a0 + sn * a1) - lmu * c;
         }
         /* Psi = m_j I (velocity slots) + Phi_{j+1} */
-        memcpy(Psi, Phi, sizeof(double) * (size_t)F * (size_t)L);
         for (int i = 0; i < r; i++) {
             Psi[(dd * i) * L + dd * i] += t->m[j];
             Psi[(dd * i + 1) * L + dd * i + 1] += t->m[j];
@@ -76,8 +105,8 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
             for (int b = 0; b < m; b++) {
                 double v;
                 if (lob) {
-                    v = tab->b[b + 1] * tab->D[b + 1][a] * cP[b + 1] +
-                        tab->b[a] * tab->D[a][b + 1] * ef[a];
+                    /* b_{b+1} D_{b+1,a} = Ca_{b+1,a}, b_a D_{a,b+1} = Ca_{a,b+1} */
+                    v = Ca[b + 1][a] * cP[b + 1] + Ca[a][b + 1] * ef[a];
                     if (a == b + 1) v += h * tab->b[a] * cf[a];
                 } else {
                     v = 0.0;
@@ -89,8 +118,7 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
                 LU[a * m + b] = v + GT_DOT(Aa + a * L, PUT + b * L, L);
             }
             double *Ea = E + a * L;
-            for (int b = 0; b < L; b++) Ea[b] = 0.0;
-            for (int k = 0; k < F; k++) GT_AXPY(Ea, Aa[a * L + k], Psi + k * L, L);
+            GT_AXPYM(Ea, NULL, Aa + a * L, 1, 1.0, Psi, F, L);
             if (dd == 3)   /* T drops the parent's gamma; the parent's rate enters directly */
                 for (int i = 0; i < r; i++) Ea[dd * i + 2] = -Bb[a][i] * dlo;
         }
@@ -107,27 +135,33 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         }
         memcpy(LU, Dinv, sizeof(double) * (size_t)m * (size_t)m);
         for (int a = 0; a < m; a++) {
-            double *Ga = G + a * L;
-            for (int b = 0; b < L; b++) Ga[b] = 0.0;
-            for (int k = 0; k < m; k++) GT_AXPY(Ga, Dinv[a * m + k], E + k * L, L);
+            GT_AXPYM(G + a * L, NULL, Dinv + a * m, 1, 1.0, E, m, L);
         }
         /* Phi_j = (S Psi + V)(T - U G): the momentum rows Psi T - (Psi U) G,
          * with dd = 3 the zeta rows (this joint's own gamma) - U_gamma G */
-        memcpy(Phi, Psi, sizeof(double) * (size_t)F * (size_t)L);
         for (int a = 0; a < F; a++) {
             double *row = Phi + a * L;
             if (dd == 3 && a % 3 == 2) {
-                for (int b = 0; b < L; b++) row[b] = 0.0;
-                for (int k = 0; k < m; k++) GT_AXPY(row, -UT[k * L + a], G + k * L, L);
+                GT_AXPYM(row, NULL, UT + a, L, -1.0, G, m, L);
                 continue;
             }
-            if (dd == 3)
+            if (dd == 3) {
+                memcpy(row, Psi + a * L, sizeof(double) * (size_t)L);
                 for (int i = 0; i < r; i++) row[dd * i + 2] = 0.0;
-            for (int k = 0; k < m; k++) GT_AXPY(row, -PUT[k * L + a], G + k * L, L);
+                GT_AXPYM(row, row, PUT + a, L, -1.0, G, m, L);
+            } else {
+                GT_AXPYM(row, Psi + a * L, PUT + a, L, -1.0, G, m, L);
+            }
         }
+        double *const sw = Psi;
+        Psi = Phi;
+        Phi = sw;
     }
-    for (int a = 0; a < F * L; a++)
-        if (!isfinite(Phi[a])) return SYM_ENONFINITE;
+    /* a NaN or an infinity anywhere reaches Phi_0 (now in Psi): 0 x is NaN
+     * exactly for the non-finite x */
+    double zero[GT_PAD(TF)] = {0.0}, nf = 0.0;
+    for (int a = 0; a < F; a++) nf += GT_DOT(Psi + a * L, zero, L);
+    if (nf != 0.0) return SYM_ENONFINITE;
     t->sign = sign;
     return SYM_OK;
 }
@@ -151,7 +185,7 @@ GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, c
             tj[a] = v;
         }
         /* phi_j = (S Psi + V) U t_j + S phi_{j+1} */
-        for (int k = 0; k < m; k++) GT_AXPY(phi, tj[k], PUT + k * L, L);
+        GT_AXPYM(phi, phi, tj, 1, 1.0, PUT, m, L);
         if (dd == 3)
             for (int i = 0; i < r; i++) {
                 double v = 0.0;
@@ -170,12 +204,13 @@ GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, c
         }
         if (dd == 3)
             for (int i = 0; i < r; i++) Y[dd * i + 2] = 0.0;
-        for (int a = 0; a < m; a++) GT_AXPY(Y, xj[a], UT + a * L, L);
+        GT_AXPYM(Y, Y, xj, 1, 1.0, UT, m, L);
     }
 }
 
 /* The instance for the workspace's method and force: the Lobatto rows with
- * s = 3, 4, 5 and no damping with constant bounds, the rest at run time. */
+ * s = 3, 4, 5 and the Gauss rows with s = 3, 4 (r = s - 1), no damping,
+ * with constant bounds; the rest at run time. */
 GT_ATTR static int GT_NAME(factor)(sym_gwork *g, double h)
 {
     const int s = g->tab->s, r = g->tab->r, lob = g->tab->lobatto;
@@ -183,6 +218,8 @@ GT_ATTR static int GT_NAME(factor)(sym_gwork *g, double h)
     if (lob && s == 3) return GT_NAME(factor_k)(g, h, 3, 3, 1, 2);
     if (lob && s == 4) return GT_NAME(factor_k)(g, h, 4, 4, 1, 2);
     if (lob && s == 5) return GT_NAME(factor_k)(g, h, 5, 5, 1, 2);
+    if (!lob && s == 3 && r == 2) return GT_NAME(factor_k)(g, h, 3, 2, 0, 2);
+    if (!lob && s == 4 && r == 3) return GT_NAME(factor_k)(g, h, 4, 3, 0, 2);
     return lob ? GT_NAME(factor_k)(g, h, s, s, 1, 2) : GT_NAME(factor_k)(g, h, s, r, 0, 2);
 }
 
@@ -197,6 +234,10 @@ GT_ATTR static void GT_NAME(solve)(sym_gwork *g, double *b)
         GT_NAME(solve_k)(g, b, 4, 4, 2);
     else if (lob && s == 5)
         GT_NAME(solve_k)(g, b, 5, 5, 2);
+    else if (!lob && s == 3 && r == 2)
+        GT_NAME(solve_k)(g, b, 3, 2, 2);
+    else if (!lob && s == 4 && r == 3)
+        GT_NAME(solve_k)(g, b, 4, 3, 2);
     else
         GT_NAME(solve_k)(g, b, s, r, 2);
 }

@@ -65,7 +65,7 @@ typedef struct sym_gwork sym_gwork;
 typedef struct sym_gtree {
     int ok;                          /* the step takes this path (no force) */
     int sign;                        /* sign of det J of the last factors  */
-    int avx;                         /* the four-lane kernels (run-time CPU check) */
+    int fma;                         /* the four-lane FMA kernels (run-time CPU check) */
     int force_ok, damped;            /* the attached force fits (held values, a
                                       * tridiagonal damping), and has that damping */
     const double *l, *m, *mu;        /* the chain (sym_chain_view)         */

@@ -18,6 +18,9 @@
  * SYM_NO_VEC is defined: the four-lane type sym_v4d and its helpers are
  * compiled for AVX (target attribute) inside a baseline x86-64 binary, for
  * functions that are called only after a run-time check of the CPU.
+ * SYM_FMA_DISPATCH is 1 with it unless SYM_NO_FMA is defined: SYM_FMA and
+ * SYM_AVX2 compile a function for AVX2 with or without fused multiply-add
+ * (sym_v4_fma), again behind a run-time check.
  */
 #ifndef SYM_SIMD_H
 #define SYM_SIMD_H
@@ -110,6 +113,21 @@ SYM_AVX SYM_INLINE sym_v4d sym_v4_splat(double x)
 }
 #else
 #define SYM_AVX_DISPATCH 0
+#endif
+
+#if SYM_AVX_DISPATCH && !defined(SYM_NO_FMA)
+#define SYM_FMA_DISPATCH 1
+/* compile a function for AVX2 with fused multiply-add, or without */
+#define SYM_FMA __attribute__((target("avx2,fma")))
+#define SYM_AVX2 __attribute__((target("avx2")))
+
+/* a b + c, one rounding per lane */
+SYM_FMA SYM_INLINE sym_v4d sym_v4_fma(sym_v4d a, sym_v4d b, sym_v4d c)
+{
+    return __builtin_ia32_vfmaddpd256(a, b, c);
+}
+#else
+#define SYM_FMA_DISPATCH 0
 #endif
 
 #endif /* SYM_SIMD_H */
