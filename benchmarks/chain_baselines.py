@@ -16,7 +16,8 @@ Methods: ours, ``sp.integrate(system, q0, p0, h, N, method=...)`` with lobatto5 
 sizes h = T/N, N 2^(1/4) apart); GSL rk8pd with the accelerations by LU of M(q)
 (benchmarks/compiled/gsl_rk8pd_chain.c) and by the O(n) articulated-body recursion
 (gsl_rk8pd_chain_aba.c), tolerances 4 per decade; MuJoCo's RK4 (benchmarks/compiled/mujoco_chain.py),
-time steps h = T/N as ours.  For each system and horizon T every method gets the cheapest setting
+time steps h = T/N as ours (the classes of these methods: benchmarks/suite/chain_peers.py, shared with
+section 10 of benchmarks/RESULTS.md).  For each system and horizon T every method gets the cheapest setting
 with e_H = max over steps |H - H0|/|H0| <= 1e-8 over [0, T] whose next finer setting reaches it too
 (benchmarks/suite/peers.py: Search); a run projected to take longer than --cap seconds is not
 started ("not run: cost").  The chosen settings of one horizon are then timed in interleaved rounds
@@ -39,7 +40,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -53,9 +53,10 @@ import symplectic as sp  # noqa: E402
 import models as M  # noqa: E402
 import gsl as G  # noqa: E402
 import mujoco_chain as MJ  # noqa: E402
+from suite.chain_peers import MuJoCoRK4, gsl_chain, mujoco_chain, ours_chain  # noqa: E402
 from suite.common import fmt_e, fmt_t, interleave, write_csv, _lscpu  # noqa: E402
 from suite.peer_methods import Ours, h_grid  # noqa: E402
-from suite.peers import Method, Search, rows_for  # noqa: E402
+from suite.peers import Search, rows_for  # noqa: E402
 from suite.solvers import tol_grid  # noqa: E402
 
 NAN = float("nan")
@@ -68,65 +69,16 @@ def say(*a):
 
 
 # ------------------------------------------------------------------------------- methods
-class GSLChain(Method):
-    """GSL rk8pd on the chain (compiled C), accelerations by LU or by the ABA recursion."""
-
-    def __init__(self, name, label, exe, m, l, q0, grid):
-        super().__init__(name, label, "GSL (compiled C)", grid)
-        self.exe, self.args = exe, (m, l, q0, np.zeros(len(m)))
-
-    def measure(self, tol, T):
-        try:
-            r = G.run_chain(self.exe, T, tol, *self.args, repeats=1, counts=True)
-        except Exception as exc:                 # noqa: BLE001 - a failed run is a data point
-            return dict(status=f"failed: {exc}", e_H=float("inf"), wall=NAN)
-        return dict(status="ok", e_H=r["e_H"], steps=r["steps"], wall=r["seconds"], accepted=r["accepted"],
-                    rejected=r["rejected"])
-
-    def timer(self, tol, T):
-        return lambda: (G.run_chain(self.exe, T, tol, *self.args, repeats=1, track=False)["seconds"], NAN)
-
-
-class MuJoCoRK4(Method):
-    """MuJoCo's fixed-step RK4; the grid: step sizes, largest first."""
-    kind = "h"
-
-    def __init__(self, sim, grid, name="mujoco-rk4", label="MuJoCo RK4"):
-        super().__init__(name, label, "MuJoCo (compiled C)", grid)
-        self.sim = sim
-
-    def measure(self, h, T):
-        try:
-            e, N, wall = self.sim.measure(h, T)
-        except Exception as exc:                 # noqa: BLE001
-            return dict(status=f"failed: {exc}", e_H=float("inf"), wall=NAN)
-        if not math.isfinite(e):
-            return dict(status="ok", e_H=float("inf"), steps=N, wall=wall)
-        # the projection of run times uses the timed loop (mj_step with nstep), not the recording loop
-        return dict(status="ok", e_H=e, steps=N, wall=self.sim.run(h, T))
-
-    def timer(self, h, T):
-        def one():
-            c0 = time.process_time()
-            w = self.sim.run(h, T)
-            return w, time.process_time() - c0
-        return one
-
-
 def chain_methods(kind, n, gsl_exes, mj, cfg):
-    m, l = M.chain_params(n, kind)
-    q0 = M.chain_q0(n)
     hg = h_grid(10.0, cfg["h_max_ours"], 1e-5, 4)
-    out = [Ours(M.chain_system(n, kind), meth, q0, np.zeros(n), lambda q, p: M.chain_energy_qp(q, p, m, l), hg,
-                1 << 20, newton="auto") for meth in ("lobatto5", "lobatto4")]
+    out = [ours_chain(kind, n, meth, hg, 1 << 20) for meth in ("lobatto5", "lobatto4")]
     tg = tol_grid(4, cfg.get("tol_max_exp", 4), 16)
     if gsl_exes.get("lu"):
-        out.append(GSLChain("gsl-lu", "GSL rk8pd, LU", gsl_exes["lu"], m, l, q0, tg))
+        out.append(gsl_chain(G, gsl_exes["lu"], "gsl-lu", "GSL rk8pd, LU", kind, n, tg))
     if gsl_exes.get("aba"):
-        out.append(GSLChain("gsl-aba", "GSL rk8pd, ABA", gsl_exes["aba"], m, l, q0, tg))
+        out.append(gsl_chain(G, gsl_exes["aba"], "gsl-aba", "GSL rk8pd, ABA", kind, n, tg))
     if mj is not None:
-        sim = MJ.chain_sim(mj, m, l, q0, np.zeros(n), lambda q, v: M.chain_energy_qv(q, v, m, l))
-        out.append(MuJoCoRK4(sim, h_grid(10.0, 0.05, 1e-5, 4)))
+        out.append(mujoco_chain(MJ, mj, kind, n, h_grid(10.0, 0.05, 1e-5, 4)))
     return out
 
 

@@ -22,8 +22,9 @@ Sections (numbers in the CSVs of the out directory, the summary in RESULTS.md):
    SUNDIALS CVODE) at horizons 100 ... 10^5 s and e_H <= 1e-6 ... 1e-12;
 9. per-step cost against a hand-written C Simpson step (the yardstick in
    ../shared/bench/limit/, compiled at run time; skipped when absent);
-10. the n-link chain and an arm-like chain (non-uniform masses and lengths), n = 4 ... 32,
-   against heyoka.py (Lagrangian helper) and GSL rk8pd with an LU right-hand side;
+10. the n-link chain and an arm-like chain (non-uniform masses and lengths), n = 4 ... 128,
+   against GSL rk8pd with an LU and with an articulated-body right-hand side, MuJoCo's RK4 and
+   heyoka.py (Lagrangian helper);
 11-26. the focused sections, one module each (suite/KEY.py, listed in FOCUSED below): the forms
    of force=, systems from SymPy, constraints, the Integrator loop, progress/events/t_eval,
    store_every's memory, the top's two forms, the linear closed form, the derivative check,

@@ -44,15 +44,23 @@ FULL = dict(
     yard_steps=200_000,
     yard_rounds=9,
     yard_budget=0.3,           # seconds of repeats the yardstick program spends per round
-    # ---- 10. chain and arm against heyoka and GSL rk8pd with an LU right-hand side
-    pc_ns=(4, 8, 16, 32, 64),
+    # ---- 10. chain and arm against GSL rk8pd (LU and ABA right-hand sides), MuJoCo RK4, heyoka
+    # (estimated at about 50 min on the project's 2-vCPU machine from the run times of
+    # benchmarks/results/chain_baselines.md and of the earlier section 10)
+    pc_ns=(4, 8, 16, 32, 64, 128),
     pc_target=1e-8,
     pc_horizons=(10.0, 100.0, 1000.0),
-    pc_max_T={32: 100.0, 64: 100.0},     # longest horizon per n (cost)
-    pc_cap=40.0,
+    pc_max_T={},                         # longest horizon per n, every method (cost): none, the cap rules
+    # longest horizon per method and n where the cap alone would stop a search only after runs
+    # just under it (MuJoCo over 1000 s: 11-36 s a run; its lag behind ours is clear at 100 s)
+    pc_method_max_T={"mujoco-rk4": {8: 100.0, 16: 100.0, 32: 100.0}},
+    pc_cap=20.0,                         # no search run projected longer than this (s)
+    pc_warm=2,                           # search n from this many settings before n/2's choice
+    pc_gsl_loosest=4.0,                  # GSL's tolerances from 10^-this (4 per decade) ...
+    pc_heyoka_loosest=6.0,               # ... heyoka's (each a compile) from 10^-this
     pc_rounds=3,
     pc_round_budget=20.0,
-    pc_default_max_compile=150.0,        # heyoka's default (non-compact) mode: compile budget (s)
+    pc_default_max_compile=30.0,         # heyoka's default (non-compact) mode: compile budget (s)
     # ---- 11-22. the focused sections
     forces_steps=5000, forces_rounds=11, forces_methods=("midpoint", "simpson", "lobatto4", "rk4"),
     sym_steps=20_000, sym_rounds=11,
@@ -111,8 +119,8 @@ QUICK = dict(                # coarse grids, short caps, few repeats: indicative
     peer_horizons=(100.0, 1e3), peer_targets=(1e-6, 1e-8), peer_cap=2.0, peer_rounds=2,
     peer_round_budget=2.0, peer_min_rounds=2,
     yard_steps=20_000, yard_rounds=3, yard_budget=0.1,
-    pc_ns=(4, 8), pc_horizons=(10.0, 100.0), pc_max_T={}, pc_cap=2.0, pc_rounds=2, pc_round_budget=2.0,
-    pc_default_max_compile=10.0,
+    pc_ns=(4, 8, 16), pc_horizons=(10.0, 100.0), pc_max_T={16: 10.0}, pc_method_max_T={}, pc_cap=2.0,
+    pc_rounds=2, pc_round_budget=2.0, pc_default_max_compile=10.0,
     # the focused sections: 3 rounds each, 10x fewer steps, the short case lists
     **{k: 3 for k in ("forces_rounds", "sym_rounds", "con_rounds", "integ_rounds", "prog_rounds",
                       "closed_rounds", "deriv_rounds", "branch_rounds", "tan_rounds", "stiff_rounds",

@@ -196,6 +196,10 @@ def provenance(R):
              "peers_chain": "section 10"}
     s = R.sections
     machine = f"a shared {s['classic']['cpus']}-vCPU {s['classic']['model']} VM"
+    other = [k for k, v in s.items() if v["model"] not in ("?", s["classic"]["model"])]
+    if other:
+        machine += "; " + "; ".join(f"{names[k]} on a shared {s[k]['cpus']}-vCPU {s[k]['model']} VM"
+                                    for k in other)
     commits = {v["commit"] for v in s.values()}
     dates = sorted({v["date"] for v in s.values()})
     if len(commits) == 1:
@@ -269,7 +273,7 @@ def heyoka(R):
              f"({span([f(r, 'jit_s') for r in rows], lambda x: f'{x:.2f}', ' s')} here, so a one-off "
              f"100 s run costs it {span(hundred, lambda x: f'{x:.0f}')} ours), and no tolerance-driven "
              "method conserves a momentum map exactly.")
-    comp = R.rows("peers_chain", method="heyoka-compact")
+    comp = [r for r in R.rows("peers_chain", method="heyoka-compact") if r["vs_best"]]
     ns = sorted({int(r["n"]) for r in comp})
     vals = [f(r, "vs_best") for r in comp]
     slower = sum(v > 1 for v in vals)
@@ -277,7 +281,7 @@ def heyoka(R):
              "slower than ours " + ("in every cell" if slower == len(vals) else f"in {slower} of {len(vals)} "
                                     "cells") + f" ({span(vals)});")
     by_n = {}
-    for r in R.rows("peers_chain", method="heyoka-default"):
+    for r in [r for r in R.rows("peers_chain", method="heyoka-default") if r["vs_best"]]:
         by_n.setdefault(int(r["n"]), []).append(r)
     ahead = [n for n in sorted(by_n) if 2 * sum(f(r, "vs_best") < 1 for r in by_n[n]) > len(by_n[n])]
     behind = [n for n in sorted(by_n) if n not in ahead]
@@ -292,7 +296,7 @@ def heyoka(R):
                             if word == "behind" else ""))
     text += " its default mode is " + " and ".join(parts)
     skipped = sorted({(int(r["n"]), r["heyoka_note"]) for r in R.csv["peers_chain"]
-                      if "not run" in r.get("heyoka_note", "")})
+                      if re.search(r"not run.*predicted \d+ s", r.get("heyoka_note", ""))})
     if skipped:
         mins = [float(re.search(r"predicted (\d+) s", t).group(1)) / 60 for _, t in skipped]
         text += (f", and is not compiled at n = {words(sorted({str(n) for n, _ in skipped}))} "
@@ -316,7 +320,7 @@ def gsl(R):
             "in each cell of section 8 (level: within 5 %), is " + "; ".join(per_T) + ".")
     text += (" Its energy error grows with time, so it needs ever finer tolerances, while ours stays "
              "bounded at a fixed step.")
-    chain = [f(r, "vs_best") for r in R.rows("peers_chain", method="GSL-rk8pd-LU")]
+    chain = [f(r, "vs_best") for r in R.rows("peers_chain", method="GSL-rk8pd-LU") if r["vs_best"]]
     where = "in every cell" if max(chain) < 1 else f"in {sum(v < 1 for v in chain)} of {len(chain)} cells"
     text += (f" With an LU solve of M(q) q̈ = r in its right-hand side it is ahead on chains {where} "
              f"({span(chain)}, section 10).")
