@@ -182,16 +182,7 @@ SYM_AVX2 static void sincos_n_avx2(const int n, const double *restrict x,
         return;
     }
     int i = 0;
-    {
-        SYM_SINCOS_CONSTANTS(sym_v4d, SYM_SINCOS_K4);
-        for (; i + 4 <= n; i += 4) {
-            sym_v4d xv, sv, cv;
-            memcpy(&xv, x + i, sizeof xv);
-            SYM_SINCOS_BODY(sym_v4d, sym_v4u, xv, sv, cv);
-            memcpy(s + i, &sv, sizeof sv);
-            memcpy(c + i, &cv, sizeof cv);
-        }
-    }
+    SYM_SINCOS_LANES(sym_v4d, sym_v4u, SYM_SINCOS_K4, 4, n, x, s, c, i);
     if (i < n) sym_sincos_n(n - i, x + i, s + i, c + i);
 }
 #endif

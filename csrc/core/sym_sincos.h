@@ -119,6 +119,20 @@
         memcpy(&(C), &ca_, sizeof ca_);                                                            \
     } while (0)
 
+/* The lanes of a vector type T (bit patterns U, constants made by KM) W at
+ * a time over x[i..n), i advanced past the last whole vector. */
+#define SYM_SINCOS_LANES(T, U, KM, W, n, x, s, c, i)                                              \
+    do {                                                                                           \
+        SYM_SINCOS_CONSTANTS(T, KM);                                                               \
+        for (; (i) + (W) <= (n); (i) += (W)) {                                                     \
+            T xv_, sv_, cv_;                                                                       \
+            memcpy(&xv_, (x) + (i), sizeof xv_);                                                   \
+            SYM_SINCOS_BODY(T, U, xv_, sv_, cv_);                                                  \
+            memcpy((s) + (i), &sv_, sizeof sv_);                                                   \
+            memcpy((c) + (i), &cv_, sizeof cv_);                                                   \
+        }                                                                                          \
+    } while (0)
+
 #define SYM_SINCOS_K1(v) (v)
 #if SYM_VEC2
 #define SYM_SINCOS_K2(v) {v, v}
@@ -143,16 +157,7 @@ SYM_INLINE void sym_sincos_n(const int n, const double *restrict x, double *rest
 #if SYM_VEC2
     /* two lanes at a time in the compiler's vector types: the same IEEE
      * operations, in the same order, as one lane */
-    {
-        SYM_SINCOS_CONSTANTS(sym_v2d, SYM_SINCOS_K2);
-        for (; i + 2 <= n; i += 2) {
-            sym_v2d xv, sv, cv;
-            memcpy(&xv, x + i, sizeof xv);
-            SYM_SINCOS_BODY(sym_v2d, sym_v2u, xv, sv, cv);
-            memcpy(s + i, &sv, sizeof sv);
-            memcpy(c + i, &cv, sizeof cv);
-        }
-    }
+    SYM_SINCOS_LANES(sym_v2d, sym_v2u, SYM_SINCOS_K2, 2, n, x, s, c, i);
 #endif
     {
         SYM_SINCOS_CONSTANTS(double, SYM_SINCOS_K1);
