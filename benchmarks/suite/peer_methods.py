@@ -4,6 +4,8 @@ Ours run ``sp.integrate`` in calls of at most ``chunk`` steps, each starting fro
 the one before (the stored trajectory of a 10^8-step run would not fit in memory; the first step
 of a call has no previous step for its Newton predictor, once per ~10^6 steps).  The timed region
 is the integration calls, trajectory storage included; e_H is computed per call outside it."""
+import time
+
 import numpy as np
 
 import symplectic as sp
@@ -38,18 +40,24 @@ class Ours(Method):
         return N
 
     def measure(self, h, T):
-        acc = dict(e_H=0.0, it=0)
+        """e_H and the Newton iterations of a run; its wall time is that of the integration alone
+        (the e_H evaluation between the calls, ~0.5 ms a state at n = 128, is left out), as the
+        peers' measurements time their integration alone, so that the searches' projections of run
+        times compare like with like."""
+        acc = dict(e_H=0.0, it=0, eval=0.0)
 
         def on_call(tr):
+            t0 = time.perf_counter()
             E = self.energy(tr.q, tr.p)
             acc["e_H"] = max(acc["e_H"], float(np.max(np.abs(E - self.H0)) / abs(self.H0)))
             acc["it"] += int(np.sum(tr.newton_iterations))
+            acc["eval"] += time.perf_counter() - t0
 
         try:
             N, wall, _ = clock(lambda: self.integrate(h, T, on_call))
         except sp.ConvergenceError as exc:
             return dict(status=f"failed: {exc.reason}", e_H=float("inf"), wall=NAN)
-        return dict(status="ok", e_H=acc["e_H"], steps=N, wall=wall, newton=acc["it"] / max(N, 1))
+        return dict(status="ok", e_H=acc["e_H"], steps=N, wall=wall - acc["eval"], newton=acc["it"] / max(N, 1))
 
     def timer(self, h, T):
         return timer(lambda: self.integrate(h, T))
