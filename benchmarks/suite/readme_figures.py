@@ -295,11 +295,17 @@ def heyoka(R):
                          + (f", where it compiles for {span([f(r, 'jit_s') for r in g], lambda x: f'{x:.0f}', ' s')}"
                             if word == "behind" else ""))
     text += " its default mode is " + " and ".join(parts)
-    skipped = sorted({(int(r["n"]), r["heyoka_note"]) for r in R.csv["peers_chain"]
+    skipped = sorted({(int(r["n"]), r.get("kind", ""), r["heyoka_note"]) for r in R.csv["peers_chain"]
                       if re.search(r"not run.*predicted \d+ s", r.get("heyoka_note", ""))})
     if skipped:
-        mins = [float(re.search(r"predicted (\d+) s", t).group(1)) / 60 for _, t in skipped]
-        text += (f", and is not compiled at n = {words(sorted({str(n) for n, _ in skipped}))} "
+        mins = [float(re.search(r"predicted (\d+) s", t).group(1)) / 60 for _, _, t in skipped]
+        kinds = {r.get("kind", "") for r in R.csv["peers_chain"]}
+        where = {}
+        for n, kind, _ in skipped:
+            where.setdefault(n, set()).add(kind)
+        every = [str(n) for n in sorted(where) if where[n] == kinds]
+        some = [f"{n} ({words(sorted(where[n]))})" for n in sorted(where) if where[n] != kinds]
+        text += (f", and is not compiled at n = {words(some + every)} "
                  f"(compile predicted {span(mins, lambda x: f'{x:.0f}', ' min')})")
     return para(text + ".", "  - ", "    ")
 
@@ -343,7 +349,7 @@ CHAIN_PEERS = (("GSL-rk8pd-LU", "*GSL rk8pd* with an LU solve of M(q) q̈ = r in
 
 def chain_peers(R):
     """Section 10's explicit baselines: where each is ahead of our best and where behind, by n."""
-    rows = [r for r in R.csv["peers_chain"] if r["vs_best"]]
+    rows = [r for r in R.csv["peers_chain"] if math.isfinite(f(r, "vs_best"))]
     measured = sorted({int(r["n"]) for r in rows})
     parts = []
     for method, name in CHAIN_PEERS:
