@@ -45,8 +45,7 @@ FULL = dict(
     yard_rounds=9,
     yard_budget=0.3,           # seconds of repeats the yardstick program spends per round
     # ---- 10. chain and arm against GSL rk8pd (LU and ABA right-hand sides), MuJoCo RK4, heyoka
-    # (estimated at about 50 min on the project's 2-vCPU machine from the run times of
-    # benchmarks/results/chain_baselines.md and of the earlier section 10)
+    # (4035 s on 2026-12-04 on the 2-vCPU Intel machine, with a test suite and a CI run beside it)
     pc_ns=(4, 8, 16, 32, 64, 128),
     pc_target=1e-8,
     pc_horizons=(10.0, 100.0, 1000.0),
