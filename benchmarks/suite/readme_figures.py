@@ -197,9 +197,12 @@ def provenance(R):
     s = R.sections
     machine = f"a shared {s['classic']['cpus']}-vCPU {s['classic']['model']} VM"
     other = [k for k, v in s.items() if v["model"] not in ("?", s["classic"]["model"])]
-    if other:
-        machine += "; " + "; ".join(f"{names[k]} on a shared {s[k]['cpus']}-vCPU {s[k]['model']} VM"
-                                    for k in other)
+    groups = {}
+    for k in other:
+        groups.setdefault((s[k]["cpus"], s[k]["model"]), []).append(names[k].replace("section ", ""))
+    for (cpus, model), nums in groups.items():
+        machine += (f"; section{'s' if len(nums) > 1 else ''} {words(nums)} on a shared {cpus}-vCPU "
+                    f"{model} VM")
     commits = {v["commit"] for v in s.values()}
     dates = sorted({v["date"] for v in s.values()})
     if len(commits) == 1:
