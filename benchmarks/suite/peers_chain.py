@@ -32,7 +32,6 @@ import collections
 import math
 import os
 import re
-import time
 
 import models as M
 
@@ -53,23 +52,6 @@ CSV_COLUMNS = ["kind", "n", "T", "target", "method", "label", "reached", "param"
 Spec = collections.namedtuple("Spec", "name label family make")
 
 
-class HeyokaOnce(HY.Heyoka):
-    """heyoka_models.Heyoka whose JIT time is that of the integrator's own build (in-memory cache
-    cleared first, as heyoka_models.compile_time does), so that no tolerance is compiled twice."""
-
-    def ta(self, tol):
-        if tol not in self._ta:
-            self.hy.llvm_state.clear_memcache()
-            t0 = time.perf_counter()
-            self._ta[tol] = self.hy.taylor_adaptive(self.sys, self.y0, tol=tol, compact_mode=self.compact)
-            self.jit[tol] = time.perf_counter() - t0
-        return self._ta[tol]
-
-    def measure_jit(self, tol):
-        self.ta(tol)
-        return self.jit[tol]
-
-
 def heyoka_method(hy, kind, n, grid, compact):
     m, l = M.chain_params(n, kind)
     sys_, names = HY.chain_system(hy, m, l)
@@ -81,8 +63,8 @@ def heyoka_method(hy, kind, n, grid, compact):
         return M.chain_energy_qv(Y[:, qi], Y[:, vi], m, l)
 
     mode = "compact" if compact else "default"
-    return HeyokaOnce(hy, f"heyoka-{mode}", f"heyoka.py (Lagrangian helper, {mode} mode)", grid, sys_,
-                      [start[v] for v in names], energy, compact=compact)
+    return HY.Heyoka(hy, f"heyoka-{mode}", f"heyoka.py (Lagrangian helper, {mode} mode)", grid, sys_,
+                     [start[v] for v in names], energy, compact=compact)
 
 
 def specs(cfg, ctx, kind, n):
