@@ -10,7 +10,7 @@
  * compile-time sizes, where the compiler unrolls the loops completely: the
  * papers' systems have n = 1..4 and Simpson has s = 3 nodes.  The
  * instances compute exactly the same sums as the generic code.  The Lobatto
- * members with s = 4, 5 nodes (orders 6, 8) have instances for n = 1..4
+ * members with s = 4..7 nodes (orders 6 to 12) have instances for n = 1..4
  * too ("lobatto3", the generic cross-check of Simpson, deliberately not).
  *
  * The sums start from their first term, not from 0.0 + it: the same
@@ -144,17 +144,27 @@ SYM_KERNEL_SET(lob_, 5_1, 5, 1, 1)
 SYM_KERNEL_SET(lob_, 5_2, 5, 2, 1)
 SYM_KERNEL_SET(lob_, 5_3, 5, 3, 1)
 SYM_KERNEL_SET(lob_, 5_4, 5, 4, 1)
+SYM_KERNEL_SET(lob_, 6_1, 6, 1, 1)
+SYM_KERNEL_SET(lob_, 6_2, 6, 2, 1)
+SYM_KERNEL_SET(lob_, 6_3, 6, 3, 1)
+SYM_KERNEL_SET(lob_, 6_4, 6, 4, 1)
+SYM_KERNEL_SET(lob_, 7_1, 7, 1, 1)
+SYM_KERNEL_SET(lob_, 7_2, 7, 2, 1)
+SYM_KERNEL_SET(lob_, 7_3, 7, 3, 1)
+SYM_KERNEL_SET(lob_, 7_4, 7, 4, 1)
 SYM_KERNEL_SET(lob_, any, w->tab->s, w->n, 0)
 
 #define KSET(FAM, NAME)                                                                 \
     {predict_##FAM##NAME, form_points_##FAM##NAME, residual_##FAM##NAME,                 \
      jacobian_##FAM##NAME, correct_##FAM##NAME, outputs_##FAM##NAME}
 
-/* Lobatto instances by [s - 3][n - 1] for s = 3, 4, 5 and n = 1..4. */
-static const sym_gkernels lob_fixed[3][4] = {
+/* Lobatto instances by [s - 3][n - 1] for s = 3..7 and n = 1..4. */
+static const sym_gkernels lob_fixed[5][4] = {
     {KSET(lob_, 3_1), KSET(lob_, 3_2), KSET(lob_, 3_3), KSET(lob_, 3_4)},
     {KSET(lob_, 4_1), KSET(lob_, 4_2), KSET(lob_, 4_3), KSET(lob_, 4_4)},
     {KSET(lob_, 5_1), KSET(lob_, 5_2), KSET(lob_, 5_3), KSET(lob_, 5_4)},
+    {KSET(lob_, 6_1), KSET(lob_, 6_2), KSET(lob_, 6_3), KSET(lob_, 6_4)},
+    {KSET(lob_, 7_1), KSET(lob_, 7_2), KSET(lob_, 7_3), KSET(lob_, 7_4)},
 };
 static const sym_gkernels lob_3_any = KSET(lob_, 3_any), lob_any = KSET(lob_, any);
 static const sym_gkernels gen_fixed[4] = {KSET(, 1), KSET(, 2), KSET(, 3), KSET(, 4)};
@@ -174,7 +184,7 @@ void sym_galerkin_pick_kernels(sym_gwork *w)
         const int centre_zero = s % 2 == 0 || w->tab->D[(s - 1) / 2][(s - 1) / 2] == 0.0;
         w->k = lob_any;
         if (fixed && centre_zero && s == 3) w->k = n <= 4 ? lob_fixed[0][n - 1] : lob_3_any;
-        if (fixed && centre_zero && s >= 4 && s <= 5 && n <= 4) w->k = lob_fixed[s - 3][n - 1];
+        if (fixed && centre_zero && s >= 4 && s <= 7 && n <= 4) w->k = lob_fixed[s - 3][n - 1];
     } else {
         w->k = (fixed && n <= 4) ? gen_fixed[n - 1] : gen_any;
     }

@@ -11,6 +11,7 @@
  */
 #include "sym_gwork.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,20 @@ static double lagrange_d(const double *c, int s, int a, double x)
         sum += v;
     }
     return sum;
+}
+
+/* Point i is the centre node a of nodes symmetric about 1/2 (c_k + c_{s-1-k}
+ * = 1 to rounding, s odd): there l_a'(1/2) = 0 exactly, as l_a is even about
+ * 1/2; the sum above leaves ~1e-15 of rounding (lobatto7), which would keep
+ * the fixed-size kernels, which skip that term, off the method
+ * (sym_galerkin_pick_kernels). */
+static int centre_point(const sym_galerkin_table *gt, int i, int a)
+{
+    const int s = gt->s;
+    if (s % 2 == 0 || 2 * a != s - 1 || gt->x[i] != gt->c[a] || gt->c[a] != 0.5) return 0;
+    for (int k = 0; k < s / 2; k++)
+        if (!(fabs(gt->c[k] + gt->c[s - 1 - k] - 1.0) <= 4.0 * DBL_EPSILON)) return 0;
+    return 1;
 }
 
 static int table_ok(const sym_galerkin_table *gt)
@@ -87,7 +102,7 @@ static void basis_tables(sym_gtab *t, const sym_galerkin_table *gt)
         double bsum = 0.0, dsum = 0.0;
         for (int a = 0; a < s; a++) {
             t->B[i][a] = lagrange(gt->c, s, a, gt->x[i]);
-            t->D[i][a] = lagrange_d(gt->c, s, a, gt->x[i]);
+            t->D[i][a] = centre_point(gt, i, a) ? 0.0 : lagrange_d(gt->c, s, a, gt->x[i]);
             if (gt->x[i] == gt->c[a]) t->unit[i] = a;
             if (a > 0) { bsum += t->B[i][a]; dsum += t->D[i][a]; }
         }
