@@ -20,7 +20,7 @@ from .solvers import GSL, Cvode, Problem, SciPy, tol_grid
 
 # ours: (method, newton); newton="step" (one Newton matrix and LU per step) is named method + "_step"
 OURS = (("simpson", "full"), ("lobatto4", "full"), ("lobatto4", "step"), ("lobatto5", "full"),
-        ("lobatto5", "step"))
+        ("lobatto5", "step"), ("lobatto6", "step"), ("lobatto7", "step"))
 REFS = ("lobatto5", "simpson")
 
 
