@@ -15,7 +15,7 @@
  * G, and D^{-1} (m x m, from D's LU with partial pivoting).
  * dd = 2 slots a point (the velocity and momentum 2-vectors), or 3 with a
  * tridiagonal damping (the header's third slot: gamma, zeta).  Written for
- * runtime s, r and instantiated for the Lobatto rows s = r = 3, 4, 5 and
+ * runtime s, r and instantiated for the Lobatto rows s = r = 3..7 and
  * the Gauss rows s = 3, 4, r = s - 1 with dd = 2 (lob: B = I; the loops
  * then have compile-time bounds). */
 GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, const int r,
@@ -209,7 +209,7 @@ GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, c
 }
 
 /* The instance for the workspace's method and force: the Lobatto rows with
- * s = 3, 4, 5 and the Gauss rows with s = 3, 4 (r = s - 1), no damping,
+ * s = 3..7 and the Gauss rows with s = 3, 4 (r = s - 1), no damping,
  * with constant bounds; the rest at run time. */
 GT_ATTR static int GT_NAME(factor)(sym_gwork *g, double h)
 {
@@ -218,6 +218,8 @@ GT_ATTR static int GT_NAME(factor)(sym_gwork *g, double h)
     if (lob && s == 3) return GT_NAME(factor_k)(g, h, 3, 3, 1, 2);
     if (lob && s == 4) return GT_NAME(factor_k)(g, h, 4, 4, 1, 2);
     if (lob && s == 5) return GT_NAME(factor_k)(g, h, 5, 5, 1, 2);
+    if (lob && s == 6) return GT_NAME(factor_k)(g, h, 6, 6, 1, 2);
+    if (lob && s == 7) return GT_NAME(factor_k)(g, h, 7, 7, 1, 2);
     if (!lob && s == 3 && r == 2) return GT_NAME(factor_k)(g, h, 3, 2, 0, 2);
     if (!lob && s == 4 && r == 3) return GT_NAME(factor_k)(g, h, 4, 3, 0, 2);
     return lob ? GT_NAME(factor_k)(g, h, s, s, 1, 2) : GT_NAME(factor_k)(g, h, s, r, 0, 2);
@@ -234,6 +236,10 @@ GT_ATTR static void GT_NAME(solve)(sym_gwork *g, double *b)
         GT_NAME(solve_k)(g, b, 4, 4, 2);
     else if (lob && s == 5)
         GT_NAME(solve_k)(g, b, 5, 5, 2);
+    else if (lob && s == 6)
+        GT_NAME(solve_k)(g, b, 6, 6, 2);
+    else if (lob && s == 7)
+        GT_NAME(solve_k)(g, b, 7, 7, 2);
     else if (!lob && s == 3 && r == 2)
         GT_NAME(solve_k)(g, b, 3, 2, 2);
     else if (!lob && s == 4 && r == 3)
