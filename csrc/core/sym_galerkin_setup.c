@@ -283,15 +283,22 @@ int sym_galerkin_setup(sym_work *w, double *block)
     nw->mode = (enum sym_newton_mode)w->opt.newton;   /* checked by sym_work.c */
     /* auto: on the O(n) path (sym_galerkin_tree.c) per-step Newton (one
      * factorisation a step: the fewest on chains, benchmarks/NOTES.md
-     * section 10); else the decoupled matrix from AUTO_MIN_UNKNOWNS unknowns
-     * on, where the method has it and the system no constraints
-     * (benchmarks/NOTES.md section 8); full Newton below */
+     * section 10); else from AUTO_MIN_UNKNOWNS unknowns on the decoupled
+     * matrix, where the method has it and the system no constraints
+     * (benchmarks/NOTES.md section 8), except where an evaluation costs far
+     * more than the factorisations it saves and M(q) varies (the frozen
+     * matrix's extra updates each evaluate the system at every point):
+     * per-step Newton there; full Newton below */
     if (nw->mode == SYM_NEWTON_AUTO && g->tree.ok)
         nw->mode = SYM_NEWTON_STEP;
-    if (nw->mode == SYM_NEWTON_AUTO)
-        nw->mode = g->nu >= AUTO_MIN_UNKNOWNS && g->tab->dec_ok && w->sys->m == 0
-                       ? SYM_NEWTON_DECOUPLED
-                       : SYM_NEWTON_FULL;
+    if (nw->mode == SYM_NEWTON_AUTO) {
+        const unsigned fl = w->sys->flags;
+        const int costly = (fl & SYM_SYS_COSTLY_EVAL) && !(fl & SYM_SYS_CONSTANT_MASS);
+        nw->mode = g->nu < AUTO_MIN_UNKNOWNS || !g->tab->dec_ok || w->sys->m != 0
+                       ? SYM_NEWTON_FULL
+                   : costly ? SYM_NEWTON_STEP
+                            : SYM_NEWTON_DECOUPLED;
+    }
     nw->n_q = g->n;   /* q_ref: each step's q_j (sym_galerkin_step) */
     g->con = NULL;
     /* a constrained system: the constraint slice (sym_constraints.c), which

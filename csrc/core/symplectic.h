@@ -156,8 +156,11 @@ typedef int (*sym_flat_eval_fn)(const double *q, const double *g, unsigned need,
                                 double *dV, double *d2V, void *user_data);
 
 enum sym_system_flags {
-    SYM_SYS_CONSTANT_MASS = 1u,  /* M does not depend on q */
-    SYM_SYS_CONSTRAINT_HESS = 2u /* the constraint callback fills S (below) */
+    SYM_SYS_CONSTANT_MASS = 1u,   /* M does not depend on q */
+    SYM_SYS_CONSTRAINT_HESS = 2u, /* the constraint callback fills S (below) */
+    SYM_SYS_COSTLY_EVAL = 4u      /* an evaluation costs far more than the step's
+                                     linear algebra (a call into Python): newton
+                                     "auto" then takes the fewest evaluations */
 };
 
 /* ------------------------------------------------------------------ */

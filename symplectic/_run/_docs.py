@@ -59,15 +59,20 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     the next 32 take the ``"step"`` policy.  Pays off where M varies
     slowly over a step: constant M with stiff or nonlinear springs (FPU
     chains, molecules in Cartesian coordinates: the iterations of
-    ``"step"``, one factorisation a step), not on fast pendulum chains, whose
-    M(q) changes too much over a step (as fast as ``"step"``);
-    benchmarks/decoupled.py times the modes.  A force's dF/dq joins the
-    frozen stiffness, its dF/dqdot is left out; constrained systems refuse
-    it (ValueError).  ``"auto"`` (default): ``"step"`` on the chain's
-    O(n) path (``linear_solver``); else ``"decoupled"`` from
-    (s - 1) n >= 16 unknowns on, for unconstrained systems and methods
-    with at least 3 nodes; ``"full"`` otherwise (the papers' systems).
-    Every mode returns the same solution to the Newton tolerance.""",
+    ``"step"``, one factorisation a step), not where M(q) changes fast
+    over a step and an evaluation is costly: its extra updates each
+    evaluate the system at every point (robot arms read from URDF with 6
+    or 7 joints: 1.13-1.35x the time of ``"step"``, though larger branched
+    trees can gain from it; systems evaluated in Python: 1.3-2.2x);
+    benchmarks/NOTES.md section 8 has the measurements.  A force's dF/dq
+    joins the frozen stiffness, its dF/dqdot is left out; constrained
+    systems refuse it (ValueError).  ``"auto"`` (default): ``"step"`` on
+    the chain's O(n) path (``linear_solver``); else from (s - 1) n >= 16
+    unknowns on, for unconstrained systems and methods with at least 3
+    nodes, ``"step"`` for systems evaluated in Python whose mass matrix is
+    a callable, ``"decoupled"`` for the others; ``"full"`` below 16 (the
+    papers' systems).  Every mode returns the same solution to the Newton
+    tolerance.""",
     "branch_check": """\
 branch_check : {"auto", "always", "never", "off"}
     The step equations of an implicit scheme have, at large h, roots other

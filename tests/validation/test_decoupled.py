@@ -189,6 +189,49 @@ def test_auto_by_size():
     assert not np.array_equal(a.newton_iterations, c.newton_iterations)
 
 
+def _python_chain(n):
+    """The planar n-link chain with a callable M(q) in Python (its closed form, tests/support)."""
+    from support import twins
+    return sp.System(n, **twins.chain_callables(n, np.ones(n), np.ones(n)), derivative_check=False)
+
+
+def test_auto_on_python_systems():
+    """auto, from 16 unknowns on: a system evaluated in Python whose M(q) varies takes the
+    per-step policy (each extra update of the frozen matrix costs a Python evaluation at every
+    point), one with a constant M the decoupled matrix (exact in M: no extra updates) -- bitwise;
+    the compiled chain of test_auto_by_size keeps the decoupled matrix."""
+    n = 4
+    q0, p0 = 0.5 * np.sin(1.3 * np.arange(n)), np.zeros(n)
+    S = _python_chain(n)
+    runs = {nw: sp.integrate(S, q0, p0, 0.04, 60, method="lobatto5", newton=nw)
+            for nw in ("auto", "step", "decoupled")}
+    assert np.array_equal(runs["auto"].q, runs["step"].q) and np.array_equal(runs["auto"].p, runs["step"].p)
+    assert not np.array_equal(runs["auto"].newton_iterations, runs["decoupled"].newton_iterations)
+    # below 16 unknowns (lobatto4: 12) full Newton, as for every system
+    a = sp.integrate(S, q0, p0, 0.04, 60, method="lobatto4", newton="auto")
+    b = sp.integrate(S, q0, p0, 0.04, 60, method="lobatto4", newton="full")
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.p, b.p)
+    # constant M in Python: an FPU-like chain of unit masses with quartic springs
+    m = 8
+
+    def V(q):
+        d = np.diff(np.r_[0.0, q, 0.0])
+        return float(np.sum(0.5 * d ** 2 + 0.25 * d ** 4))
+
+    def dV(q):
+        d = np.diff(np.r_[0.0, q, 0.0])
+        t = d + d ** 3
+        return t[:-1] - t[1:]
+
+    C = sp.System(m, np.eye(m), V, potential_grad=dV, derivative_check=False)
+    q0c, p0c = 0.3 * np.sin(np.arange(m)), 0.2 * np.cos(np.arange(m))
+    a = sp.integrate(C, q0c, p0c, 0.05, 60, method="simpson", newton="auto")   # 16 unknowns
+    b = sp.integrate(C, q0c, p0c, 0.05, 60, method="simpson", newton="decoupled")
+    c = sp.integrate(C, q0c, p0c, 0.05, 60, method="simpson", newton="step")
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.p, b.p)
+    assert not (np.array_equal(a.q, c.q) and np.array_equal(a.p, c.p))
+
+
 def test_unknown_mode_is_named():
     with pytest.raises(ValueError, match="newton"):
         sp.integrate(sp.systems.pendulum(), [0.1], [0.0], 0.1, 3, newton="decouple")
