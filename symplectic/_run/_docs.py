@@ -62,7 +62,7 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     ``"step"``, one factorisation a step), not where M(q) changes fast
     over a step and an evaluation is costly: its extra updates each
     evaluate the system at every point (robot arms read from URDF with 6
-    or 7 joints: 1.13-1.35x the time of ``"step"``, though larger branched
+    or 7 joints: 1.13-1.27x the time of ``"step"``, though larger branched
     trees can gain from it; systems evaluated in Python: 1.3-2.2x);
     benchmarks/NOTES.md section 8 has the measurements.  A force's dF/dq
     joins the frozen stiffness, its dF/dqdot is left out; constrained
