@@ -379,7 +379,7 @@ static int const_mass_init(SystemObject *S, int n, PyObject *const *arg)
     memcpy(st->const_mass, PyArray_DATA(ma), sizeof(double) * nn);
     Py_DECREF(ma);
     S->sys.mass = cb_const_mass;
-    S->sys.flags |= SYM_SYS_CONSTANT_MASS | SYM_SYS_COSTLY_EVAL;
+    S->sys.flags |= SYM_SYS_CONSTANT_MASS;
     return 0;
 }
 
@@ -396,7 +396,6 @@ static int callables_init(SystemObject *S, int n, PyObject *const *arg)
     S->sys.mass = cb_mass;
     S->sys.mass_dir = cb_mass_dir;
     if (st->ref[F_MASS_HESS_DIR] || st->ref[F_MASS_HESS]) S->sys.mass_hess_dir = cb_mass_hess_dir;
-    S->sys.flags |= SYM_SYS_COSTLY_EVAL;
     return 0;
 }
 
@@ -416,19 +415,14 @@ struct py_form {
     void (*release)(SystemObject *S);   /* NULL, or: free what is not in S->state        */
 };
 
-/* Every form but the built-ins and compiled callbacks evaluates in Python. */
 static int combined_init(SystemObject *S, int n, PyObject *const *arg)
 {
-    if (py_combined_init(S, n, arg[A_COMBINED]) < 0) return -1;
-    S->sys.flags |= SYM_SYS_COSTLY_EVAL;
-    return 0;
+    return py_combined_init(S, n, arg[A_COMBINED]);
 }
 
 static int vectorized_init(SystemObject *S, int n, PyObject *const *arg)
 {
-    if (py_vectorized_init(S, n, arg[A_VECTORIZED]) < 0) return -1;
-    S->sys.flags |= SYM_SYS_COSTLY_EVAL;
-    return 0;
+    return py_vectorized_init(S, n, arg[A_VECTORIZED]);
 }
 
 static const py_form forms[] = {
@@ -456,6 +450,8 @@ int py_form_init(SystemObject *S, PyObject *args, PyObject *kw)
         f++;
     S->form = f;
     if (f->init(S, (int)n, arg) < 0) return -1;
+    /* every form but the built-ins and compiled callbacks evaluates in Python */
+    if (f->key != A_BUILTIN && f->key != A_CFUNC) S->sys.flags |= SYM_SYS_COSTLY_EVAL;
     /* holonomic constraints, whatever the form (py_constraints.c) */
     return py_constraint_init(S, (int)n, arg + A_CONSTRAINT, f->key == A_BUILTIN);
 }
