@@ -62,6 +62,17 @@
  * STEP_KC_AGE + 1-th solve at the same h lets the second update be stale
  * again and renews kc. */
 #define STEP_KC_AGE 8
+/* The stopping rule (small_update) ends a solve without another residual
+ * when the error it predicts after the last update is below STOP_BOUND rtol
+ * (and, for a stale update, when that update is below it).  The error such
+ * a stop leaves has the same sign from step to step, so it adds up over a
+ * run: the energy drifts linearly by N times the error's projection on
+ * grad H, where rounding errors only random-walk (sqrt(N) eps).  With the
+ * bounds at rtol itself (1e-13 of the increments, ~20 eps of q at the
+ * double pendulum's steps) the energy drifted in every Newton mode; at
+ * 1e-3 rtol, the increments' own rounding, it stays flat (measured, with
+ * the updates it costs, in benchmarks/NOTES.md section 1). */
+#define STOP_BOUND 1e-3
 /* Decoupled: leave the approximate matrix above this contraction rate.  A
  * solve in which it did not serve (left, or more than DEC_ITERS updates)
  * is a miss; after DEC_MISSES misses in a row the next DEC_SKIP solves take
@@ -201,19 +212,23 @@ static void negate(sym_newton *nw)
 }
 
 /*
- * The stopping rule: the update d_k is below rtol, or the observed
- * contraction theta = d_k/d_{k-1} predicts that the error left after this
- * update is below rtol, without spending another evaluation: Newton's
- * quadratic convergence, d_{k+1} ~ d_k^3/d_{k-1}^2 = theta^2 d_k, once
- * theta <= 0.01 (needs exact Newton steps: fresh matrices at both updates);
- * otherwise the general contraction bound theta/(1-theta) d_k.
+ * The stopping rule: the update d_k is below tol_update (for the positions
+ * rtol after a fresh update, whose error is ~ d_k^2, and STOP_BOUND rtol
+ * after a stale one), or the observed contraction theta = d_k/d_{k-1}
+ * predicts that the error left after this update is below tol_error
+ * (STOP_BOUND rtol for unconstrained positions), without spending another
+ * evaluation:
+ * Newton's quadratic convergence, d_{k+1} ~ d_k^3/d_{k-1}^2 = theta^2 d_k,
+ * once theta <= 0.01 (needs exact Newton steps: fresh matrices at both
+ * updates); otherwise the general contraction bound theta/(1-theta) d_k.
  */
-static int small_update(double dk, double dprev, int iters, int exact, double rtol)
+static int small_update(double dk, double dprev, int iters, int exact, double tol_update,
+                        double tol_error)
 {
-    if (dk <= rtol) return 1;
+    if (dk <= tol_update) return 1;
     if (iters > 1 && dk < dprev) {
         const double th = dk / dprev;
-        return (exact && th <= 0.01 ? th * th : th / (1.0 - th)) * dk <= rtol;
+        return (exact && th <= 0.01 ? th * th : th / (1.0 - th)) * dk <= tol_error;
     }
     return 0;
 }
@@ -377,7 +392,12 @@ static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, 
 {
     const int exact = fresh && it->iters > 1;   /* an exact Newton update, not the first */
     const int both = fresh && it->last == UPDATE_FRESH;   /* this and the last one */
-    int small = small_update(it->dk, it->dprev, it->iters, both, nw->rtol);
+    /* constrained steps (nu_x > 0): the positions' rounding floor is set
+     * by the constraint terms' scale, above STOP_BOUND rtol (the four-bar:
+     * ~1e-14 of the increments), and a stop needs both blocks at once: the
+     * bounds stay at rtol there */
+    const double tight = nw->nu_x > 0 ? nw->rtol : STOP_BOUND * nw->rtol;
+    int small = small_update(it->dk, it->dprev, it->iters, both, fresh ? nw->rtol : tight, tight);
     it->flat = exact && it->dk >= 0.5 * it->dprev;
     if (!small && it->flat) small = stalled(nw, it->dk, it->dprev);
     if (pol->reuse && it->iters > 1 && !(it->dk <= pol->theta * it->dprev)) it->refresh = 1;
@@ -386,7 +406,7 @@ static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, 
         /* the impulses' update is relative to max(|X_y|, the residual's
          * scale): stalled at that scale's resolution */
         small = small &&
-                (small_update(it->ek, it->eprev, it->iters, both, nw->rtol) ||
+                (small_update(it->ek, it->eprev, it->iters, both, nw->rtol, nw->rtol) ||
                  (exact && it->ek >= 0.5 * it->eprev && it->ek <= STALL_RES * DBL_EPSILON));
         if (pol->reuse && it->iters > 1 && !(it->ek <= pol->theta * it->eprev)) it->refresh = 1;
         it->eprev = it->ek;
@@ -395,6 +415,24 @@ static int update_ends(sym_newton *nw, const mode_policy *pol, newton_iter *it, 
     it->last = fresh ? UPDATE_FRESH : UPDATE_STALE;
     it->rprev = it->rnorm;
     return small;
+}
+
+/*
+ * The residual test |R| <= ROUNDING_RES |scale| accepts an iterate whose
+ * error, J^-1 R, is small but has the same sign from step to step (it is
+ * the last update's own error, C e^2 for an exact one), so the energy
+ * drifts with it as with the bounds above.  The residual is in hand and so
+ * are factors that contract, so the update -J^-1 R costs a solve and no
+ * evaluation: it leaves theta |J^-1 R| plus the residual's rounding, which
+ * does not accumulate (benchmarks/NOTES.md section 1).  The step's outputs
+ * then advance f_i along it (converged = 2).  Not counted as an iteration:
+ * no residual is evaluated.
+ */
+static void final_correction(sym_newton *nw, const sym_newton_ops *ops, void *ctx)
+{
+    negate(nw);
+    ops->solve(ctx, nw->dX);
+    for (int k = 0; k < nw->nu; k++) nw->X[k] += nw->dX[k];
 }
 
 /* Decoupled: a solve in which the approximate matrix served or not. */
@@ -409,8 +447,8 @@ static void dec_record(sym_newton *nw, int miss)
 
 /* Newton from the start in nw->X (reusing modes: also in nw->X0).
  * Converged when the residual is at rounding level (|R| <= 16 eps * scale,
- * after at least one update), by the stopping rule above, or at a stall
- * (stalled). */
+ * after at least one update; then with the final correction above), by the
+ * stopping rule above, or at a stall (stalled). */
 static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, double h,
                         sym_newton_out *o)
 {
@@ -434,7 +472,11 @@ static int newton_solve(sym_newton *nw, const sym_newton_ops *ops, void *ctx, do
             continue;
         }
         if (!isfinite(it.rnorm)) { st = SYM_ENONFINITE; break; }
-        if (it.iters > 0 && it.rnorm <= ROUNDING_RES * it.rscale) { o->converged = 1; break; }
+        if (it.iters > 0 && it.rnorm <= ROUNDING_RES * it.rscale) {
+            final_correction(nw, ops, ctx);
+            o->converged = 2;
+            break;
+        }
         if (residual_floor(nw, &it)) { o->converged = 1; break; }
         if (it.iters >= nw->max_iter) { st = SYM_ENOCONV; break; }
         /* frozen: the approximate matrix first, the exact one after (also

@@ -25,8 +25,14 @@ h : float
     "method": _method_list(),
     "newton_tolerances": """\
 rtol, max_iter :
-    Newton tolerance on the update relative to the step's increment
-    (default 1e-13) and iteration limit per step (default 25).  These and
+    Newton tolerance relative to the step's increments (default 1e-13)
+    and iteration limit per step (default 25).  A solve ends when an exact
+    update is below ``rtol``, when the error predicted after the last
+    update is below ``1e-3 * rtol`` (the increments' rounding), or when the
+    residual is at rounding level (then with one more update from that
+    residual: a solve, no evaluation).  The error a stop leaves has the
+    same sign from step to step, so a looser ``rtol`` saves iterations at
+    the price of a linear drift of the energy.  These and
     ``newton``, ``predictor``, ``branch_check``, ``linear_solver`` are the implicit
     methods' options: given to ``"rk4"`` with a value other than the default they
     raise TypeError.""",

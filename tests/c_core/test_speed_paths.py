@@ -66,14 +66,16 @@ def test_step_newton_steps_match_full_newton_steps(method, name):
     # With the same start (s = 2: both extrapolate the last step's polynomial) never fewer
     # iterations than full Newton: stale updates converge linearly.  For s >= 3 the per-step
     # mode starts from a predictor through the last two steps (sym_galerkin.c SYM_PRED_POLY2,
-    # SYM_PRED_POLY1), which saves iterations at small h (chain8, Simpson: 1.78 against 2.00)
-    # and at large h costs what linear convergence costs (double pendulum, Simpson, h = 0.05:
-    # 4.13 against 2.92); a predictor that broke convergence would cost far more.
+    # SYM_PRED_POLY1), which saves iterations at small h (chain8, Simpson: 1.78 against 1.78)
+    # and at large h costs what linear convergence costs down to the stopping rule's 1e-3 rtol
+    # (double pendulum, h = 0.05: 4.53 against 3.07 with Simpson, 4.52 against 2.93 with gauss2,
+    # the most; before the stopping rule took 1e-3 rtol, 4.13 against 2.92 and 4.17 against
+    # 2.88).
     its_step, its_full = step.newton_iterations.mean(), full.newton_iterations.mean()
     if len(_registry.METHODS[method].nodes) == 2:
         assert its_step >= its_full - 1e-12
     else:
-        assert its_step <= its_full + 1.5
+        assert its_step <= its_full + 2.0
 
 
 def test_step_newton_refreshes_early_at_large_h():

@@ -95,7 +95,7 @@ CHECKS = {
         ("one column carries Phi's first", lambda ns: np.allclose(ns["piece"].tangent[-1],
                                                                   ns["Phi"][:, :1])),
         ("the spectrum printed", lambda ns: np.allclose(np.round(ns["lam"], 3),
-                                                        [1.463, 0.003, -0.004, -1.462])),
+                                                        [1.481, 0.005, -0.006, -1.48])),
         ("one gradient row per force row", lambda ns: ns["grads"]["force"].shape == (500, 2)),
         ("the parameter tangent has one column per name",
          lambda ns: ns["pt"].param_tangent.shape == (501, 4, 2)),

@@ -285,7 +285,9 @@ def test_energy_minus_work_bounded_over_1e4_steps():
     for the variational schemes energy - work stays within the scheme's error
     -- the residual's size scales with h^order and it does not grow (its
     largest value in the last quarter of the run is below that of the first
-    quarter) -- while RK4's grows."""
+    quarter) -- while RK4's grows.  The schemes of order >= 8 are at rounding
+    level here (1e-13 - 3e-13), where the quarters compare a random walk of
+    rounding errors: for them no drift above 1e-12 over the whole run."""
     S = sp.systems.pendulum(damping=0.02)
     res = {}
     for h in (0.02, 0.01):
@@ -296,12 +298,12 @@ def test_energy_minus_work_bounded_over_1e4_steps():
             res[m, h] = (np.max(np.abs(r)), np.max(np.abs(r[:N // 4])), np.max(np.abs(r[-N // 4:])))
     for m in VARIATIONAL:
         full, first, last = res[m, 0.01]
-        assert last <= first, (m, res[m, 0.01])
-        if ORDER[m] <= 6:           # lobatto5 is at rounding level (2e-13)
+        if ORDER[m] <= 6:           # lobatto5 ... lobatto7 are at rounding level (1e-13 - 3e-13)
+            assert last <= first, (m, res[m, 0.01])
             ratio = res[m, 0.02][0] / full
             assert abs(math.log2(ratio) - ORDER[m]) <= 0.3, (m, ratio)
         else:
-            assert full <= 1e-12
+            assert full <= 1e-12, (m, res[m, 0.01])
     assert res["simpson", 0.01][0] <= 5e-6
     _, first, last = res["rk4", 0.01]
     assert last > 2 * first            # RK4: energy - work drifts

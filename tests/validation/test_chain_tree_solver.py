@@ -230,8 +230,11 @@ def test_joint_damping_on_the_tree_path(method, damping):
     """The chain's own joint friction, F = -Delta^T diag(c) Delta qdot in the
     absolute angles (tridiagonal), on the tree path (its rates a third slot
     of the elimination): per step equal to the dense path to 1e-12, the same
-    Newton iterations (an exact Jacobian), the same discrete work of the
-    force and the same energy along the run."""
+    Newton iterations (an exact Jacobian; the stopping rule's bound is at the
+    increments' rounding, 1e-16 of them, where the two paths' rounding may
+    take one step over it with one update more: 3 of these 8 runs, one step
+    each), the same discrete work of the force and the same energy along the
+    run."""
     n, h = 17, 0.01
     c = 0.3 if damping == "uniform" else np.linspace(0.1, 0.5, n)
     system = sp.systems.pendulum_chain(n, damping=c)
@@ -239,7 +242,8 @@ def test_joint_damping_on_the_tree_path(method, damping):
     p0 = p0 + 0.2 * np.cos(np.arange(n))
     a = sp.integrate(system, q0, p0, h, 40, method=method, linear_solver="dense", newton="full")
     b = sp.integrate(system, q0, p0, h, 40, method=method, linear_solver="tree", newton="full")
-    assert b.counts.newton_iterations == a.counts.newton_iterations
+    d = np.abs(b.newton_iterations - a.newton_iterations)
+    assert d.max() <= 1 and d.sum() <= 2
     assert np.abs(b.q - a.q).max() <= 1e-11
     assert np.abs(b.work - a.work).max() <= 1e-10 * np.abs(a.work).max()
     assert np.abs(b.energy - a.energy).max() <= 1e-10 * np.abs(a.energy).max()
