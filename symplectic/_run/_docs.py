@@ -28,7 +28,8 @@ rtol, max_iter :
     Newton tolerance relative to the step's increments (default 1e-13)
     and iteration limit per step (default 25).  A solve ends when an exact
     update is below ``rtol``, when the error predicted after the last
-    update is below ``1e-3 * rtol`` (the increments' rounding), or when the
+    update is below ``1e-3 * rtol`` (the increments' rounding; ``rtol`` with
+    constraints, whose rounding floor is higher), or when the
     residual is at rounding level (then with one more update from that
     residual: a solve, no evaluation).  The error a stop leaves has the
     same sign from step to step, so a looser ``rtol`` saves iterations at
