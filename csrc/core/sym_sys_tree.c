@@ -526,4 +526,5 @@ SYM_BUILTIN_MAKE(sym_sys_tree,
                  .fill = tree_fill, .eval = tree_eval, .scratch_size = TREE_SCRATCH(n),
                  .m = tree_mc0(n, par, npar),
                  .constraint = tree_mc0(n, par, npar) > 0 ? tree_constraint : NULL,
-                 .flags = tree_mc0(n, par, npar) > 0 ? SYM_SYS_CONSTRAINT_HESS : 0u)
+                 .flags = SYM_SYS_COSTLY_EVAL |
+                          (tree_mc0(n, par, npar) > 0 ? SYM_SYS_CONSTRAINT_HESS : 0u))

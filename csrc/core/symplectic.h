@@ -159,8 +159,10 @@ enum sym_system_flags {
     SYM_SYS_CONSTANT_MASS = 1u,   /* M does not depend on q */
     SYM_SYS_CONSTRAINT_HESS = 2u, /* the constraint callback fills S (below) */
     SYM_SYS_COSTLY_EVAL = 4u      /* an evaluation costs far more than the step's
-                                     linear algebra (a call into Python): newton
-                                     "auto" then takes the fewest evaluations */
+                                     linear algebra (a call into Python; a rigid-
+                                     body tree's recursions for M, A and H at every
+                                     point): newton "auto" then takes the fewest
+                                     evaluations */
 };
 
 /* ------------------------------------------------------------------ */

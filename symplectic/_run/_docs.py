@@ -68,17 +68,18 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     chains, molecules in Cartesian coordinates: the iterations of
     ``"step"``, one factorisation a step), not where M(q) changes fast
     over a step and an evaluation is costly: its extra updates each
-    evaluate the system at every point (robot arms read from URDF with 6
-    or 7 joints: 1.13-1.27x the time of ``"step"``, though larger branched
-    trees can gain from it; systems evaluated in Python: 1.3-2.2x);
+    evaluate the system at every point (robots read from URDF: 1.11-1.19x
+    the time of ``"step"`` for the test arms, 0.94-1.33x on random trees of
+    8-32 joints; systems evaluated in Python: 1.6-2.1x);
     benchmarks/NOTES.md section 8 has the measurements.  A force's dF/dq
     joins the frozen stiffness, its dF/dqdot is left out; constrained
     systems refuse it (ValueError).  ``"auto"`` (default): ``"step"`` on
     the chain's O(n) path (``linear_solver``); else from (s - 1) n >= 16
     unknowns on, for unconstrained systems and methods with at least 3
     nodes, ``"step"`` for systems evaluated in Python whose mass matrix is
-    a callable, ``"decoupled"`` for the others; ``"full"`` below 16 (the
-    papers' systems).  Every mode returns the same solution to the Newton
+    a callable and for robots read from URDF (the built-in tree),
+    ``"decoupled"`` for the others; ``"full"`` below 16 (the papers'
+    systems).  Every mode returns the same solution to the Newton
     tolerance.""",
     "branch_check": """\
 branch_check : {"auto", "always", "never", "off"}

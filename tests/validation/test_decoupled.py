@@ -232,6 +232,20 @@ def test_auto_on_python_systems():
     assert not (np.array_equal(a.q, c.q) and np.array_equal(a.p, c.p))
 
 
+def test_auto_on_urdf_trees():
+    """auto on a robot read from URDF (the built-in rigid-body tree, whose evaluations run
+    its recursions for M, A and H at every point): the per-step policy, bitwise -- the
+    decoupled matrix's extra updates cost more there (benchmarks/NOTES.md section 8)."""
+    from symplectic.multibody import from_urdf
+    from support.urdf_runs import moving_start, path
+    S = from_urdf(path("arm7"))
+    q0, p0 = moving_start("arm7")
+    runs = {nw: sp.integrate(S, q0, p0, 0.01, 40, method="lobatto5", newton=nw)
+            for nw in ("auto", "step", "decoupled")}
+    assert np.array_equal(runs["auto"].q, runs["step"].q) and np.array_equal(runs["auto"].p, runs["step"].p)
+    assert not np.array_equal(runs["auto"].newton_iterations, runs["decoupled"].newton_iterations)
+
+
 def test_unknown_mode_is_named():
     with pytest.raises(ValueError, match="newton"):
         sp.integrate(sp.systems.pendulum(), [0.1], [0.0], 0.1, 3, newton="decouple")
