@@ -68,7 +68,7 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     chains, molecules in Cartesian coordinates: the iterations of
     ``"step"``, one factorisation a step), not where M(q) changes fast
     over a step and an evaluation is costly: its extra updates each
-    evaluate the system at every point (robots read from URDF: 1.11-1.19x
+    evaluate the system at every point (robots read from URDF: 1.09-1.19x
     the time of ``"step"`` for the test arms, 0.94-1.33x on random trees of
     8-32 joints; systems evaluated in Python: 1.6-2.1x);
     benchmarks/NOTES.md section 8 has the measurements.  A force's dF/dq
