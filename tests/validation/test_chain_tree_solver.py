@@ -76,7 +76,11 @@ def test_every_newton_mode_reaches_the_dense_root(newton, method):
 def test_whole_run_follows_the_dense_run():
     """300 steps, 16 links, lobatto5: the two runs agree to rounding grown by
     the chain's chaos (measured 1.6e-11 in q); the energy error is the
-    method's (the tree path does not change it)."""
+    method's (the tree path does not change it); the Newton updates are the
+    same but where the stopping rule's bound, at the increments' rounding,
+    falls between the two paths' rounding (one update, at most in 10 % of the
+    steps; a rounding-level change of the start, as another NumPy gives, moves
+    which steps)."""
     n, h = 16, 0.01
     system = chain(n)
     q0, p0 = start(n)
@@ -85,7 +89,8 @@ def test_whole_run_follows_the_dense_run():
     b = sp.integrate(system, q0, p0, h, 300, method="lobatto5", linear_solver="tree",
                      newton="full")
     assert np.abs(a.q - b.q).max() <= 1e-9
-    assert b.counts.newton_iterations == a.counts.newton_iterations
+    d = np.abs(b.newton_iterations - a.newton_iterations)
+    assert d.max() <= 1 and d.sum() <= 0.1 * len(d)
     ea, eb = sp.analysis.energy_error_norm(a), sp.analysis.energy_error_norm(b)
     assert abs(ea - eb) <= 1e-3 * ea + 1e-14
 
@@ -232,9 +237,10 @@ def test_joint_damping_on_the_tree_path(method, damping):
     of the elimination): per step equal to the dense path to 1e-12, the same
     Newton iterations (an exact Jacobian; the stopping rule's bound is at the
     increments' rounding, 1e-16 of them, where the two paths' rounding may
-    take one step over it with one update more: 3 of these 8 runs, one step
-    each), the same discrete work of the force and the same energy along the
-    run."""
+    take a step over it with one update more: one update, in at most 10 % of
+    the steps; measured 0-1 steps here, 3 with the start's last bits from
+    NumPy 1.24), the same discrete work of the force and the same energy
+    along the run."""
     n, h = 17, 0.01
     c = 0.3 if damping == "uniform" else np.linspace(0.1, 0.5, n)
     system = sp.systems.pendulum_chain(n, damping=c)
@@ -243,7 +249,7 @@ def test_joint_damping_on_the_tree_path(method, damping):
     a = sp.integrate(system, q0, p0, h, 40, method=method, linear_solver="dense", newton="full")
     b = sp.integrate(system, q0, p0, h, 40, method=method, linear_solver="tree", newton="full")
     d = np.abs(b.newton_iterations - a.newton_iterations)
-    assert d.max() <= 1 and d.sum() <= 2
+    assert d.max() <= 1 and d.sum() <= 0.1 * len(d)
     assert np.abs(b.q - a.q).max() <= 1e-11
     assert np.abs(b.work - a.work).max() <= 1e-10 * np.abs(a.work).max()
     assert np.abs(b.energy - a.energy).max() <= 1e-10 * np.abs(a.energy).max()
