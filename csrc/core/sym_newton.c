@@ -252,19 +252,24 @@ static int small_update(double dk, double dprev, int iters, int exact, double to
  */
 #define STALL_RES 1024.0
 
+/* |q_j|_inf, the step's start (the stall tests below; both run right after
+ * an update, when nw->xnorm is the positions' |X|_inf) */
+static double q_ref_norm(const sym_newton *nw)
+{
+    double qn = 0.0;
+    for (int k = 0; k < nw->n_q; k++) qn = sym_nanmax(qn, fabs(nw->q_ref[k]));
+    return qn;
+}
+
 static int stalled(const sym_newton *nw, double dk, double dprev)
 {
     if (!(dk >= 0.5 * dprev) || !nw->q_ref) return 0;
     const int nx = nw->nu_x > 0 ? nw->nu_x : nw->nu;
-    double qn = 0.0, xn = 0.0, dn = 0.0;
-    for (int k = 0; k < nw->n_q; k++) qn = sym_nanmax(qn, fabs(nw->q_ref[k]));
-    for (int k = 0; k < nx; k++) {
-        xn = sym_nanmax(xn, fabs(nw->X[k]));
-        dn = sym_nanmax(dn, fabs(nw->dX[k]));
-    }
+    double dn = 0.0;
+    for (int k = 0; k < nx; k++) dn = sym_nanmax(dn, fabs(nw->dX[k]));
     /* (+ DBL_MIN: below it the doubles are subnormal, with the absolute
      * resolution DBL_MIN eps, as when a damped system settles at q = 0) */
-    return dn <= STALL_RES * DBL_EPSILON * (qn + xn + DBL_MIN);
+    return dn <= STALL_RES * DBL_EPSILON * (q_ref_norm(nw) + nw->xnorm + DBL_MIN);
 }
 
 /*
@@ -280,10 +285,9 @@ static int stalled(const sym_newton *nw, double dk, double dprev)
 static int impulses_stalled(const sym_newton *nw, double ek, double eprev)
 {
     if (!(ek >= 0.5 * eprev) || !nw->q_ref) return 0;
-    double qn = 0.0, xn = 0.0;
-    for (int k = 0; k < nw->n_q; k++) qn = sym_nanmax(qn, fabs(nw->q_ref[k]));
-    for (int k = 0; k < nw->nu_x; k++) xn = sym_nanmax(xn, fabs(nw->X[k]));
-    return xn > 0.0 ? ek <= STALL_RES * DBL_EPSILON * (1.0 + qn / xn) : ek <= STALL_RES * DBL_EPSILON;
+    const double xn = nw->xnorm;
+    return xn > 0.0 ? ek <= STALL_RES * DBL_EPSILON * (1.0 + q_ref_norm(nw) / xn)
+                    : ek <= STALL_RES * DBL_EPSILON;
 }
 
 /*
