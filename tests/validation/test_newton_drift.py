@@ -65,3 +65,14 @@ def energy_drift(method, h, T, newton):
 def test_no_energy_drift_from_newtons_stop(method, h, T, newton):
     drift, emax = energy_drift(method, h, T, newton)
     assert drift <= DRIFT + DRIFT_OF_AMPLITUDE * emax, (method, h, newton, drift, emax)
+
+
+@pytest.mark.xfail(strict=True, reason="known: lobatto6's residual rounds with a bias "
+                   "(benchmarks/prototypes/residual_rounding/README.md); the exact residual there "
+                   "passes this (4.9e-14), so a fix turns this into an unexpected pass")
+def test_lobatto6_long_run_drift():
+    """lobatto6 drifts from the rounding of its residual, not from Newton's stops: over 5e4 s at
+    the h of section 8's 1e-12 setting the drift is 1.65e-12 (main at f28b237), five times the
+    bound above; evaluated with exact products and compensated sums, 4.9e-14."""
+    drift, emax = energy_drift("lobatto6", 0.0297, 50000.0, "step")
+    assert drift <= DRIFT + DRIFT_OF_AMPLITUDE * emax, (drift, emax)
