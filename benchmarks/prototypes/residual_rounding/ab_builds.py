@@ -17,7 +17,7 @@ CASES = [("simpson", 0.01, "full", 10000), ("lobatto5", 0.0177, "full", 5000),
          ("lobatto5", 0.0297, "step", 3367), ("lobatto6", 0.0297, "step", 3367),
          ("lobatto7", 0.0177, "full", 5000)]
 CODE = r'''
-import sys, time
+import time
 import numpy as np, symplectic as sp, models as M
 S, q0, p0 = M.dp_system(), np.array(M.DP_Q0), np.array(M.DP_P0)
 out = []
