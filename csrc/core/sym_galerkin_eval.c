@@ -37,7 +37,8 @@ int sym_galerkin_eval_point(sym_gwork *g, int i, unsigned need)
  * V come from the cache.  A system with a single `eval` is called directly
  * (no batch): at the left node, whose q is the cached q_j, through its
  * split eval_prep with the q-only part (sines, cosines) prepared once per
- * q_j -- bitwise the same numbers as eval. */
+ * q_j -- bitwise the same numbers as eval; with a batched prep (prep_n) the
+ * other points' q-only parts in one call, then eval_prep at each. */
 int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
 {
     const sym_system *sys = g->base.sys;
@@ -46,6 +47,31 @@ int sym_galerkin_eval_points(sym_gwork *g, const unsigned *need)
     if (sys->eval_batch || !sys->eval) {
         const int st = sym_eval_points(sys, r, g->Qp, g->Gp, need, g->pout, g->base.scratch);
         if (st) return st;
+    } else if (sys->prep_n) {
+        /* the points' prepared values in one call (all but a cached left
+         * point), then eval_prep at each: bitwise eval at each point */
+        const size_t P = sys->prep_size;
+        const int cached = left >= 0 && g->cache_valid &&
+                           (g->left_here || memcmp(g->Qp + (size_t)left * n, g->cache_q,
+                                                   sizeof(double) * (size_t)n) == 0);
+        if (cached) {
+            if (!g->prep_valid) {
+                sys->prep(g->cache_q, g->left_prep, sys->params);
+                g->prep_valid = 1;
+            }
+            if (left > 0) sys->prep_n(left, g->Qp, g->pt_prep, sys->params);
+            if (left + 1 < r)
+                sys->prep_n(r - left - 1, g->Qp + (size_t)(left + 1) * n,
+                            g->pt_prep + (size_t)(left + 1) * P, sys->params);
+        } else {
+            sys->prep_n(r, g->Qp, g->pt_prep, sys->params);
+        }
+        for (int i = 0; i < r; i++) {
+            const double *C = cached && i == left ? g->left_prep : g->pt_prep + (size_t)i * P;
+            const int rc = sys->eval_prep(C, g->Gp + (size_t)i * n, need[i], &g->pout[i],
+                                          sys->params);
+            if (rc) return eval_status(rc);
+        }
     } else {
         double *scratch = sys->scratch_size ? g->base.scratch : NULL;
         for (int i = 0; i < r; i++) {

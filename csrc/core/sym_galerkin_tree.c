@@ -165,28 +165,6 @@ void sym_gtree_force(sym_gwork *g)
     t->force_ok = 1;
 }
 
-#if SYM_FMA_DISPATCH
-/* sym_sincos_n (sym_sincos.h) four lanes at a time (the caller checked
- * AVX2 at run time): the same IEEE operations in the same order
- * (no contraction into fused multiply-adds), so bitwise the results of
- * sym_sincos_n. */
-typedef uint64_t sym_v4u __attribute__((vector_size(32)));
-#define SYM_SINCOS_K4(v) {v, v, v, v}
-SYM_AVX2 static void sincos_n_avx2(const int n, const double *restrict x,
-                                           double *restrict s, double *restrict c)
-{
-    int fast = SYM_SINCOS_FAST;
-    for (int i = 0; i < n; i++) fast &= fabs(x[i]) < SYM_SINCOS_FAST_MAX;   /* NaN: 0 */
-    if (!fast) {
-        sym_sincos_n(n, x, s, c);
-        return;
-    }
-    int i = 0;
-    SYM_SINCOS_LANES(sym_v4d, sym_v4u, SYM_SINCOS_K4, 4, n, x, s, c, i);
-    if (i < n) sym_sincos_n(n - i, x + i, s + i, c + i);
-}
-#endif
-
 /* P_i, f_i and grad V_i at every point (Qp, Gp) by the two passes of the
  * header, the point data (cos, sin, pi) kept for the factorisation; with a
  * force (sym_gtree_force) F_i = held - D g_i into the force's F and f_i. */
@@ -199,7 +177,7 @@ void sym_gtree_points(sym_gwork *g)
     /* the r n angles at once (the points' Q are consecutive) */
 #if SYM_FMA_DISPATCH
     if (t->fma)
-        sincos_n_avx2(r * n, g->Qp, t->sn, t->cs);
+        sym_sincos_n4(r * n, g->Qp, t->sn, t->cs);
     else
 #endif
         sym_sincos_n(r * n, g->Qp, t->sn, t->cs);

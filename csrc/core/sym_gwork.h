@@ -134,6 +134,7 @@ struct sym_gwork {
                                       * point holds its M, grad V (set by the
                                       * step, cleared when the cache moves) */
     double left_prep[SYM_PREP_MAX];
+    double pt_prep[SYM_MAX_NODES * SYM_PREP_MAX];   /* the points' (sys->prep_n) */
     double *cache_q, *cache_M, *cache_dV;
     int prev_valid;                  /* predictor history                */
     double prev_h;

@@ -37,7 +37,9 @@
  * call per angle with its own range reduction for any |x|.  Here two
  * lanes share one straight-line code path in the compiler's vector types,
  * one call for the double pendulum's prep: both angles and the difference
- * formulas (instruction counts: benchmarks/NOTES.md section 4).
+ * formulas (instruction counts: benchmarks/NOTES.md section 4); four lanes
+ * (sym_sincos_fast4) for the angles of all of a Newton iterate's points
+ * (dp_prep_n) and of the chain's O(n) step, where the CPU has AVX2.
  * Used by the built-in systems with several angles (double_pendulum,
  * pendulum_chain, four_bar); pendulum and lagrange_top, one angle each,
  * keep libm.
@@ -138,21 +140,20 @@
 #define SYM_SINCOS_K2(v) {v, v}
 #endif
 
-/* s[i] = sin(x[i]), c[i] = cos(x[i]), i < n; n a compile-time constant
- * where the call is inlined (the loops then unroll). */
-SYM_INLINE void sym_sincos_n(const int n, const double *restrict x, double *restrict s,
-                             double *restrict c)
+/* 1 when every x[i], i < n, is in the fast path's range (and the fast path
+ * exists): sym_sincos_fast may then take them. */
+SYM_INLINE int sym_sincos_all_fast(const int n, const double *restrict x)
 {
     int fast = SYM_SINCOS_FAST;
     SYM_UNROLL
     for (int i = 0; i < n; i++) fast &= fabs(x[i]) < SYM_SINCOS_FAST_MAX;   /* NaN: 0 */
-    if (!fast) {
-        for (int i = 0; i < n; i++) {
-            s[i] = sin(x[i]);
-            c[i] = cos(x[i]);
-        }
-        return;
-    }
+    return fast;
+}
+
+/* The fast path of sym_sincos_n, for x that sym_sincos_all_fast accepts. */
+SYM_INLINE void sym_sincos_fast(const int n, const double *restrict x, double *restrict s,
+                                double *restrict c)
+{
     int i = 0;
 #if SYM_VEC2
     /* two lanes at a time in the compiler's vector types: the same IEEE
@@ -164,5 +165,46 @@ SYM_INLINE void sym_sincos_n(const int n, const double *restrict x, double *rest
         for (; i < n; i++) SYM_SINCOS_BODY(double, uint64_t, x[i], s[i], c[i]);
     }
 }
+
+/* s[i] = sin(x[i]), c[i] = cos(x[i]), i < n; n a compile-time constant
+ * where the call is inlined (the loops then unroll). */
+SYM_INLINE void sym_sincos_n(const int n, const double *restrict x, double *restrict s,
+                             double *restrict c)
+{
+    if (!sym_sincos_all_fast(n, x)) {
+        for (int i = 0; i < n; i++) {
+            s[i] = sin(x[i]);
+            c[i] = cos(x[i]);
+        }
+        return;
+    }
+    sym_sincos_fast(n, x, s, c);
+}
+
+#if SYM_FMA_DISPATCH
+/* sym_sincos_fast four lanes at a time, for a caller that checked AVX2 at
+ * run time: the same IEEE operations in the same order (the target has no
+ * fused multiply-add to contract them into), so bitwise the results of
+ * sym_sincos_fast. */
+typedef uint64_t sym_v4u __attribute__((vector_size(32)));
+#define SYM_SINCOS_K4(v) {v, v, v, v}
+SYM_AVX2 static inline void sym_sincos_fast4(const int n, const double *restrict x,
+                                             double *restrict s, double *restrict c)
+{
+    int i = 0;
+    SYM_SINCOS_LANES(sym_v4d, sym_v4u, SYM_SINCOS_K4, 4, n, x, s, c, i);
+    if (i < n) sym_sincos_fast(n - i, x + i, s + i, c + i);
+}
+
+/* sym_sincos_n with sym_sincos_fast4 (the same results) */
+SYM_AVX2 static inline void sym_sincos_n4(const int n, const double *restrict x,
+                                          double *restrict s, double *restrict c)
+{
+    if (!sym_sincos_all_fast(n, x))
+        sym_sincos_n(n, x, s, c);
+    else
+        sym_sincos_fast4(n, x, s, c);
+}
+#endif
 
 #endif /* SYM_SINCOS_H */

@@ -43,6 +43,7 @@ typedef struct sym_builtin_spec {
     sym_prep_fn prep;
     sym_prep_eval_fn eval_prep;
     size_t prep_size;
+    sym_prep_n_fn prep_n;
     size_t scratch_size;
     unsigned flags;
     int m;

@@ -44,6 +44,7 @@ int sym_builtin_new(const sym_builtin_spec *spec, int n, const double *par, size
     }
     *out = (sym_system){.n = n, .params = P, .eval = spec->eval, .prep = spec->prep,
                         .eval_prep = spec->eval_prep, .prep_size = spec->prep_size,
+                        .prep_n = spec->prep_n,
                         .scratch_size = spec->scratch_size, .flags = spec->flags,
                         .m = spec->m, .constraint = spec->constraint,
                         .constraint_params = spec->m ? P : NULL};

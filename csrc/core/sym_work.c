@@ -80,7 +80,8 @@ static int system_ok(const sym_system *sys)
            (sys->m == 0 || (sys->m >= 1 && sys->m < sys->n && sys->constraint)) &&
            /* the split of eval: both halves, and a cache the engine can hold */
            (!sys->prep) == (!sys->eval_prep) &&
-           (!sys->prep || (sys->eval && !sys->eval_batch && sys->prep_size <= SYM_PREP_MAX));
+           (!sys->prep || (sys->eval && !sys->eval_batch && sys->prep_size <= SYM_PREP_MAX)) &&
+           (!sys->prep_n || sys->prep);
 }
 
 /* One block: [state struct | eval scratch | the scheme's arrays | the

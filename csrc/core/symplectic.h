@@ -138,6 +138,12 @@ typedef int (*sym_eval_fn)(const double *q, const double *g, unsigned need,
 typedef void (*sym_prep_fn)(const double *q, double *cache, void *params);
 typedef int (*sym_prep_eval_fn)(const double *cache, const double *g, unsigned need,
                                 const sym_eval_out *out, void *params);
+/* An optional batched `prep` (with the split above): the prepared values of
+ * npts points at once, Q npts x n and cache npts x prep_size (row-major),
+ * bitwise those of prep at each point.  The Galerkin engine prepares a
+ * Newton iterate's points in one call, so that a system can compute the
+ * sines and cosines of all of them in wide vectors. */
+typedef void (*sym_prep_n_fn)(int npts, const double *Q, double *cache, void *params);
 
 /* A batched form of `eval`: quantities at npts points at once (Q and G are
  * npts x n, row-major; need[k] and out[k] are per point).  The schemes
@@ -232,6 +238,8 @@ typedef struct sym_system {
     sym_prep_fn prep;
     sym_prep_eval_fn eval_prep;
     size_t prep_size;
+    /* optional batched prep (above); only with prep */
+    sym_prep_n_fn prep_n;
 } sym_system;
 
 /* Evaluate the requested quantities at (q, g) through whichever slots the

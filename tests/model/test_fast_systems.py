@@ -184,3 +184,35 @@ def test_combined_reentrant():
     assert rel_diff(ref, tr) <= 1e-12
     inner_ref = sp.integrate(sp.systems.double_pendulum(M1, M2, L1, L2, G), [0.1, 0.1], [0, 0], 0.01, 20)
     assert rel_diff(inner_ref, holder["inner"]) <= 1e-12
+
+
+@pytest.mark.parametrize("method", ["simpson", "lobatto4", "lobatto5", "lobatto7", "gauss3"])
+@pytest.mark.parametrize("centre", [0.0, 2 * math.pi * 127324], ids=["small", "across-fast-range"])
+def test_builtin_batched_prep_is_the_pointwise_evaluation_bitwise(method, centre):
+    """The built-in double pendulum prepares the sines and cosines of a Newton
+    iterate's points in one pass (four lanes where the CPU has AVX2); that
+    must be bitwise its evaluation point by point, which a Python system
+    built from the built-in's single-point evaluations gets.  The second
+    case swings about the equilibrium at 2 pi 127324 = 800000.29 rad, so q1
+    crosses 8e5 rad, where the built-in sines and cosines give way to the C
+    library's point by point (a batch sent to the C library whole is caught
+    there: lobatto5's and gauss3's momenta then differ in the last bits)."""
+    from symplectic import _engine as E
+    dp = sp.systems.double_pendulum()
+    z = np.zeros(2)
+
+    def ev(q, g, need, k):
+        return dp._eval(np.asarray(q, float), np.asarray(g, float), need)[k]
+
+    pointwise = sp.System(2, mass=lambda q: ev(q, z, E.NEED_M, 0),
+                          potential=lambda q: ev(q, z, E.NEED_V, 3),
+                          mass_dir=lambda q, g: ev(q, g, E.NEED_A, 1),
+                          mass_hess_dir=lambda q, g: ev(q, g, E.NEED_H, 2),
+                          potential_grad=lambda q: ev(q, z, E.NEED_DV, 4),
+                          potential_hess=lambda q: ev(q, z, E.NEED_D2V, 5), derivative_check=False)
+    q0 = [centre - 0.6, centre - 0.3]
+    a = sp.integrate(dp, q0, [0.0, 0.0], 0.02, 200, method, newton="full")
+    b = sp.integrate(pointwise, q0, [0.0, 0.0], 0.02, 200, method, newton="full")
+    if centre:
+        assert np.count_nonzero(np.diff(np.sign(a.q[:, 0] - 8e5))) >= 2
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.p, b.p)
