@@ -16,6 +16,12 @@
  * The sums start from their first term, not from 0.0 + it: the same
  * numbers (only a -0.0 result may now stay -0.0), one dependent addition
  * fewer on each chain.
+ *
+ * Lobatto with n > 4 (long chains, robots read from URDF, the O(n) chain
+ * step's points and predictor) runs an AVX2 instance where the CPU has it:
+ * the same code for four components at a time (the points by hand, the
+ * rest by the compiler's vectoriser), no fused multiply-add, so the same
+ * numbers bitwise.
  */
 #include "sym_simd.h"
 #include "sym_gk_general.h"
@@ -154,6 +160,39 @@ SYM_KERNEL_SET(lob_, 7_3, 7, 3, 1)
 SYM_KERNEL_SET(lob_, 7_4, 7, 4, 1)
 SYM_KERNEL_SET(lob_, any, w->tab->s, w->n, 0)
 
+#if SYM_FMA_DISPATCH
+/* The same for AVX2 (no fused multiply-add: the same operations, bitwise
+ * the same numbers; the compiler's vectoriser takes four entries at a
+ * time where the loops allow), for n > 4 where the CPU has it. */
+#define SYM_KERNEL_SET_AVX2(FAM, NAME, S, N, FIXED)                                     \
+    SYM_AVX2 static void predict_##FAM##NAME(sym_gwork *w, int kind)                      \
+    {                                                                                   \
+        predict_k(w, kind, S, N, FIXED);                                                \
+    }                                                                                   \
+    SYM_AVX2 static void form_points_##FAM##NAME(sym_gwork *w, const double *q, double h) \
+    {                                                                                   \
+        form_points_##FAM##v4_k(w, q, h, S, N);                                         \
+    }                                                                                   \
+    SYM_AVX2 static double residual_##FAM##NAME(sym_gwork *w, const double *p, double h,  \
+                                                double *rn)                             \
+    {                                                                                   \
+        return residual_##FAM##k(w, p, h, rn, S, N, FIXED);                             \
+    }                                                                                   \
+    SYM_AVX2 static int jacobian_##FAM##NAME(sym_gwork *w, double h)                      \
+    {                                                                                   \
+        return jacobian_##FAM##k(w, h, S, N, FIXED);                                    \
+    }                                                                                   \
+    SYM_AVX2 static void correct_##FAM##NAME(sym_gwork *w, double h)                      \
+    {                                                                                   \
+        correct_##FAM##k(w, h, S, N, FIXED);                                            \
+    }                                                                                   \
+    SYM_AVX2 static double outputs_##FAM##NAME(sym_gwork *w, double h)                    \
+    {                                                                                   \
+        return outputs_##FAM##k(w, h, S, N);                                            \
+    }
+SYM_KERNEL_SET_AVX2(lob_, any_avx2, w->tab->s, w->n, 0)
+#endif
+
 #define KSET(FAM, NAME)                                                                 \
     {predict_##FAM##NAME, form_points_##FAM##NAME, residual_##FAM##NAME,                 \
      jacobian_##FAM##NAME, correct_##FAM##NAME, outputs_##FAM##NAME}
@@ -167,6 +206,9 @@ static const sym_gkernels lob_fixed[5][4] = {
     {KSET(lob_, 7_1), KSET(lob_, 7_2), KSET(lob_, 7_3), KSET(lob_, 7_4)},
 };
 static const sym_gkernels lob_3_any = KSET(lob_, 3_any), lob_any = KSET(lob_, any);
+#if SYM_FMA_DISPATCH
+static const sym_gkernels lob_any_avx2 = KSET(lob_, any_avx2);
+#endif
 static const sym_gkernels gen_fixed[4] = {KSET(, 1), KSET(, 2), KSET(, 3), KSET(, 4)};
 static const sym_gkernels gen_any = KSET(, any);
 
@@ -183,6 +225,9 @@ void sym_galerkin_pick_kernels(sym_gwork *w)
          * its D_cc is exactly 0 */
         const int centre_zero = s % 2 == 0 || w->tab->D[(s - 1) / 2][(s - 1) / 2] == 0.0;
         w->k = lob_any;
+#if SYM_FMA_DISPATCH
+        if (n > 4 && __builtin_cpu_supports("avx2")) w->k = lob_any_avx2;
+#endif
         if (fixed && centre_zero && s == 3) w->k = n <= 4 ? lob_fixed[0][n - 1] : lob_3_any;
         if (fixed && centre_zero && s >= 4 && s <= 7 && n <= 4) w->k = lob_fixed[s - 3][n - 1];
     } else {

@@ -168,19 +168,11 @@ void sym_gtree_force(sym_gwork *g)
 /* P_i, f_i and grad V_i at every point (Qp, Gp) by the two passes of the
  * header, the point data (cos, sin, pi) kept for the factorisation; with a
  * force (sym_gtree_force) F_i = held - D g_i into the force's F and f_i. */
-void sym_gtree_points(sym_gwork *g)
+SYM_INLINE void gtree_points_k(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;
     const int n = g->n, r = g->tab->r;
     const double *l = t->l, *mass = t->m, *mu = t->mu, grav = t->grav;
-    g->base.counts.evaluations += r;
-    /* the r n angles at once (the points' Q are consecutive) */
-#if SYM_FMA_DISPATCH
-    if (t->fma)
-        sym_sincos_n4(r * n, g->Qp, t->sn, t->cs);
-    else
-#endif
-        sym_sincos_n(r * n, g->Qp, t->sn, t->cs);
     for (int i = 0; i < r; i++) {
         const size_t o = (size_t)i * n;
         const double *gv = g->Gp + o;
@@ -220,9 +212,34 @@ void sym_gtree_points(sym_gwork *g)
     }
 }
 
+#if SYM_FMA_DISPATCH
+/* the same compiled for AVX2 (no fused multiply-add: the same numbers) */
+SYM_AVX2 static void gtree_points_avx2(sym_gwork *g)
+{
+    gtree_points_k(g);
+}
+#endif
+
+void sym_gtree_points(sym_gwork *g)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n, r = g->tab->r;
+    g->base.counts.evaluations += r;
+    /* the r n angles at once (the points' Q are consecutive) */
+#if SYM_FMA_DISPATCH
+    if (t->fma) {
+        sym_sincos_n4(r * n, g->Qp, t->sn, t->cs);
+        gtree_points_avx2(g);
+        return;
+    }
+#endif
+    sym_sincos_n(r * n, g->Qp, t->sn, t->cs);
+    gtree_points_k(g);
+}
+
 /* R_a = [a = 0] p + sum_i b_i (D_ia P_i + h B_ia f_i) from the points' P,
  * f; returns the scale max(|p|, |P_i|, |h f_i|) as the dense kernels do. */
-double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm)
+SYM_INLINE double gtree_residual_k(sym_gwork *g, const double *p, double h, double *rnorm)
 {
     const int n = g->n, s = g->tab->s, r = g->tab->r;
     const sym_gtab *tab = g->tab;
@@ -249,6 +266,21 @@ double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm
     }
     *rnorm = rn;
     return scale > 0.0 ? scale : DBL_MIN;
+}
+
+#if SYM_FMA_DISPATCH
+SYM_AVX2 static double gtree_residual_avx2(sym_gwork *g, const double *p, double h, double *rnorm)
+{
+    return gtree_residual_k(g, p, h, rnorm);
+}
+#endif
+
+double sym_gtree_residual(sym_gwork *g, const double *p, double h, double *rnorm)
+{
+#if SYM_FMA_DISPATCH
+    if (g->tree.fma) return gtree_residual_avx2(g, p, h, rnorm);
+#endif
+    return gtree_residual_k(g, p, h, rnorm);
 }
 
 /* Dot products over L = GT_PAD(F) entries with four partial sums (lanes k
@@ -331,11 +363,13 @@ SYM_FMA SYM_INLINE void axpym_fma(double *y, const double *y0, const double *res
 #define GT_ATTR SYM_FMA
 #define GT_DOT dot_fma
 #define GT_AXPYM axpym_fma
+#define GT_V4_SETUP
 #include "sym_gtree_kernel.h"
 #undef GT_NAME
 #undef GT_ATTR
 #undef GT_DOT
 #undef GT_AXPYM
+#undef GT_V4_SETUP
 
 #endif
 

@@ -68,6 +68,44 @@ SYM_INLINE void form_points_lob_k(sym_gwork *w, const double *q, double h, const
     form_points_lob_x(s, n, inverse_step(w->tab, h), w->tab, q, w->X, w->Qp, w->Gp);
 }
 
+#if SYM_FMA_DISPATCH
+/* form_points_lob_x four components at a time in AVX2 vectors (the
+ * increments of a component group held in registers over the points), the
+ * last n mod 4 components by it: every entry's operations in the same
+ * order and no fused multiply-add, so the same numbers.  For n > 4. */
+SYM_AVX2 static inline void form_points_lob_v4_k(sym_gwork *w, const double *restrict q,
+                                                 double h, const int s, const int n)
+{
+    const sym_gtab *tab = w->tab;
+    const double ih = inverse_step(w->tab, h);
+    const double *restrict X = w->X;
+    double *restrict Qp = w->Qp, *restrict Gp = w->Gp;
+    const sym_v4d ihv = sym_v4_splat(ih);
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        const sym_v4d qv = sym_v4_load(q + k);
+        sym_v4d Xv[SYM_MAX_NODES - 1];
+        for (int a = 1; a < s; a++) Xv[a - 1] = sym_v4_load(X + (size_t)(a - 1) * n + k);
+        sym_v4_store(Qp + k, qv);
+        for (int i = 1; i < s; i++) sym_v4_store(Qp + (size_t)i * n + k, qv + Xv[i - 1]);
+        for (int i = 0; i < s; i++) {
+            sym_v4d v = sym_v4_splat(tab->D[i][1]) * Xv[0];
+            for (int a = 2; a < s; a++) v += sym_v4_splat(tab->D[i][a]) * Xv[a - 1];
+            sym_v4_store(Gp + (size_t)i * n + k, v * ihv);
+        }
+    }
+    for (; k < n; k++) {
+        Qp[k] = q[k];
+        for (int i = 1; i < s; i++) Qp[(size_t)i * n + k] = q[k] + X[(size_t)(i - 1) * n + k];
+        for (int i = 0; i < s; i++) {
+            double v = tab->D[i][1] * X[k];
+            for (int a = 2; a < s; a++) v += tab->D[i][a] * X[(size_t)(a - 1) * n + k];
+            Gp[(size_t)i * n + k] = v * ih;
+        }
+    }
+}
+#endif
+
 /* R_a = [a = 0] p_j + h b_a f_a + sum_i b_i D_ia P_i  (a = 0..s-2), after
  * f_i, P_i (point_forces_x); the largest |R| in the order a, c */
 SYM_INLINE double residual_lob_x(const int s, const int n, const double h,

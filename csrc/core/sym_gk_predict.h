@@ -25,6 +25,44 @@ SYM_INLINE void predict_x(const int s, const int n, const int kind,
                           const double *restrict X2, double *restrict X)
 {
     const double *X1e = X1 + (size_t)(s - 2) * n, *X2e = X2 + (size_t)(s - 2) * n;
+    if (n > 4) {
+        /* the component index innermost (the vectoriser's loop): each
+         * X_a's sum over the same terms in the same order as below, each
+         * Y_p formed again for every a (the same operations, the same bits) */
+        for (int a = 1; a < s; a++) {
+            double *restrict Xa = X + (size_t)(a - 1) * n;
+            if (kind == SYM_PRED_POLY) {
+                const double e0 = tab->E[a][0];
+                for (int k = 0; k < n; k++) Xa[k] = e0 * (-X1e[k]);
+                for (int b = 1; b < s - 1; b++) {
+                    const double eb = tab->E[a][b];
+                    const double *X1b = X1 + (size_t)(b - 1) * n;
+                    for (int k = 0; k < n; k++) Xa[k] += eb * (X1b[k] - X1e[k]);
+                }
+                continue;
+            }
+            const double *E = kind == SYM_PRED_POLY2 ? tab->E2[a] : tab->E1[a];
+            int m = 0;
+            const double e0 = E[m++];
+            for (int k = 0; k < n; k++) Xa[k] = e0 * (-(X2e[k] + X1e[k]));
+            if (kind == SYM_PRED_POLY2) {
+                for (int b = 1; b < s; b++) {
+                    const double eb = E[m++];
+                    const double *X2b = X2 + (size_t)(b - 1) * n;
+                    for (int k = 0; k < n; k++) Xa[k] += eb * (X2b[k] - (X2e[k] + X1e[k]));
+                }
+            } else {
+                const double e1 = E[m++];
+                for (int k = 0; k < n; k++) Xa[k] += e1 * (-X1e[k]);
+            }
+            for (int b = 1; b < s - 1; b++) {
+                const double eb = E[m++];
+                const double *X1b = X1 + (size_t)(b - 1) * n;
+                for (int k = 0; k < n; k++) Xa[k] += eb * (X1b[k] - X1e[k]);
+            }
+        }
+        return;
+    }
     SYM_UNROLL_SMALL
     for (int k = 0; k < n; k++) {
         double Y[2 * SYM_MAX_NODES] = {0.0};

@@ -45,6 +45,18 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         for (int a = 0; a <= m; a++) Ca[i][a] = tab->b[i] * tab->D[i][a];
         for (int a = 0; a < m; a++) Cb[i][a] = lob ? 0.0 : h * tab->b[i] * tab->B[i][a];
     }
+#ifdef GT_V4_SETUP
+    /* the Lobatto rows' weights spread over the interface, (i, d) -> Dh_ib
+     * and Ca_ia for both slots d of point i (zeros beyond F): U's and A's
+     * rows are then the point vector v times them, plus u at one point */
+    double DhI[TM][GT_PAD(TF)], CaI[TM][GT_PAD(TF)];
+    if (lob && dd == 2)
+        for (int b = 0; b < m; b++)
+            for (int e = 0; e < L; e++) {
+                DhI[b][e] = e < F ? Dh[e / 2][b] : 0.0;
+                CaI[b][e] = e < F ? Ca[e / 2][b] : 0.0;
+            }
+#endif
     for (int j = n - 1; j >= 0; j--) {
         const double lj = t->l[j];
         double *UT = t->U + (size_t)j * L * m, *Aa = t->Aa + (size_t)j * L * m;
@@ -57,6 +69,42 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         double cP[SYM_MAX_NODES], cf[SYM_MAX_NODES], ef[SYM_MAX_NODES];
         double Bb[TM][SYM_MAX_NODES];   /* h b_i B_ia: the force rows' weights */
         const double lmu = grav * t->mu[j] * lj;
+#ifdef GT_V4_SETUP
+        if (lob && dd == 2) {
+            /* the same numbers as the loop below, four entries at a time:
+             * Ub = v Dh_ib (+ u at i = b + 1), Ab = Ca_ia v (+ h b_a u at
+             * i = a), each product and sum as there (no fused multiply-add) */
+            double Vv[GT_PAD(TF)] = {0.0}, Uu[GT_PAD(TF)] = {0.0};
+            for (int i = 0; i < r; i++) {
+                const size_t k = (size_t)i * n + j;
+                const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
+                const double a0 = t->pi0[k], a1 = t->pi1[k];
+                const double lg = lj * gv;
+                Uu[2 * i] = -lg * sn;
+                Uu[2 * i + 1] = lg * c;
+                Vv[2 * i] = lj * c;
+                Vv[2 * i + 1] = lj * sn;
+                cP[i] = lj * (c * a1 - sn * a0);
+                ef[i] = cP[i] - dg;
+                cf[i] = -lg * (c * a0 + sn * a1) - lmu * c;
+            }
+            for (int b = 0; b < m; b++) {
+                double *Ub = UT + b * L;
+                for (int e = 0; e < L; e += 4)
+                    sym_v4_store(Ub + e, sym_v4_load(Vv + e) * sym_v4_load(DhI[b] + e));
+                Ub[2 * b + 2] += Uu[2 * b + 2];
+                Ub[2 * b + 3] += Uu[2 * b + 3];
+            }
+            for (int a = 0; a < m; a++) {
+                double *Ab = Aa + a * L;
+                const double hb = h * tab->b[a];
+                for (int e = 0; e < L; e += 4)
+                    sym_v4_store(Ab + e, sym_v4_load(Vv + e) * sym_v4_load(CaI[a] + e));
+                Ab[2 * a] += hb * Uu[2 * a];
+                Ab[2 * a + 1] += hb * Uu[2 * a + 1];
+            }
+        } else
+#endif
         for (int i = 0; i < r; i++) {
             const size_t k = (size_t)i * n + j;
             const double c = t->cs[k], sn = t->sn[k], gv = g->Gp[k];
