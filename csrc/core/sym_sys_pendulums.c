@@ -63,18 +63,24 @@ typedef struct {
 /* sin, cos of q1, q2 and of q1 - q2 (by the difference formulas) */
 enum { DP_S1, DP_C1, DP_S2, DP_C2, DP_S12, DP_C12, DP_PREP };
 
-static void dp_prep(const double *q, double *c, void *params)
+/* the prepared values from sin, cos of q1 and q2 */
+SYM_INLINE void dp_prepared(const double s1, const double c1, const double s2, const double c2,
+                            double *c)
 {
-    (void)params;
-    double sn[2], cs[2];
-    sym_sincos_n(2, q, sn, cs);
-    const double s1 = sn[0], c1 = cs[0], s2 = sn[1], c2 = cs[1];
     c[DP_S1] = s1;
     c[DP_C1] = c1;
     c[DP_S2] = s2;
     c[DP_C2] = c2;
     c[DP_S12] = s1 * c2 - c1 * s2;
     c[DP_C12] = c1 * c2 + s1 * s2;
+}
+
+static void dp_prep(const double *q, double *c, void *params)
+{
+    (void)params;
+    double sn[2], cs[2];
+    sym_sincos_n(2, q, sn, cs);
+    dp_prepared(sn[0], cs[0], sn[1], cs[1], c);
 }
 
 static int dp_eval_prep(const double *c, const double *g, unsigned need,
@@ -130,16 +136,8 @@ SYM_INLINE void dp_prep_block(const int np, const double *restrict x, double *re
 #endif
         sym_sincos_fast(2 * np, x, sn, cs);
     (void)avx2;
-    for (int p = 0; p < np; p++) {
-        const double s1 = sn[2 * p], c1 = cs[2 * p], s2 = sn[2 * p + 1], c2 = cs[2 * p + 1];
-        double *o = cp + DP_PREP * p;
-        o[DP_S1] = s1;
-        o[DP_C1] = c1;
-        o[DP_S2] = s2;
-        o[DP_C2] = c2;
-        o[DP_S12] = s1 * c2 - c1 * s2;
-        o[DP_C12] = c1 * c2 + s1 * s2;
-    }
+    for (int p = 0; p < np; p++)
+        dp_prepared(sn[2 * p], cs[2 * p], sn[2 * p + 1], cs[2 * p + 1], cp + DP_PREP * p);
 }
 
 /* dp_prep at npts points (rows of Q; sym_system's prep_n), bitwise dp_prep
