@@ -269,9 +269,76 @@ SYM_INLINE double gtree_residual_k(sym_gwork *g, const double *p, double h, doub
 }
 
 #if SYM_FMA_DISPATCH
+typedef int64_t sym_v4i __attribute__((vector_size(32)));
+
+/* |x| lane by lane (the sign bit cleared, as fabs) */
+SYM_AVX2 SYM_INLINE sym_v4d v4_abs(sym_v4d x)
+{
+    const sym_v4i mask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+    return (sym_v4d)((sym_v4i)x & mask);
+}
+
+/* x where x > m, else m, lane by lane (a NaN x never wins, as in the
+ * scalar comparison) */
+SYM_AVX2 SYM_INLINE sym_v4d v4_raise(sym_v4d m, sym_v4d x)
+{
+    const sym_v4i take = (sym_v4i)(x > m);
+    return (sym_v4d)(((sym_v4i)x & take) | ((sym_v4i)m & ~take));
+}
+
+/* gtree_residual_k four joints at a time: each entry of R gets the same
+ * terms in the same order from the same start (p_j or 0.0), no fused
+ * multiply-add; the scale's maximum by lanes (a maximum does not depend on
+ * the order of its entries, and a NaN wins in neither): the same numbers. */
 SYM_AVX2 static double gtree_residual_avx2(sym_gwork *g, const double *p, double h, double *rnorm)
 {
-    return gtree_residual_k(g, p, h, rnorm);
+    const int n = g->n, s = g->tab->s, r = g->tab->r;
+    const sym_gtab *tab = g->tab;
+    const size_t rn_all = (size_t)r * (size_t)n;
+    double scale = 0.0, rn = 0.0;
+    for (int k = 0; k < n; k++)
+        if (fabs(p[k]) > scale) scale = fabs(p[k]);
+    sym_v4d sv = sym_v4_splat(scale);
+    const sym_v4d hv = sym_v4_splat(h);
+    size_t k = 0;
+    for (; k + 4 <= rn_all; k += 4) {
+        sv = v4_raise(sv, v4_abs(sym_v4_load(g->P + k)));
+        sv = v4_raise(sv, v4_abs(hv * sym_v4_load(g->f + k)));
+    }
+    for (int e = 0; e < 4; e++)
+        if (sv[e] > scale) scale = sv[e];
+    for (; k < rn_all; k++) {
+        const double a = fabs(g->P[k]), b = fabs(h * g->f[k]);
+        if (a > scale) scale = a;
+        if (b > scale) scale = b;
+    }
+    for (int a = 0; a <= s - 2; a++) {
+        double *Ra = g->R + (size_t)a * n;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            sym_v4d v = a == 0 ? sym_v4_load(p + j) : sym_v4_splat(0.0);
+            for (int i = 0; i < r; i++) {
+                const double cP = tab->b[i] * tab->D[i][a], cf = h * tab->b[i] * tab->B[i][a];
+                const size_t o = (size_t)i * n + j;
+                if (cf != 0.0) v += sym_v4_splat(cf) * sym_v4_load(g->f + o);
+                if (cP != 0.0) v += sym_v4_splat(cP) * sym_v4_load(g->P + o);
+            }
+            sym_v4_store(Ra + j, v);
+        }
+        for (; j < n; j++) {
+            double v = a == 0 ? p[j] : 0.0;
+            for (int i = 0; i < r; i++) {
+                const double cP = tab->b[i] * tab->D[i][a], cf = h * tab->b[i] * tab->B[i][a];
+                const size_t o = (size_t)i * n + j;
+                if (cf != 0.0) v += cf * g->f[o];
+                if (cP != 0.0) v += cP * g->P[o];
+            }
+            Ra[j] = v;
+        }
+        for (j = 0; j < n; j++) rn = sym_nanmax(rn, fabs(Ra[j]));
+    }
+    *rnorm = rn;
+    return scale > 0.0 ? scale : DBL_MIN;
 }
 #endif
 
