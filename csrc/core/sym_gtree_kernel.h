@@ -31,6 +31,12 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
     double *Psi = bufA, *Phi = bufB;
     for (int a = 0; a < F * L; a++) Psi[a] = 0.0;
     int sign = 1;
+    /* the pivots' LU and solve for m x m: the unrolled kernels, which try
+     * the joint's pivots of the last factorisation first (bitwise the plain
+     * kernels' factors and solutions) */
+    sym_lu_factor_fn lu_factor;
+    sym_lu_solve_fn lu_solve;
+    if (!sym_lu_small_pick(m, &lu_factor, &lu_solve)) return SYM_EINVAL;
     /* the table's weights for this h, the same for every joint:
      * Dh_ib = D_i,b+1 / h, Bt_ib = B_i,b+1 (U's), Ca_ia = b_i D_ia, Cb_ia =
      * h b_i B_ia (A's; Ca also the pivot's N); with B = I, Bt and Cb are
@@ -170,7 +176,7 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
             if (dd == 3)   /* T drops the parent's gamma; the parent's rate enters directly */
                 for (int i = 0; i < r; i++) Ea[dd * i + 2] = -Bb[a][i] * dlo;
         }
-        const int st = sym_lu_factor_k(m, LU, piv);
+        const int st = lu_factor(m, LU, piv, NULL);
         if (st) return st;
         sign *= sym_lu_det_sign(m, LU, piv);
         /* D^{-1} from the LU (kept in LU's place for the solve), G = D^{-1} E */
@@ -178,7 +184,7 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         for (int b = 0; b < m; b++) {
             double col[TM] = {0.0};
             col[b] = 1.0;
-            sym_lu_solve_k(m, LU, piv, col);
+            lu_solve(m, LU, piv, col);
             for (int a = 0; a < m; a++) Dinv[a * m + b] = col[a];
         }
         memcpy(LU, Dinv, sizeof(double) * (size_t)m * (size_t)m);
