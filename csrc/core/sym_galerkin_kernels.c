@@ -18,7 +18,8 @@
  * fewer on each chain.
  *
  * Lobatto with n > 4 (long chains, robots read from URDF, the O(n) chain
- * step's points and predictor) runs an AVX2 instance where the CPU has it:
+ * step's points and predictor; not Simpson, which keeps its s = 3
+ * instance lob_3_any) runs an AVX2 instance where the CPU has it:
  * the same code for four components at a time (the points by hand, the
  * rest by the compiler's vectoriser), no fused multiply-add, so the same
  * numbers bitwise.
