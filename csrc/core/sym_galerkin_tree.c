@@ -165,58 +165,105 @@ void sym_gtree_force(sym_gwork *g)
     t->force_ok = 1;
 }
 
+/* Point i's two passes of the header: xdot_j (root to tip) into pi0, pi1,
+ * then pi_j (tip to root) over them. */
+SYM_INLINE void gtree_point_passes(sym_gwork *g, int i)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n;
+    const size_t o = (size_t)i * n;
+    const double *l = t->l, *mass = t->m, *gv = g->Gp + o, *c = t->cs + o, *sn = t->sn + o;
+    double *p0 = t->pi0 + o, *p1 = t->pi1 + o;
+    double x0 = 0.0, x1 = 0.0;
+    for (int j = 0; j < n; j++) {   /* xdot_j, root to tip */
+        x0 += l[j] * gv[j] * c[j];
+        x1 += l[j] * gv[j] * sn[j];
+        p0[j] = x0;
+        p1[j] = x1;
+    }
+    double a0 = 0.0, a1 = 0.0;
+    for (int j = n - 1; j >= 0; j--) {   /* pi_j, tip to root */
+        a0 += mass[j] * p0[j];
+        a1 += mass[j] * p1[j];
+        p0[j] = a0;
+        p1[j] = a1;
+    }
+}
+
+/* Point i's grad V_j, P_j = l_j e_j . pi_j and f_j = l_j g_j e'_j . pi_j -
+ * grad V_j for the joints j0 .. n-1. */
+SYM_INLINE void gtree_point_outputs(sym_gwork *g, int i, int j0)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n;
+    const size_t o = (size_t)i * n;
+    const double *l = t->l, *mu = t->mu, grav = t->grav, *gv = g->Gp + o;
+    const double *c = t->cs + o, *sn = t->sn + o, *p0 = t->pi0 + o, *p1 = t->pi1 + o;
+    double *P = g->P + o, *f = g->f + o, *dV = g->dVp + o;
+    for (int j = j0; j < n; j++) {
+        dV[j] = grav * mu[j] * l[j] * sn[j];
+        P[j] = l[j] * (c[j] * p0[j] + sn[j] * p1[j]);
+        f[j] = l[j] * gv[j] * (c[j] * p1[j] - sn[j] * p0[j]) - dV[j];
+    }
+}
+
+/* With a force (sym_gtree_force): point i's F_i = held - D g_i into the
+ * force's F and f_i. */
+SYM_INLINE void gtree_point_force(sym_gwork *g, int i)
+{
+    sym_gtree *t = &g->tree;
+    const int n = g->n;
+    const size_t o = (size_t)i * n;
+    const double *gv = g->Gp + o;
+    double *Fi = g->base.force->F + o, *f = g->f + o;
+    sym_force_held(g->base.force, g->base.k, i, Fi);
+    if (t->damped)
+        for (int j = 0; j < n; j++) {
+            double v = t->dd[j] * gv[j];
+            if (j > 0) v += t->dlo[j] * gv[j - 1];
+            if (j < n - 1) v += t->dup[j] * gv[j + 1];
+            Fi[j] -= v;
+        }
+    for (int j = 0; j < n; j++) f[j] += Fi[j];
+}
+
 /* P_i, f_i and grad V_i at every point (Qp, Gp) by the two passes of the
  * header, the point data (cos, sin, pi) kept for the factorisation; with a
  * force (sym_gtree_force) F_i = held - D g_i into the force's F and f_i. */
-SYM_INLINE void gtree_points_k(sym_gwork *g)
+static void gtree_points_k(sym_gwork *g)
 {
-    sym_gtree *t = &g->tree;
-    const int n = g->n, r = g->tab->r;
-    const double *l = t->l, *mass = t->m, *mu = t->mu, grav = t->grav;
-    for (int i = 0; i < r; i++) {
-        const size_t o = (size_t)i * n;
-        const double *gv = g->Gp + o;
-        double *c = t->cs + o, *sn = t->sn + o, *p0 = t->pi0 + o, *p1 = t->pi1 + o;
-        double x0 = 0.0, x1 = 0.0;
-        for (int j = 0; j < n; j++) {   /* xdot_j, root to tip */
-            x0 += l[j] * gv[j] * c[j];
-            x1 += l[j] * gv[j] * sn[j];
-            p0[j] = x0;
-            p1[j] = x1;
-        }
-        double a0 = 0.0, a1 = 0.0;
-        for (int j = n - 1; j >= 0; j--) {   /* pi_j, tip to root */
-            a0 += mass[j] * p0[j];
-            a1 += mass[j] * p1[j];
-            p0[j] = a0;
-            p1[j] = a1;
-        }
-        double *P = g->P + o, *f = g->f + o, *dV = g->dVp + o;
-        for (int j = 0; j < n; j++) {
-            dV[j] = grav * mu[j] * l[j] * sn[j];
-            P[j] = l[j] * (c[j] * p0[j] + sn[j] * p1[j]);
-            f[j] = l[j] * gv[j] * (c[j] * p1[j] - sn[j] * p0[j]) - dV[j];
-        }
-        if (g->base.force) {
-            double *Fi = g->base.force->F + o;
-            sym_force_held(g->base.force, g->base.k, i, Fi);
-            if (t->damped)
-                for (int j = 0; j < n; j++) {
-                    double v = t->dd[j] * gv[j];
-                    if (j > 0) v += t->dlo[j] * gv[j - 1];
-                    if (j < n - 1) v += t->dup[j] * gv[j + 1];
-                    Fi[j] -= v;
-                }
-            for (int j = 0; j < n; j++) f[j] += Fi[j];
-        }
+    for (int i = 0; i < g->tab->r; i++) {
+        gtree_point_passes(g, i);
+        gtree_point_outputs(g, i, 0);
+        if (g->base.force) gtree_point_force(g, i);
     }
 }
 
 #if SYM_FMA_DISPATCH
-/* the same compiled for AVX2 (no fused multiply-add: the same numbers) */
+/* The same compiled for AVX2, the outputs four joints at a time: the same
+ * operations in the same order for each entry, no fused multiply-add, so
+ * the same numbers. */
 SYM_AVX2 static void gtree_points_avx2(sym_gwork *g)
 {
-    gtree_points_k(g);
+    sym_gtree *t = &g->tree;
+    const int n = g->n;
+    const sym_v4d grav = sym_v4_splat(t->grav);
+    for (int i = 0; i < g->tab->r; i++) {
+        const size_t o = (size_t)i * n;
+        gtree_point_passes(g, i);
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            const sym_v4d l = sym_v4_load(t->l + j), sn = sym_v4_load(t->sn + o + j);
+            const sym_v4d c = sym_v4_load(t->cs + o + j), gv = sym_v4_load(g->Gp + o + j);
+            const sym_v4d p0 = sym_v4_load(t->pi0 + o + j), p1 = sym_v4_load(t->pi1 + o + j);
+            const sym_v4d dV = grav * sym_v4_load(t->mu + j) * l * sn;
+            sym_v4_store(g->dVp + o + j, dV);
+            sym_v4_store(g->P + o + j, l * (c * p0 + sn * p1));
+            sym_v4_store(g->f + o + j, l * gv * (c * p1 - sn * p0) - dV);
+        }
+        gtree_point_outputs(g, i, j);
+        if (g->base.force) gtree_point_force(g, i);
+    }
 }
 #endif
 
