@@ -92,11 +92,11 @@
  * data cos, sin, pi (4 r n), per joint U, Aa, PU, G (4 L m, L the padded
  * interface of 3 slots a point) and the pivot's inverse (m m), the kinetic
  * recursion's 8 n, the damping's three diagonals (3 n), the solve's Y (L),
- * the pivots (m n ints) */
+ * the points' four-lane pass (20 n), the pivots (m n ints) */
 double sym_gtree_size(int s, int r, int n)
 {
     const double L = (double)GT_PAD(3 * r), m = s - 1.0, dn = n;
-    return 4.0 * r * dn + (4.0 * L * m + m * m) * dn + 11.0 * dn + L +
+    return 4.0 * r * dn + (4.0 * L * m + m * m) * dn + 31.0 * dn + L +
            (double)sym_int_doubles((size_t)(s - 1) * (size_t)n);
 }
 
@@ -119,7 +119,8 @@ void sym_gtree_layout(sym_gwork *g, double *buf)
     t->dd = t->dlo + n;
     t->dup = t->dd + n;
     t->Y = t->dup + n;
-    t->piv = (int *)(t->Y + F);
+    t->pv = t->Y + F;
+    t->piv = (int *)(t->pv + 20 * n);
 }
 
 /* Whether the step can take the O(n) path: the chain built-in, no
@@ -240,30 +241,71 @@ static void gtree_points_k(sym_gwork *g)
 }
 
 #if SYM_FMA_DISPATCH
-/* The same compiled for AVX2, the outputs four joints at a time: the same
- * operations in the same order for each entry, no fused multiply-add, so
- * the same numbers. */
+/* lane e of v to p[e * stride], e = 0..3 */
+SYM_AVX2 SYM_INLINE void v4_scatter(double *p, size_t stride, sym_v4d v)
+{
+    p[0] = v[0];
+    p[stride] = v[1];
+    p[2 * stride] = v[2];
+    p[3 * stride] = v[3];
+}
+
+/* (p[0], p[stride], p[2 stride], p[3 stride]) */
+SYM_AVX2 SYM_INLINE sym_v4d v4_gather(const double *p, size_t stride)
+{
+    return (sym_v4d){p[0], p[stride], p[2 * stride], p[3 * stride]};
+}
+
+/* The same compiled for AVX2, four points at a time (lane e = point
+ * i0 + e): each point's passes and outputs are the scalar ones, the same
+ * operations in the same order for each entry with no fused multiply-add,
+ * so the same numbers.  The forward pass keeps its vectors (cos, sin,
+ * l g, xdot) in the tree's scratch pv (5 n vectors); the backward pass
+ * forms pi and the outputs from them and spreads them to the points. */
 SYM_AVX2 static void gtree_points_avx2(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;
-    const int n = g->n;
-    const sym_v4d grav = sym_v4_splat(t->grav);
-    for (int i = 0; i < g->tab->r; i++) {
-        const size_t o = (size_t)i * n;
-        gtree_point_passes(g, i);
-        int j = 0;
-        for (; j + 4 <= n; j += 4) {
-            const sym_v4d l = sym_v4_load(t->l + j), sn = sym_v4_load(t->sn + o + j);
-            const sym_v4d c = sym_v4_load(t->cs + o + j), gv = sym_v4_load(g->Gp + o + j);
-            const sym_v4d p0 = sym_v4_load(t->pi0 + o + j), p1 = sym_v4_load(t->pi1 + o + j);
-            const sym_v4d dV = grav * sym_v4_load(t->mu + j) * l * sn;
-            sym_v4_store(g->dVp + o + j, dV);
-            sym_v4_store(g->P + o + j, l * (c * p0 + sn * p1));
-            sym_v4_store(g->f + o + j, l * gv * (c * p1 - sn * p0) - dV);
+    const int n = g->n, r = g->tab->r;
+    const size_t sn_ = (size_t)n;
+    const double *l = t->l, *mass = t->m, *mu = t->mu, grav = t->grav;
+    double *pv = t->pv;
+    int i0 = 0;
+    for (; i0 + 4 <= r; i0 += 4) {
+        const size_t o = (size_t)i0 * sn_;
+        sym_v4d x0 = sym_v4_splat(0.0), x1 = x0;
+        for (int j = 0; j < n; j++) {   /* xdot_j, root to tip */
+            const sym_v4d c = v4_gather(t->cs + o + j, sn_), sn = v4_gather(t->sn + o + j, sn_);
+            const sym_v4d w = sym_v4_splat(l[j]) * v4_gather(g->Gp + o + j, sn_);
+            x0 += w * c;
+            x1 += w * sn;
+            double *v = pv + 20 * (size_t)j;
+            sym_v4_store(v, c);
+            sym_v4_store(v + 4, sn);
+            sym_v4_store(v + 8, w);
+            sym_v4_store(v + 12, x0);
+            sym_v4_store(v + 16, x1);
         }
-        gtree_point_outputs(g, i, j);
-        if (g->base.force) gtree_point_force(g, i);
+        sym_v4d a0 = sym_v4_splat(0.0), a1 = a0;
+        for (int j = n - 1; j >= 0; j--) {   /* pi_j, tip to root, and the outputs */
+            const double *v = pv + 20 * (size_t)j;
+            const sym_v4d c = sym_v4_load(v), sn = sym_v4_load(v + 4), w = sym_v4_load(v + 8);
+            const sym_v4d m = sym_v4_splat(mass[j]);
+            a0 += m * sym_v4_load(v + 12);
+            a1 += m * sym_v4_load(v + 16);
+            v4_scatter(t->pi0 + o + j, sn_, a0);
+            v4_scatter(t->pi1 + o + j, sn_, a1);
+            const sym_v4d dV = sym_v4_splat(grav * mu[j] * l[j]) * sn;
+            v4_scatter(g->dVp + o + j, sn_, dV);
+            v4_scatter(g->P + o + j, sn_, sym_v4_splat(l[j]) * (c * a0 + sn * a1));
+            v4_scatter(g->f + o + j, sn_, w * (c * a1 - sn * a0) - dV);
+        }
     }
+    for (int i = i0; i < r; i++) {
+        gtree_point_passes(g, i);
+        gtree_point_outputs(g, i, 0);
+    }
+    if (g->base.force)
+        for (int i = 0; i < r; i++) gtree_point_force(g, i);
 }
 #endif
 
@@ -333,10 +375,18 @@ SYM_AVX2 SYM_INLINE sym_v4d v4_raise(sym_v4d m, sym_v4d x)
     return (sym_v4d)(((sym_v4i)x & take) | ((sym_v4i)m & ~take));
 }
 
+/* sym_nanmax lane by lane: m where m is a NaN or x <= m, else x */
+SYM_AVX2 SYM_INLINE sym_v4d v4_nanmax(sym_v4d m, sym_v4d x)
+{
+    const sym_v4i keep = (sym_v4i)(m != m) | (sym_v4i)(x <= m);
+    return (sym_v4d)(((sym_v4i)m & keep) | ((sym_v4i)x & ~keep));
+}
+
 /* gtree_residual_k four joints at a time: each entry of R gets the same
  * terms in the same order from the same start (p_j or 0.0), no fused
- * multiply-add; the scale's maximum by lanes (a maximum does not depend on
- * the order of its entries, and a NaN wins in neither): the same numbers. */
+ * multiply-add; the scale's and the norm's maxima by lanes (a maximum does
+ * not depend on the order of its entries; a NaN wins in neither of the
+ * scale's and in both of the norm's): the same numbers. */
 SYM_AVX2 static double gtree_residual_avx2(sym_gwork *g, const double *p, double h, double *rnorm)
 {
     const int n = g->n, s = g->tab->s, r = g->tab->r;
@@ -359,31 +409,41 @@ SYM_AVX2 static double gtree_residual_avx2(sym_gwork *g, const double *p, double
         if (a > scale) scale = a;
         if (b > scale) scale = b;
     }
+    /* the weights b_i D_ia and h b_i B_ia, each formed as in gtree_residual_k */
+    double cPt[TM][SYM_MAX_NODES], cft[TM][SYM_MAX_NODES];
+    for (int a = 0; a <= s - 2; a++)
+        for (int i = 0; i < r; i++) {
+            cPt[a][i] = tab->b[i] * tab->D[i][a];
+            cft[a][i] = h * tab->b[i] * tab->B[i][a];
+        }
+    sym_v4d rv = sym_v4_splat(0.0);
     for (int a = 0; a <= s - 2; a++) {
         double *Ra = g->R + (size_t)a * n;
         int j = 0;
         for (; j + 4 <= n; j += 4) {
             sym_v4d v = a == 0 ? sym_v4_load(p + j) : sym_v4_splat(0.0);
             for (int i = 0; i < r; i++) {
-                const double cP = tab->b[i] * tab->D[i][a], cf = h * tab->b[i] * tab->B[i][a];
+                const double cP = cPt[a][i], cf = cft[a][i];
                 const size_t o = (size_t)i * n + j;
                 if (cf != 0.0) v += sym_v4_splat(cf) * sym_v4_load(g->f + o);
                 if (cP != 0.0) v += sym_v4_splat(cP) * sym_v4_load(g->P + o);
             }
             sym_v4_store(Ra + j, v);
+            rv = v4_nanmax(rv, v4_abs(v));
         }
         for (; j < n; j++) {
             double v = a == 0 ? p[j] : 0.0;
             for (int i = 0; i < r; i++) {
-                const double cP = tab->b[i] * tab->D[i][a], cf = h * tab->b[i] * tab->B[i][a];
+                const double cP = cPt[a][i], cf = cft[a][i];
                 const size_t o = (size_t)i * n + j;
                 if (cf != 0.0) v += cf * g->f[o];
                 if (cP != 0.0) v += cP * g->P[o];
             }
             Ra[j] = v;
+            rn = sym_nanmax(rn, fabs(v));
         }
-        for (j = 0; j < n; j++) rn = sym_nanmax(rn, fabs(Ra[j]));
     }
+    for (int e = 0; e < 4; e++) rn = sym_nanmax(rn, rv[e]);
     *rnorm = rn;
     return scale > 0.0 ? scale : DBL_MIN;
 }
