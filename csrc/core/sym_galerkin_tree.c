@@ -483,6 +483,13 @@ SYM_INLINE double dot_v2(const double *restrict a, const double *restrict b, con
 #endif
 }
 
+/* out_k = dot(A + k as, B + k bs) for k < cnt */
+SYM_INLINE void dots_v2(double *out, const double *A, const size_t as, const double *B,
+                        const size_t bs, const int cnt, const int L)
+{
+    for (int k = 0; k < cnt; k++) out[k] = dot_v2(A + k * as, B + k * bs, L);
+}
+
 SYM_INLINE void axpym_v2(double *y, const double *y0, const double *restrict c, const int cs,
                          const double sgn, const double *restrict x, const int K, const int L)
 {
@@ -503,11 +510,13 @@ SYM_INLINE void axpym_v2(double *y, const double *y0, const double *restrict c, 
 #define GT_NAME(x) x##_v2
 #define GT_ATTR
 #define GT_DOT dot_v2
+#define GT_DOTS dots_v2
 #define GT_AXPYM axpym_v2
 #include "sym_gtree_kernel.h"
 #undef GT_NAME
 #undef GT_ATTR
 #undef GT_DOT
+#undef GT_DOTS
 #undef GT_AXPYM
 
 #if SYM_FMA_DISPATCH
@@ -516,6 +525,38 @@ SYM_FMA SYM_INLINE double dot_fma(const double *restrict a, const double *restri
     sym_v4d acc = sym_v4_load(a) * sym_v4_load(b);
     for (int k = 4; k < L; k += 4) acc = sym_v4_fma(sym_v4_load(a + k), sym_v4_load(b + k), acc);
     return (acc[0] + acc[2]) + (acc[1] + acc[3]);
+}
+
+#if defined(__clang__)
+#define GT_SHUFFLE(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define GT_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sym_v4i){i, j, k, l})
+#endif
+
+/* dots_v2 for the four-lane instance: four dot_fma's at once, each's
+ * partial sums formed as there and combined in the same order, (s0 + s2)
+ * + (s1 + s3), across the four by lane shuffles: the same numbers. */
+SYM_FMA SYM_INLINE void dots_fma(double *out, const double *A, const size_t as, const double *B,
+                                 const size_t bs, const int cnt, const int L)
+{
+    int k = 0;
+    for (; k + 4 <= cnt; k += 4) {
+        const double *a0 = A + k * as, *a1 = a0 + as, *a2 = a1 + as, *a3 = a2 + as;
+        const double *b0 = B + k * bs, *b1 = b0 + bs, *b2 = b1 + bs, *b3 = b2 + bs;
+        sym_v4d c0 = sym_v4_load(a0) * sym_v4_load(b0), c1 = sym_v4_load(a1) * sym_v4_load(b1);
+        sym_v4d c2 = sym_v4_load(a2) * sym_v4_load(b2), c3 = sym_v4_load(a3) * sym_v4_load(b3);
+        for (int e = 4; e < L; e += 4) {
+            c0 = sym_v4_fma(sym_v4_load(a0 + e), sym_v4_load(b0 + e), c0);
+            c1 = sym_v4_fma(sym_v4_load(a1 + e), sym_v4_load(b1 + e), c1);
+            c2 = sym_v4_fma(sym_v4_load(a2 + e), sym_v4_load(b2 + e), c2);
+            c3 = sym_v4_fma(sym_v4_load(a3 + e), sym_v4_load(b3 + e), c3);
+        }
+        /* (c_k[0] + c_k[2], c_k[1] + c_k[3]) for k = 0, 2 and 1, 3 */
+        const sym_v4d s02 = GT_SHUFFLE(c0, c2, 0, 1, 4, 5) + GT_SHUFFLE(c0, c2, 2, 3, 6, 7);
+        const sym_v4d s13 = GT_SHUFFLE(c1, c3, 0, 1, 4, 5) + GT_SHUFFLE(c1, c3, 2, 3, 6, 7);
+        sym_v4_store(out + k, GT_SHUFFLE(s02, s13, 0, 4, 2, 6) + GT_SHUFFLE(s02, s13, 1, 5, 3, 7));
+    }
+    for (; k < cnt; k++) out[k] = dot_fma(A + k * as, B + k * bs, L);
 }
 
 /* the row y is held in registers over the K updates (L <= GT_PAD(TF)) */
@@ -536,12 +577,14 @@ SYM_FMA SYM_INLINE void axpym_fma(double *y, const double *y0, const double *res
 #define GT_NAME(x) x##_fma
 #define GT_ATTR SYM_FMA
 #define GT_DOT dot_fma
+#define GT_DOTS dots_fma
 #define GT_AXPYM axpym_fma
 #define GT_V4_SETUP
 #include "sym_gtree_kernel.h"
 #undef GT_NAME
 #undef GT_ATTR
 #undef GT_DOT
+#undef GT_DOTS
 #undef GT_AXPYM
 #undef GT_V4_SETUP
 

@@ -6,7 +6,9 @@
  * (GT_NAME(factor), GT_NAME(solve)).  GT_NAME(x) names an instance, GT_ATTR is its
  * target attribute, GT_DOT / GT_AXPYM the dot product and the update by K
  * rows y = y0 + sgn sum_k c_k x_k (y0 = y in place, NULL for 0) over the
- * interface padded to GT_PAD(F) entries (zeros beyond F).  Internal (private).
+ * interface padded to GT_PAD(F) entries (zeros beyond F), GT_DOTS cnt dot
+ * products out_k = GT_DOT(A + k as, B + k bs) (bitwise GT_DOT each).
+ * Internal (private).
  */
 
 /* X = D^{-1} (m x m) from D's LU and pivots: lu_small_solve_k
@@ -213,9 +215,11 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         }
         /* (Psi U)^T: row b, entry a = Psi row a . U^T row b */
         for (int b = 0; b < m; b++)
-            for (int a = 0; a < F; a++) PUT[b * L + a] = GT_DOT(Psi + a * L, UT + b * L, L);
+            GT_DOTS(PUT + b * L, Psi, (size_t)L, UT + b * L, 0, F, L);
         /* D = N + A Psi U, E = A Psi T + B_beta (rows of Psi combined) */
         for (int a = 0; a < m; a++) {
+            double ap[TM];   /* Aa row a . (Psi U) column b */
+            GT_DOTS(ap, PUT, (size_t)L, Aa + a * L, 0, m, L);
             for (int b = 0; b < m; b++) {
                 double v;
                 if (lob) {
@@ -229,7 +233,7 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
                                           tab->B[i][a] * ef[i] * tab->D[i][b + 1] +
                                           h * tab->B[i][a] * cf[i] * tab->B[i][b + 1]);
                 }
-                LU[a * m + b] = v + GT_DOT(Aa + a * L, PUT + b * L, L);
+                LU[a * m + b] = v + ap[b];
             }
             double *Ea = E + a * L;
             GT_AXPYM(Ea, NULL, Aa + a * L, 1, 1.0, Psi, F, L);
@@ -287,7 +291,8 @@ GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, c
         const double *UT = t->U + (size_t)j * L * m;
         const double *Dinv = t->LU + (size_t)j * m * m;
         double rj[TM], tj[TM];
-        for (int a = 0; a < m; a++) rj[a] = b[(size_t)a * n + j] - GT_DOT(Aa + a * L, phi, L);
+        GT_DOTS(rj, Aa, (size_t)L, phi, 0, m, L);
+        for (int a = 0; a < m; a++) rj[a] = b[(size_t)a * n + j] - rj[a];
         for (int a = 0; a < m; a++) {
             double v = Dinv[a * m] * rj[0];
             for (int k = 1; k < m; k++) v += Dinv[a * m + k] * rj[k];
@@ -307,8 +312,9 @@ GT_ATTR SYM_INLINE void GT_NAME(solve_k)(sym_gwork *g, double *b, const int s, c
     for (int j = 0; j < n; j++) {   /* root to tip: x_j, Y_j = T Y_{j-1} + U x_j */
         const double *G = t->G + (size_t)j * L * m, *UT = t->U + (size_t)j * L * m;
         double xj[TM];
+        GT_DOTS(xj, G, (size_t)L, Y, 0, m, L);
         for (int a = 0; a < m; a++) {
-            xj[a] = b[(size_t)a * n + j] - GT_DOT(G + a * L, Y, L);
+            xj[a] = b[(size_t)a * n + j] - xj[a];
             b[(size_t)a * n + j] = xj[a];
         }
         if (dd == 3)
