@@ -616,10 +616,16 @@ double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p)
     const int n = g->n;
     const double *l = t->l;
     /* per joint: A (3: xx, xy, yy), c_{j+1} (2), d, e_j (2) */
-    double *K = t->kin;
+    double *K = t->kin, *sn = t->pv, *cs = t->pv + n;   /* (pv: scratch here) */
+#if SYM_FMA_DISPATCH
+    if (t->fma)
+        sym_sincos_n4(n, q, sn, cs);
+    else
+#endif
+        sym_sincos_n(n, q, sn, cs);
     double I0 = 0.0, I1 = 0.0, I2 = 0.0, c0 = 0.0, c1 = 0.0;
     for (int j = n - 1; j >= 0; j--) {
-        const double e0 = cos(q[j]), e1 = sin(q[j]);
+        const double e0 = cs[j], e1 = sn[j];
         const double A0 = t->m[j] + I0, A1 = I1, A2 = t->m[j] + I2;
         const double ae0 = A0 * e0 + A1 * e1, ae1 = A1 * e0 + A2 * e1;
         const double d = e0 * ae0 + e1 * ae1;

@@ -73,7 +73,8 @@ typedef struct sym_gtree {
     double *cs, *sn, *pi0, *pi1;     /* r x n: cos, sin, composite momenta */
     double *U, *Aa, *PU, *G, *LU;    /* per joint: U^T, Aa, (Psi U)^T, G (m x F each), D^-1 (m x m) */
     double *kin, *Y;                 /* 8 n (kinetic recursion), F (solve) */
-    double *pv;                      /* 20 n: the points' four-lane pass (AVX2) */
+    double *pv;                      /* 20 n: scratch of the points' four-lane pass (AVX2)
+                                      * and of the kinetic energy's sines and cosines */
     double *dlo, *dd, *dup;          /* the damping's diagonals D_{j,j-1}, D_jj, D_{j,j+1} */
     int *piv;                        /* m per joint                        */
 } sym_gtree;
