@@ -195,7 +195,9 @@ static int apply_update(sym_newton *nw, double *dk)
     case 4: st = SYM_APPLY_EVEN(4, nw->X, nw->dX, norms); break;
     case 6: st = SYM_APPLY_EVEN(6, nw->X, nw->dX, norms); break;
     case 8: st = SYM_APPLY_EVEN(8, nw->X, nw->dX, norms); break;
-    default: st = apply_update_k(nw->nu, nw->X, nw->dX, norms);
+    default:
+        st = nw->nu % 2 == 0 ? SYM_APPLY_EVEN(nw->nu, nw->X, nw->dX, norms)
+                             : apply_update_k(nw->nu, nw->X, nw->dX, norms);
     }
     if (st) return st;
     *dk = rel_update(norms[0], norms[1]);
