@@ -92,7 +92,8 @@
  * data cos, sin, pi (4 r n), per joint U, Aa, PU, G (4 L m, L the padded
  * interface of 3 slots a point) and the pivot's inverse (m m), the kinetic
  * recursion's 8 n, the damping's three diagonals (3 n), the solve's Y (L),
- * the points' four-lane pass (20 n), the pivots (m n ints) */
+ * scratch for the points' four-lane pass and the kinetic energy (20 n), the
+ * pivots (m n ints) */
 double sym_gtree_size(int s, int r, int n)
 {
     const double L = (double)GT_PAD(3 * r), m = s - 1.0, dn = n;
@@ -385,8 +386,9 @@ SYM_AVX2 SYM_INLINE sym_v4d v4_nanmax(sym_v4d m, sym_v4d x)
 /* gtree_residual_k four joints at a time: each entry of R gets the same
  * terms in the same order from the same start (p_j or 0.0), no fused
  * multiply-add; the scale's and the norm's maxima by lanes (a maximum does
- * not depend on the order of its entries; a NaN wins in neither of the
- * scale's and in both of the norm's): the same numbers. */
+ * not depend on the order of its entries; a NaN never wins the scale's, as
+ * in the scalar comparisons, and always wins the norm's, as sym_nanmax):
+ * the same numbers. */
 SYM_AVX2 static double gtree_residual_avx2(sym_gwork *g, const double *p, double h, double *rnorm)
 {
     const int n = g->n, s = g->tab->s, r = g->tab->r;
