@@ -11,65 +11,39 @@
  * Internal (private).
  */
 
-/* X = D^{-1} (m x m) from D's LU and pivots: lu_small_solve_k
- * (sym_lu_small.c) on the m unit vectors at once, column c of X being the
- * solve of e_c with the same operations in the same order (the
- * interchanges, L y = P e_c forward, U x = y backward with the stored
- * 1/U_ii), so the same numbers as m calls of the solve. */
-GT_ATTR SYM_INLINE void GT_NAME(lu_inverse)(const int m, const double *restrict LU,
-                                           const int *restrict piv, double *restrict X)
-{
 #ifdef GT_V4_SETUP
-    if (m <= 4) {   /* X's rows as four-lane vectors (lanes >= m unused) */
-        sym_v4d x[4];
-        for (int a = 0; a < m; a++) x[a] = (sym_v4d){a == 0, a == 1, a == 2, a == 3};
-        for (int k = 0; k < m; k++) {   /* the interchanges by selects, as there */
-            const int p = piv[k];
-            const sym_v4d xk = x[k];
-            sym_v4d xp = xk;
-            for (int j = k + 1; j < m; j++) {
-                const int here = p == j;
-                xp = here ? x[j] : xp;
-                x[j] = here ? xk : x[j];
-            }
-            x[k] = xp;
-        }
-        for (int i = 1; i < m; i++)
-            for (int j = 0; j < i; j++) x[i] -= sym_v4_splat(LU[i * m + j]) * x[j];
-        for (int i = m - 1; i >= 0; i--) {
-            for (int j = i + 1; j < m; j++) x[i] -= sym_v4_splat(LU[i * m + j]) * x[j];
-            x[i] *= sym_v4_splat(LU[i * m + i]);
-        }
-        for (int a = 0; a < m; a++)
-            for (int c = 0; c < m; c++) X[a * m + c] = x[a][c];
-        return;
-    }
-#endif
-    for (int a = 0; a < m; a++)
-        for (int c = 0; c < m; c++) X[a * m + c] = a == c ? 1.0 : 0.0;
+/* X = D^{-1} (m x m, m <= 4) from D's LU and pivots: lu_small_solve_k
+ * (sym_lu_small.c) on the m unit vectors at once, X's rows as four-lane
+ * vectors (lane c: the solve of e_c; lanes >= m unused), the same
+ * operations in the same order (the interchanges by selects, L y = P e_c
+ * forward, U x = y backward with the stored 1/U_ii), so the same numbers
+ * as m calls of the solve. */
+GT_ATTR SYM_INLINE void GT_NAME(lu_inverse4)(const int m, const double *restrict LU,
+                                            const int *restrict piv, double *restrict X)
+{
+    sym_v4d x[4];
+    for (int a = 0; a < m; a++) x[a] = (sym_v4d){a == 0, a == 1, a == 2, a == 3};
     for (int k = 0; k < m; k++) {
         const int p = piv[k];
-        if (p != k)
-            for (int c = 0; c < m; c++) {
-                const double v = X[k * m + c];
-                X[k * m + c] = X[p * m + c];
-                X[p * m + c] = v;
-            }
+        const sym_v4d xk = x[k];
+        sym_v4d xp = xk;
+        for (int j = k + 1; j < m; j++) {
+            const int here = p == j;
+            xp = here ? x[j] : xp;
+            x[j] = here ? xk : x[j];
+        }
+        x[k] = xp;
     }
     for (int i = 1; i < m; i++)
-        for (int j = 0; j < i; j++) {
-            const double l = LU[i * m + j];
-            for (int c = 0; c < m; c++) X[i * m + c] -= l * X[j * m + c];
-        }
+        for (int j = 0; j < i; j++) x[i] -= sym_v4_splat(LU[i * m + j]) * x[j];
     for (int i = m - 1; i >= 0; i--) {
-        for (int j = i + 1; j < m; j++) {
-            const double u = LU[i * m + j];
-            for (int c = 0; c < m; c++) X[i * m + c] -= u * X[j * m + c];
-        }
-        const double d = LU[i * m + i];
-        for (int c = 0; c < m; c++) X[i * m + c] *= d;
+        for (int j = i + 1; j < m; j++) x[i] -= sym_v4_splat(LU[i * m + j]) * x[j];
+        x[i] *= sym_v4_splat(LU[i * m + i]);
     }
+    for (int a = 0; a < m; a++)
+        for (int c = 0; c < m; c++) X[a * m + c] = x[a][c];
 }
+#endif
 
 /* The factorisation at the point data of the last sym_gtree_points (the
  * header's elimination); SYM_ESINGULAR / SYM_ENONFINITE from a pivot.
@@ -245,7 +219,17 @@ GT_ATTR SYM_INLINE int GT_NAME(factor_k)(sym_gwork *g, double h, const int s, co
         sign *= sym_lu_det_sign(m, LU, piv);
         /* D^{-1} from the LU (kept in LU's place for the solve), G = D^{-1} E */
         double Dinv[TM * TM];
-        GT_NAME(lu_inverse)(m, LU, piv, Dinv);
+#ifdef GT_V4_SETUP
+        if (m <= 4)
+            GT_NAME(lu_inverse4)(m, LU, piv, Dinv);
+        else
+#endif
+            for (int b = 0; b < m; b++) {
+                double col[TM] = {0.0};
+                col[b] = 1.0;
+                lu_solve(m, LU, piv, col);
+                for (int a = 0; a < m; a++) Dinv[a * m + b] = col[a];
+            }
         memcpy(LU, Dinv, sizeof(double) * (size_t)m * (size_t)m);
         for (int a = 0; a < m; a++) {
             GT_AXPYM(G + a * L, NULL, Dinv + a * m, 1, 1.0, E, m, L);
