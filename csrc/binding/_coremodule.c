@@ -7,7 +7,8 @@
  *   step / integrate                 py_run.c (one integrate call: py_integrate.c)
  *   shoot                            py_shoot.c
  *   work (the Work type)             py_work.c
- *   newton_system / step_tangent     py_diag.c
+ *   newton_system, newton_direction, py_diag.c
+ *   step_tangent
  *   methods / builtins               here
  *   NEWTON_MODES, BRANCH_MODES,      here: read from the core (sym_newton_mode_name,
  *   SOLVER_MODES, FORCE_MAX_TERMS    sym_branch_mode_name, sym_solver_mode_name,
@@ -194,6 +195,13 @@ static PyMethodDef module_methods[] = {
      "newton_system(system, q, p, h, X, method, force=None, t=0) -> (R, J): residual and "
      "Newton matrix of a variational scheme at increments X ((s-1) n; (s-1)(n + m) with m "
      "constraints) -- a diagnostic for tests."},
+    {"newton_direction", (PyCFunction)(void (*)(void))mod_newton_direction,
+     METH_VARARGS | METH_KEYWORDS,
+     "newton_direction(system, q, p, h, X, b, method, force=None, t=0, solver=0) -> (R, "
+     "rnorm, x, sign): the residual at increments X and the norm Newton reads, x = J^{-1} b "
+     "and the sign of det J through the "
+     "linear algebra the steps take (solver: SOLVER_MODES' value; the O(n) elimination where "
+     "it applies) -- a diagnostic for tests."},
     {"adjoint_sweep", (PyCFunction)(void (*)(void))mod_adjoint_sweep,
      METH_VARARGS | METH_KEYWORDS,
      "adjoint_sweep(jacobians, lam_end, src=None, pjac=None) -> (lam0, grad_u[, grad_par]): "

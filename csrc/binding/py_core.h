@@ -191,6 +191,7 @@ PyObject *mod_work(PyObject *module, PyObject *args, PyObject *kw);
 extern PyType_Spec py_Work_spec;
 /* py_diag.c */
 PyObject *mod_newton_system(PyObject *module, PyObject *args, PyObject *kw);
+PyObject *mod_newton_direction(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *mod_adjoint_sweep(PyObject *module, PyObject *args, PyObject *kw);
 

@@ -48,6 +48,49 @@ done:
     return ret;
 }
 
+/* newton_direction(system, q, p, h, X, b, method, force=None, t=0, solver=0) -> (R, rnorm,
+ * x, sign): the residual at X and its norm, x = J^{-1} b and the sign of det J through the
+ * linear algebra the run's steps take (solver: _core.SOLVER_MODES' value) --
+ * diagnostics for tests */
+PyObject *mod_newton_direction(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"system", "q", "p", "h", "X", "b", "method", "force", "t", "solver",
+                             NULL};
+    run r = {.predictor = 1, .check = has_newton_system, .force_in = Py_None, .force_steps = -1};
+    PyObject *xo, *bo, *R = NULL, *x = NULL, *ret = NULL;
+    PyArrayObject *X = NULL, *b = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOdOOs|Odi", kwlist, &r.system, &r.q_in,
+                                     &r.p_in, &r.h, &xo, &bo, &r.method, &r.force_in, &r.t0,
+                                     &r.solver))
+        return NULL;
+    if (py_run_begin(module, &r, "q", "p") < 0 || py_run_work(&r) < 0) goto done;
+    const int nu = sym_newton_size(r.w);
+    if (!(X = py_as_vector(xo, nu, "X")) || !(b = py_as_vector(bo, nu, "b"))) goto done;
+    const npy_intp d1 = nu;
+    if (!(R = py_new_array(1, &d1, 0)) || !(x = py_new_array(1, &d1, 0))) goto done;
+    memcpy(py_data_of(x), PyArray_DATA(b), sizeof(double) * (size_t)nu);
+    int sign = 0;
+    double rnorm = 0.0;
+    int st = sym_work_set_time(r.w, r.t0, 0);   /* a force's time */
+    if (!st) st = sym_newton_direction(r.w, PyArray_DATA(r.q), PyArray_DATA(r.p), r.h,
+                                        PyArray_DATA(X), py_data_of(R), &rnorm, py_data_of(x),
+                                        &sign);
+    if (st == SYM_ECALLBACK) py_force_raise_recorded(&r.force);
+    if (st == SYM_EINVAL && !PyErr_Occurred())
+        py_raise_invalid(&r, st, "newton_direction");
+    else if (st)
+        py_raise_status(st, &r.call, NULL, NULL);
+    else
+        ret = Py_BuildValue("(OdOi)", R, rnorm, x, sign);
+done:
+    py_run_end(&r);
+    Py_XDECREF(X);
+    Py_XDECREF(b);
+    Py_XDECREF(R);
+    Py_XDECREF(x);
+    return ret;
+}
+
 /* step_tangent(system, q, p, h, method, rtol, max_iter, force, t, branch, chord) -> (q1, p1,
  * D) */
 PyObject *mod_step_tangent(PyObject *module, PyObject *args, PyObject *kw)

@@ -147,9 +147,10 @@ int py_run_work(run *r)
     if (py_force_attach(&r->force, r->w) < 0) return -1;
     if (r->solver == SYM_SOLVER_TREE && sym_work_solver(r->w) != SYM_SOLVER_TREE) {
         PyErr_SetString(PyExc_ValueError,
-                        "linear_solver='tree' needs the built-in pendulum_chain and a force, "
-                        "if any, of held values and a tridiagonal damping (no callbacks); "
-                        "'auto' takes it where it applies");
+                        "linear_solver='tree' needs the built-in pendulum_chain (a force, "
+                        "if any, of held values and a tridiagonal damping) or a multibody "
+                        "tree without constraints (held values and a diagonal damping), "
+                        "no force callbacks; 'auto' takes it where it applies");
         return -1;
     }
     return 0;

@@ -48,14 +48,17 @@ static int tangent_setup(sym_gwork *g, const double *q, double h, double *Rq, do
  * workspace's: the dense LU (J, its pivots), or on the O(n) path the
  * per-joint factors (one block from U to the kinetic scratch) and the sign
  * of det J; fac_doubles of them at fac_start, kept aside and put back. */
-static size_t fac_doubles(const sym_gwork *g)
+static size_t fac_doubles(sym_gwork *g)
 {
-    return SYM_TREE_ON(g) ? (size_t)(g->tree.kin - g->tree.U) : (size_t)g->nu * (size_t)g->nu;
+    size_t k = (size_t)g->nu * (size_t)g->nu;
+    if (SYM_TREE_ON(g)) (void)sym_gtree_factors(g, &k);
+    return k;
 }
 
 static double *fac_start(sym_gwork *g)
 {
-    return SYM_TREE_ON(g) ? g->tree.U : g->J;
+    size_t k;
+    return SYM_TREE_ON(g) ? sym_gtree_factors(g, &k) : g->J;
 }
 
 /* v <- J^{-1} v with the root's factors of tangent_setup */
@@ -171,6 +174,34 @@ int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, do
     if (R) memcpy(R, g->R, sizeof(double) * nu);
     if (J) memcpy(J, g->con ? sym_gcon_matrix(g) : g->J, sizeof(double) * nu * nu);
     return st;
+}
+
+/* The residual, direction and sign through the step's own Newton layer
+ * (sym_galerkin.c's residual, factor and solve: the O(n) path where the
+ * step takes it), at increments X -- the diagnostic of sym_newton_direction. */
+int sym_galerkin_newton_direction(sym_work *w, const double *q, const double *p, double h,
+                                  const double *X, double *R, double *rnorm, double *b, int *sign)
+{
+    sym_gwork *g = (sym_gwork *)w;
+    const size_t nu = (size_t)g->newton.nu;
+    double rscale;
+    int st = SYM_OK;
+    g->prev_valid = 0;
+    g->newton.lu_valid = 0;
+    if (g->left_point >= 0 && !SYM_TREE_ON(g)) st = sym_galerkin_left_cache(g, q);
+    if (st) return st;
+    g->q = q;
+    g->p = p;
+    g->h = h;
+    if (g->con && (st = sym_gcon_start(g))) return st;
+    memcpy(g->X, X, sizeof(double) * nu);
+    st = sym_galerkin_newton_ops.residual(g, rnorm, &rscale);
+    if (!st) st = sym_galerkin_newton_ops.factor(g);
+    if (st) return st;
+    memcpy(R, g->R, sizeof(double) * nu);
+    sym_galerkin_newton_ops.solve(g, b);
+    *sign = g->con ? 0 : SYM_TREE_ON(g) ? g->tree.sign : sym_lu_det_sign((int)nu, g->J, g->piv);
+    return SYM_OK;
 }
 
 /*

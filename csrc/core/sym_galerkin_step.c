@@ -142,9 +142,11 @@ int sym_work_solver(const sym_work *w)
 
 const sym_scheme_ops sym_galerkin_ops = {
     .state_size = sizeof(sym_gwork), .work_size = sym_galerkin_work_size,
+    .system_size = sym_gtree_system_size,
     .setup = sym_galerkin_setup, .reset = sym_galerkin_reset, .step = sym_galerkin_step,
     .tangent = sym_galerkin_tangent, .unknowns = sym_galerkin_unknowns,
-    .newton_system = sym_galerkin_newton_system, .constraint_size = sym_gcon_size,
+    .newton_system = sym_galerkin_newton_system,
+    .newton_direction = sym_galerkin_newton_direction, .constraint_size = sym_gcon_size,
     .multipliers = sym_gcon_multipliers, .forced = 1,
     .newton_blocks = sym_galerkin_newton_blocks,
     .param_tangent = param_tangent, .time_tangent = sym_galerkin_time_tangent,

@@ -128,11 +128,35 @@ void sym_gtree_layout(sym_gwork *g, double *buf)
  * constraints, and the options' solver (auto: from SYM_TREE_MIN_N joints
  * on, where it is the faster one; benchmarks/NOTES.md section 10). */
 #define SYM_TREE_MIN_N 6
+/* The spatial "tree" built-in (sym_galerkin_stree.c) from this many joints
+ * on (the dense path is the faster one below: benchmarks/tree_solver.md) */
+#define SYM_STREE_MIN_N 56
+
+/* Whether the step of the options can take the spatial path (its gravity
+ * then in *gw) */
+static int stree_wanted(const sym_system *sys, const sym_options *o, const double **gw)
+{
+    if (o->solver == SYM_SOLVER_DENSE || sys->m > 0 || sym_tree_view(sys, gw)) return 0;
+    return o->solver == SYM_SOLVER_TREE || sys->n >= SYM_STREE_MIN_N;
+}
+
+double sym_gtree_system_size(const sym_method *m, const sym_system *sys, const sym_options *o)
+{
+    const double *gw;
+    return stree_wanted(sys, o, &gw) ? sym_stree_size(m->table->s, m->table->r, sys->n) : 0.0;
+}
+
 void sym_gtree_setup(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;
     const int want = g->base.opt.solver;
-    t->ok = 0;
+    t->ok = t->spatial = 0;
+    if (g->base.xblock && stree_wanted(g->base.sys, &g->base.opt, &t->gw)) {
+        t->ok = t->spatial = 1;
+        sym_stree_layout(g, g->base.xblock);
+        sym_tree_parents(g->base.sys, t->spar);
+        return;
+    }
     if (want == SYM_SOLVER_DENSE || g->base.sys->m > 0) return;
     if (sym_chain_view(g->base.sys, &t->l, &t->m, &t->mu, &t->grav)) return;
     t->ok = want == SYM_SOLVER_TREE || g->n >= SYM_TREE_MIN_N;
@@ -150,6 +174,10 @@ void sym_gtree_force(sym_gwork *g)
     sym_gtree *t = &g->tree;
     const sym_fwork *fw = g->base.force;
     const int n = g->n;
+    if (t->spatial) {
+        sym_stree_force(g);
+        return;
+    }
     t->force_ok = t->damped = 0;
     if (!t->ok || !fw || fw->f.nterms > 0) return;
     const double *D = fw->f.damping;
@@ -314,6 +342,10 @@ void sym_gtree_points(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;
     const int n = g->n, r = g->tab->r;
+    if (t->spatial) {
+        sym_stree_points(g);
+        return;
+    }
     g->base.counts.evaluations += r;
     /* the r n angles at once (the points' Q are consecutive) */
 #if SYM_FMA_DISPATCH
@@ -594,6 +626,7 @@ SYM_FMA SYM_INLINE void axpym_fma(double *y, const double *y0, const double *res
 
 int sym_gtree_factor(sym_gwork *g, double h)
 {
+    if (g->tree.spatial) return sym_stree_factor(g, h);
 #if SYM_FMA_DISPATCH
     if (g->tree.fma) return factor_fma(g, h);
 #endif
@@ -602,6 +635,10 @@ int sym_gtree_factor(sym_gwork *g, double h)
 
 void sym_gtree_solve(sym_gwork *g, double *b)
 {
+    if (g->tree.spatial) {
+        sym_stree_solve(g, b);
+        return;
+    }
 #if SYM_FMA_DISPATCH
     if (g->tree.fma) {
         solve_fma(g, b);
@@ -612,9 +649,17 @@ void sym_gtree_solve(sym_gwork *g, double *b)
 }
 
 /* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion */
+double *sym_gtree_factors(sym_gwork *g, size_t *count)
+{
+    if (g->tree.spatial) return sym_stree_factors(g, count);
+    *count = (size_t)(g->tree.kin - g->tree.U);
+    return g->tree.U;
+}
+
 double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p)
 {
     sym_gtree *t = &g->tree;
+    if (t->spatial) return sym_stree_kinetic(g, q, p);
     const int n = g->n;
     const double *l = t->l;
     /* per joint: A (3: xx, xy, yy), c_{j+1} (2), d, e_j (2) */

@@ -77,6 +77,14 @@ typedef struct sym_gtree {
                                       * and of the kinetic energy's sines and cosines */
     double *dlo, *dd, *dup;          /* the damping's diagonals D_{j,j-1}, D_jj, D_{j,j+1} */
     int *piv;                        /* m per joint                        */
+    /* the spatial "tree" built-in's path (sym_galerkin_stree.c), in the
+     * workspace's system block: its gravity, the points' body records, the
+     * passes' scratch, the per-joint factors, Psi, the solve's psi and Y,
+     * the kinetic recursion's work, the parents and the "started" marks */
+    int spatial;
+    const double *gw;
+    double *srec, *sscr, *sfac, *spsi, *sphi, *sY, *skin;
+    int *spar, *sstart;
 } sym_gtree;
 
 /* The constrained step's slice (sym_constraints.c, whose header comment
@@ -242,6 +250,9 @@ SYM_PRIVATE int sym_galerkin_tangent(sym_work *w, const double *q, const double 
                                      int k, int ublocks, const double *V, double *out);
 SYM_PRIVATE int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p,
                                            double h, const double *X, double *R, double *J);
+SYM_PRIVATE int sym_galerkin_newton_direction(sym_work *w, const double *q, const double *p,
+                                              double h, const double *X, double *R,
+                                              double *rnorm, double *b, int *sign);
 SYM_PRIVATE int sym_galerkin_time_tangent(sym_work *w, const double *q, const double *p,
                                           double h, double *out, double *pts, int ld);
 SYM_PRIVATE int sym_galerkin_point_tangent(sym_work *w, const double *q, const double *p,
@@ -295,6 +306,21 @@ SYM_PRIVATE void sym_gtree_solve(sym_gwork *g, double *b);
 SYM_PRIVATE double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p);
 /* whether the attached force fits the path (called when a force is attached) */
 SYM_PRIVATE void sym_gtree_force(sym_gwork *g);
+/* the factors a tangent keeps aside (sym_galerkin_diag.c): where, how many */
+SYM_PRIVATE double *sym_gtree_factors(sym_gwork *g, size_t *count);
+/* the doubles of the system block (the workspace's xblock) the path takes
+ * for this method, system and options (0: none) */
+SYM_PRIVATE double sym_gtree_system_size(const sym_method *m, const sym_system *sys,
+                                         const sym_options *o);
+/* sym_galerkin_stree.c: the same for the spatial "tree" built-in */
+SYM_PRIVATE double sym_stree_size(int s, int r, int n);
+SYM_PRIVATE void sym_stree_layout(sym_gwork *g, double *buf);
+SYM_PRIVATE void sym_stree_force(sym_gwork *g);
+SYM_PRIVATE void sym_stree_points(sym_gwork *g);
+SYM_PRIVATE int sym_stree_factor(sym_gwork *g, double h);
+SYM_PRIVATE void sym_stree_solve(sym_gwork *g, double *b);
+SYM_PRIVATE double sym_stree_kinetic(sym_gwork *g, const double *q, const double *p);
+SYM_PRIVATE double *sym_stree_factors(sym_gwork *g, size_t *count);
 
 /* sym_galerkin_forces.c: the terms of a force (sym_forces.h), used only when
  * the workspace has one (base.force != NULL) */

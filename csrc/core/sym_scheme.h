@@ -41,6 +41,7 @@ struct sym_work {
                           the driver steps and iterations */
     double *cblock;    /* sys->m > 0: ops->constraint_size doubles (zeroed),
                           laid out by setup; NULL otherwise */
+    double *xblock;    /* ops->system_size doubles (zeroed) for setup, or NULL */
     const char *invalid; /* the argument the last call refused (sym_work_invalid) */
 };
 
@@ -53,6 +54,9 @@ typedef struct sym_scheme_ops {
      * even on failure).  SYM_EINVAL for a malformed row, SYM_ENOMEM for a
      * problem beyond the supported sizes. */
     int (*work_size)(const sym_method *m, int n, double *doubles);
+    /* the doubles of the system block (w->xblock) the scheme takes for this
+     * system and options beyond work_size's (NULL: none; a value <= 0: none) */
+    double (*system_size)(const sym_method *m, const sym_system *sys, const sym_options *o);
     /* precompute and lay out `block` (the work_size doubles, zeroed) */
     int (*setup)(sym_work *w, double *block);
     /* forget what a step carries over to the next (sym_work_reset) */
@@ -93,6 +97,8 @@ typedef struct sym_scheme_ops {
     int (*unknowns)(const sym_method *m, int n);
     int (*newton_system)(sym_work *w, const double *q, const double *p, double h,
                          const double *X, double *R, double *J);
+    int (*newton_direction)(sym_work *w, const double *q, const double *p, double h,
+                            const double *X, double *R, double *rnorm, double *b, int *sign);
     /* the eigenvalues of the decoupled Newton matrix's table W (NULL: none;
      * symplectic.h: sym_method_newton_blocks) */
     int (*newton_blocks)(const sym_method *m, double *re, double *im);

@@ -224,12 +224,13 @@ enum {
 
 #define TREE_SCRATCH(n) ((TREE_BODY + 2) * (size_t)(n))
 
-static int tree_eval(const double *q, const double *g, unsigned need, const sym_eval_out *o,
-                     void *params, double *scratch)
+/* The passes over the bodies (O(n)) into the scratch: poses, axes, the
+ * bodies' inertias (m, mx always, Ib with kin), twists (vel), composites and
+ * the per-joint vectors Y (kin), a, F (vel), u, z (dV). */
+static void tree_bodies(const tree_par *P, const double *q, const double *g, unsigned need,
+                        double *scratch)
 {
-    const tree_par *P = params;
     const int n = P->n;
-    const size_t nn = (size_t)n * (size_t)n;
     const unsigned kin = need & (SYM_NEED_M | SYM_NEED_A | SYM_NEED_H);
     const int vel = (need & (SYM_NEED_A | SYM_NEED_H)) != 0;
     const double *gw = P->g;
@@ -303,13 +304,6 @@ static int tree_eval(const double *q, const double *g, unsigned need, const sym_
         }
     }
 
-    /* the potential: V = -g_w . sum_i m_i x_i (before the composites add up) */
-    if (need & SYM_NEED_V) {
-        double v = 0.0;
-        for (int i = 0; i < n; i++) v -= dot3(gw, BODY(i) + B_I + IN_MX);
-        o->V[0] = v;
-    }
-
     /* backward: composite inertias Ic_j = sum_{i >= j} I_i (only m, mx for
      * the potential's derivatives), subtree momenta h_j = sum_{i >= j} I_i V_i;
      * the children (indices > j) are added before j is passed up */
@@ -355,6 +349,25 @@ static int tree_eval(const double *q, const double *g, unsigned need, const sym_
         }
     }
 
+#undef BODY
+}
+
+static int tree_eval(const double *q, const double *g, unsigned need, const sym_eval_out *o,
+                     void *params, double *scratch)
+{
+    const tree_par *P = params;
+    const int n = P->n;
+    const size_t nn = (size_t)n * (size_t)n;
+    const double *gw = P->g;
+#define BODY(i) (scratch + (size_t)(i) * TREE_BODY)
+    tree_bodies(P, q, g, need, scratch);
+    /* the potential: V = -g_w . sum_i m_i x_i (the bodies' own first moments) */
+    if (need & SYM_NEED_V) {
+        double v = 0.0;
+        for (int i = 0; i < n; i++) v -= dot3(gw, BODY(i) + B_I + IN_MX);
+        o->V[0] = v;
+    }
+
     /* dV_c = -g_w . u_c */
     if (need & SYM_NEED_DV)
         for (int i = 0; i < n; i++) o->dV[i] = -dot3(gw, BODY(i) + B_U);
@@ -389,6 +402,114 @@ static int tree_eval(const double *q, const double *g, unsigned need, const sym_
     }
 #undef BODY
     return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The O(n) view (sym_galerkin_stree.c)                                 */
+/* ------------------------------------------------------------------ */
+int sym_tree_view(const sym_system *sys, const double **gw)
+{
+    if (sys->eval != tree_eval || sys->eval_batch || !sys->params) return 1;
+    const tree_par *P = sys->params;
+    if (P->mc > 0) return 1;
+    *gw = P->g;
+    return 0;
+}
+
+void sym_tree_parents(const sym_system *sys, int *parent)
+{
+    const tree_par *P = sys->params;
+    for (int j = 0; j < P->n; j++) parent[j] = P->J[j].parent;
+}
+
+size_t sym_tree_scratch(int n)
+{
+    return TREE_SCRATCH(n);
+}
+
+/* One point (q, g) by the two passes: per body the record of sym_sysdef.h
+ * (S, I, V, h, a and the subtree's m, mx), and
+ *   P_j = (M g)_j = S_j . h_j,  dV_j = -g_w . u_j,  f_j = -h_j . a_j - dV_j
+ * (the header's closed forms, no n x n matrix). */
+void sym_tree_point(const sym_system *sys, const double *q, const double *g, double *scratch,
+                    double *rec, double *P, double *f, double *dV)
+{
+    const tree_par *T = sys->params;
+    const int n = T->n;
+    tree_bodies(T, q, g, SYM_NEED_A | SYM_NEED_DV, scratch);
+    for (int j = 0; j < n; j++) {
+        const double *b = scratch + (size_t)j * TREE_BODY;
+        double *o = rec + (size_t)j * SYM_TR_SIZE;
+        memcpy(o + SYM_TR_S, b + B_S, 6 * sizeof(double));
+        memcpy(o + SYM_TR_I, b + B_I, TREE_INERTIA * sizeof(double));
+        memcpy(o + SYM_TR_V, b + B_V, 6 * sizeof(double));
+        memcpy(o + SYM_TR_H, b + B_H, 6 * sizeof(double));
+        memcpy(o + SYM_TR_A, b + B_A, 6 * sizeof(double));
+        memcpy(o + SYM_TR_C, b + B_IC, 4 * sizeof(double));
+        P[j] = dot6(b + B_S, b + B_H);
+        dV[j] = -dot3(T->g, b + B_U);
+        f[j] = -dot6(b + B_H, b + B_A) - dV[j];
+    }
+}
+
+/* T = 1/2 p^T M(q)^{-1} p in O(n): M v = p solved by the articulated-body
+ * recursion (Featherstone 2008, ch. 7, with no velocity and no gravity, the
+ * joint forces p), in world coordinates at O:
+ *   leaf to root: IA_j = I_j + sum_c (IA_c - U_c U_c^T / D_c),
+ *     pA_j = sum_c (pA_c + U_c u_c / D_c),  U_j = IA_j S_j,  D_j = S_j . U_j,
+ *     u_j = p_j - S_j . pA_j;
+ *   root to leaf: v_j = (u_j - U_j . a_parent) / D_j,  a_j = a_parent + S_j v_j
+ *     (a = 0 above a root joint);  T = 1/2 sum_j v_j p_j.
+ * work: 50 n doubles.  NaN where a D_j <= 0 (M singular). */
+double sym_tree_kinetic(const sym_system *sys, const double *q, const double *p,
+                        double *scratch, double *work)
+{
+    const tree_par *T = sys->params;
+    const int n = T->n;
+    enum { K_IA = 0, K_PA = 36, K_U = 42, K_D = 48, K_V = 49, K_STRIDE = 50 };
+    tree_bodies(T, q, NULL, SYM_NEED_M, scratch);
+    for (int j = 0; j < n; j++) {   /* IA_j = I_j (6 x 6), pA_j = 0 */
+        const double *I = scratch + (size_t)j * TREE_BODY + B_I, *Ib = I + IN_IB, *mx = I + IN_MX;
+        double *K = work + (size_t)j * K_STRIDE, *A = K + K_IA;
+        const double top[9] = {Ib[0], Ib[1], Ib[2], Ib[1], Ib[3], Ib[4], Ib[2], Ib[4], Ib[5]};
+        /* [[Ib, [mx]x], [-[mx]x, m 1]] */
+        const double X[9] = {0.0, -mx[2], mx[1], mx[2], 0.0, -mx[0], -mx[1], mx[0], 0.0};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                A[6 * a + b] = top[3 * a + b];
+                A[6 * a + 3 + b] = X[3 * a + b];
+                A[6 * (3 + a) + b] = -X[3 * a + b];
+                A[6 * (3 + a) + 3 + b] = a == b ? I[IN_M] : 0.0;
+            }
+        sym_zero(K + K_PA, 6);
+    }
+    for (int j = n - 1; j >= 0; j--) {
+        double *K = work + (size_t)j * K_STRIDE, *A = K + K_IA, *U = K + K_U;
+        const double *S = scratch + (size_t)j * TREE_BODY + B_S;
+        for (int a = 0; a < 6; a++) U[a] = dot6(A + 6 * a, S);
+        const double D = dot6(S, U), u = p[j] - dot6(S, K + K_PA);
+        K[K_D] = D;
+        K[K_V] = u;
+        const int par = T->J[j].parent;
+        if (par < 0) continue;
+        double *Kp = work + (size_t)par * K_STRIDE;
+        for (int a = 0; a < 6; a++) {
+            for (int b = 0; b < 6; b++) Kp[K_IA + 6 * a + b] += A[6 * a + b] - U[a] * U[b] / D;
+            Kp[K_PA + a] += K[K_PA + a] + U[a] * u / D;
+        }
+    }
+    double Tk = 0.0;
+    for (int j = 0; j < n; j++) {   /* a_j kept in pA_j's place */
+        double *K = work + (size_t)j * K_STRIDE;
+        const double *S = scratch + (size_t)j * TREE_BODY + B_S;
+        const int par = T->J[j].parent;
+        const double *ap = par >= 0 ? work + (size_t)par * K_STRIDE + K_PA : NULL;
+        if (!(K[K_D] > 0.0)) return NAN;
+        const double v = (K[K_V] - (ap ? dot6(K + K_U, ap) : 0.0)) / K[K_D];
+        for (int a = 0; a < 6; a++) K[K_PA + a] = (ap ? ap[a] : 0.0) + S[a] * v;
+        Tk += v * p[j];
+    }
+    return 0.5 * Tk;
 }
 
 /* ------------------------------------------------------------------ */

@@ -128,5 +128,24 @@ SYM_PRIVATE int sym_sys_spherical_pendulum_cartesian(int n, const double *par, s
 SYM_PRIVATE int sym_sys_four_bar(int n, const double *par, size_t npar, sym_system *out);
 /* sym_sys_tree.c: a tree of rigid bodies on revolute and prismatic joints (URDF) */
 SYM_PRIVATE int sym_sys_tree(int n, const double *par, size_t npar, sym_system *out);
+/* The tree's O(n) view for the Galerkin step's elimination
+ * (sym_galerkin_stree.c): sym_tree_view 0 when sys is the "tree" built-in
+ * without mimic constraints (gravity g_w then in *gw), else 1; the parents
+ * (-1: the root) into parent[n]; the scratch doubles the two functions
+ * below take; one point's P, f, grad V (n each) and per body the record
+ * below (SYM_TR_SIZE doubles: the world axis S, the body's spatial inertia
+ * (m, m x, Ib about O), twist V, subtree momentum h, a = S x V_parent, the
+ * subtree's m and m x); T = 1/2 p^T M^{-1} p (work: 50 n doubles). */
+enum {
+    SYM_TR_S = 0, SYM_TR_I = 6, SYM_TR_V = 16, SYM_TR_H = 22, SYM_TR_A = 28, SYM_TR_C = 34,
+    SYM_TR_SIZE = 38
+};
+SYM_PRIVATE int sym_tree_view(const sym_system *sys, const double **gw);
+SYM_PRIVATE void sym_tree_parents(const sym_system *sys, int *parent);
+SYM_PRIVATE size_t sym_tree_scratch(int n);
+SYM_PRIVATE void sym_tree_point(const sym_system *sys, const double *q, const double *g,
+                                double *scratch, double *rec, double *P, double *f, double *dV);
+SYM_PRIVATE double sym_tree_kinetic(const sym_system *sys, const double *q, const double *p,
+                                    double *scratch, double *work);
 
 #endif /* SYM_SYSDEF_H */

@@ -107,7 +107,8 @@ static sym_work *work_new(const sym_system *sys, const sym_method *method,
         if (st) { *status = st; return NULL; }
     }
     const double scheme_doubles = doubles;
-    doubles += cdoubles;
+    const double xdoubles = ops->system_size ? fmax(ops->system_size(method, sys, &o), 0.0) : 0.0;
+    doubles += cdoubles + xdoubles;
     const size_t nscratch = sym_eval_scratch_size(sys);
     /* the arrays start at a multiple of sizeof(double) after the struct */
     const size_t head = (ops->state_size + sizeof(double) - 1) / sizeof(double) * sizeof(double);
@@ -126,6 +127,9 @@ static sym_work *work_new(const sym_system *sys, const sym_method *method,
     w->n = sys->n;
     w->scratch = (double *)((char *)w + head);
     w->cblock = sys->m > 0 ? w->scratch + nscratch + (size_t)scheme_doubles : NULL;
+    w->xblock = xdoubles > 0.0
+                    ? w->scratch + nscratch + (size_t)scheme_doubles + (size_t)cdoubles
+                    : NULL;
     st = ops->setup(w, w->scratch + nscratch);
     if (st) { free(w); *status = st; return NULL; }
     *status = SYM_OK;
@@ -268,6 +272,16 @@ int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
     if (!w->ops->newton_system) return SYM_EMETHOD;
     if (!(h != 0.0) || !isfinite(h)) return invalid(w, "h");
     return w->ops->newton_system(w, q, p, h, X, R, J);
+}
+
+int sym_newton_direction(sym_work *w, const double *q, const double *p, double h,
+                         const double *X, double *R, double *rnorm, double *b, int *sign)
+{
+    if (!w || !q || !p || !X || !R || !rnorm || !b || !sign) return SYM_EINVAL;
+    w->invalid = NULL;
+    if (!w->ops->newton_direction) return SYM_EMETHOD;
+    if (!(h != 0.0) || !isfinite(h)) return invalid(w, "h");
+    return w->ops->newton_direction(w, q, p, h, X, R, rnorm, b, sign);
 }
 
 

@@ -463,6 +463,13 @@ int sym_work_solver(const sym_work *w);
 int sym_newton_size(const sym_work *w);
 int sym_newton_system(sym_work *w, const double *q, const double *p, double h,
                       const double *X, double *R, double *J);
+/* The same through the residual and linear algebra the workspace's steps
+ * take (the dense LU, or the O(n) elimination: sym_work_solver): the
+ * residual R at X and the norm *rnorm Newton's residual test reads, b <-
+ * J^{-1} b, and *sign the sign of det J (the branch check's; 0 for a
+ * constrained system, whose sign is not formed). */
+int sym_newton_direction(sym_work *w, const double *q, const double *p, double h,
+                         const double *X, double *R, double *rnorm, double *b, int *sign);
 
 /* The exact tangent map of one step: takes the step (q, p) -> (q1, p1) and
  * fills D (2n x 2n, row-major) with d(q1, p1)/d(q, p), rows and columns

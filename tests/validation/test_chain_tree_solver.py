@@ -7,10 +7,15 @@ matrix and its LU), from the exact kinetic energy 1/2 p^T M^-1 p by a dense
 solve in NumPy, and from the issue's acceptance: the tree step equals the
 dense Newton path to 1e-12 per step.
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import symplectic as sp
+from support.tree_newton import check_direction, check_norm_reads_every_joint
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "urdf"
 
 # every implicit Galerkin row: the Lobatto family (points = nodes, B = I) and the Gauss
 # rows (points between the nodes: the midpoint rule, gauss2, gauss3)
@@ -191,7 +196,7 @@ def test_integrator_and_ensemble_take_the_option():
 
 @pytest.mark.parametrize("bad", [
     dict(system="double_pendulum"),
-    dict(system="tree_chain"),
+    dict(system="tree_chain"),   # (the spatial tree path takes no constraint)
     dict(force=True),
     dict(force=True, method="gauss2"),
 ])
@@ -199,11 +204,14 @@ def test_tree_refused_where_it_does_not_apply(bad):
     n = 6
     if bad.get("system") == "double_pendulum":
         system, n = sp.systems.double_pendulum(), 2
-    elif bad.get("system") == "tree_chain":   # the same chain as a multibody tree
-        system = sp.multibody.pendulum_chain(n)
+    elif bad.get("system") == "tree_chain":   # a URDF tree held by a mimic constraint
+        system = sp.multibody.from_urdf(DATA / "mimic.urdf", mimic="constraint")
+        n = system.n
     else:
         system = chain(n)
     q0, p0 = start(n)
+    if system.n_constraints:
+        q0, p0 = system.project(q0, p0)
     kw = dict(method=bad.get("method", "simpson"), linear_solver="tree")
     if bad.get("force"):
         kw["force"] = lambda t, q, qdot: -0.1 * qdot
@@ -367,3 +375,24 @@ def test_step_derivatives_of_the_transcriptions(method):
     assert np.abs(out["tree"][0] - out["dense"][0]).max() <= 1e-12
     for k in (1, 2, 3):
         assert rel(out["tree"][k], out["dense"][k]) <= 1e-10, k
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("damped", [False, True])
+def test_newton_direction_equals_dense(method, damped):
+    """The chain's O(n) residual, the norm Newton reads (each lane of the
+    four-lane maximum), its direction J^{-1} b and the sign of det J against
+    the dense J (support.tree_newton), on 13 links (not a multiple of the
+    four lanes), with and without the joint friction."""
+    system = sp.systems.pendulum_chain(13, damping=0.3 * damped)
+    q0, p0 = start(13)
+    force = system.force.spec(13) if system.force is not None else None
+    check_direction(system, q0, p0 + 2.0 * np.cos(np.arange(13)), 0.01, method, force=force)
+
+
+@pytest.mark.parametrize("n", [8, 13])
+def test_residual_norm_reads_every_joint(n):
+    """The four-lane residual's norm (support.tree_newton) on 8 links (two
+    full blocks of lanes) and 13 (a remainder)."""
+    q0, p0 = start(n)
+    check_norm_reads_every_joint(chain(n), q0, p0, 0.01, "simpson")
