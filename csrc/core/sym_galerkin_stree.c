@@ -39,10 +39,13 @@
  * solve: psi_j = sum_c phi_c, t_j = D_j^{-1} (rhs_j - Aa psi_j),
  *   phi_j = (Psi U) t_j + psi_j;  root to leaf x_j = t_j - G_j Y_p,
  *   Y_j = T_j Y_p + U_j x_j.  det J = prod_j det D_j (the branch check's sign).
- * Cost per joint: the three products Psi U, Aa (Psi T), (Psi U) G of
- * 2 m Bk F flops each plus Psi T (12 r Bk 6 2): about 85 kflop for lobatto5,
- * against the dense LU's (2/3)(m n)^3 for the whole step -- the path wins
- * only on long chains (the crossover: benchmarks/tree_solver.md).
+ * Cost per joint: Psi U and Aa (Psi T) from U's and Aa's structure point by
+ * point (U's column b is S_i B_ib, S_i D_ib / h; Aa's row a is b_i D_ia (S_i,
+ * 0) + h b_i B_ia (-a_i, g_w x w_i)): Bk (12 r + 2 r m) and 30 F r + 4 m r F
+ * flops; Psi T about 60 r Bk; the rank-m update (Psi U) G, 2 m Bk F, leads:
+ * about 50 kflop for lobatto5 (F = 60, Bk = 45, m = 4), against the dense
+ * LU's (2/3)(m n)^3 for the whole step -- the path wins only on long chains
+ * (the crossover: benchmarks/tree_solver.md).
  *
  * The plausibility test's kinetic energy by the articulated-body recursion
  * (sym_tree_kinetic, O(n)).
@@ -141,7 +144,7 @@ double sym_stree_kinetic(sym_gwork *g, const double *q, const double *p)
 /* ------------------------------------------------------------------ */
 /* Spatial algebra (world frame at O; s = (w, v), f = (n, f))           */
 /* ------------------------------------------------------------------ */
-static inline void c3(const double *a, const double *b, double *o)
+SYM_INLINE void c3(const double *a, const double *b, double *o)
 {
     o[0] = a[1] * b[2] - a[2] * b[1];
     o[1] = a[2] * b[0] - a[0] * b[2];
@@ -149,7 +152,7 @@ static inline void c3(const double *a, const double *b, double *o)
 }
 
 /* s x t = (w_s x w_t, w_s x v_t + v_s x w_t) */
-static inline void mx6(const double *s, const double *t, double *o)
+SYM_INLINE void mx6(const double *s, const double *t, double *o)
 {
     double a[3], b[3];
     c3(s, t, o);
@@ -159,7 +162,7 @@ static inline void mx6(const double *s, const double *t, double *o)
 }
 
 /* s x* f = (w x n + v x f, w x f) */
-static inline void fx6(const double *s, const double *f, double *o)
+SYM_INLINE void fx6(const double *s, const double *f, double *o)
 {
     double a[3], b[3];
     c3(s, f, a);
@@ -170,7 +173,7 @@ static inline void fx6(const double *s, const double *f, double *o)
 
 /* I s for the packed inertia (m, mx, Ib: xx xy xz yy yz zz about O):
  * (Ib w + mx x v, m v - mx x w) */
-static inline void iapply(const double *I, const double *s, double *o)
+SYM_INLINE void iapply(const double *I, const double *s, double *o)
 {
     const double *mx = I + 1, *Ib = I + 4, *w = s, *v = s + 3;
     double a[3], b[3];
@@ -182,18 +185,18 @@ static inline void iapply(const double *I, const double *s, double *o)
     for (int e = 0; e < 3; e++) o[3 + e] = I[0] * v[e] - b[e];
 }
 
-static inline double d6(const double *a, const double *b)
+SYM_INLINE double d6(const double *a, const double *b)
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
 /* y += c x over len entries */
-static inline void axpy(double *restrict y, double c, const double *restrict x, int len)
+SYM_INLINE void axpy(double *restrict y, double c, const double *restrict x, int len)
 {
     for (int e = 0; e < len; e++) y[e] += c * x[e];
 }
 
-static inline double dot(const double *restrict a, const double *restrict b, int len)
+SYM_INLINE double dot(const double *restrict a, const double *restrict b, int len)
 {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     int e = 0;
@@ -297,10 +300,23 @@ int sym_stree_factor(sym_gwork *g, double h)
                 for (int e = 0; e < 3; e++) col[(size_t)(6 + e) * F] += ie[3 + e];
             }
         }
-        /* (Psi U)^T: row b, entry k = Psi row k . U^T row b */
-        for (int b = 0; b < m; b++)
-            for (int k = 0; k < Bk; k++)
-                PUT[(size_t)b * Bk + k] = dot(Psi + (size_t)k * F, UT + (size_t)b * F, F);
+        /* (Psi U)^T without U: its column b is (S_i Bt_ib, S_i Dh_ib) over
+         * the points, so (Psi U)_kb = sum_i (Bt_ib Psi[k, th_i] . S_i +
+         * Dh_ib Psi[k, V_i] . S_i) */
+        for (int k = 0; k < Bk; k++) {
+            const double *row = Psi + (size_t)k * F;
+            double sth[SYM_MAX_NODES], sv[SYM_MAX_NODES];
+            for (int i = 0; i < r; i++) {
+                const double *S = t->srec + ((size_t)i * n + j) * SYM_TR_SIZE + SYM_TR_S;
+                sth[i] = d6(row + 12 * i, S);
+                sv[i] = d6(row + 12 * i + 6, S);
+            }
+            for (int b = 0; b < m; b++) {
+                double v = 0.0;
+                for (int i = 0; i < r; i++) v += Bt[i][b] * sth[i] + Dh[i][b] * sv[i];
+                PUT[(size_t)b * Bk + k] = v;
+            }
+        }
         /* Psi T in place: the dth columns of point i gain the dV columns
          * times -crm(S g): for a row x (x_th, x_V), x_th += (w x x_Vt + v x
          * x_Vb, w x x_Vb) with (w, v) = S g_i */
@@ -318,7 +334,7 @@ int sym_stree_factor(sym_gwork *g, double h)
                 }
             }
         }
-        /* D = Aa Psi U + N, E = Aa Psi T + Ab (into G), D^{-1}, G = D^{-1} E */
+        /* D = Aa Psi U + N */
         double Dm[SM * SM];
         const double dj = t->damped && g->base.force ? t->dd[j] : 0.0;
         for (int a_ = 0; a_ < m; a_++) {
@@ -332,11 +348,32 @@ int sym_stree_factor(sym_gwork *g, double h)
                 Dm[a_ * m + b] = v;
             }
         }
+        /* E = Aa Psi T + Ab without Aa: its row a is, point by point,
+         * Ca_ia (S_i, 0) + Cb_ia (-a_i, g_w x w_i), so E_a = Ab_a + sum_i
+         * (Ca_ia Y1_i + Cb_ia Y2_i) with the rows Y1_i = S_i . (Psi T)[z_i]
+         * and Y2_i = (-a_i, g_w x w_i) . (Psi T)[z_i] (z_i: point i's 9 rows) */
+        double Y1[SYM_MAX_NODES][12 * SYM_MAX_NODES], Y2[SYM_MAX_NODES][12 * SYM_MAX_NODES];
+        for (int i = 0; i < r; i++) {
+            const double *rj = t->srec + ((size_t)i * n + j) * SYM_TR_SIZE;
+            const double *S = rj + SYM_TR_S, *a = rj + SYM_TR_A;
+            double gxw[3];
+            c3(gw, S, gxw);
+            const double *z = Psi + (size_t)(9 * i) * F;
+            memset(Y1[i], 0, sizeof(double) * (size_t)F);
+            memset(Y2[i], 0, sizeof(double) * (size_t)F);
+            for (int e = 0; e < 6; e++) {
+                axpy(Y1[i], S[e], z + (size_t)e * F, F);
+                axpy(Y2[i], -a[e], z + (size_t)e * F, F);
+            }
+            for (int e = 0; e < 3; e++) axpy(Y2[i], gxw[e], z + (size_t)(6 + e) * F, F);
+        }
         double E[SM][12 * SYM_MAX_NODES];
         for (int a_ = 0; a_ < m; a_++) {
             memcpy(E[a_], Ab[a_], sizeof(double) * (size_t)F);
-            const double *Aar = Aa + (size_t)a_ * Bk;
-            for (int k = 0; k < Bk; k++) axpy(E[a_], Aar[k], Psi + (size_t)k * F, F);
+            for (int i = 0; i < r; i++) {
+                if (Ca[i][a_] != 0.0) axpy(E[a_], Ca[i][a_], Y1[i], F);
+                if (Cb[i][a_] != 0.0) axpy(E[a_], Cb[i][a_], Y2[i], F);
+            }
         }
         int piv[SM];
         for (int a_ = 0; a_ < m; a_++) piv[a_] = a_;
