@@ -45,7 +45,7 @@
  * flops; Psi T about 60 r Bk; the rank-m update (Psi U) G, 2 m Bk F, leads:
  * about 50 kflop for lobatto5 (F = 60, Bk = 45, m = 4), against the dense
  * LU's (2/3)(m n)^3 for the whole step -- the path wins only on long chains
- * (the crossover: benchmarks/tree_solver.md).
+ * (the crossover: benchmarks/results/spatial_tree_solver.md).
  *
  * The plausibility test's kinetic energy by the articulated-body recursion
  * (sym_tree_kinetic, O(n)).

@@ -129,8 +129,9 @@ void sym_gtree_layout(sym_gwork *g, double *buf)
  * on, where it is the faster one; benchmarks/NOTES.md section 10). */
 #define SYM_TREE_MIN_N 6
 /* The spatial "tree" built-in (sym_galerkin_stree.c) from this many joints
- * on (the dense path is the faster one below: benchmarks/tree_solver.md) */
-#define SYM_STREE_MIN_N 56
+ * on: the measured crossover on spatial chains and branched trees, lobatto5
+ * and simpson (benchmarks/results/spatial_tree_solver.md) */
+#define SYM_STREE_MIN_N 48
 
 /* Whether the step of the options can take the spatial path (its gravity
  * then in *gw) */

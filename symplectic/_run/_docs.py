@@ -74,7 +74,7 @@ newton : {"auto", "full", "chord", "step", "decoupled"}
     benchmarks/NOTES.md section 8 has the measurements.  A force's dF/dq
     joins the frozen stiffness, its dF/dqdot is left out; constrained
     systems refuse it (ValueError).  ``"auto"`` (default): ``"step"`` on
-    the chain's O(n) path (``linear_solver``); else from (s - 1) n >= 16
+    the O(n) paths (``linear_solver``); else from (s - 1) n >= 16
     unknowns on, for unconstrained systems and methods with at least 3
     nodes, ``"step"`` for systems evaluated in Python whose mass matrix is
     a callable and for robots read from URDF (the built-in tree),
@@ -121,9 +121,18 @@ linear_solver : {"auto", "dense", "tree"}
     Newton mode and safeguard.  A force stays on it when it is made of
     held values (an input array) and a damping whose matrix is tridiagonal
     (the chain's own ``damping``); a force with callbacks takes the dense
-    path.  ``"tree"`` where it does not apply is a ValueError; ``"auto"``
-    (default) takes it where it applies from 6 links on, ``"dense"``
-    otherwise.
+    path.  Also for the rigid-body trees of :mod:`symplectic.multibody`
+    (URDF robots, branched or not, revolute and prismatic joints) without
+    constraints: the same elimination over the tree, leaf to root, with
+    12 + 9 quantities a quadrature point at each joint's interface
+    (csrc/core/sym_galerkin_stree.c); held values and the joints' own
+    damping (``joint_damping=True``, diagonal) stay on it.  Its constant is
+    larger: it is the faster from about 32 (chains) to 48 (branched trees)
+    joints on, 3-4x slower than the dense path for a 7-joint arm
+    (benchmarks/results/spatial_tree_solver.md).  ``"tree"`` where it does
+    not apply is a ValueError; ``"auto"`` (default) takes it where it
+    applies from 6 links on for ``pendulum_chain`` and from 48 joints on
+    for a multibody tree, ``"dense"`` otherwise.
     The tangent maps (``tangent=True``) solve their columns with the same
     factorisation at the root (O(n^2) for the 2n columns); the derivatives
     of the step equations in q and p, and the parameter sensitivities

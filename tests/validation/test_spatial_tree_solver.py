@@ -24,7 +24,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "urdf"
 METHODS = ["simpson", "lobatto2", "lobatto3", "lobatto4", "lobatto5", "lobatto6", "lobatto7",
            "midpoint", "gauss2", "gauss3"]
 # where "auto" takes the spatial path (SYM_STREE_MIN_N, csrc/core/sym_galerkin_tree.c)
-AUTO_FROM = 56
+AUTO_FROM = 48
 
 
 def system_named(name):
