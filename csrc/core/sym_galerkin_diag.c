@@ -144,6 +144,25 @@ int sym_galerkin_point_tangent(sym_work *w, const double *q, const double *p, do
     return galerkin_tangent(g, q, h, k, ublocks, V, out, pts, ld);
 }
 
+/* The diagnostics' start: no history, the step's (q, p, h), the
+ * constraints at q, the unknowns X; the left node's cache where the dense
+ * kernels read it (dense: the assembled system, whatever path the steps take) */
+static int diag_start(sym_gwork *g, const double *q, const double *p, double h, const double *X,
+                      int dense)
+{
+    int st = SYM_OK;
+    g->prev_valid = 0;
+    g->newton.lu_valid = 0;
+    if (g->left_point >= 0 && (dense || !SYM_TREE_ON(g))) st = sym_galerkin_left_cache(g, q);
+    if (st) return st;
+    g->q = q;
+    g->p = p;
+    g->h = h;
+    if (g->con && (st = sym_gcon_start(g))) return st;
+    memcpy(g->X, X, sizeof(double) * (size_t)g->newton.nu);
+    return SYM_OK;
+}
+
 int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, double h,
                                const double *X, double *R, double *J)
 {
@@ -151,16 +170,8 @@ int sym_galerkin_newton_system(sym_work *w, const double *q, const double *p, do
     /* the Newton system's size: (s-1) n, or (s-1)(n + m) constrained */
     const size_t nu = (size_t)g->newton.nu;
     double rnorm, rscale;
-    int st = SYM_OK;
-    g->prev_valid = 0;
-    g->newton.lu_valid = 0;
-    if (g->left_point >= 0) st = sym_galerkin_left_cache(g, q);
+    int st = diag_start(g, q, p, h, X, 1);
     if (st) return st;
-    g->q = q;
-    g->p = p;
-    g->h = h;
-    if (g->con && (st = sym_gcon_start(g))) return st;
-    memcpy(g->X, X, sizeof(double) * nu);
     g->k.form_points(g, q, h);
     st = sym_galerkin_eval_points(g, g->need_full);
     if (!st && g->base.force)
@@ -185,17 +196,8 @@ int sym_galerkin_newton_direction(sym_work *w, const double *q, const double *p,
     sym_gwork *g = (sym_gwork *)w;
     const size_t nu = (size_t)g->newton.nu;
     double rscale;
-    int st = SYM_OK;
-    g->prev_valid = 0;
-    g->newton.lu_valid = 0;
-    if (g->left_point >= 0 && !SYM_TREE_ON(g)) st = sym_galerkin_left_cache(g, q);
-    if (st) return st;
-    g->q = q;
-    g->p = p;
-    g->h = h;
-    if (g->con && (st = sym_gcon_start(g))) return st;
-    memcpy(g->X, X, sizeof(double) * nu);
-    st = sym_galerkin_newton_ops.residual(g, rnorm, &rscale);
+    int st = diag_start(g, q, p, h, X, 0);
+    if (!st) st = sym_galerkin_newton_ops.residual(g, rnorm, &rscale);
     if (!st) st = sym_galerkin_newton_ops.factor(g);
     if (st) return st;
     memcpy(R, g->R, sizeof(double) * nu);

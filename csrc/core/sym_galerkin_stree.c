@@ -93,29 +93,9 @@ void sym_stree_layout(sym_gwork *g, double *buf)
     t->sstart = t->spar + n;
 }
 
-/* The force the path takes: held values and a diagonal damping F = -D g
- * (D's diagonal into dd), no callback terms. */
-void sym_stree_force(sym_gwork *g)
-{
-    sym_gtree *t = &g->tree;
-    const sym_fwork *fw = g->base.force;
-    const int n = g->n;
-    t->force_ok = t->damped = 0;
-    if (!t->ok || !fw || fw->f.nterms > 0) return;
-    const double *D = fw->f.damping;
-    if (D) {
-        for (int i = 0; i < n; i++)
-            for (int k = 0; k < n; k++)
-                if (k != i && D[(size_t)i * n + k] != 0.0) return;
-        for (int j = 0; j < n; j++) t->dd[j] = D[(size_t)j * n + j];
-        t->damped = 1;
-    }
-    t->force_ok = 1;
-}
-
 /* P_i, f_i and grad V_i at every point (Qp, Gp), the bodies' records kept
- * for the factorisation; with a force F_i = held - D g_i into the force's F
- * and f_i. */
+ * for the factorisation; with a force (sym_gtree_force: held values, a
+ * diagonal damping D) F_i = held - D g_i into the force's F and f_i. */
 void sym_stree_points(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;

@@ -167,25 +167,22 @@ void sym_gtree_setup(sym_gwork *g)
 }
 
 /* The force the path takes: held values (a zero-order hold, any) and a
- * damping F = -D qdot whose D is tridiagonal (the chain's own joint
- * friction D = Delta^T diag(c) Delta, or any other), no callback terms; its
- * three diagonals copied.  Checked once per attached force, O(n^2). */
+ * damping F = -D qdot whose D is tridiagonal on the chain (its own joint
+ * friction D = Delta^T diag(c) Delta, or any other) and diagonal on a
+ * spatial tree (the joints' own damping), no callback terms; its three
+ * diagonals copied.  Checked once per attached force, O(n^2). */
 void sym_gtree_force(sym_gwork *g)
 {
     sym_gtree *t = &g->tree;
     const sym_fwork *fw = g->base.force;
-    const int n = g->n;
-    if (t->spatial) {
-        sym_stree_force(g);
-        return;
-    }
+    const int n = g->n, band = t->spatial ? 0 : 1;
     t->force_ok = t->damped = 0;
     if (!t->ok || !fw || fw->f.nterms > 0) return;
     const double *D = fw->f.damping;
     if (D) {
         for (int i = 0; i < n; i++)
             for (int k = 0; k < n; k++)
-                if ((k < i - 1 || k > i + 1) && D[(size_t)i * n + k] != 0.0) return;
+                if ((k < i - band || k > i + band) && D[(size_t)i * n + k] != 0.0) return;
         for (int j = 0; j < n; j++) {
             t->dlo[j] = j > 0 ? D[(size_t)j * n + j - 1] : 0.0;
             t->dd[j] = D[(size_t)j * n + j];

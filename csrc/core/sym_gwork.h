@@ -315,7 +315,6 @@ SYM_PRIVATE double sym_gtree_system_size(const sym_method *m, const sym_system *
 /* sym_galerkin_stree.c: the same for the spatial "tree" built-in */
 SYM_PRIVATE double sym_stree_size(int s, int r, int n);
 SYM_PRIVATE void sym_stree_layout(sym_gwork *g, double *buf);
-SYM_PRIVATE void sym_stree_force(sym_gwork *g);
 SYM_PRIVATE void sym_stree_points(sym_gwork *g);
 SYM_PRIVATE int sym_stree_factor(sym_gwork *g, double h);
 SYM_PRIVATE void sym_stree_solve(sym_gwork *g, double *b);

@@ -1,10 +1,12 @@
-"""The O(n) Newton path's residual, residual norm, direction and sign of det J
-(``_core.newton_direction`` with ``linear_solver="tree"``) against the dense
-Newton matrix of ``_core.newton_system`` (the assembled J, solved by NumPy):
-what the roots alone cannot show (Newton reaches the same root with a wrong
-matrix, only more slowly)."""
+"""Checks of the O(n) Newton paths (``linear_solver="tree"``) against the dense
+one: the residual, residual norm, direction and sign of det J
+(``_core.newton_direction``) against the dense Newton matrix of
+``_core.newton_system`` (the assembled J, solved by NumPy) -- what the roots
+alone cannot show (Newton reaches the same root with a wrong matrix, only
+more slowly) -- and one step from states along a run."""
 import numpy as np
 
+import symplectic as sp
 from symplectic import _core
 
 
@@ -47,3 +49,36 @@ def check_norm_reads_every_joint(system, q, p, h, method, X=None):
         R, rnorm, _, _ = _core.newton_direction(system, q, pk, h, X, np.ones(nu), method,
                                                 solver=_core.SOLVER_MODES["tree"])
         assert int(np.argmax(np.abs(R))) == k and rnorm == np.abs(R).max(), k
+
+
+def worst_step_difference(system, q0, p0, h, method, steps, every):
+    """From every ``every``-th state of a dense run of ``steps`` steps, one
+    tree step against one dense step, with full and per-step Newton: the
+    largest differences of q1 (relative to max(|q1|, 1)) and p1 (relative to
+    |p1|)."""
+    ref = sp.integrate(system, q0, p0, h, steps, method=method, linear_solver="dense")
+    worst_q = worst_p = 0.0
+    for k in range(0, steps + 1, every):
+        for newton in ("full", "step"):
+            a = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="dense",
+                        newton=newton)
+            b = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="tree",
+                        newton=newton)
+            worst_q = max(worst_q, np.abs(a[0] - b[0]).max() / max(np.abs(a[0]).max(), 1.0))
+            worst_p = max(worst_p, np.abs(b[1] - a[1]).max() / max(np.abs(a[1]).max(), 1e-300))
+    return worst_q, worst_p
+
+
+def check_mode_reaches_dense(system, q0, p0, h, steps, every, method, newton):
+    """A run on the tree path with the given Newton mode: it factorises at
+    least once a step (three in ten steps for the chord mode), and from
+    every ``every``-th state its next state is full Newton's with the dense
+    LU to 1e-12 (relative)."""
+    run = sp.integrate(system, q0, p0, h, steps, method=method, linear_solver="tree",
+                       newton=newton)
+    assert run.counts.factorizations >= steps * (0.3 if newton == "chord" else 0.99)
+    for k in range(0, steps, every):
+        a = sp.step(system, run.q[k], run.p[k], h, method=method, linear_solver="dense",
+                    newton="full")
+        for x, y in ((run.q[k + 1], a[0]), (run.p[k + 1], a[1])):
+            assert np.abs(x - y).max() <= 1e-12 * np.abs(y).max(), k

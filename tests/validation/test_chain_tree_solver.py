@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import symplectic as sp
-from support.tree_newton import check_direction, check_norm_reads_every_joint
+from support.tree_newton import (check_direction, check_mode_reaches_dense,
+                                 check_norm_reads_every_joint, worst_step_difference)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "urdf"
 
@@ -46,17 +47,7 @@ def test_step_equals_dense_per_step(method, n, tapered):
     (q1 relative to max(|q1|, 1), p1 relative to |p1|)."""
     system = chain(n, tapered)
     q0, p0 = start(n)
-    h = 0.01
-    ref = sp.integrate(system, q0, p0, h, 60, method=method, linear_solver="dense")
-    worst_q = worst_p = 0.0
-    for k in range(0, 61, 12):
-        for newton in ("full", "step"):
-            a = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="dense",
-                        newton=newton)
-            b = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="tree",
-                        newton=newton)
-            worst_q = max(worst_q, np.abs(a[0] - b[0]).max() / max(np.abs(a[0]).max(), 1.0))
-            worst_p = max(worst_p, rel(b[1], a[1]))
+    worst_q, worst_p = worst_step_difference(system, q0, p0, 0.01, method, 60, 12)
     assert worst_q <= 1e-12 and worst_p <= 1e-12, (worst_q, worst_p)
 
 
@@ -65,17 +56,8 @@ def test_step_equals_dense_per_step(method, n, tapered):
 def test_every_newton_mode_reaches_the_dense_root(newton, method):
     """Each Newton mode on the tree path, 40 steps on a 24-link chain,
     against full Newton with the dense LU run from the same states."""
-    n, h = 24, 0.01
-    system = chain(n)
-    q0, p0 = start(n)
-    run = sp.integrate(system, q0, p0, h, 40, method=method, linear_solver="tree",
-                       newton=newton)
-    assert run.counts.factorizations >= 40 * (0.3 if newton == "chord" else 0.99)
-    for k in range(0, 40, 8):
-        a = sp.step(system, run.q[k], run.p[k], h, method=method, linear_solver="dense",
-                    newton="full")
-        assert rel(run.q[k + 1], a[0]) <= 1e-12
-        assert rel(run.p[k + 1], a[1]) <= 1e-12
+    q0, p0 = start(24)
+    check_mode_reaches_dense(chain(24), q0, p0, 0.01, 40, 8, method, newton)
 
 
 def test_whole_run_follows_the_dense_run():

@@ -15,7 +15,8 @@ import pytest
 
 import symplectic as sp
 from support.spatial_trees import spatial_urdf
-from support.tree_newton import check_direction
+from support.tree_newton import (check_direction, check_mode_reaches_dense,
+                                 worst_step_difference)
 from symplectic import multibody as mb
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "urdf"
@@ -58,17 +59,7 @@ def test_step_equals_dense_per_step(method, name):
     system = system_named(name)
     n = system.n
     q0, p0 = start(n)
-    h = 0.005
-    ref = sp.integrate(system, q0, p0, h, 30, method=method, linear_solver="dense")
-    worst_q = worst_p = 0.0
-    for k in range(0, 31, 10):
-        for newton in ("full", "step"):
-            a = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="dense",
-                        newton=newton)
-            b = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="tree",
-                        newton=newton)
-            worst_q = max(worst_q, np.abs(a[0] - b[0]).max() / max(np.abs(a[0]).max(), 1.0))
-            worst_p = max(worst_p, rel(b[1], a[1]))
+    worst_q, worst_p = worst_step_difference(system, q0, p0, 0.005, method, 30, 10)
     assert worst_q <= 1e-12 and worst_p <= 1e-12, (worst_q, worst_p)
 
 
@@ -79,15 +70,7 @@ def test_every_newton_mode_reaches_the_dense_root(newton, method):
     tree, against full Newton with the dense LU from the same states."""
     system = system_named("tree-24")
     q0, p0 = start(system.n)
-    h = 0.005
-    run = sp.integrate(system, q0, p0, h, 30, method=method, linear_solver="tree",
-                       newton=newton)
-    assert run.counts.factorizations >= 30 * (0.3 if newton == "chord" else 0.99)
-    for k in range(0, 30, 6):
-        a = sp.step(system, run.q[k], run.p[k], h, method=method, linear_solver="dense",
-                    newton="full")
-        assert rel(run.q[k + 1], a[0]) <= 1e-12
-        assert rel(run.p[k + 1], a[1]) <= 1e-12
+    check_mode_reaches_dense(system, q0, p0, 0.005, 30, 6, method, newton)
 
 
 def test_whole_run_follows_the_dense_run():
@@ -181,8 +164,9 @@ def test_joint_damping_on_the_tree_path(method):
 
 def test_held_inputs_on_the_tree_path():
     """Inputs held over each step with the joints' damping: the tree run
-    equals the dense one to rounding; a callable force is refused on the
-    tree path and takes the dense path in auto."""
+    equals the dense one to rounding; a callable force, and a damping that
+    couples two joints (the path takes a diagonal one), are refused on the
+    tree path."""
     system = mb.from_urdf(spatial_urdf(10, damping=0.02), joint_damping=True)
     n, h, N = system.n, 0.005, 30
     q0, p0 = start(n)
@@ -194,6 +178,14 @@ def test_held_inputs_on_the_tree_path():
     with pytest.raises(ValueError, match="linear_solver='tree'"):
         sp.integrate(system, q0, p0, h, N, method="lobatto4", linear_solver="tree",
                      force=lambda t, q, qdot: -0.1 * qdot)
+    coupled = 0.1 * np.eye(n)
+    coupled[2, 3] = coupled[3, 2] = -0.05
+    with pytest.raises(ValueError, match="linear_solver='tree'"):
+        sp.integrate(mb.from_urdf(spatial_urdf(10)), q0, p0, h, N, method="lobatto4",
+                     linear_solver="tree", force=sp.forces.linear_damping(coupled))
+    diagonal = sp.integrate(mb.from_urdf(spatial_urdf(10)), q0, p0, h, N, method="lobatto4",
+                            linear_solver="tree", force=sp.forces.linear_damping(0.1 * np.eye(n)))
+    assert diagonal.work[-1] < 0.0
 
 
 @pytest.mark.parametrize("name", ["arm7", "tree-16", "chain-9"])
