@@ -2,7 +2,8 @@
  * sym_galerkin_tree.c -- the Galerkin step's Newton linear algebra in O(n)
  * for the planar chain of point masses (the built-in pendulum_chain, in its
  * absolute angles), behind the same residual / factor / solve that Newton
- * sees for the dense path (sym_galerkin.c).  Issue 50's design and its
+ * sees for the dense path (sym_galerkin.c); the choice of the path, and the
+ * dispatch to the spatial trees' (the "tree" built-in: sym_galerkin_stree.c).  Issue 50's design and its
  * measurements: benchmarks/prototypes/linear_time_newton/DESIGN.md.
  *
  * The chain (sym_sys_pendulums.c): body k at x_k = sum_{i<=k} l_i (sin q_i,
@@ -646,7 +647,8 @@ void sym_gtree_solve(sym_gwork *g, double *b)
     solve_v2(g, b);
 }
 
-/* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion */
+/* The factors a tangent keeps aside: the chain's from U to the kinetic
+ * scratch (one block), the spatial path's (sym_stree_factors) */
 double *sym_gtree_factors(sym_gwork *g, size_t *count)
 {
     if (g->tree.spatial) return sym_stree_factors(g, count);
@@ -654,6 +656,8 @@ double *sym_gtree_factors(sym_gwork *g, size_t *count)
     return g->tree.U;
 }
 
+/* T = 1/2 p^T M(q)^{-1} p by the header's articulated-body recursion (the
+ * spatial trees': sym_tree_kinetic) */
 double sym_gtree_kinetic(sym_gwork *g, const double *q, const double *p)
 {
     sym_gtree *t = &g->tree;

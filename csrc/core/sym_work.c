@@ -85,8 +85,9 @@ static int system_ok(const sym_system *sys)
 }
 
 /* One block: [state struct | eval scratch | the scheme's arrays | the
- * constraint slice of a constrained system], laid out by `ops` (the
- * method's own, or the closed form's). */
+ * constraint slice of a constrained system | the system block the scheme
+ * asks for this system and options (ops->system_size: the spatial trees'
+ * O(n) path)], laid out by `ops` (the method's own, or the closed form's). */
 static sym_work *work_new(const sym_system *sys, const sym_method *method,
                           const sym_scheme_ops *ops, const sym_options *opt, int *status)
 {
