@@ -51,15 +51,17 @@ def check_norm_reads_every_joint(system, q, p, h, method, X=None):
         assert int(np.argmax(np.abs(R))) == k and rnorm == np.abs(R).max(), k
 
 
-def worst_step_difference(system, q0, p0, h, method, steps, every):
-    """From every ``every``-th state of a dense run of ``steps`` steps, one
-    tree step against one dense step, with full and per-step Newton: the
-    largest differences of q1 (relative to max(|q1|, 1)) and p1 (relative to
-    |p1|)."""
-    ref = sp.integrate(system, q0, p0, h, steps, method=method, linear_solver="dense")
+def worst_step_difference(system, q0, p0, h, method, steps, every, ref=None,
+                          newtons=("full", "step")):
+    """From every ``every``-th state of a dense run of ``steps`` steps (``ref``,
+    or one from (q0, p0)), one tree step against one dense step with each
+    Newton mode of ``newtons``: the largest differences of q1 (relative to
+    max(|q1|, 1)) and p1 (relative to |p1|)."""
+    if ref is None:
+        ref = sp.integrate(system, q0, p0, h, steps, method=method, linear_solver="dense")
     worst_q = worst_p = 0.0
     for k in range(0, steps + 1, every):
-        for newton in ("full", "step"):
+        for newton in newtons:
             a = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="dense",
                         newton=newton)
             b = sp.step(system, ref.q[k], ref.p[k], h, method=method, linear_solver="tree",
