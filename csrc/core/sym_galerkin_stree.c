@@ -70,12 +70,13 @@ static size_t fac_joint(int s, int r)
 /* doubles of the path for s nodes, r points and n joints: the points'
  * records (r n SYM_TR_SIZE), the passes' scratch, the factors, Psi (Bk F a
  * joint), the solve's psi (Bk) and Y (F) a joint, the kinetic recursion's
- * 50 n, the parents and the two "started" marks (3 n ints) */
+ * 50 n, the parents and the "started" marks that the factorisation and the
+ * solve each reset (2 n ints) */
 double sym_stree_size(int s, int r, int n)
 {
     const double dn = n, F = 12.0 * r, Bk = 9.0 * r;
     return dn * r * SYM_TR_SIZE + (double)sym_tree_scratch(n) + dn * (double)fac_joint(s, r) +
-           dn * (Bk * F + Bk + F + 50.0) + (double)sym_int_doubles(3 * (size_t)n);
+           dn * (Bk * F + Bk + F + 50.0) + (double)sym_int_doubles(2 * (size_t)n);
 }
 
 void sym_stree_layout(sym_gwork *g, double *buf)
