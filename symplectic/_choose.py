@@ -15,8 +15,11 @@ are chosen.  The window is the whole horizon when that is short, else 50
 periods of the fastest linearised mode at the start (at least 2 of the
 slowest).  What it cannot see: states first reached after the window (a
 chaotic or slowly drifting motion may later visit stiffer ones), hence the
-safety factor; :meth:`StepChoice.integrate` runs the choice and its energy
-error then says how it held.
+safety factor; and the check: when a run of the choice over the whole horizon
+takes no more steps than the pilots did together, it is run, and while its
+error misses ``energy_tol`` the step shrinks by the order's prediction and
+the run is repeated (at most 4 runs).  Otherwise :meth:`StepChoice.integrate`
+runs the choice and its energy error then says how it held.
 """
 import dataclasses
 import math
@@ -44,6 +47,8 @@ _OMEGA_H_START = 0.5   # the first pilot's omega_max h
 _RESOLVE = 0.8         # keep omega_max h below this fraction of min(limit, 2 pi)
 _MAX_STEPS = 2e5       # no pilot of more steps
 _TIMINGS = 3           # timed runs per Newton mode at a method's chosen h
+_CHECKS = 4            # runs over the whole horizon at most (the check)
+_CHECK_SHRINK = 0.9    # a missed check shrinks h at least by this factor
 
 
 @dataclasses.dataclass(repr=False)
@@ -52,14 +57,20 @@ class StepChoice:
 
     - ``method``, ``h``, ``n_steps``, ``newton``: the setting (h = T / n_steps
       exactly, in the time unit of the system, s for the built-ins);
-    - ``energy_error``: ``max_n |H_n - H0| / |H0|`` of the pilot run at this
-      setting over ``window``;
+    - ``energy_error``: ``max_n |H_n - H0| / |H0|`` of a run at this setting
+      over ``error_span``: the whole horizon T when the check ran, else the
+      pilots' ``window``;
+    - ``checked``: True when a run of this setting over T met ``energy_tol``
+      (the check runs when such a run takes no more steps than the pilots
+      took together); False when T was beyond that, or when _CHECKS runs
+      over T, each at a smaller step, all missed (then energy_error > tol);
     - ``predicted_seconds``: n_steps times the pilot's time per step (this
       machine, this moment: a guide, not a promise);
     - ``window``: the pilot runs' time span; ``omega_max``: the fastest
       linearised frequency at the start (rad per time unit);
-    - ``pilots``: one dict per pilot run (method, newton, h, steps,
-      energy_error, seconds_per_step, newton_iterations per step, status);
+    - ``pilots``: one dict per pilot run (method, newton, h, steps, span,
+      energy_error, seconds_per_step, newton_iterations per step, status),
+      the checks over T last (span = T);
     - ``candidates``: per method, the setting found for it (or why none was).
     """
     method: str
@@ -74,6 +85,8 @@ class StepChoice:
     omega_max: float
     pilots: list
     candidates: dict
+    checked: bool = False
+    error_span: float = math.nan
     _run: tuple = dataclasses.field(default=None, repr=False)
 
     def integrate(self, **kwargs):
@@ -85,16 +98,18 @@ class StepChoice:
         return integrate(system, q0, p0, self.h, self.n_steps, self.method, **kwargs)
 
     def __repr__(self):
+        span = (f"T = {self.T:.4g}" + ("" if self.checked else ", missed")
+                if self.error_span >= self.T else f"the window {self.window:.4g}")
         return (f"StepChoice(method={self.method!r}, h={self.h:.6g}, n_steps={self.n_steps}, "
                 f"newton={self.newton!r}, energy_error={self.energy_error:.2e} over "
-                f"{self.window:.4g} (tol {self.energy_tol:.1e}), "
+                f"{span} (tol {self.energy_tol:.1e}), "
                 f"predicted {self.predicted_seconds:.3g} s)")
 
 
 def _pilot(system, q0, p0, t0, window, h, method, newton):
     """One pilot run over ``window`` with about step h: a row of the table."""
     n = max(1, math.ceil(window / h - 1e-9))
-    row = dict(method=method, newton=newton, h=window / n, steps=n)
+    row = dict(method=method, newton=newton, h=window / n, steps=n, span=window)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -312,8 +327,37 @@ def choose_step(system, q0, p0=None, T=None, energy_tol=1e-8, *, qdot0=None, t0=
         raise ValueError(f"choose_step: no method reached an energy error of {target:.1e} "
                          f"(safety {safety} x energy_tol) over the window {window:.4g} ({got}); "
                          f"a target near the rounding level (~1e-13) is out of reach")
-    c = candidates[best]
+    c = dict(candidates[best])
+    checked, span = _check(system, q0, p0, t0, T, window, best, c, tol, target, rows)
     return StepChoice(method=best, h=c["h"], n_steps=c["n_steps"], newton=c["newton"],
                       energy_error=c["energy_error"], predicted_seconds=c["predicted_seconds"],
                       energy_tol=tol, T=T, window=window, omega_max=omega, pilots=rows,
-                      candidates=candidates, _run=(system, q0, p0, t0))
+                      candidates=candidates, checked=checked, error_span=span,
+                      _run=(system, q0, p0, t0))
+
+
+def _check(system, q0, p0, t0, T, window, method, c, tol, target, rows):
+    """The choice c run over the whole horizon, when that run takes no more steps than
+    the pilots took together (a count, so that the decision does not depend on the
+    machine's timing): while a run misses tol, h shrinks by the order's prediction, as in
+    the search (and at least by _CHECK_SHRINK), up to _CHECKS runs.  Updates c to the
+    last run's setting and error; returns (checked, span of c's error)."""
+    if window >= T:                              # the pilots' window was the horizon
+        return c["energy_error"] <= tol, T
+    budget = sum(r["steps"] for r in rows)
+    order, n_steps = _ORDERS[method], c["n_steps"]
+    if n_steps > budget:
+        return False, window
+    for _ in range(_CHECKS):
+        row = _pilot(system, q0, p0, t0, T, T / n_steps, method, c["newton"])
+        rows.append(row)
+        e = row["energy_error"]
+        if math.isfinite(row["seconds_per_step"]):
+            c["seconds_per_step"] = row["seconds_per_step"]
+        c.update(h=row["h"], n_steps=row["steps"], energy_error=e,
+                 predicted_seconds=row["steps"] * c["seconds_per_step"])
+        if e <= tol:
+            return True, T
+        factor = (target / e) ** (1.0 / order) if math.isfinite(e) else 0.25
+        n_steps = max(n_steps + 1, math.ceil(n_steps / min(_CHECK_SHRINK, factor)))
+    return False, T
