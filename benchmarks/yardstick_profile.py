@@ -40,9 +40,11 @@ for _ in range({repeats}):
 """
 
 
-def callgrind(cmd, out, env=None):
+def callgrind(cmd, out, env=None, extra=()):
+    """Run cmd under callgrind (extra: more valgrind options); callgrind_annotate's text."""
     subprocess.run(["valgrind", "--tool=callgrind", "--branch-sim=yes",
-                    f"--callgrind-out-file={out}"] + cmd, check=True, capture_output=True, env=env)
+                    f"--callgrind-out-file={out}", *extra] + cmd, check=True, capture_output=True,
+                   env=env)
     text = subprocess.run(["callgrind_annotate", "--auto=no", out], check=True, capture_output=True,
                           text=True).stdout
     return text
