@@ -37,7 +37,7 @@ def test_choice_meets_its_target_over_the_horizon(method, tol):
     """The TOP double pendulum over T = 100 s, each candidate alone (which one the full
     search picks depends on its timings, so every one it can pick is tested here): the
     chosen run's energy error is below the target over all 100 s, and not wastefully far
-    below it.  (The pilots see a window of 27 s; lobatto6 at 1e-6 is the case the window
+    below it.  (The pilots see a window of 36 s; lobatto6 at 1e-6 is the case the window
     misses: its pilot at h = 0.101 has 4.3e-7 there, the whole 100 s 1.30e-6, and the
     check over T shrinks the step.)"""
     c = choose_step(_dp(), Q0_DP, np.zeros(2), T=100.0, energy_tol=tol, methods=[method])
