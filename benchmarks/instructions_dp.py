@@ -1,7 +1,6 @@
 """Instructions per step and per run of our double-pendulum steps, of heyoka's Taylor steps and of
-GSL's rk8pd steps,
-counted by valgrind's callgrind (counts, not times: the same numbers whatever else the machine is
-doing).  The record behind issue 51's ceiling (benchmarks/NOTES.md section 9): how much of our
+GSL's rk8pd steps, counted by valgrind's callgrind (counts, not times: the same numbers whatever
+else the machine is doing).  The record behind issue 51's ceiling (benchmarks/NOTES.md section 9): how much of our
 step is the arithmetic of the scheme itself and how much the layers around it, against the whole
 of a heyoka or GSL step.
 
@@ -58,8 +57,9 @@ ta = hy.taylor_adaptive(HM.dp_system(hy), list(M.DP_Q0) + list(M.DP_P0), tol=tol
 print(int(ta.propagate_until(T)[3]))
 """
 # the settings of RESULTS.md section 8 at T = 100 s: its e_H <= 1e-6 (lobatto5, full Newton),
-# 1e-10 (lobatto5, newton="step") and 1e-12 (lobatto6, newton="step") cells, and heyoka's
-# tolerances there for 1e-10 and 1e-12
+# 1e-10 (lobatto5, newton="step") and 1e-12 (lobatto6, newton="step") cells, lobatto7's 1e-10
+# setting, and Simpson as section 9 times it against the yardstick; heyoka's tolerances of the
+# 1e-6, 1e-10 and 1e-12 cells
 DEFAULT_OURS = ("simpson:full:0.01", "lobatto5:full:0.0841", "lobatto5:step:0.02973",
                 "lobatto6:step:0.02973", "lobatto7:step:0.05")
 DEFAULT_HEYOKA = ("5.62e-6", "1.78e-9", "3.16e-12")
