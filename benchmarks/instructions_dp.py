@@ -98,18 +98,24 @@ def ours(tmp, env, method, newton, h):
     return N, per
 
 
+def per_step(tmp, env, tag, cmd_of, steps_of, extra=()):
+    """(steps of the T run, instructions a step): a peer's program cmd_of(k) run over k T,
+    k = 1, 2, plainly for its step count (steps_of its stdout) and under callgrind."""
+    counts, steps = [], []
+    for k in (1, 2):
+        cmd = cmd_of(k)
+        steps.append(steps_of(subprocess.run(cmd, check=True, capture_output=True, text=True,
+                                             env=env).stdout))
+        counts.append(totals(callgrind(cmd, os.path.join(tmp, f"{tag}{k}.cg"), env, extra))["Ir"])
+    return steps[0], (counts[1] - counts[0]) / (steps[1] - steps[0])
+
+
 def heyoka(tmp, env, tol):
     script = os.path.join(tmp, "taylor_run.py")   # not heyoka.py: it would shadow the module
     with open(script, "w") as f:
         f.write(HEYOKA.format(here=HERE))
-    counts, steps = [], []
-    for k in (1, 2):
-        out = os.path.join(tmp, f"hy{k}.cg")
-        cmd = [sys.executable, script, tol, repr(k * T_RUN)]
-        steps.append(int(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
-                         .stdout.split()[-1]))
-        counts.append(totals(callgrind(cmd, out, env, ("--toggle-collect=*propagate_until*",)))["Ir"])
-    return steps[0], (counts[1] - counts[0]) / (steps[1] - steps[0])
+    return per_step(tmp, env, "hy", lambda k: [sys.executable, script, tol, repr(k * T_RUN)],
+                    lambda out: int(out.split()[-1]), ("--toggle-collect=*propagate_until*",))
 
 
 def header():
@@ -140,14 +146,8 @@ def gsl(tmp, env, tol):
     exe = G.build(tmp)
     if exe is None:
         return None
-    counts, steps = [], []
-    for k in (1, 2):
-        cmd = [exe, repr(k * T_RUN), tol, "1", "notrack"]
-        text = callgrind(cmd, os.path.join(tmp, f"gsl{k}.cg"), env)
-        counts.append(totals(text)["Ir"])
-        steps.append(int(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
-                         .stdout.split(",")[2]))
-    return steps[0], (counts[1] - counts[0]) / (steps[1] - steps[0])
+    return per_step(tmp, env, "gsl", lambda k: [exe, repr(k * T_RUN), tol, "1", "notrack"],
+                    lambda out: int(out.split(",")[2]))
 
 
 def main():
